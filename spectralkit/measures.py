@@ -831,7 +831,9 @@ def _oscillating_tail(measure, f, lobes, tail_exp, osc):
     rho_c = lobes[-1].b
     masses = {}
     for sign in (1, -1):
-        last = [lb for lb in lobes if lb.sign == sign][-12:]
+        same = [lb for lb in lobes if lb.sign == sign and lb.a > rho_c / 8]
+        # lobes spread over [rho_c/8, rho_c] keep the fit in 1/rho well conditioned
+        last = [same[i] for i in np.unique(np.linspace(0, len(same) - 1, 16).astype(int))]
         mid = np.array([0.5 * (lb.a + lb.b) for lb in last])
         m = np.array([lb.mass for lb in last])
         y = m * mid**q
