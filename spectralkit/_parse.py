@@ -49,7 +49,6 @@ _BINOPS = {
     ast.Mult: lambda a, b: a * b,
     ast.Div: lambda a, b: a / b,
     ast.Pow: lambda a, b: a**b,
-    ast.BitXor: lambda a, b: a**b,  # "r^2" means a power in formula languages
 }
 _MAX_LENGTH = 2000
 
@@ -114,7 +113,8 @@ def parse_formula(text, parameters=()):
             )
         symbols[name] = sympy.Symbol(name, real=True)
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        # "^" is a power in formula languages; as Python's XOR it would bind looser than "*"
+        tree = ast.parse(text.strip().replace("^", "**"), mode="eval")
     except SyntaxError as exc:
         raise KernelDefinitionError(f"kernel formula {text!r} is not valid syntax: {exc.msg}") from None
 
