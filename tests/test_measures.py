@@ -1,0 +1,292 @@
+"""SpectralMeasure and check_rkks: the facts of REFERENCE §1 and §5, masses, errors, caching."""
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+import scipy.integrate
+import scipy.special
+
+import spectralkit as sk
+from spectralkit import _cache
+from spectralkit import kernels as K
+from spectralkit.exceptions import DivergentMassError
+from spectralkit.measures import SpectralMeasure, check_rkks, sphere_area
+
+
+def verdict(kernel, dim):
+    return check_rkks(kernel, dim).verdict
+
+
+# --- the facts the issue names ------------------------------------------------------------------
+@pytest.mark.parametrize("dim", [1, 2, 3, 8, 16, 64])
+def test_gaussian_is_pd_with_mass_one(dim):
+    rep = check_rkks(K.gaussian(0.7), dim)
+    assert rep.verdict == "PD"
+    assert rep.mass_plus.value == pytest.approx(1.0, abs=1e-12)
+    assert rep.mass_minus.value == 0.0
+    assert rep.sign_changes == ()
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 5, 16, 64])
+def test_delta_gaussian_is_rkks_with_equal_masses(dim):
+    rep = check_rkks(K.delta_gaussian(1, 10), dim)
+    assert rep.verdict == "RKKS"
+    assert rep.k0 == 0.0
+    assert rep.mass_plus.value == pytest.approx(rep.mass_minus.value, abs=1e-12)
+    assert len(rep.sign_changes) == 1
+    # REFERENCE §5: the Jordan masses lie clearly below the terms-split masses 1 in low d
+    if dim <= 3:
+        assert rep.mass_plus.value < 0.999
+    assert rep.mass_plus.value <= 1.0 + 1e-12
+
+
+def test_delta_gaussian_sign_change_is_exact():
+    # mu = (2 pi)^(-d/2) [e^(-rho^2/2) - 100^(d/2) e^(-50 rho^2)]: zero at rho^2 = d ln(100) / 99
+    for dim in (1, 3, 16):
+        z = check_rkks(K.delta_gaussian(1, 10), dim).sign_changes[0]
+        assert z == pytest.approx(math.sqrt(dim * math.log(100) / 99), rel=1e-12)
+
+
+@pytest.mark.parametrize("dim, expected", [(1, "PD"), (2, "RKKS"), (3, "RKKS")])
+def test_polynomial_times_gaussian_depends_on_dimension(dim, expected):
+    k = K.RadialKernel.from_string("(1 - r**2) * exp(-r**2/2)")
+    rep = check_rkks(k, dim)
+    assert rep.verdict == expected
+    m = SpectralMeasure(k, dim)
+    rho = np.linspace(0.01, 6, 50)
+    # REFERENCE §1: mu ∝ rho^2 e^(-rho^2/2) (d=1), (rho^2 - 1) e^(..) (d=2), (rho^2 - 2) e^(..) (d=3)
+    shape = {1: rho**2, 2: rho**2 - 1, 3: rho**2 - 2}[dim] * np.exp(-rho**2 / 2)
+    ratio = m.mu(rho) / shape
+    np.testing.assert_allclose(ratio, ratio[0], rtol=1e-10)
+    assert ratio[0] > 0
+    if dim > 1:
+        assert rep.sign_changes[0] == pytest.approx(math.sqrt(dim - 1), rel=1e-10)
+
+
+def test_half_gaussian_difference_is_pd_only_in_one_dimension():
+    k = K.RadialKernel.from_string("exp(-r**2/2) - exp(-r**2/8)/2")
+    assert verdict(k, 1) == "PD"
+    for dim in (2, 3, 10):
+        assert verdict(k, dim) == "RKKS"
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 4, 5, 8])
+def test_spherical_polynomial_a3_p1_diverges_in_every_dimension(dim):
+    rep = check_rkks(K.spherical_polynomial(3, 1), dim)
+    assert rep.verdict == "DIVERGENT"
+    assert "jump" in rep.reason
+    assert rep.tail_exponent == pytest.approx((dim + 1) / 2)
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 4, 5, 6, 9])
+def test_spherical_polynomial_a2_p2_finite_iff_dim_below_5(dim):
+    rep = check_rkks(K.spherical_polynomial(2, 2), dim)
+    assert rep.verdict == ("RKKS" if dim <= 4 else "DIVERGENT")
+    assert rep.tail_exponent == pytest.approx((dim + 5) / 2)
+    assert "(R - r)^2" in rep.reason
+    if dim <= 4:
+        # the Bochner identity within the reported errors
+        assert abs(rep.k0_residual) <= rep.k0_tolerance
+        assert rep.mass_plus.error < 1e-3
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 5])
+def test_ntk_on_the_sphere(dim):
+    rep = check_rkks(K.ntk_relu_sphere(), dim)
+    assert rep.verdict == ("RKKS" if dim == 1 else "DIVERGENT")
+    assert "(R - r)^0.5" in rep.reason
+
+
+def test_arc_cosine_kernels_finite_only_in_one_dimension():
+    for k in (K.arccos0_sphere(), K.arccos1_sphere()):
+        assert verdict(k, 1) == "RKKS"
+        assert verdict(k, 2) == "DIVERGENT"
+
+
+@pytest.mark.parametrize("dim", [1, 3])
+def test_log_kernel_diverges(dim):
+    rep = check_rkks(K.log_kernel(), dim)
+    assert rep.verdict == "DIVERGENT"
+    assert "unbounded" in rep.reason
+    with pytest.raises(DivergentMassError, match="infinite") as info:
+        SpectralMeasure(K.log_kernel(), dim).mass_plus
+    assert "unbounded" in info.value.reason
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 7, 16, 33, 64])
+def test_matern_and_laplacian_are_pd_with_mass_one(dim):
+    for k in (K.laplacian(1.3), K.matern(1.5), K.matern(2.5, 0.5), K.matern(0.8)):
+        rep = check_rkks(k, dim)
+        assert rep.verdict == "PD", (k, dim)
+        assert rep.mass_plus.value == pytest.approx(1.0, abs=1e-9)
+        assert rep.mass_plus.error < 1e-8
+
+
+# --- masses and the radial Jacobian --------------------------------------------------------------
+def test_radial_density_uses_the_jacobian():
+    m = SpectralMeasure(K.gaussian(), 5)
+    rho = np.array([0.5, 1.0, 2.0])
+    np.testing.assert_allclose(m.radial_density(rho), sphere_area(5) * rho**4 * m.mu(rho), rtol=1e-13)
+    total, _ = scipy.integrate.quad(lambda x: m.radial_density(np.array([x]))[0], 0, np.inf)
+    assert total == pytest.approx(1.0, abs=1e-10)
+    assert sphere_area(3) == pytest.approx(4 * math.pi)
+    assert sphere_area(2) == pytest.approx(2 * math.pi)
+    assert sphere_area(1) == pytest.approx(2.0)
+
+
+def test_jordan_masses_match_an_independent_quadrature():
+    k = K.delta_gaussian(1, 10)
+    for dim in (1, 2, 3):
+        m = SpectralMeasure(k, dim)
+        z = m.sign_changes[0]
+        f = lambda x: m.radial_density(np.array([x]))[0]  # noqa: E731
+        neg, _ = scipy.integrate.quad(f, 0, z, epsabs=0, epsrel=1e-13)
+        pos, _ = scipy.integrate.quad(f, z, np.inf, epsabs=0, epsrel=1e-13)
+        assert m.mass_minus.value == pytest.approx(-neg, rel=1e-10)
+        assert m.mass_plus.value == pytest.approx(pos, rel=1e-10)
+
+
+def test_lobes_partition_the_head_and_carry_the_masses():
+    m = SpectralMeasure(K.spherical_polynomial(2, 2), 2)
+    lobes = m.lobes
+    assert lobes[0].a == 0.0
+    for a, b in zip(lobes[:-1], lobes[1:]):
+        assert a.b == b.a and a.sign == -b.sign
+    tail = m.tail
+    assert tail is not None and tail.oscillation == pytest.approx(2.0)
+    assert tail.rho_c == pytest.approx(lobes[-1].b)
+    mp = sum(lb.mass for lb in lobes if lb.sign > 0) + tail.mass_plus.value
+    assert mp == pytest.approx(m.mass_plus.value, rel=1e-14)
+    # the envelope bounds f beyond rho_c
+    rho = np.linspace(tail.rho_c, tail.rho_c + 200, 5000)
+    assert np.all(np.abs(m.radial_density(rho)) <= tail.bound * rho ** (-tail.exponent))
+
+
+def test_power_tail_model_of_a_heavy_tailed_kernel():
+    m = SpectralMeasure(K.laplacian(), 3)
+    tail = m.tail
+    assert tail is not None and tail.oscillation == 0.0
+    assert tail.exponent == pytest.approx(2.0)  # f ~ rho^2 * rho^-4
+    rho = np.geomspace(tail.rho_c, 1e6 * tail.rho_c, 200)
+    assert np.all(np.abs(m.radial_density(rho)) <= tail.bound * rho ** (-tail.exponent))
+    # exact: P(rho > c) for the Student-t norm law
+    exact = 1 - scipy.special.betainc(1.5, 0.5, tail.rho_c**2 / (tail.rho_c**2 + 1))
+    assert tail.mass_plus.value == pytest.approx(exact, rel=1e-9)
+
+
+def test_partial_masses_grow_for_divergent_and_converge_for_finite():
+    fin = SpectralMeasure(K.spherical_polynomial(2, 2), 3).partial_masses([10, 100, 1000])
+    div = SpectralMeasure(K.spherical_polynomial(2, 2), 7).partial_masses([10, 100, 1000])
+    assert (fin[2] - fin[1]) < 0.2 * (fin[1] - fin[0])
+    assert (div[2] - div[1]) > 2 * (div[1] - div[0])
+    with pytest.raises(ValueError, match="radii must be finite"):
+        SpectralMeasure(K.gaussian(), 2).partial_masses([np.nan])
+
+
+def test_divergent_masses_raise_with_the_reason():
+    m = SpectralMeasure(K.spherical_polynomial(2, 2), 5)
+    assert not m.is_finite
+    for attr in ("mass_plus", "mass_minus", "lobes", "tail"):
+        with pytest.raises(DivergentMassError) as info:
+            getattr(m, attr)
+        assert "d = 5" in str(info.value)
+        assert "divergent (finite iff d < 1 + 2*beta = 5)" in info.value.reason
+
+
+def test_truncated_measure_of_a_divergent_kernel_is_finite():
+    m = SpectralMeasure(K.spherical_polynomial(3, 1), 3).truncated(50.0)
+    assert m.truncation == 50.0
+    assert m.mass_plus.value > 0 and m.tail is None
+    assert m.lobes[-1].b == 50.0
+    assert float(m.mu(np.array([60.0]))[0]) == 0.0
+
+
+def test_terms_split_of_the_delta_gaussian():
+    m = SpectralMeasure(K.delta_gaussian(1, 10), 3)
+    split = m.terms_split()
+    assert split.mass_plus.value == pytest.approx(1.0) and split.mass_minus.value == pytest.approx(1.0)
+    assert m.mass_plus.value < split.mass_plus.value  # Jordan is the minimal split
+    with pytest.raises(ValueError, match="needs every term to be PD"):
+        SpectralMeasure(K.spherical_polynomial(2, 2) - K.gaussian(), 1).terms_split()
+
+
+def test_linear_combination_assembled_from_terms():
+    k = 2 * K.gaussian(1.0) - K.gaussian(2.0) + 0.5 * K.laplacian()
+    m = SpectralMeasure(k, 16)
+    rho = np.geomspace(0.01, 20, 40)
+    parts = [SpectralMeasure(a, 16).mu(rho) for _, a in k.terms]
+    np.testing.assert_allclose(m.mu(rho), 2 * parts[0] - parts[1] + 0.5 * parts[2], rtol=1e-13)
+    assert m.method.startswith("sum[")
+    rep = m.check_rkks()
+    assert abs(rep.k0_residual) <= rep.k0_tolerance
+
+
+# --- validation ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("dim", [0, -1, 2.5, True, "3", 5000])
+def test_dim_is_validated(dim):
+    with pytest.raises(ValueError, match=r"dim must be an integer in \[1, 4096\], got"):
+        SpectralMeasure(K.gaussian(), dim)
+
+
+def test_rho_is_validated():
+    m = SpectralMeasure(K.gaussian(), 2)
+    for bad in (np.nan, -1.0, np.inf):
+        with pytest.raises(ValueError, match="rho must be finite and >= 0"):
+            m.mu(np.array([bad]))
+
+
+def test_non_decaying_kernel_is_reported():
+    with pytest.raises(sk.TransformError, match="does not tend to 0 at infinity"):
+        check_rkks(K.RadialKernel.from_string("cos(r)"), 2)
+
+
+def test_report_text_and_json():
+    rep = check_rkks(K.delta_gaussian(1, 10), 3)
+    text = str(rep)
+    assert "verdict    RKKS" in text and "mass +" in text
+    blob = json.loads(json.dumps(rep.to_dict()))
+    assert blob["verdict"] == "RKKS" and blob["mass_plus"]["value"] > 0
+    div = json.loads(json.dumps(check_rkks(K.spherical_polynomial(3, 1), 2).to_dict()))
+    assert div["mass_plus"] is None and div["verdict"] == "DIVERGENT"
+
+
+def test_string_specs_are_accepted():
+    assert check_rkks("matern:nu=1.5", 3).verdict == "PD"
+    assert sk.kernels.gaussian().check_rkks(2).verdict == "PD"
+
+
+# --- caching ------------------------------------------------------------------------------------
+def test_disk_cache_round_trip_and_corruption(tmp_path):
+    k = K.delta_gaussian(1.0, 7.0)
+    _cache.clear_memory()
+    first = check_rkks(k, 4, cache_dir=tmp_path)
+    files = list(tmp_path.glob("measure-*.json"))
+    assert len(files) == 1
+    json.loads(files[0].read_text())  # plain JSON
+    _cache.clear_memory()
+    second = check_rkks(k, 4, cache_dir=tmp_path)
+    assert second.mass_plus == first.mass_plus and second.sign_changes == first.sign_changes
+    # corrupt the file: ignored with a warning, rebuilt
+    files[0].write_text("{not json")
+    _cache.clear_memory()
+    with pytest.warns(RuntimeWarning, match="ignoring corrupt spectralkit cache file"):
+        third = check_rkks(k, 4, cache_dir=tmp_path)
+    assert third.mass_plus == first.mass_plus
+    json.loads(files[0].read_text())
+    # a file written for another key is not trusted
+    blob = json.loads(files[0].read_text())
+    blob["key"] = "something else"
+    files[0].write_text(json.dumps(blob))
+    _cache.clear_memory()
+    with pytest.warns(RuntimeWarning, match="key or format version mismatch"):
+        check_rkks(k, 4, cache_dir=tmp_path)
+
+
+def test_cache_dir_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPECTRALKIT_CACHE_DIR", os.fspath(tmp_path))
+    _cache.clear_memory()
+    check_rkks(K.gaussian(3.0), 2)
+    assert list(tmp_path.glob("measure-*.json"))
