@@ -1,0 +1,550 @@
+"""Compiled (numba) hot loops: fused random-feature transform, polynomial sincos, inverse-CDF lookup.
+
+This is the only module of spectralkit that imports numba. Every kernel is compiled with
+``cache=True`` and works on explicit dtypes (float32 or float64; the dtype of the inputs is the
+dtype of the computation and of the output). The wrappers here do *no* input validation beyond
+cheap ``assert`` statements: the callers (:mod:`spectralkit.features`,
+:mod:`spectralkit.samplers`) validate shapes, dtypes, finiteness and contiguity first.
+
+Contract
+--------
+``fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, offsets_minus, out,
+feature_map, chunk_rows=256) -> out``
+
+    ``X`` (n, d), ``W_plus`` (s_plus, d), ``W_minus`` (s_minus, d) (``s_minus`` may be 0), all
+    C-contiguous and of one dtype (float32 or float64); ``scale_plus`` / ``scale_minus`` scalars
+    (converted to that dtype); ``out`` (n, width) C-contiguous of that dtype, written in place and
+    returned. With A = X W_plusᵀ and B = X W_minusᵀ:
+
+    * ``feature_map="sincos"``: width = 2 (s_plus + s_minus), columns
+      ``[scale_plus cos A | scale_plus sin A | scale_minus cos B | scale_minus sin B]``;
+      the offsets are ignored (pass ``None`` or empty arrays).
+    * ``feature_map="cos"``: width = s_plus + s_minus, columns
+      ``[scale_plus cos(A + b+) | scale_minus cos(B + b-)]`` with ``offsets_plus`` (s_plus,) and
+      ``offsets_minus`` (s_minus,) of the same dtype, broadcast over the rows.
+
+    One parallel numba region: the rows are cut into chunks of ``chunk_rows``; each worker owns
+    a chunk-local buffer of ``chunk_rows x max(s_plus, s_minus)`` elements (L2-resident for the
+    default sizes), computes the product of its chunk with Wᵀ by a single-threaded BLAS GEMM
+    (``np.dot``; BLAS is limited to one thread for the duration of the call with a cached
+    ``threadpoolctl.ThreadpoolController``) and then applies the polynomial sincos, the scaling
+    and the store in one vectorised pass. No n x s temporary other than ``out`` is created.
+
+    Deterministic: the output is bit-identical whatever the number of numba threads and whatever
+    ``chunk_rows`` (the per-element arithmetic does not depend on either; tested).
+
+    Range: the polynomial sincos is accurate for |argument| <= ``SINCOS_MAX_ARG[dtype]`` (see
+    below). The kernel counts arguments beyond that bound at no measurable cost; if there are any,
+    the wrapper recomputes the whole output by an accurate fallback: float32 inputs are
+    transformed in float64 and rounded to float32, float64 inputs use numpy's ``cos``/``sin``
+    (full-range argument reduction) on row blocks. The fallback is correct but several times
+    slower; it is never taken for sensible frequency scales (|w . x| <= 1e4 in float32).
+
+``inverse_cdf_lookup(u, u_knots, x_knots, slopes, out) -> out``
+
+    Cubic Hermite interpolation of an inverse CDF given at knots 0 = u_0 < u_1 < ... < u_K = 1
+    with values ``x_knots`` (the quantiles) and derivatives ``slopes`` = dx/du at the knots (all
+    float64, length K + 1). For u in [u_j, u_{j+1}), h = u_{j+1} - u_j, t = (u - u_j)/h:
+    x = h00(t) x_j + h10(t) h m_j + h01(t) x_{j+1} + h11(t) h m_{j+1} (Hermite basis). A
+    guide table (Chen & Asau) of ``GUIDE_FACTOR * K`` equal u-cells gives the starting knot of
+    a short branchless binary search. Exact at the knots (x(u_j) = x_j bit for bit, including
+    u = 1). Parallel over u; u in [0, 1] is the caller's responsibility (values outside are
+    clamped to the end intervals and extrapolated by the end cubics).
+
+Polynomial sincos
+-----------------
+``sincos(x, out_sin, out_cos)`` (elementwise, 1-D, float32 or float64) exposes the same scalar
+routine that the fused kernel inlines.
+
+* float64: k = rint(x 2/π) (round-to-nearest by the 1.5·2^52 shifter), then a Cody–Waite
+  reduction by π/2 with a three-part constant P1 + P2 + P3 (P1 = fl(π/2), 161 significant
+  bits in all) evaluated with fused multiply-adds: r1 = fma(-k, P1, x) is exact for
+  |x| < 2^51, k·P2 is split exactly into head and tail by an fma, and TwoSum gives the reduced
+  argument as an unevaluated sum hi + lo with |hi| <= π/4 (1 + 2^-50). The fdlibm (FreeBSD msun)
+  minimax kernels ``__kernel_sin`` (degree 13) and ``__kernel_cos`` (degree 14) take the tail
+  ``lo`` into account; the quadrant selects and signs the results by blends. Measured maximum
+  error: < 1 ulp (see ``tests/test_compiled.py``: mpmath reference, random arguments up to
+  1e8 and the arguments closest to multiples of π/2); the documented bound is 2 ulp for
+  |x| <= ``SINCOS_MAX_ARG[float64]`` = 1e8.
+* float32: the same structure in single precision (three-part float32 π/2 with fmas,
+  shifter 1.5·2^23) with cephes-style minimax kernels (``sinf`` degree 7, ``cosf`` degree 8).
+  Documented bound 2 ulp for |x| <= ``SINCOS_MAX_ARG[float32]`` = 1e4 (float32 arguments
+  there are spaced by <= 2^-10, so larger products carry no phase information anyway).
+
+The fmas are LLVM ``llvm.fma`` intrinsics (exact fused operations, not a contraction that the
+optimiser may or may not perform). All kernels use the fast-math flags ``_FASTMATH``
+(no ``reassoc``: re-association would destroy the compensated reduction and the shifter trick).
+Non-finite inputs are not supported (``nnan``/``ninf``; validated by the callers).
+"""
+
+import threading
+import warnings
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic, overload
+
+__all__ = [
+    "SINCOS_MAX_ARG",
+    "GUIDE_FACTOR",
+    "GEMM_ROWS",
+    "fused_features",
+    "inverse_cdf_lookup",
+    "sincos",
+    "blas_single_thread",
+]
+
+# Fast-math flags for every kernel: everything that helps vectorisation except ``reassoc``.
+_FASTMATH = {"nnan", "ninf", "nsz", "arcp", "contract", "afn"}
+
+#: Largest |argument| for which the polynomial sincos is guaranteed to 2 ulp, per dtype.
+SINCOS_MAX_ARG = {np.dtype(np.float64): 1.0e8, np.dtype(np.float32): 1.0e4}
+
+#: Rows of every BLAS GEMM block in :func:`fused_features` (``chunk_rows`` is rounded up to a
+#: multiple of it). Fixed so that the summation order, hence the output, does not depend on
+#: ``chunk_rows`` or on the thread count.
+GEMM_ROWS = 64
+
+#: Guide-table cells per knot interval in :func:`inverse_cdf_lookup`.
+GUIDE_FACTOR = 2
+
+_FEATURE_MAPS = {"sincos": 0, "cos": 1}
+
+
+# ----------------------------------------------------------------------------------------------
+# Exact fused multiply-add
+# ----------------------------------------------------------------------------------------------
+
+@intrinsic
+def _fma(typingctx, a, b, c):
+    """a * b + c with a single rounding (LLVM ``llvm.fma``; vectorisable)."""
+    if not (isinstance(a, types.Float) and a == b == c):
+        return None
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.fma", [args[0].type] * 3)
+        return builder.call(fn, args)
+
+    return a(a, b, c), codegen
+
+
+# ----------------------------------------------------------------------------------------------
+# float64 sincos
+# ----------------------------------------------------------------------------------------------
+
+_TWO_OVER_PI = 0.6366197723675814
+_SHIFT64 = 6755399441055744.0           # 1.5 * 2**52: (t + S) - S = rint(t) for |t| < 2**51
+_PIO2_1 = 1.5707963267948966            # 0x1.921fb54442d18p+0  = fl(pi/2)
+_PIO2_2 = 6.123233995736766e-17         # 0x1.1a62633145c07p-54 = fl(pi/2 - P1)
+_PIO2_3 = -1.4973849048591698e-33       # -0x1.f1976b7ed8fbcp-110 = fl(pi/2 - P1 - P2)
+
+# fdlibm k_sin.c / k_cos.c (FreeBSD msun) minimax coefficients on [-pi/4, pi/4].
+_S1 = -1.66666666666666324348e-01
+_S2 = 8.33333333332248946124e-03
+_S3 = -1.98412698298579493134e-04
+_S4 = 2.75573137070700676789e-06
+_S5 = -2.50507602534068634195e-08
+_S6 = 1.58969099521155010221e-10
+_C1 = 4.16666666666666019037e-02
+_C2 = -1.38888888888741095749e-03
+_C3 = 2.48015872894767294178e-05
+_C4 = -2.75573143513906633035e-07
+_C5 = 2.08757232129817482790e-09
+_C6 = -1.13596475577881948265e-11
+
+
+@njit(fastmath=_FASTMATH, cache=True)
+def _sincos_f64(x):
+    """(sin x, cos x) of a float64, error < 1 ulp measured for |x| <= 1e8 (see module doc)."""
+    kd = (x * _TWO_OVER_PI + _SHIFT64) - _SHIFT64
+    q = np.int64(kd)
+    # x - k*pi/2 as hi + lo: r1 exact; k*P2 = th + tl exactly; TwoSum(r1, -th).
+    r1 = _fma(-kd, _PIO2_1, x)
+    th = kd * _PIO2_2
+    tl = _fma(kd, _PIO2_2, -th)
+    tl = _fma(kd, _PIO2_3, tl)
+    r = r1 - th
+    bb = r - r1
+    e = (r1 - (r - bb)) + (-th - bb)
+    y = e - tl
+    hi = r + y
+    lo = y - (hi - r)
+    # __kernel_sin(hi, lo, 1) and __kernel_cos(hi, lo).
+    z = hi * hi
+    w = z * z
+    rs = _S2 + z * (_S3 + z * _S4) + z * w * (_S5 + z * _S6)
+    v = z * hi
+    s = hi - ((z * (0.5 * lo - v * rs) - lo) - v * _S1)
+    rc = z * (_C1 + z * (_C2 + z * _C3)) + w * w * (_C4 + z * (_C5 + z * _C6))
+    hz = 0.5 * z
+    wc = 1.0 - hz
+    c = wc + (((1.0 - wc) - hz) + (z * rc - hi * lo))
+    # Quadrant q mod 4: (sin, cos) = (s, c), (c, -s), (-s, -c), (-c, s).
+    odd = (q & 1) != 0
+    sgn_s = 1.0 - np.float64(q & 2)
+    sgn_c = 1.0 - np.float64((q + 1) & 2)
+    sin_x = sgn_s * (c if odd else s)
+    cos_x = sgn_c * (s if odd else c)
+    return sin_x, cos_x
+
+
+# ----------------------------------------------------------------------------------------------
+# float32 sincos (numpy scalars keep the arithmetic in single precision)
+# ----------------------------------------------------------------------------------------------
+
+_F32_TWO_OVER_PI = np.float32(0.63661975)
+_F32_SHIFT = np.float32(12582912.0)     # 1.5 * 2**23
+_F32_PIO2_1 = np.float32(1.5707964)     # 0x1.921fb6p+0
+_F32_PIO2_2 = np.float32(-4.371139e-08)  # -0x1.777a5cp-25
+_F32_PIO2_3 = np.float32(-1.7151245e-15)  # -0x1.ee59dap-50
+# cephes sinf.c / cosf.c minimax coefficients on [-pi/4, pi/4].
+_F32_S1 = np.float32(-1.6666654611e-1)
+_F32_S2 = np.float32(8.3321608736e-3)
+_F32_S3 = np.float32(-1.9515295891e-4)
+_F32_C1 = np.float32(4.166664568298827e-2)
+_F32_C2 = np.float32(-1.388731625493765e-3)
+_F32_C3 = np.float32(2.443315711809948e-5)
+_F32_ONE = np.float32(1.0)
+_F32_HALF = np.float32(0.5)
+
+
+@njit(fastmath=_FASTMATH, cache=True)
+def _sincos_f32(x):
+    """(sin x, cos x) of a float32, error <= 2 ulp for |x| <= 1e4 (see module doc)."""
+    kf = (x * _F32_TWO_OVER_PI + _F32_SHIFT) - _F32_SHIFT
+    q = np.int32(kf)
+    r = _fma(-kf, _F32_PIO2_1, x)
+    r = _fma(-kf, _F32_PIO2_2, r)
+    r = _fma(-kf, _F32_PIO2_3, r)
+    z = r * r
+    s = r + r * z * (_F32_S1 + z * (_F32_S2 + z * _F32_S3))
+    c = (_F32_ONE - _F32_HALF * z) + z * z * (_F32_C1 + z * (_F32_C2 + z * _F32_C3))
+    odd = (q & 1) != 0
+    sgn_s = _F32_ONE - np.float32(q & 2)
+    sgn_c = _F32_ONE - np.float32((q + 1) & 2)
+    sin_x = sgn_s * (c if odd else s)
+    cos_x = sgn_c * (s if odd else c)
+    return sin_x, cos_x
+
+
+def _sincos_scalar(x):  # pragma: no cover - dispatched by the overload below
+    raise NotImplementedError
+
+
+@overload(_sincos_scalar, jit_options={"fastmath": _FASTMATH})
+def _sincos_scalar_overload(x):
+    if x == types.float64:
+        return lambda x: _sincos_f64(x)
+    if x == types.float32:
+        return lambda x: _sincos_f32(x)
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# Row kernels (0-based slices only: computed offsets would block vectorisation)
+# ----------------------------------------------------------------------------------------------
+
+@njit(fastmath=_FASTMATH, cache=True)
+def _store_sincos(a, scale, out_cos, out_sin, limit):
+    """out_cos = scale cos(a), out_sin = scale sin(a); returns #(|a| > limit)."""
+    n_bad = 0
+    for j in range(a.shape[0]):
+        x = a[j]
+        n_bad += abs(x) > limit
+        s, c = _sincos_scalar(x)
+        out_cos[j] = scale * c
+        out_sin[j] = scale * s
+    return n_bad
+
+
+@njit(fastmath=_FASTMATH, cache=True)
+def _store_cos(a, offsets, scale, out_cos, limit):
+    """out_cos = scale cos(a + offsets); returns #(|a + offsets| > limit)."""
+    n_bad = 0
+    for j in range(a.shape[0]):
+        x = a[j] + offsets[j]
+        n_bad += abs(x) > limit
+        s, c = _sincos_scalar(x)
+        out_cos[j] = scale * c
+    return n_bad
+
+
+@njit(fastmath=_FASTMATH, cache=True)
+def _chunk_part(Xc, Wt, scale, offsets, buf, out, r0, col0, mode, limit):
+    """One (chunk, sign part): GEMM into ``buf`` then fused sincos + scale + store."""
+    m = Xc.shape[0]
+    s = Wt.shape[1]
+    B = buf[: m * s].reshape((m, s))
+    np.dot(Xc, Wt, B)
+    n_bad = 0
+    for i in range(m):
+        row = out[r0 + i]
+        if mode == 0:
+            n_bad += _store_sincos(B[i], scale, row[col0: col0 + s], row[col0 + s: col0 + 2 * s],
+                                   limit)
+        else:
+            n_bad += _store_cos(B[i], offsets, scale, row[col0: col0 + s], limit)
+    return n_bad
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def _fused_kernel(X, Wt_plus, Wt_minus, scale_plus, scale_minus, off_plus, off_minus, out,
+                  mode, chunk_rows, gemm_rows, n_workers, limit, n_bad):
+    n = X.shape[0]
+    s_plus = Wt_plus.shape[1]
+    s_minus = Wt_minus.shape[1]
+    s_max = max(s_plus, s_minus)
+    n_chunks = (n + chunk_rows - 1) // chunk_rows
+    col_minus = 2 * s_plus if mode == 0 else s_plus
+    # Static round-robin of chunks over workers; each worker reuses one buffer (no allocation
+    # and no page faults per chunk). Every GEMM covers the fixed row block
+    # [g, min(g + gemm_rows, n)) with g a multiple of gemm_rows (chunk_rows is one too): BLAS
+    # sums in an order that depends on the block shape, so fixing the blocks makes the output
+    # independent of chunk_rows and of the worker that computes a block.
+    for w in prange(n_workers):
+        buf = np.empty(gemm_rows * s_max, dtype=X.dtype)
+        bad = 0
+        for c in range(w, n_chunks, n_workers):
+            c1 = min(n, (c + 1) * chunk_rows)
+            for r0 in range(c * chunk_rows, c1, gemm_rows):
+                Xc = X[r0:min(c1, r0 + gemm_rows)]
+                if s_plus > 0:
+                    bad += _chunk_part(Xc, Wt_plus, scale_plus, off_plus, buf, out, r0, 0, mode,
+                                       limit)
+                if s_minus > 0:
+                    bad += _chunk_part(Xc, Wt_minus, scale_minus, off_minus, buf, out, r0,
+                                       col_minus, mode, limit)
+        n_bad[w] = bad
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def _sincos_kernel(x, out_sin, out_cos):
+    for j in prange(x.shape[0]):
+        s, c = _sincos_scalar(x[j])
+        out_sin[j] = s
+        out_cos[j] = c
+
+
+# ----------------------------------------------------------------------------------------------
+# BLAS thread control
+# ----------------------------------------------------------------------------------------------
+
+_controller = None
+_controller_lock = threading.Lock()
+
+
+def _blas_controller():
+    """Cached ThreadpoolController, created after scipy's OpenBLAS (used by numba) is loaded."""
+    global _controller
+    if _controller is None:
+        with _controller_lock:
+            if _controller is None:
+                import scipy.linalg.cython_blas  # noqa: F401  (loads the BLAS numba calls)
+                from threadpoolctl import ThreadpoolController
+
+                _controller = ThreadpoolController()
+    return _controller
+
+
+def blas_single_thread():
+    """Context manager limiting every loaded BLAS to one thread (cached controller, ~15 µs).
+
+    BLAS must run single-threaded inside the numba parallel region: each worker calls its own
+    GEMM, and a multi-threaded BLAS there oversubscribes the cores (9-34x slower).
+    """
+    return _blas_controller().limit(limits=1, user_api="blas")
+
+
+# ----------------------------------------------------------------------------------------------
+# Public wrappers
+# ----------------------------------------------------------------------------------------------
+
+def _empty_like_offsets(offsets, size, dtype):
+    if offsets is None or len(offsets) == 0:
+        return np.zeros(size, dtype=dtype) if size else np.empty(0, dtype=dtype)
+    return offsets
+
+
+def fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, offsets_minus,
+                   out, feature_map, chunk_rows=256):
+    """Fused random-feature transform ``out = [scale± cos/sin(X W±ᵀ (+ b±))]`` in place.
+
+    See the module docstring for the exact layout, the determinism guarantee and the range
+    fallback. The caller validates the inputs; only cheap asserts are made here.
+
+    Parameters
+    ----------
+    X : ndarray, shape (n, d), float32 or float64, C-contiguous
+    W_plus : ndarray, shape (s_plus, d), dtype of X, C-contiguous
+    W_minus : ndarray, shape (s_minus, d), dtype of X, C-contiguous; s_minus may be 0
+    scale_plus, scale_minus : float
+        Multipliers of the + and - blocks (e.g. sqrt(m±/s±)); rounded to the dtype of X.
+    offsets_plus, offsets_minus : ndarray of shape (s_plus,), (s_minus,) or None
+        Phases b± for ``feature_map="cos"``; ignored for ``"sincos"``.
+    out : ndarray, shape (n, width), dtype of X, C-contiguous
+        Written in place; width = 2 (s_plus + s_minus) for "sincos", s_plus + s_minus for "cos".
+    feature_map : {"sincos", "cos"}
+    chunk_rows : int, default 256
+        Rows per GEMM chunk (64-2048 are within ~10% of each other); does not change the output.
+
+    Returns
+    -------
+    out : ndarray
+        The same array, filled.
+    """
+    dtype = X.dtype
+    mode = _FEATURE_MAPS[feature_map]
+    n, d = X.shape
+    s_plus, s_minus = W_plus.shape[0], W_minus.shape[0]
+    width = (2 if mode == 0 else 1) * (s_plus + s_minus)
+    assert dtype in (np.float32, np.float64) and W_plus.dtype == dtype and W_minus.dtype == dtype
+    assert out.dtype == dtype and out.shape == (n, width) and out.flags.c_contiguous
+    assert X.flags.c_contiguous and W_plus.flags.c_contiguous and W_minus.flags.c_contiguous
+    assert W_plus.shape[1] == d and W_minus.shape[1] == d and chunk_rows >= 1
+    if n == 0 or width == 0:
+        return out
+    off_p = _empty_like_offsets(offsets_plus, s_plus, dtype)
+    off_m = _empty_like_offsets(offsets_minus, s_minus, dtype)
+    assert off_p.dtype == dtype and off_m.dtype == dtype
+    if mode == 1:
+        assert off_p.shape == (s_plus,) and off_m.shape == (s_minus,)
+    limit = dtype.type(SINCOS_MAX_ARG[np.dtype(dtype)])
+    n_workers = numba.get_num_threads()
+    n_bad = np.zeros(n_workers, dtype=np.int64)
+    chunk_rows = -(-int(chunk_rows) // GEMM_ROWS) * GEMM_ROWS
+    with blas_single_thread():
+        _fused_kernel(X, W_plus.T, W_minus.T, dtype.type(scale_plus), dtype.type(scale_minus),
+                      off_p, off_m, out, mode, chunk_rows, GEMM_ROWS, n_workers, limit, n_bad)
+    if n_bad.sum():
+        _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mode, chunk_rows)
+    return out
+
+
+def _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mode, chunk_rows):
+    """Accurate path for arguments beyond SINCOS_MAX_ARG (see the module docstring)."""
+    if X.dtype == np.float32:
+        out64 = np.empty(out.shape, dtype=np.float64)
+        fused_features(X.astype(np.float64), W_plus.astype(np.float64),
+                       W_minus.astype(np.float64), scale_plus, scale_minus,
+                       off_p.astype(np.float64), off_m.astype(np.float64), out64,
+                       "sincos" if mode == 0 else "cos", chunk_rows)
+        out[...] = out64
+        return
+    s_plus = W_plus.shape[0]
+    col_minus = 2 * s_plus if mode == 0 else s_plus
+    block = 4096
+    for r0 in range(0, X.shape[0], block):
+        Xb = X[r0: r0 + block]
+        for W, scale, off, col0 in ((W_plus, scale_plus, off_p, 0),
+                                    (W_minus, scale_minus, off_m, col_minus)):
+            s = W.shape[0]
+            if s == 0:
+                continue
+            A = Xb @ W.T
+            if mode == 0:
+                out[r0: r0 + block, col0: col0 + s] = scale * np.cos(A)
+                out[r0: r0 + block, col0 + s: col0 + 2 * s] = scale * np.sin(A)
+            else:
+                out[r0: r0 + block, col0: col0 + s] = scale * np.cos(A + off)
+    if np.abs(X).max() * max(np.abs(W_plus).max(initial=0), np.abs(W_minus).max(initial=0)) > 1e15:
+        warnings.warn("fused_features: arguments beyond 1e15 in float64; sin/cos of such "
+                      "arguments carry no phase information", RuntimeWarning, stacklevel=3)
+
+
+def sincos(x, out_sin=None, out_cos=None):
+    """Elementwise polynomial (sin x, cos x) of a 1-D float32/float64 array (parallel).
+
+    Accuracy: <= 2 ulp for |x| <= ``SINCOS_MAX_ARG[x.dtype]`` (module docstring); beyond it the
+    result degrades (this function has no fallback). Returns ``(out_sin, out_cos)``.
+    """
+    assert x.ndim == 1 and x.dtype in (np.float32, np.float64)
+    out_sin = np.empty_like(x) if out_sin is None else out_sin
+    out_cos = np.empty_like(x) if out_cos is None else out_cos
+    _sincos_kernel(x, out_sin, out_cos)
+    return out_sin, out_cos
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def _lookup_kernel(u, u_knots, x_knots, slopes, first, out):
+    K = u_knots.shape[0] - 1
+    n_cells = first.shape[0] - 1
+    block = 4096
+    n_blocks = (u.shape[0] + block - 1) // block
+    for b in prange(n_blocks):
+        i0 = b * block
+        i1 = min(u.shape[0], i0 + block)
+        for i in range(i0, i1):
+            ui = u[i]
+            cell = min(max(np.int64(ui * n_cells), 0), n_cells - 1)
+            # Knots before first[cell] are < ui and knots from first[cell + 1] on are > ui
+            # (the cell map is monotone), so the answer lies in [lo, hi).
+            lo = max(first[cell] - 1, 0)
+            hi = first[cell + 1]
+            # Branchless binary search for the last j in [lo, hi) with u_knots[j] <= ui.
+            while hi - lo > 1:
+                mid = (lo + hi) >> 1
+                take = u_knots[mid] <= ui
+                lo = mid if take else lo
+                hi = hi if take else mid
+            j = min(lo, K - 1)
+            u0 = u_knots[j]
+            h = u_knots[j + 1] - u0
+            t = (ui - u0) / h
+            x0 = x_knots[j]
+            x1 = x_knots[j + 1]
+            m0 = h * slopes[j]
+            m1 = h * slopes[j + 1]
+            # Hermite in Horner form x0 + t (m0 + t (c2 + t c3)): exactly x0 at t = 0.
+            dx = x1 - x0
+            c2 = 3.0 * dx - 2.0 * m0 - m1
+            c3 = m0 + m1 - 2.0 * dx
+            val = x0 + t * (m0 + t * (c2 + t * c3))
+            out[i] = x1 if t == 1.0 else val
+
+
+@njit(cache=True)
+def _guide_table(u_knots, n_cells):
+    """first[c] = first knot index j with cell(u_j) >= c, cell(u) = int(u n_cells), c = 0..n_cells.
+
+    Uses the same floating-point cell map as the lookup, so the bracketing is exact.
+    """
+    K = u_knots.shape[0] - 1
+    first = np.empty(n_cells + 1, dtype=np.int64)
+    j = 0
+    for c in range(n_cells + 1):
+        while j < K and np.int64(u_knots[j] * n_cells) < c:
+            j += 1
+        first[c] = j
+    return first
+
+
+def inverse_cdf_lookup(u, u_knots, x_knots, slopes, out):
+    """Cubic Hermite inverse CDF ``out[i] = x(u[i])`` from a knot table (float64, parallel).
+
+    Parameters
+    ----------
+    u : ndarray, shape (n,), float64, values in [0, 1]
+    u_knots : ndarray, shape (K + 1,), float64, strictly increasing, u_0 = 0, u_K = 1, K >= 1
+    x_knots : ndarray, shape (K + 1,), float64, the quantiles x(u_j)
+    slopes : ndarray, shape (K + 1,), float64, dx/du at the knots
+    out : ndarray, shape (n,), float64, written in place
+
+    Returns
+    -------
+    out : ndarray
+
+    Notes
+    -----
+    On [u_j, u_{j+1}] the interpolant is the cubic Hermite polynomial matching x and dx/du at
+    both ends; its accuracy is that of the table (the interpolation error is
+    O(h^4 max |x''''|)). At the knots the result is x_j exactly. The caller validates the
+    table (sorted, finite, monotone slopes) and u.
+    """
+    assert u.dtype == np.float64 and out.dtype == np.float64 and out.shape == u.shape
+    assert u_knots.shape == x_knots.shape == slopes.shape and u_knots.shape[0] >= 2
+    K = u_knots.shape[0] - 1
+    first = _guide_table(u_knots, GUIDE_FACTOR * K)
+    _lookup_kernel(u, u_knots, x_knots, slopes, first, out)
+    return out

@@ -1,0 +1,342 @@
+"""Tests of the numba kernels in spectralkit._compiled.
+
+Accuracy of the polynomial sincos is measured in ulps against exact references (mpmath at
+200 bits for float64; float64 libm on the exact float32 argument for float32, whose own error,
+< 1 float64 ulp, is 2^-29 float32 ulp); the fused transform is compared with a numpy reference
+within a rigorous GEMM rounding bound; determinism is tested bit for bit.
+"""
+
+import mpmath
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spectralkit import _compiled as C
+
+EPS64 = np.finfo(np.float64).eps
+EPS32 = np.finfo(np.float32).eps
+
+
+# ------------------------------------------------------------------------------------------
+# helpers
+# ------------------------------------------------------------------------------------------
+
+def _ulp_errors_f64(x, values, fn):
+    """|values - fn(x)| in ulps of the exact result, fn evaluated by mpmath at 200 bits."""
+    errs = np.empty(len(x))
+    with mpmath.workprec(200):
+        for i, (xi, vi) in enumerate(zip(x, values)):
+            exact = fn(mpmath.mpf(float(xi)))
+            ulp = np.spacing(abs(float(exact)))
+            errs[i] = float(abs(mpmath.mpf(float(vi)) - exact)) / ulp
+    return errs
+
+
+def _ulp_errors_f32(values, ref64):
+    ulp = np.spacing(np.abs(ref64).astype(np.float32)).astype(np.float64)
+    return np.abs(values.astype(np.float64) - ref64) / ulp
+
+
+def _near_multiples_of_pio2_f64(rng, count, kmax):
+    """Doubles nearest k pi/2 (k log-uniform in [1, kmax]) and their +-1, +-2 ulp neighbours."""
+    k = np.unique(np.exp(rng.uniform(0.0, np.log(kmax), count)).astype(np.int64))
+    with mpmath.workprec(200):
+        base = np.array([float(int(ki) * mpmath.pi / 2) for ki in k])
+    xs = [base]
+    for j in (1, 2):
+        xs.append(np.nextafter(base, np.inf) if j == 1 else
+                  np.nextafter(np.nextafter(base, np.inf), np.inf))
+        xs.append(np.nextafter(base, -np.inf) if j == 1 else
+                  np.nextafter(np.nextafter(base, -np.inf), -np.inf))
+    x = np.concatenate(xs)
+    return np.concatenate([x, -x])
+
+
+def _reference_features(X, Wp, Wm, sp, sm, bp, bm, feature_map):
+    """numpy float64 reference and a rigorous bound on its distance to the compiled result.
+
+    Both GEMMs are within gamma_d sum_k |x_k w_k| (gamma_d ~ d eps) of the exact product, and
+    each feature moves by at most scale * (argument error); add 4 ulps for sincos + scaling.
+    """
+    X64, eps = X.astype(np.float64), np.finfo(X.dtype).eps
+    blocks, bounds = [], []
+    for W, s, b in ((Wp, sp, bp), (Wm, sm, bm)):
+        if W.shape[0] == 0:
+            continue
+        W64 = W.astype(np.float64)
+        A = X64 @ W64.T
+        absA = np.abs(X64) @ np.abs(W64).T
+        if feature_map == "cos":
+            A = A + b.astype(np.float64)
+            absA = absA + np.abs(b.astype(np.float64))
+        bound = abs(s) * ((X.shape[1] + 2) * eps * absA + 4 * eps)
+        if feature_map == "sincos":
+            blocks += [s * np.cos(A), s * np.sin(A)]
+            bounds += [bound, bound]
+        else:
+            blocks.append(s * np.cos(A))
+            bounds.append(bound)
+    return np.hstack(blocks), np.hstack(bounds)
+
+
+@pytest.fixture
+def restore_threads():
+    n = numba.get_num_threads()
+    yield
+    numba.set_num_threads(n)
+
+
+# ------------------------------------------------------------------------------------------
+# polynomial sincos
+# ------------------------------------------------------------------------------------------
+
+def test_sincos_float64_random_arguments_within_2_ulp():
+    rng = np.random.default_rng(20261121)
+    x = np.concatenate([
+        rng.uniform(-np.pi, np.pi, 400),
+        rng.uniform(-1e3, 1e3, 400),
+        rng.uniform(-1e8, 1e8, 400),
+        np.sign(rng.standard_normal(800)) * np.exp(rng.uniform(np.log(1e-12), np.log(1e8), 800)),
+        [0.0, -0.0, 1e-300, np.pi / 4, -np.pi / 4, 1e8, -1e8],
+    ])
+    s, c = C.sincos(x)
+    assert s.dtype == c.dtype == np.float64
+    err_s = _ulp_errors_f64(x, s, mpmath.sin)
+    err_c = _ulp_errors_f64(x, c, mpmath.cos)
+    assert err_s.max() <= 2.0, (err_s.max(), x[err_s.argmax()])
+    assert err_c.max() <= 2.0, (err_c.max(), x[err_c.argmax()])
+
+
+def test_sincos_float64_near_multiples_of_half_pi_within_2_ulp():
+    # Reduced arguments as small as ~1e-17 (k up to 1e8 * 2/pi): catastrophic cancellation in a
+    # naive reduction; the three-part fma reduction must keep full relative accuracy.
+    rng = np.random.default_rng(7)
+    x = _near_multiples_of_pio2_f64(rng, 300, 1e8 * 2 / np.pi)
+    s, c = C.sincos(x)
+    err_s = _ulp_errors_f64(x, s, mpmath.sin)
+    err_c = _ulp_errors_f64(x, c, mpmath.cos)
+    assert err_s.max() <= 2.0, (err_s.max(), x[err_s.argmax()])
+    assert err_c.max() <= 2.0, (err_c.max(), x[err_c.argmax()])
+
+
+def test_sincos_float64_octant_boundaries_within_2_ulp():
+    # Near (k + 1/2) pi/2 the quadrant choice is ambiguous and |r| is largest (~pi/4).
+    rng = np.random.default_rng(8)
+    k = rng.integers(0, 60_000_000, 400)
+    with mpmath.workprec(200):
+        x = np.array([float((int(ki) + mpmath.mpf(1) / 2) * mpmath.pi / 2) for ki in k])
+    x = np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf), -x])
+    s, c = C.sincos(x)
+    assert _ulp_errors_f64(x, s, mpmath.sin).max() <= 2.0
+    assert _ulp_errors_f64(x, c, mpmath.cos).max() <= 2.0
+
+
+def test_sincos_float32_within_2_ulp_up_to_max_arg():
+    rng = np.random.default_rng(11)
+    lim = C.SINCOS_MAX_ARG[np.dtype(np.float32)]
+    x = np.concatenate([
+        rng.uniform(-lim, lim, 200_000),
+        rng.uniform(-4.0, 4.0, 100_000),
+        np.sign(rng.standard_normal(100_000)) * np.exp(rng.uniform(np.log(1e-20), np.log(lim),
+                                                                   100_000)),
+    ]).astype(np.float32)
+    # float32 neighbours of k pi/2 and (k + 1/2) pi/2 for every k up to the limit.
+    k = np.arange(1, int(lim * 2 / np.pi) + 1)
+    for base in (k * (np.pi / 2), (k + 0.5) * (np.pi / 2)):
+        b32 = base.astype(np.float32)
+        x = np.concatenate([x, b32, np.nextafter(b32, np.float32(np.inf)),
+                            np.nextafter(b32, np.float32(-np.inf)), -b32])
+    s, c = C.sincos(x)
+    assert s.dtype == c.dtype == np.float32
+    x64 = x.astype(np.float64)
+    err_s = _ulp_errors_f32(s, np.sin(x64))
+    err_c = _ulp_errors_f32(c, np.cos(x64))
+    assert err_s.max() <= 2.0, (err_s.max(), x[err_s.argmax()])
+    assert err_c.max() <= 2.0, (err_c.max(), x[err_c.argmax()])
+
+
+# ------------------------------------------------------------------------------------------
+# fused_features
+# ------------------------------------------------------------------------------------------
+
+CASES = [
+    # (n, d, s_plus, s_minus, chunk_rows)
+    (1, 3, 5, 0, 256),
+    (1, 17, 37, 11, 256),
+    (1001, 17, 37, 0, 256),
+    (1001, 17, 37, 11, 100),
+    (777, 54, 131, 29, 64),
+    (300, 5, 1, 1, 7),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("feature_map", ["sincos", "cos"])
+@pytest.mark.parametrize("n,d,s_plus,s_minus,chunk_rows", CASES)
+def test_fused_features_matches_numpy(dtype, feature_map, n, d, s_plus, s_minus, chunk_rows):
+    rng = np.random.default_rng(n + 7 * d + 13 * s_plus + s_minus)
+    X = rng.uniform(-1, 1, (n, d)).astype(dtype)
+    Wp = rng.standard_normal((s_plus, d)).astype(dtype)
+    Wm = rng.standard_normal((s_minus, d)).astype(dtype) * 3
+    bp = rng.uniform(0, 2 * np.pi, s_plus).astype(dtype)
+    bm = rng.uniform(0, 2 * np.pi, s_minus).astype(dtype)
+    sp, sm = dtype(0.37), dtype(1.9)
+    width = (2 if feature_map == "sincos" else 1) * (s_plus + s_minus)
+    out = np.full((n, width), np.nan, dtype=dtype)
+    offsets = (bp, bm) if feature_map == "cos" else (None, None)
+    res = C.fused_features(X, Wp, Wm, sp, sm, *offsets, out, feature_map, chunk_rows=chunk_rows)
+    assert res is out and out.dtype == dtype  # written in place, dtype preserved
+    ref, bound = _reference_features(X, Wp, Wm, sp, sm, bp, bm, feature_map)
+    assert np.all(np.abs(out - ref) <= bound), np.max(np.abs(out - ref) / bound)
+
+
+def test_fused_features_detects_a_wrong_layout():
+    # The reference comparison distinguishes the blocks: swapping cos and sin fails it.
+    rng = np.random.default_rng(1)
+    X, Wp, Wm = rng.standard_normal((50, 4)), rng.standard_normal((6, 4)), np.empty((0, 4))
+    out = np.empty((50, 12))
+    C.fused_features(X, Wp, Wm, 1.0, 0.0, None, None, out, "sincos")
+    ref, bound = _reference_features(X, Wp, Wm, 1.0, 0.0, None, None, "sincos")
+    assert np.all(np.abs(out - ref) <= bound)
+    swapped = np.hstack([out[:, 6:], out[:, :6]])
+    assert not np.all(np.abs(swapped - ref) <= bound)
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 300), d=st.integers(1, 40), s_plus=st.integers(1, 70),
+       s_minus=st.integers(0, 20), chunk_rows=st.integers(1, 400),
+       f32=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_fused_features_property(n, d, s_plus, s_minus, chunk_rows, f32, seed):
+    dtype = np.float32 if f32 else np.float64
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, (n, d)).astype(dtype)
+    Wp = rng.standard_normal((s_plus, d)).astype(dtype)
+    Wm = rng.standard_normal((s_minus, d)).astype(dtype)
+    out = np.empty((n, 2 * (s_plus + s_minus)), dtype=dtype)
+    C.fused_features(X, Wp, Wm, 0.5, 0.25, None, None, out, "sincos", chunk_rows=chunk_rows)
+    ref, bound = _reference_features(X, Wp, Wm, 0.5, 0.25, None, None, "sincos")
+    assert np.all(np.abs(out - ref) <= bound)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("feature_map", ["sincos", "cos"])
+def test_fused_features_bit_identical_across_threads_and_chunks(dtype, feature_map,
+                                                                restore_threads):
+    rng = np.random.default_rng(5)
+    n, d, s_plus, s_minus = 1001, 23, 45, 13
+    X = rng.standard_normal((n, d)).astype(dtype)
+    Wp = rng.standard_normal((s_plus, d)).astype(dtype)
+    Wm = rng.standard_normal((s_minus, d)).astype(dtype)
+    bp = rng.uniform(0, 6, s_plus).astype(dtype)
+    bm = rng.uniform(0, 6, s_minus).astype(dtype)
+    width = (2 if feature_map == "sincos" else 1) * (s_plus + s_minus)
+    results = []
+    for threads in (1, 2):
+        numba.set_num_threads(threads)
+        for chunk_rows in (1, 63, 64, 100, 256, 1000, 5000):
+            out = np.empty((n, width), dtype=dtype)
+            C.fused_features(X, Wp, Wm, 0.3, 0.7, bp, bm, out, feature_map, chunk_rows=chunk_rows)
+            results.append(out)
+    for r in results[1:]:
+        assert np.array_equal(r, results[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_fused_features_fallback_beyond_max_arg(dtype):
+    # Arguments ~ 100x the supported range: the wrapper must take its accurate fallback.
+    rng = np.random.default_rng(9)
+    lim = C.SINCOS_MAX_ARG[np.dtype(dtype)]
+    X = rng.uniform(-1, 1, (200, 4)).astype(dtype)
+    Wp = (rng.standard_normal((16, 4)) * 100 * lim).astype(dtype)
+    Wm = rng.standard_normal((3, 4)).astype(dtype)
+    out = np.empty((200, 38), dtype=dtype)
+    C.fused_features(X, Wp, Wm, 1.0, 1.0, None, None, out, "sincos")
+    ref, bound = _reference_features(X, Wp, Wm, 1.0, 1.0, None, None, "sincos")
+    assert np.abs(X.astype(np.float64) @ Wp.T.astype(np.float64)).max() > lim
+    assert np.all(np.abs(out - ref) <= bound)
+
+
+# ------------------------------------------------------------------------------------------
+# inverse_cdf_lookup
+# ------------------------------------------------------------------------------------------
+
+def _hermite_reference(u, uk, xk, mk):
+    """Plain numpy cubic Hermite (searchsorted + Hermite basis), in float64."""
+    j = np.clip(np.searchsorted(uk, u, side="right") - 1, 0, len(uk) - 2)
+    h = uk[j + 1] - uk[j]
+    t = (u - uk[j]) / h
+    h00 = 2 * t**3 - 3 * t**2 + 1
+    h10 = t**3 - 2 * t**2 + t
+    h01 = -2 * t**3 + 3 * t**2
+    h11 = t**3 - t**2
+    return h00 * xk[j] + h10 * h * mk[j] + h01 * xk[j + 1] + h11 * h * mk[j + 1]
+
+
+def _table(rng, K, clustered=False):
+    if clustered:  # knots crowded near 0 and 1 (as for heavy-tailed laws), some 1e-12 apart
+        v = np.sort(np.concatenate([rng.uniform(0, 1, K - 1 - 20),
+                                    0.3 + 1e-12 * np.arange(1, 11), 1 - 1e-9 * np.arange(1, 11)]))
+    else:
+        v = np.sort(rng.uniform(0, 1, K - 1))
+    uk = np.concatenate([[0.0], v, [1.0]])
+    # A smooth increasing quantile function x(u) = tan(1.4 (u - 1/2)) and its derivative.
+    xk = np.tan(1.4 * (uk - 0.5))
+    mk = 1.4 / np.cos(1.4 * (uk - 0.5)) ** 2
+    return uk, xk, mk
+
+
+@pytest.mark.parametrize("K,clustered", [(1, False), (2, False), (37, False), (1000, False),
+                                         (500, True)])
+def test_inverse_cdf_lookup_matches_hermite_reference(K, clustered):
+    rng = np.random.default_rng(K)
+    uk, xk, mk = _table(rng, K, clustered)
+    u = np.concatenate([rng.uniform(0, 1, 100_000), [0.0, 1.0, np.nextafter(1.0, 0.0)],
+                        np.nextafter(uk, 0.0)[1:], np.nextafter(uk, 1.0)[:-1]])
+    out = np.full_like(u, np.nan)
+    assert C.inverse_cdf_lookup(u, uk, xk, mk, out) is out
+    ref = _hermite_reference(u, uk, xk, mk)
+    scale = np.abs(xk).max() + np.abs(mk).max() * np.diff(uk).max()
+    assert np.max(np.abs(out - ref)) <= 16 * EPS64 * scale
+
+
+def test_inverse_cdf_lookup_exact_at_knots():
+    rng = np.random.default_rng(3)
+    for K, clustered in ((1, False), (10, False), (777, True)):
+        uk, xk, mk = _table(rng, K, clustered)
+        out = np.empty_like(uk)
+        C.inverse_cdf_lookup(uk.copy(), uk, xk, mk, out)
+        assert np.array_equal(out, xk)
+
+
+def test_inverse_cdf_lookup_reproduces_cubics_exactly():
+    # Cubic Hermite interpolation is exact for a cubic x(u): the error is rounding only.
+    rng = np.random.default_rng(4)
+    uk = np.concatenate([[0.0], np.sort(rng.uniform(0, 1, 50)), [1.0]])
+    x = np.polynomial.Polynomial([0.1, 2.0, -0.5, 3.0])
+    u = rng.uniform(0, 1, 200_000)
+    out = np.empty_like(u)
+    C.inverse_cdf_lookup(u, uk, x(uk), x.deriv()(uk), out)
+    assert np.max(np.abs(out - x(u))) <= 32 * EPS64 * 5.0
+
+
+def test_inverse_cdf_lookup_detects_wrong_interval():
+    # A lookup that used the neighbouring interval would fail the reference comparison.
+    rng = np.random.default_rng(6)
+    uk, xk, mk = _table(rng, 100)
+    u = rng.uniform(0, 1, 1000)
+    ref = _hermite_reference(u, uk, xk, mk)
+    shifted = _hermite_reference(np.clip(u + 0.02, 0, 1), uk, xk, mk)
+    assert np.max(np.abs(shifted - ref)) > 1e3 * 16 * EPS64 * np.abs(xk).max()
+
+
+def test_inverse_cdf_lookup_threads_identical(restore_threads):
+    rng = np.random.default_rng(12)
+    uk, xk, mk = _table(rng, 300)
+    u = rng.uniform(0, 1, 50_000)
+    outs = []
+    for threads in (1, 2):
+        numba.set_num_threads(threads)
+        outs.append(C.inverse_cdf_lookup(u, uk, xk, mk, np.empty_like(u)))
+    assert np.array_equal(outs[0], outs[1])
