@@ -1,0 +1,459 @@
+"""Unbiased random features for radial kernels with signed spectral measures (Contract 5).
+
+The estimator (REFERENCE §2): draw s_plus frequencies w_i ~ mu_plus / m_plus and s_minus
+frequencies v_j ~ mu_minus / m_minus and map
+
+    phi(x) = [ a cos(W_plus x) | a sin(W_plus x) | b cos(W_minus x) | b sin(W_minus x) ],
+    a = sqrt(m_plus / s_plus),  b = sqrt(m_minus / s_minus),
+
+with the signature J = diag(+1 (2 s_plus times), -1 (2 s_minus times)). Then
+
+    phi(x)^T J phi(y) = (m_plus / s_plus) sum_i cos(w_i . z) - (m_minus / s_minus) sum_j cos(v_j . z)
+
+is an unbiased estimate of k(z), z = x - y, for every construction of the directions in
+:mod:`spectralkit.frequencies` (each row is marginally uniform on the sphere, independent of its
+norm). ``feature_map="cos"`` uses sqrt(2 m / s) cos(w . x + b) with b ~ U[0, 2 pi) instead (one
+column per frequency; unbiased, larger variance).
+
+Allocation of the frequencies: with S = n_components / 2 ("sincos") or S = n_components ("cos")
+frequencies in all, s_plus = round(S m_plus / (m_plus + m_minus)), clipped to [1, S - 1] when
+both masses are > 0 (each part non-empty), s_plus = S for PD kernels (m_minus = 0) and
+s_minus = S when m_plus = 0. Proportional allocation minimises the variance bound
+m_plus^2 / s_plus + m_minus^2 / s_minus for a fixed S.
+
+Norm samplers: a PD library kernel with an exact frequency law uses
+:func:`spectralkit.samplers.exact_sampler`; everything else uses the tabulated
+:class:`spectralkit.samplers.RadialSampler` of its Jordan parts (or of the terms' measures for
+``split="terms"``).
+"""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+import scipy.special
+
+from . import _compiled
+from .exceptions import DivergentMassError
+from .frequencies import METHODS, draw_frequencies
+from .kernels import RadialKernel, from_spec
+from .measures import SpectralMeasure
+from .samplers import RadialSampler, exact_sampler
+
+__all__ = ["RandomFeatures", "SPLITS", "FEATURE_MAPS"]
+
+#: Accepted values of ``split``.
+SPLITS = ("jordan", "terms")
+#: Accepted values of ``feature_map``.
+FEATURE_MAPS = ("sincos", "cos")
+
+
+class _Mixture:
+    """Norm sampler of a positive mixture sum_c p_c law_c: i.i.d. labels, then each component."""
+
+    def __init__(self, probs, samplers):
+        self.probs = np.asarray(probs, dtype=np.float64)
+        self.probs = self.probs / self.probs.sum()
+        self.samplers = list(samplers)
+
+    def __call__(self, n, rng):
+        if len(self.samplers) == 1:
+            return self.samplers[0](n, rng)
+        labels = rng.choice(len(self.samplers), size=n, p=self.probs)
+        out = np.empty(n)
+        for c, fn in enumerate(self.samplers):
+            idx = np.nonzero(labels == c)[0]
+            if len(idx):
+                out[idx] = fn(len(idx), rng)
+        return out
+
+
+def _norm_sampler(measure, sign, use_exact):
+    """A callable (n, rng) -> norms for the Jordan part ``sign`` of ``measure``, and its description."""
+    if use_exact and sign > 0:
+        ex = exact_sampler(measure.kernel, measure.dim)
+        if ex is not None:
+            return ex.sample_norms, ex
+    rs = RadialSampler(measure, sign)
+    return rs.sample, rs
+
+
+def _omega(x, dim):
+    """Sphere average of cos: Omega_d(x) = Gamma(d/2) (2/x)^(d/2-1) J_(d/2-1)(x), Omega_d(0) = 1."""
+    nu = 0.5 * dim - 1.0
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if dim == 1:
+            return np.cos(x)
+        val = np.exp(scipy.special.gammaln(0.5 * dim) + nu * np.log(2.0 / x)) * scipy.special.jv(nu, x)
+    return np.where(x < 1e-8, 1.0, val)
+
+
+class RandomFeatures:
+    """Unbiased random features ``[Phi_plus | Phi_minus]`` of a radial (possibly indefinite) kernel.
+
+    scikit-learn style: ``__init__`` only stores the parameters; :meth:`fit` validates them, builds
+    the spectral measure and draws the frequencies; :meth:`transform` maps data.
+
+    Parameters
+    ----------
+    kernel : RadialKernel, SpectralMeasure or str
+        The kernel (a spec string goes through :func:`spectralkit.kernels.from_spec`), or its
+        measure (then ``dim`` must match ``measure.dim`` or be None).
+    dim : int, optional
+        Input dimension d; taken from ``X`` in :meth:`fit` when None.
+    n_components : int, default 256
+        Output width. ``"sincos"``: 2 (s_plus + s_minus), must be even; ``"cos"``: s_plus + s_minus.
+    method : {"gorf", "orf", "rff", "gorf_paper"}, default "gorf"
+        Directions (see :mod:`spectralkit.frequencies`). For PD kernels "gorf" equals "orf".
+    split : {"jordan", "terms"}, default "jordan"
+        ``"jordan"``: mu_plus = max(mu, 0), mu_minus = max(-mu, 0) (smallest total mass, smallest
+        variance). ``"terms"``: for a linear combination sum a_i k_i of kernels that are PD in this
+        dimension, mu_plus = sum_{a_i > 0} a_i mu_i and mu_minus = sum_{a_i < 0} |a_i| mu_i
+        (the papers' split; unbiased, larger masses).
+    feature_map : {"sincos", "cos"}, default "sincos"
+    random_state : None, int or numpy.random.Generator
+        Seed or Generator for all randomness (a Generator is used as is, and advanced).
+    truncation : float, optional
+        Only for kernels whose spectral measure has infinite mass (otherwise ignored): sample the
+        measure restricted to rho <= truncation. The estimator is then **biased**; the bias at
+        r = 0 is ``truncation_bias_`` and a grid estimate of max_r |bias(r)| is
+        ``truncation_bias_max_`` (a :class:`RuntimeWarning` is issued). Without it, such kernels
+        raise :class:`~spectralkit.DivergentMassError`.
+
+    Attributes
+    ----------
+    measure_ : SpectralMeasure
+        The measure that was sampled (the truncated one when ``truncation`` applied).
+    mass_plus_, mass_minus_ : float
+        Masses of the two parts (the scale factors are sqrt(mass / s)).
+    mass_plus_error_, mass_minus_error_ : float
+        Their estimated absolute errors (from the measure).
+    W_plus_, W_minus_ : ndarray, shape (n_plus_, dim) and (n_minus_, dim), float64
+    offsets_plus_, offsets_minus_ : ndarray or None
+        Phases of the ``"cos"`` map.
+    signature_ : ndarray of int8, shape (n_components,)
+        +1 for the columns of Phi_plus, -1 for those of Phi_minus.
+    n_plus_, n_minus_ : int
+        Numbers of + and - frequencies.
+    n_features_in_ : int
+        The input dimension d.
+    random_state_ : numpy.random.Generator
+        The Generator that drew the frequencies.
+    samplers_ : tuple
+        The norm samplers (RadialSampler / ExactSampler / list of them for ``split="terms"``);
+        their ``u_error`` and ``build_time`` document the tables.
+    truncation_bias_, truncation_bias_max_ : float or None
+        See ``truncation``; None when the measure was not truncated.
+    """
+
+    def __init__(self, kernel, dim=None, n_components=256, method="gorf", split="jordan",
+                 feature_map="sincos", random_state=None, truncation=None):
+        self.kernel = kernel
+        self.dim = dim
+        self.n_components = n_components
+        self.method = method
+        self.split = split
+        self.feature_map = feature_map
+        self.random_state = random_state
+        self.truncation = truncation
+
+    # -- parameters ---------------------------------------------------------------------------
+    def get_params(self, deep=True):
+        """Constructor parameters (scikit-learn protocol)."""
+        return {k: getattr(self, k) for k in ("kernel", "dim", "n_components", "method", "split",
+                                              "feature_map", "random_state", "truncation")}
+
+    def set_params(self, **params):
+        """Set constructor parameters (scikit-learn protocol); refit afterwards."""
+        valid = self.get_params()
+        for k, v in params.items():
+            if k not in valid:
+                raise ValueError(f"invalid parameter {k!r} for RandomFeatures; valid: {', '.join(valid)}")
+            setattr(self, k, v)
+        return self
+
+    def _validate_params(self, X_dim):
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {self.method!r}")
+        if self.split not in SPLITS:
+            raise ValueError(f"split must be one of {', '.join(map(repr, SPLITS))}, got {self.split!r}")
+        if self.feature_map not in FEATURE_MAPS:
+            raise ValueError(f"feature_map must be one of {', '.join(map(repr, FEATURE_MAPS))}, "
+                             f"got {self.feature_map!r}")
+        nc = self.n_components
+        if isinstance(nc, bool) or not isinstance(nc, numbers.Integral) or nc < 1:
+            raise ValueError(f"n_components must be an integer >= 1, got {nc!r}")
+        if self.feature_map == "sincos" and nc % 2:
+            raise ValueError(f"n_components must be even for feature_map='sincos' (cos and sin "
+                             f"columns per frequency), got {nc!r}")
+        tr = self.truncation
+        if tr is not None and (isinstance(tr, bool) or not isinstance(tr, numbers.Real)
+                               or not math.isfinite(tr) or tr <= 0):
+            raise ValueError(f"truncation must be None or a finite number > 0 (rho_max), got {tr!r}")
+        rs = self.random_state
+        if not (rs is None or isinstance(rs, np.random.Generator)
+                or (isinstance(rs, numbers.Integral) and not isinstance(rs, bool) and rs >= 0)):
+            raise ValueError(f"random_state must be None, a non-negative int or a numpy Generator, got {rs!r}")
+        dim = self.dim
+        measure = self.kernel if isinstance(self.kernel, SpectralMeasure) else None
+        if dim is not None and (isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1):
+            raise ValueError(f"dim must be None or an integer >= 1, got {dim!r}")
+        if measure is not None:
+            if dim is not None and dim != measure.dim:
+                raise ValueError(f"dim={dim!r} differs from the measure's dim={measure.dim}")
+            dim = measure.dim
+        if X_dim is not None:
+            if dim is not None and X_dim != dim:
+                raise ValueError(f"X has {X_dim} features but dim={dim}")
+            dim = X_dim
+        if dim is None:
+            raise ValueError("dim is None and no X was given to fit(): pass dim=... or fit(X)")
+        return int(dim), measure
+
+    # -- fitting ------------------------------------------------------------------------------
+    def fit(self, X=None, y=None):
+        """Validate the parameters, build the spectral measure and draw the frequencies.
+
+        Parameters
+        ----------
+        X : array_like of shape (n, d), optional
+            Only its number of columns is used (and checked against ``dim``).
+        y : ignored
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        DivergentMassError
+            If the measure has infinite mass and ``truncation`` is None.
+        """
+        X_dim = None
+        if X is not None:
+            X_dim = self._check_X(X, "X", dim=None).shape[1]
+        dim, measure = self._validate_params(X_dim)
+        if measure is None:
+            kernel = self.kernel
+            if isinstance(kernel, str):
+                kernel = from_spec(kernel)
+            if not isinstance(kernel, RadialKernel):
+                raise TypeError(f"kernel must be a RadialKernel, a SpectralMeasure or a spec string, "
+                                f"got {type(kernel).__name__}")
+            measure = SpectralMeasure(kernel, dim)
+        rng = self.random_state if isinstance(self.random_state, np.random.Generator) \
+            else np.random.default_rng(self.random_state)
+        # Refitting with only a new random_state / method / n_components / feature_map reuses the
+        # measure and the norm samplers (their tables are the expensive part).
+        key = (measure.kernel.key, dim, self.split, self.truncation, id(self.kernel))
+        cached = getattr(self, "_parts_cache", None)
+        if cached is not None and cached[0] == key:
+            measure, parts, masses, truncated = cached[1]
+        else:
+            measure, parts, masses, truncated = self._build_parts(measure, dim)
+            self._parts_cache = (key, (measure, parts, masses, truncated))
+        mass_plus, mass_minus, err_plus, err_minus = masses
+        self.truncation_bias_ = None
+        self.truncation_bias_max_ = None
+
+        n_freq = self.n_components // 2 if self.feature_map == "sincos" else self.n_components
+        n_plus, n_minus = self._allocate(n_freq, mass_plus, mass_minus)
+        W_plus, W_minus = draw_frequencies(self.method, n_plus, n_minus, dim, rng,
+                                           parts[0][0], parts[1][0])
+        if self.feature_map == "cos":
+            self.offsets_plus_ = rng.uniform(0.0, 2.0 * np.pi, n_plus)
+            self.offsets_minus_ = rng.uniform(0.0, 2.0 * np.pi, n_minus)
+            factor = 2.0
+        else:
+            self.offsets_plus_ = self.offsets_minus_ = None
+            factor = 1.0
+        self.measure_ = measure
+        self.mass_plus_, self.mass_minus_ = mass_plus, mass_minus
+        self.mass_plus_error_, self.mass_minus_error_ = err_plus, err_minus
+        self.n_plus_, self.n_minus_ = n_plus, n_minus
+        self.scale_plus_ = math.sqrt(factor * mass_plus / n_plus) if n_plus else 0.0
+        self.scale_minus_ = math.sqrt(factor * mass_minus / n_minus) if n_minus else 0.0
+        self.W_plus_ = np.ascontiguousarray(W_plus)
+        self.W_minus_ = np.ascontiguousarray(W_minus)
+        per = 2 if self.feature_map == "sincos" else 1
+        self.signature_ = np.concatenate([np.ones(per * n_plus, dtype=np.int8),
+                                          -np.ones(per * n_minus, dtype=np.int8)])
+        self.n_features_in_ = dim
+        self.random_state_ = rng
+        self.samplers_ = (parts[0][1], parts[1][1])
+        self._cast = {}
+        if truncated:
+            self._truncation_report(measure)
+        return self
+
+    def _build_parts(self, measure, dim):
+        """Masses and norm samplers of the + and - parts: ``(measure, parts, masses, truncated)``."""
+        truncated = False
+        if not measure.is_finite:
+            if self.truncation is None:
+                reason = measure.finiteness.reason
+                raise DivergentMassError(
+                    f"kernel {measure.kernel.name} has a spectral measure of infinite mass in d = {dim}: "
+                    f"no unbiased random features exist. {reason} Pass truncation=rho_max for a "
+                    "biased estimator of the measure restricted to [0, rho_max].", reason=reason)
+            if self.split == "terms":
+                raise ValueError("split='terms' is not available with a truncated measure; use split='jordan'")
+            measure = measure.truncated(float(self.truncation))
+            truncated = True
+        if self.split == "jordan":
+            mp, mm = measure.mass_plus, measure.mass_minus
+            mass_plus, mass_minus = float(mp.value), float(mm.value)
+            err_plus, err_minus = float(mp.error), float(mm.error)
+            # exact laws only for a PD library kernel itself (not a truncated or combined measure)
+            use_exact = not truncated and mass_minus == 0.0 and not measure.kernel.is_combination
+            parts = [_norm_sampler(measure, sign, use_exact) if mass > 0 else (None, None)
+                     for sign, mass in ((+1, mass_plus), (-1, mass_minus))]
+        else:
+            ts = measure.terms_split()  # ValueError unless every term is PD in this dimension
+            mass_plus, mass_minus = float(ts.mass_plus.value), float(ts.mass_minus.value)
+            err_plus, err_minus = float(ts.mass_plus.error), float(ts.mass_minus.error)
+            parts = []
+            for comps in (ts.plus, ts.minus):
+                if not comps:
+                    parts.append((None, None))
+                    continue
+                fns, descr, probs = [], [], []
+                for w, sub in comps:
+                    fn, d_ = _norm_sampler(sub, +1, use_exact=True)
+                    fns.append(fn)
+                    descr.append(d_)
+                    probs.append(w * sub.mass_plus.value)
+                parts.append((_Mixture(probs, fns), descr))
+        return measure, parts, (mass_plus, mass_minus, err_plus, err_minus), truncated
+
+    @staticmethod
+    def _allocate(n_freq, mass_plus, mass_minus):
+        if mass_minus == 0.0:
+            return n_freq, 0
+        if mass_plus == 0.0:
+            return 0, n_freq
+        if n_freq < 2:
+            raise ValueError(f"n_components is too small for an indefinite kernel: both the + and the - "
+                             f"part need at least one frequency (n_components >= 4 with 'sincos', >= 2 "
+                             f"with 'cos'); masses m+ = {mass_plus:.6g}, m- = {mass_minus:.6g}")
+        n_plus = int(round(n_freq * mass_plus / (mass_plus + mass_minus)))
+        n_plus = min(max(n_plus, 1), n_freq - 1)
+        return n_plus, n_freq - n_plus
+
+    def _truncation_report(self, measure):
+        """Bias of the truncated estimator: at r = 0 exactly, and its max over an r-grid by quadrature."""
+        kernel = measure.kernel
+        k0 = kernel.value_at_zero()
+        self.truncation_bias_ = float(k0 - (self.mass_plus_ - self.mass_minus_))
+        # k_trunc(r) = int_0^rho_max f(rho) Omega_d(rho r) drho, 16-node Gauss-Legendre on pieces
+        # of width <= pi / (4 r_max) (Omega oscillates with period 2 pi / r in rho).
+        support = kernel.support
+        r_max = 1.5 * support if support else 10.0
+        radii = np.linspace(0.0, r_max, 151)
+        edges = sorted({0.0, float(self.truncation)} | {lb.a for lb in measure.lobes}
+                       | {lb.b for lb in measure.lobes})
+        edges = [e for e in edges if e <= self.truncation]
+        pieces = []
+        for a, b in zip(edges[:-1], edges[1:]):
+            m = max(1, int(math.ceil((b - a) / (np.pi / (4 * r_max)))))
+            pieces.append(np.linspace(a, b, m + 1))
+        grid = np.unique(np.concatenate(pieces))
+        t, w = np.polynomial.legendre.leggauss(16)
+        lo, hi = grid[:-1, None], grid[1:, None]
+        nodes = (lo + (hi - lo) * 0.5 * (t + 1)).ravel()
+        weights = ((hi - lo) * 0.5 * w).ravel() * measure.radial_density(nodes)
+        approx = np.array([np.dot(weights, _omega(nodes * r, measure.dim)) for r in radii])
+        self.truncation_bias_max_ = float(np.max(np.abs(kernel(radii) - approx)))
+        warnings.warn(
+            f"RandomFeatures: the spectral measure of {kernel.name} has infinite mass in d = {measure.dim}; "
+            f"sampling it truncated at rho_max = {self.truncation:g} gives a BIASED estimator: "
+            f"bias at r = 0 {self.truncation_bias_:.3g}, max |bias| over r in [0, {r_max:g}] "
+            f"≈ {self.truncation_bias_max_:.3g} (quadrature estimate)", RuntimeWarning, stacklevel=3)
+
+    # -- transforming -------------------------------------------------------------------------
+    def _check_fitted(self):
+        if not hasattr(self, "W_plus_"):
+            raise RuntimeError("this RandomFeatures instance is not fitted yet; call fit() first")
+
+    @staticmethod
+    def _check_X(X, name, dim):
+        arr = np.asarray(X)
+        if arr.dtype not in (np.float32, np.float64):
+            if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+                raise ValueError(f"{name} must be a numeric array, got dtype {arr.dtype}")
+            arr = arr.astype(np.float64)
+        if arr.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got shape {arr.shape}")
+        if dim is not None and arr.shape[1] != dim:
+            raise ValueError(f"{name} has {arr.shape[1]} features (columns), but the features were fitted "
+                             f"for dim={dim}")
+        if not np.all(np.isfinite(arr)):
+            bad = np.argwhere(~np.isfinite(arr))[0]
+            raise ValueError(f"{name} contains NaN or infinite values (first at row {bad[0]}, column {bad[1]})")
+        return np.ascontiguousarray(arr)
+
+    def _weights(self, dtype):
+        if dtype not in self._cast:
+            cast = (np.ascontiguousarray(self.W_plus_, dtype=dtype),
+                    np.ascontiguousarray(self.W_minus_, dtype=dtype),
+                    None if self.offsets_plus_ is None else self.offsets_plus_.astype(dtype),
+                    None if self.offsets_minus_ is None else self.offsets_minus_.astype(dtype))
+            self._cast[dtype] = cast
+        return self._cast[dtype]
+
+    def transform(self, X, out=None):
+        """Features ``[Phi_plus | Phi_minus]`` of the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array_like, shape (n, dim)
+            float32 stays float32 (frequencies drawn in float64 and rounded once), everything else
+            is computed in float64. NaN / inf are rejected.
+        out : ndarray, optional
+            C-contiguous buffer of shape (n, n_components) and X's dtype, written in place (reuse it
+            across batches: first touch of fresh memory is costly).
+
+        Returns
+        -------
+        ndarray, shape (n, n_components)
+        """
+        self._check_fitted()
+        X = self._check_X(X, "X", self.n_features_in_)
+        dtype = X.dtype
+        shape = (X.shape[0], self.n_components)
+        if out is None:
+            out = np.empty(shape, dtype=dtype)
+        else:
+            if not isinstance(out, np.ndarray):
+                raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
+            if out.shape != shape or out.dtype != dtype:
+                raise ValueError(f"out must have shape {shape} and dtype {dtype} (those of X), got shape "
+                                 f"{out.shape} and dtype {out.dtype}")
+            if not out.flags.c_contiguous or not out.flags.writeable:
+                raise ValueError("out must be C-contiguous and writeable")
+        Wp, Wm, op, om = self._weights(dtype)
+        return _compiled.fused_features(X, Wp, Wm, self.scale_plus_, self.scale_minus_, op, om, out,
+                                        self.feature_map)
+
+    def fit_transform(self, X, y=None):
+        """``fit(X).transform(X)``."""
+        return self.fit(X).transform(X)
+
+    def kernel_approx(self, X, Y=None):
+        """Signed Gram estimate ``Phi_X diag(signature_) Phi_Y^T`` (unbiased for k(x_i - y_j)).
+
+        Parameters
+        ----------
+        X : array_like, shape (n, dim)
+        Y : array_like, shape (m, dim), optional (default: X)
+        """
+        px = self.transform(X)
+        py = px if Y is None else self.transform(np.asarray(Y, dtype=px.dtype))
+        return (px * self.signature_.astype(px.dtype)) @ py.T
+
+    def __repr__(self):
+        name = getattr(self.kernel, "name", self.kernel)
+        return (f"RandomFeatures({name!r}, dim={self.dim}, n_components={self.n_components}, "
+                f"method={self.method!r}, split={self.split!r}, feature_map={self.feature_map!r})")
