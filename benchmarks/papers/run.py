@@ -1,0 +1,296 @@
+"""Runner: ``python -m benchmarks.papers.run [--quick] [--datasets ...] [--reps N] [--out DIR]``.
+
+Runs the papers' protocols (:mod:`.protocol`) for every selected method, writes the results
+JSON (``papers.json``, or ``papers_quick.json`` with ``--quick``), the plots
+(``papers_<dataset>_<kernel>.png``) and the markdown page. Without ``--out`` the JSON and the
+plots go to ``benchmarks/results/`` and the page to ``docs/benchmarks.md``; with ``--out DIR``
+everything goes to DIR (``DIR/benchmarks.md``).
+
+``--merge`` keeps the records of an existing JSON and replaces only those recomputed now
+(e.g. add the spectralkit methods to a baseline run: ``--methods gorf orf rff --merge``).
+"""
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import datasets as D
+from . import protocol as P
+
+__all__ = ["main", "build_parser", "run_suite", "DEFAULTS"]
+
+_ROOT = Path(__file__).resolve().parents[2]
+
+#: The default (full) suite.
+DEFAULTS = {
+    "approx_datasets": ("letter", "ijcnn1", "usps"),
+    "approx_kernels": ("delta_gaussian", "delta_gaussian_box", "sph_poly_2_2", "sph_poly_3_1",
+                       "matern", "exp_power"),
+    "svm_datasets": ("letter", "ijcnn1", "usps"),
+    "svm_kernels": ("delta_gaussian", "sph_poly_3_1"),
+    "svm_ratios": (0.5, 1.0, 2.0),
+    "svm_reps": 2,
+    "svm_train_max": 5000,
+    # the SVM runs cost ~100x an approximation task: only the main contenders
+    "svm_methods": ("gorf", "rff", "paper_gorf", "nystroem", "rbf_sampler"),
+    "housing_kernels": ("delta_gaussian", "sph_poly_3_1"),
+    "housing_multipliers": (2.0, 4.0, 8.0),
+}
+_QUICK = {
+    "approx_datasets": ("letter",), "approx_kernels": ("delta_gaussian", "matern"),
+    "ratios": (0.25, 0.5), "reps": 2,
+    "svm_datasets": ("letter",), "svm_kernels": ("delta_gaussian",), "svm_ratios": (0.5,),
+    "svm_reps": 1, "svm_train_max": 2000,
+}
+_EXPERIMENTS = ("approx", "svm", "housing")
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="python -m benchmarks.papers.run", description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: letter only, s/d in {1/4, 1/2}, 2 repetitions, a small SVM")
+    p.add_argument("--datasets", nargs="+", choices=sorted(D.DATASETS), default=None,
+                   help="datasets to run (default: letter ijcnn1 usps housing)")
+    p.add_argument("--reps", type=int, default=None, help="repetitions of the approximation and "
+                   "housing experiments (default 10)")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default: benchmarks/results "
+                   "and docs/benchmarks.md)")
+    p.add_argument("--data-dir", type=Path, default=None,
+                   help=f"data folder (default: ${D.ENV_VAR} or ../shared/data)")
+    p.add_argument("--experiments", nargs="+", choices=_EXPERIMENTS, default=list(_EXPERIMENTS))
+    p.add_argument("--methods", nargs="+", choices=sorted(P.METHODS), default=None,
+                   help="methods (default: all)")
+    p.add_argument("--kernels", nargs="+", default=None, help="approximation kernels (default: all six)")
+    p.add_argument("--ratios", nargs="+", type=float, default=None, help="s/d values (default: the papers')")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--merge", action="store_true", help="merge into the existing results JSON")
+    p.add_argument("--no-report", action="store_true", help="write the JSON only")
+    return p
+
+
+def _versions():
+    out = {"python": platform.python_version()}
+    for mod in ("numpy", "scipy", "sklearn", "sympy", "numba", "spectralkit"):
+        try:
+            out[mod] = __import__(mod).__version__
+        except Exception as exc:  # noqa: BLE001 - report whatever is missing
+            out[mod] = f"unavailable ({type(exc).__name__})"
+    return out
+
+
+def _machine():
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"platform": platform.platform(), "cpu": cpu, "logical_cpus": os.cpu_count()}
+
+
+def _git_commit():
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=_ROOT, capture_output=True,
+                              text=True, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _spectralkit_status():
+    status = {}
+    for mod in ("measures", "features", "frequencies", "sklearn"):
+        try:
+            __import__(f"spectralkit.{mod}")
+            status[mod] = "available"
+        except Exception as exc:  # noqa: BLE001
+            status[mod] = f"missing ({type(exc).__name__}: {exc})"
+    return status
+
+
+def _rkks(setup, dim):
+    """check_rkks verdict and masses of the sampled kernel in dimension dim (or why not)."""
+    try:
+        from spectralkit.measures import check_rkks
+
+        t0 = time.perf_counter()
+        rep = check_rkks(setup.sampled, dim)
+        out = {"verdict": rep.verdict, "reason": rep.reason, "seconds": time.perf_counter() - t0}
+        for name in ("mass_plus", "mass_minus"):
+            m = getattr(rep, name)
+            out[name] = None if m is None else {"value": float(m.value), "error": float(m.error)}
+        return out
+    except Exception as exc:  # noqa: BLE001 - recorded in the report
+        return {"verdict": "unavailable", "reason": f"{type(exc).__name__}: {exc}"[:300]}
+
+
+def _key(exp, rec):
+    return (exp, rec["dataset"], rec["kernel"], rec["method"], float(rec["ratio"]))
+
+
+def run_suite(args, progress_factory=None):
+    """Run the selected experiments; return the results dict (see the module docstring)."""
+    quick = args.quick
+    reps = args.reps if args.reps is not None else (_QUICK["reps"] if quick else 10)
+    if reps < 1:
+        raise ValueError(f"--reps must be >= 1, got {reps}")
+    ratios = tuple(args.ratios) if args.ratios else (_QUICK["ratios"] if quick else P.RATIOS)
+    methods = tuple(args.methods) if args.methods else tuple(P.METHODS)
+    cfg = dict(DEFAULTS)
+    if quick:
+        cfg.update(_QUICK)
+    datasets = args.datasets or (("letter",) if quick else ("letter", "ijcnn1", "usps", "housing"))
+    approx_kernels = tuple(args.kernels) if args.kernels else cfg["approx_kernels"]
+    D.resolve_data_dir(args.data_dir)  # fail early, naming the folder
+
+    plan = []
+    for name in datasets:
+        if "approx" in args.experiments and name in cfg["approx_datasets"]:
+            plan.append(("approx", name))
+        if "svm" in args.experiments and name in cfg["svm_datasets"]:
+            plan.append(("svm", name))
+        if "housing" in args.experiments and name == "housing" and not quick:
+            plan.append(("housing", name))
+    n_methods = len(methods)
+    total = 0
+    for exp, name in plan:
+        if exp == "approx":
+            total += len(approx_kernels) * len(ratios) * n_methods * reps
+        elif exp == "svm":
+            total += (len(cfg["svm_kernels"]) * len(cfg["svm_ratios"]) * cfg["svm_reps"]
+                      * len([m for m in methods if m in cfg["svm_methods"]]))
+        else:
+            total += len(cfg["housing_kernels"]) * len(cfg["housing_multipliers"]) * n_methods * reps
+    bar = progress_factory(total) if progress_factory else None
+    tick = (lambda: bar.update(1)) if bar else None
+
+    results = {"approximation": [], "classification": [], "regression": [], "kernels": []}
+    t_start = time.time()
+    for exp, name in plan:
+        if bar:
+            bar.set_description(f"{exp}:{name}")
+        if exp == "housing":
+            ds0 = D.load("housing", args.data_dir, seed=args.seed)
+            for setup in P.kernel_setups(ds0.X_train, cfg["housing_kernels"], args.seed):
+                results["kernels"].append({"dataset": "housing", "kernel": setup.key, "label": setup.label,
+                                           "dim": ds0.dim, "rkks": _rkks(setup, ds0.dim)})
+                recs = P.regression_experiment(
+                    lambda rep: D.load("housing", args.data_dir, seed=args.seed + rep), setup, methods,
+                    cfg["housing_multipliers"], reps, args.seed, progress=tick)
+                results["regression"].extend(recs)
+            continue
+        ds = D.load(name, args.data_dir, seed=args.seed)
+        kernels_here = approx_kernels if exp == "approx" else cfg["svm_kernels"]
+        for setup in P.kernel_setups(ds.X_train, kernels_here, args.seed):
+            if exp == "approx":
+                results["kernels"].append({"dataset": name, "kernel": setup.key, "label": setup.label,
+                                           "dim": ds.dim, "rkks": _rkks(setup, ds.dim),
+                                           "note": setup.note})
+                results["approximation"].extend(
+                    P.approximation_experiment(ds, setup, methods, ratios, reps, args.seed, progress=tick))
+            else:
+                results["classification"].extend(
+                    P.classification_experiment(ds, setup, [m for m in methods if m in cfg["svm_methods"]],
+                                                cfg["svm_ratios"], cfg["svm_reps"],
+                                                args.seed, n_train_max=cfg["svm_train_max"], progress=tick))
+    if bar:
+        bar.close()
+    results["meta"] = {
+        "command": "python -m benchmarks.papers.run " + " ".join(sys.argv[1:]) if sys.argv else "",
+        "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+        "seconds": time.time() - t_start,
+        "quick": quick, "seed": args.seed, "reps": reps, "ratios": list(ratios), "methods": list(methods),
+        "datasets": list(datasets), "experiments": list(args.experiments),
+        "svm": {"ratios": list(cfg["svm_ratios"]), "reps": cfg["svm_reps"], "methods": list(cfg["svm_methods"]),
+                "train_max": cfg["svm_train_max"], "C_grid": list(P.C_GRID)},
+        "housing": {"multipliers": list(cfg["housing_multipliers"]), "lambda_grid": list(P.LAMBDA_GRID)},
+        "machine": _machine(), "versions": _versions(), "git_commit": _git_commit(),
+        "spectralkit_modules": _spectralkit_status(),
+    }
+    return results
+
+
+def _merge(old, new):
+    out = dict(new)
+    for exp in ("approximation", "classification", "regression"):
+        fresh = {_key(exp, r) for r in new[exp]}
+        out[exp] = [r for r in old.get(exp, []) if _key(exp, r) not in fresh] + new[exp]
+    seen = {(k["dataset"], k["kernel"]) for k in new["kernels"]}
+    out["kernels"] = [k for k in old.get("kernels", []) if (k["dataset"], k["kernel"]) not in seen] + new["kernels"]
+    out["meta"] = dict(new["meta"], merged_from=old.get("meta", {}).get("command"))
+    out["meta"]["methods"] = sorted(set(old.get("meta", {}).get("methods", [])) | set(new["meta"]["methods"]))
+    return out
+
+
+class _Plain:
+    """Minimal progress printer when tqdm is not installed."""
+
+    def __init__(self, total):
+        self.total, self.n, self.desc = total, 0, ""
+
+    def update(self, k):
+        self.n += k
+        if self.n % max(1, self.total // 20) == 0:
+            print(f"[{self.n}/{self.total}] {self.desc}", file=sys.stderr, flush=True)
+
+    def set_description(self, desc):
+        self.desc = desc
+
+    def close(self):
+        pass
+
+
+def _progress(total):
+    try:
+        from tqdm import tqdm
+
+        return tqdm(total=total, unit="task", file=sys.stderr)
+    except ImportError:
+        return _Plain(total)
+
+
+def _default(o):
+    if isinstance(o, np.generic):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.out is None:
+        out_dir, md_path = _ROOT / "benchmarks" / "results", _ROOT / "docs" / "benchmarks.md"
+    else:
+        out_dir, md_path = args.out, args.out / "benchmarks.md"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / ("papers_quick.json" if args.quick else "papers.json")
+    try:
+        results = run_suite(args, progress_factory=_progress)
+    except D.DataNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.merge and json_path.exists():
+        results = _merge(json.loads(json_path.read_text()), results)
+    tmp = json_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(results, indent=1, default=_default))
+    tmp.replace(json_path)
+    print(f"results: {json_path}", file=sys.stderr)
+    if not args.no_report:
+        from .report import write_report
+
+        write_report(results, out_dir, md_path, json_path=json_path)
+        print(f"report: {md_path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
