@@ -163,7 +163,7 @@ class _LobeTable:
         keep = np.r_[True, i16 > 0]
         x, i16, i8 = x[keep], i16[i16 > 0], i8[i16 > 0]
         total = i16.sum()
-        u = np.concatenate([[0.0], np.cumsum(i16) / total])
+        u = np.minimum(np.concatenate([[0.0], np.cumsum(i16) / total]), 1.0)  # rounding may exceed 1
         u[-1] = 1.0
         # Where the density underflows (rho^(d-1) near 0 in high d) u stalls in float64; keep the
         # last knot of each run of equal u (the skipped mass is below float64 resolution of u).
