@@ -29,6 +29,7 @@ Examples
 """
 
 import numbers
+import pickle
 
 import numpy as np
 import scipy.linalg
@@ -206,11 +207,54 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         PY = PX if Y is None else self.transform(Y)
         return (PX * self.signature_.astype(PX.dtype)) @ PY.T
 
+    # The fitted RandomFeatures holds its SpectralMeasure and samplers, whose densities may be
+    # closures that the pickle module cannot serialise; the transform needs only the frequencies
+    # and scales. So pickle the feature map without those (and without unpicklable caches) and
+    # rebuild the (lazy, cached) measure on load.
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # a copy: object.__getstate__ returns __dict__ itself
+        rf = state.get("features_")
+        if rf is not None:
+            slim = {k: v for k, v in vars(rf).items()
+                    if k not in ("measure_", "samplers_") and _picklable(v)}
+            state["features_"] = _PickledFeatures(type(rf), slim)
+        return state
+
+    def __setstate__(self, state):
+        rf = state.get("features_")
+        if isinstance(rf, _PickledFeatures):
+            state = dict(state, features_=rf.restore(state["kernel_"]))
+        super().__setstate__(state)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.input_tags.allow_nan = False
         return tags
+
+
+def _picklable(value):
+    try:
+        pickle.dumps(value)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return False
+    return True
+
+
+class _PickledFeatures:
+    """A fitted RandomFeatures without its measure (see ``SpectralFeatures.__getstate__``)."""
+
+    def __init__(self, cls, state):
+        self.cls, self.state = cls, state
+
+    def restore(self, kernel):
+        from .measures import SpectralMeasure
+
+        rf = self.cls.__new__(self.cls)
+        vars(rf).update(self.state)
+        rf.measure_ = SpectralMeasure(kernel, self.state["n_features_in_"])  # lazy: nothing computed
+        rf.samplers_ = None
+        return rf
 
 
 class _KreinRidgeBase(BaseEstimator):

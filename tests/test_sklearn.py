@@ -1,0 +1,190 @@
+"""scikit-learn integration: estimator checks, Krein ridge against its closed form, pipelines."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+sklearn = pytest.importorskip("sklearn")
+
+from sklearn.linear_model import Ridge  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from spectralkit import DivergentMassError, kernels  # noqa: E402
+from spectralkit.sklearn import KreinRidgeClassifier, KreinRidgeRegressor, SpectralFeatures  # noqa: E402
+
+
+# These checks set n_components = 1. The default sincos map needs an even width (a cos and a
+# sin column per frequency) and an indefinite kernel needs a + and a - frequency, so width 1 is
+# refused with a ValueError naming n_components. The same checks run (and must pass) on the
+# second set of instances: a PD kernel with the one-column-per-frequency "cos" map.
+_WIDTH_ONE = ("check_dont_overwrite_parameters", "check_methods_sample_order_invariance",
+              "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature",
+              "check_fit2d_predict1d")
+
+
+def _expected_failures(estimator):
+    if estimator.feature_map == "cos":
+        return {}
+    names = _WIDTH_ONE
+    if isinstance(estimator, KreinRidgeClassifier):
+        # fails earlier, correctly: one sample is one class ("got 1 class")
+        names = tuple(n for n in names if n != "check_fit2d_1sample")
+    return {name: "n_components=1 is invalid for feature_map='sincos' with an indefinite kernel"
+            for name in names}
+
+
+@parametrize_with_checks([
+    SpectralFeatures(random_state=0),
+    SpectralFeatures("gaussian", feature_map="cos", random_state=0),
+], expected_failed_checks=_expected_failures)
+def test_sklearn_estimator_checks_transformer(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.slow
+@parametrize_with_checks([
+    KreinRidgeRegressor(random_state=0),
+    KreinRidgeClassifier(random_state=0),
+    KreinRidgeRegressor("gaussian", feature_map="cos", random_state=0),
+    KreinRidgeClassifier("gaussian", feature_map="cos", random_state=0),
+], expected_failed_checks=_expected_failures)
+def test_sklearn_estimator_checks_krein_ridge(estimator, check):
+    check(estimator)
+
+
+def _data(n=40, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, d))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + 0.05 * rng.normal(size=n)
+    return X, y
+
+
+def test_fitted_attributes_and_output_shape():
+    X, _ = _data()
+    sf = SpectralFeatures("delta_gaussian:sigma1=1,sigma2=10", n_components=64, random_state=0).fit(X)
+    assert sf.n_features_in_ == 3
+    assert sf.signature_.shape == (64,) and set(np.unique(sf.signature_)) == {-1.0, 1.0}
+    assert sf.mass_plus_ > 0 and sf.mass_minus_ > 0
+    # the Jordan masses obey k(0) = m+ - m- (= 0 for the delta-Gaussian)
+    assert abs(sf.mass_plus_ - sf.mass_minus_) < 1e-6
+    Phi = sf.transform(X)
+    assert Phi.shape == (40, 64) and Phi.dtype == np.float64
+    names = sf.get_feature_names_out()
+    assert len(names) == 64 and names[0] == "spectralfeatures0"
+
+
+def test_dtype_preserved_and_pickle_roundtrip():
+    X, _ = _data()
+    sf = SpectralFeatures("matern:nu=1.5", n_components=32, random_state=3).fit(X)
+    P32 = sf.transform(X.astype(np.float32))
+    assert P32.dtype == np.float32
+    np.testing.assert_allclose(P32, sf.transform(X), atol=1e-5)
+    sf2 = pickle.loads(pickle.dumps(sf))
+    np.testing.assert_array_equal(sf2.transform(X), sf.transform(X))
+
+
+def test_same_seed_same_features_and_kernel_objects_accepted():
+    X, _ = _data()
+    k = kernels.delta_gaussian(1.0, 10.0)
+    a = SpectralFeatures(k, n_components=16, random_state=7).fit(X).transform(X)
+    b = SpectralFeatures("delta_gaussian", n_components=16, random_state=7).fit(X).transform(X)
+    np.testing.assert_array_equal(a, b)
+    c = SpectralFeatures("exp(-r**2/(2*s**2))", kernel_params={"s": 2.0}, n_components=16,
+                         random_state=7).fit(X)
+    assert c.mass_minus_ == 0.0  # a Gaussian is PD: no - part
+
+
+def test_signed_gram_is_unbiased():
+    # E[Phi J Phi^T] = K exactly; over 30 independent seeds the mean must be within 4 standard
+    # errors of the exact delta-Gaussian Gram matrix (CLT). Dropping the signature (using
+    # Phi Phi^T, the PD kernel k+ + k-) is off by ~100 standard errors.
+    X, _ = _data(n=6, d=3, seed=1)
+    X *= 3.0  # spread the points so that k takes both signs
+    k = kernels.delta_gaussian(1.0, 10.0)
+    D = np.linalg.norm(X[:, None] - X[None], axis=-1)
+    K = k(D)
+    draws = np.stack([SpectralFeatures(k, n_components=64, method="rff", random_state=s).fit(X).kernel_approx(X)
+                      for s in range(30)])
+    mean, se = draws.mean(0), draws.std(0, ddof=1) / np.sqrt(len(draws))
+    assert np.all(np.abs(mean - K) <= 4 * se + 1e-12), np.max(np.abs(mean - K) / (se + 1e-300))
+
+
+def test_krein_ridge_equals_kernel_ridge_closed_form():
+    # f(x) = k^(x)^T (K^ + lam I)^(-1) y with the signed Gram estimate K^ = Phi J Phi^T
+    X, y = _data(n=30)
+    Xt, _ = _data(n=7, seed=5)
+    lam = 0.3
+    reg = KreinRidgeRegressor("delta_gaussian", n_components=24, alpha=lam, fit_intercept=False,
+                              random_state=0).fit(X, y)
+    sf = reg.features_
+    K = sf.kernel_approx(X)
+    assert np.min(np.linalg.eigvalsh(K)) < -1e-8 < 1e-8 < np.max(np.linalg.eigvalsh(K))  # indefinite
+    alpha = np.linalg.solve(K + lam * np.eye(len(X)), y)
+    expected = sf.kernel_approx(Xt, X) @ alpha
+    np.testing.assert_allclose(reg.predict(Xt), expected, rtol=1e-7, atol=1e-9)
+    assert reg.solve_residual_ < 1e-10
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_krein_ridge_with_pd_kernel_is_plain_ridge(fit_intercept):
+    X, y = _data(n=50)
+    reg = KreinRidgeRegressor("gaussian:lengthscale=0.5", n_components=40, alpha=0.1,
+                              fit_intercept=fit_intercept, random_state=1).fit(X, y)
+    assert np.all(reg.signature_ == 1)
+    Phi = reg.features_.transform(X)
+    ridge = Ridge(alpha=0.1, fit_intercept=fit_intercept, solver="cholesky").fit(Phi, y)
+    np.testing.assert_allclose(reg.predict(X), ridge.predict(Phi), rtol=1e-8, atol=1e-10)
+
+
+def test_krein_ridge_multi_output_matches_single_outputs():
+    X, y = _data(n=30)
+    Y = np.c_[y, -2 * y + 1]
+    kw = dict(kernel="delta_gaussian", n_components=16, alpha=0.5, random_state=2)
+    both = KreinRidgeRegressor(**kw).fit(X, Y).predict(X)
+    assert both.shape == (30, 2)
+    np.testing.assert_allclose(both[:, 1], KreinRidgeRegressor(**kw).fit(X, Y[:, 1]).predict(X), rtol=1e-10)
+
+
+def test_krein_ridge_classifier_binary_and_multiclass():
+    rng = np.random.default_rng(0)
+    centers = np.array([[0.2, 0.2], [0.8, 0.8], [0.2, 0.8]])
+    y = rng.integers(0, 3, 150)
+    X = centers[y] + 0.05 * rng.normal(size=(150, 2))
+    clf = KreinRidgeClassifier("delta_gaussian:sigma1=0.3,sigma2=3", n_components=128, alpha=1e-3,
+                               random_state=0).fit(X, np.array(["a", "b", "c"])[y])
+    assert list(clf.classes_) == ["a", "b", "c"]
+    assert clf.decision_function(X).shape == (150, 3)
+    assert clf.score(X, np.array(["a", "b", "c"])[y]) > 0.95
+    yb = (y == 1).astype(int)
+    clfb = KreinRidgeClassifier("delta_gaussian:sigma1=0.3,sigma2=3", n_components=128, alpha=1e-3,
+                                random_state=0).fit(X, yb)
+    assert clfb.decision_function(X).shape == (150,)
+    assert clfb.score(X, yb) > 0.95
+
+
+@pytest.mark.parametrize(
+    "est, match",
+    [
+        (SpectralFeatures(n_components=0), "n_components must be an integer >= 1, got 0"),
+        (SpectralFeatures(method="fast"), "method must be one of 'rff', 'orf', 'gorf', got 'fast'"),
+        (SpectralFeatures(split="any"), "split must be one of"),
+        (SpectralFeatures(feature_map="tan"), "feature_map must be one of"),
+        (SpectralFeatures(kernel=3.0), "kernel must be a library spec"),
+        (SpectralFeatures(kernel_params=[1]), "kernel_params must be a dict or None"),
+        (SpectralFeatures(kernel="no_such_kernel"), "unknown kernel 'no_such_kernel'"),
+        (SpectralFeatures(random_state=-1), "random_state must be a non-negative integer"),
+        (KreinRidgeRegressor(alpha=0.0), "alpha must be a finite number > 0, got 0.0"),
+        (KreinRidgeRegressor(fit_intercept="yes"), "fit_intercept must be True or False"),
+    ],
+)
+def test_parameter_errors_name_the_argument(est, match):
+    X, y = _data(n=10)
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y)
+
+
+def test_divergent_kernel_is_refused_at_fit():
+    X, _ = _data(n=10, d=2)
+    with pytest.raises(DivergentMassError):
+        SpectralFeatures("log_kernel", n_components=8).fit(X)
