@@ -234,7 +234,6 @@ def _cmd_check(args):
     if args.json:
         data = report.to_dict()
         data["wall_seconds"] = wall
-        data["kernel_key"] = kernel.key
         _out(json.dumps(data, indent=2, default=str))
     else:
         _out(str(report))
