@@ -293,6 +293,7 @@ class SpectralMeasure:
         self.cache_dir = cache_dir
         self._truncation = None if _truncation is None else float(_truncation)
         self._transforms = None
+        self._coefs = self._term_k0 = None
         self._summary = None
 
     # -- densities -----------------------------------------------------------------------------
@@ -302,11 +303,14 @@ class SpectralMeasure:
         if self._transforms is None:
             from ._transforms import transform_atom
 
+            terms = _closed_form_terms(self.kernel, self.dim)
             self._transforms = tuple(
                 (c, _cache.memory_get_or_compute(
                     ("transform", atom.key, self.dim, self.sympy_budget),
                     lambda atom=atom: transform_atom(atom, self.dim, sympy_budget=self.sympy_budget)))
-                for c, atom in self.kernel.terms)
+                for c, atom in terms)
+            self._coefs = [c for c, _ in terms]
+            self._term_k0 = [atom.value_at_zero() for _, atom in terms]
         return self._transforms
 
     @property
@@ -367,7 +371,7 @@ class SpectralMeasure:
 
     def _require_finite(self, what):
         fin = self.finiteness
-        if not fin.finite:
+        if not fin.finite and self._truncation is None:
             raise DivergentMassError(
                 f"{what} of {self.kernel.name} in d = {self.dim} is not defined: the total mass "
                 f"||mu|| is infinite. {fin.reason}", reason=fin.reason)
@@ -477,7 +481,11 @@ class SpectralMeasure:
         t0 = time.perf_counter()
         finiteness = _finiteness(self)
         k0 = self.kernel.value_at_zero()
-        summary = {"method": self.method, "finiteness": finiteness, "k0": k0}
+        if not finiteness.finite and not math.isfinite(finiteness.tail_exponent):
+            method = "analysis of k only (no spectral density exists)"
+        else:
+            method = self.method
+        summary = {"method": method, "finiteness": finiteness, "k0": k0}
         if not finiteness.finite and self._truncation is None:
             summary.update(roots=(), lobes=(), tail=None, mass_plus=None, mass_minus=None,
                            verdict="DIVERGENT")
@@ -530,6 +538,38 @@ class SpectralMeasure:
 
     def __repr__(self):
         return f"SpectralMeasure({self.kernel.name!r}, dim={self.dim})"
+
+
+def _closed_form_terms(kernel, dim):
+    """The kernel's terms, with user formulas that are sums of closed forms split into them.
+
+    "exp(-r**2/2) - exp(-r**2/8)/2" is one atom to the user but two Gaussians to the transform:
+    transforming each exactly avoids cancellation between numerically computed transforms.
+    """
+    import sympy
+
+    from ._closed_forms import closed_form
+
+    out = []
+    for c, atom in kernel.terms:
+        parts = sympy.Add.make_args(sympy.expand(atom.expr, deep=False, mul=True, power_exp=False,
+                                                 power_base=False, log=False, multinomial=False))
+        split = None
+        if atom.family is None and len(parts) > 1 and closed_form(atom, dim) is None:
+            split = []
+            for part in parts:
+                coef, rest = part.as_coeff_Mul()
+                try:
+                    sub = RadialKernel(rest, support=atom.support)
+                except KernelDefinitionError:
+                    split = None
+                    break
+                if closed_form(sub, dim) is None:
+                    split = None
+                    break
+                split.append((c * float(coef), sub))
+        out.extend(split if split else [(c, atom)])
+    return out
 
 
 def check_rkks(kernel, dim, **options):
@@ -732,7 +772,7 @@ def _find_roots(f, grid, vals):
     for i in np.nonzero(s[:-1] * s[1:] < 0)[0]:
         try:
             roots.append(scipy.optimize.brentq(lambda x: float(f(np.array([x]))[0]), grid[i], grid[i + 1],
-                                               xtol=1e-14 * max(1.0, grid[i + 1]), rtol=4e-16, maxiter=200))
+                                               xtol=1e-300, rtol=1e-15, maxiter=200))
         except ValueError:
             roots.append(0.5 * (grid[i] + grid[i + 1]))
     return roots
@@ -743,11 +783,15 @@ def _lobe_masses_exact(measure, edges):
     ts = measure.transforms
     if measure._truncation is not None or not all(t.radial_cdf is not None for _, t in ts):
         return None
+    if not all(math.isfinite(k0) for k0 in measure._term_k0):
+        return None
     e = np.asarray(edges, dtype=np.float64)
     total = np.zeros(e.size - 1)
-    for (c, t), (_, atom) in zip(ts, measure.kernel.terms):
-        cdf = np.asarray(t.radial_cdf(e), dtype=np.float64)
-        total += c * atom.value_at_zero() * np.diff(cdf)
+    finite = np.isfinite(e)
+    for c, t, k0 in zip(measure._coefs, [t for _, t in ts], measure._term_k0):
+        cdf = np.ones(e.shape)  # F(inf) = 1
+        cdf[finite] = np.asarray(t.radial_cdf(e[finite]), dtype=np.float64)
+        total += c * k0 * np.diff(cdf)
     return total
 
 
