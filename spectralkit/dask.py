@@ -1,0 +1,214 @@
+"""Lazy featurization of dask arrays (extra ``dask``).
+
+:func:`transform_dask` maps a fitted feature map over the row blocks of a ``dask.array`` with
+``map_blocks``: nothing is computed until you call ``.compute()`` / ``.persist()`` / ``to_zarr``,
+and every block is featurized independently with the same frequencies, so the result equals the
+in-memory ``transform`` of the whole array (bit for bit: the same compiled kernel runs on each
+row block). :class:`DaskSpectralFeatures` wraps this in the scikit-learn interface;
+:func:`fit_dask` draws the frequencies from ``X.shape[1]`` alone, without reading the data.
+
+The columns of X are rechunked into a single block (a feature row needs the whole input row);
+rows stay chunked as they are. Output chunks are ``(X.chunks[0], (n_components,))``.
+
+On a multi-machine cluster the same code runs unchanged: connect a
+``dask.distributed.Client("tcp://scheduler:8786")`` first. The fitted feature map is shipped to
+the workers with the task graph (a few arrays: the frequencies and scales), so workers need
+spectralkit installed (same version) but do not recompute the spectral measure. See
+docs/guide-dask.md.
+"""
+
+import copy
+import numbers
+import pickle
+
+import dask.array as da
+import numpy as np
+from dask.base import tokenize
+
+__all__ = ["fit_dask", "transform_dask", "DaskSpectralFeatures"]
+
+
+def _check_dask_array(X):
+    if not isinstance(X, da.Array):
+        raise TypeError(f"X must be a dask.array.Array, got {type(X).__name__} (use dask.array.from_array)")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_samples, n_features), got shape {X.shape}")
+    if not np.isnan(X.shape[1]) and X.shape[1] < 1:
+        raise ValueError(f"X must have at least one feature column, got shape {X.shape}")
+    if np.isnan(X.shape[1]):
+        raise ValueError("X must have a known number of columns (call X.compute_chunk_sizes())")
+    if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_) or np.issubdtype(X.dtype, np.complexfloating):
+        raise ValueError(f"X must be real numeric, got dtype {X.dtype}")
+    return X
+
+
+def fit_dask(features, X):
+    """Fit ``features`` for the dimension of the dask array ``X`` without reading its values.
+
+    Parameters
+    ----------
+    features : RandomFeatures or SpectralFeatures
+        An unfitted (or fitted) feature map; RandomFeatures gets ``fit()`` with ``dim`` set to
+        ``X.shape[1]``, SpectralFeatures gets its frequencies drawn for that dimension.
+    X : dask.array.Array of shape (n_samples, n_features)
+
+    Returns
+    -------
+    features
+        The same object, fitted.
+    """
+    X = _check_dask_array(X)
+    dim = int(X.shape[1])
+    if hasattr(features, "_fit_dim"):  # SpectralFeatures: no data needed
+        features._fit_dim(dim)
+        features.n_features_in_ = dim
+        return features
+    if hasattr(features, "set_params") and hasattr(features, "fit"):
+        if features.dim is not None and features.dim != dim:
+            raise ValueError(f"features were configured for dim={features.dim} but X has {dim} columns")
+        features.set_params(dim=dim)
+        return features.fit()
+    raise TypeError(f"features must be a RandomFeatures or SpectralFeatures, got {type(features).__name__}")
+
+
+def _portable(features):
+    """A shallow copy of the fitted RandomFeatures holding only what ``transform`` needs.
+
+    The fitted object references its SpectralMeasure (sympy-derived closures, tables); shipping
+    that to every task would make the graph large and slow to serialise. The frequencies, scales
+    and signature are a few small arrays.
+    """
+    rf = getattr(features, "features_", features)  # SpectralFeatures / DaskSpectralFeatures wrap one
+    slim = copy.copy(rf)
+    for name, value in list(vars(slim).items()):
+        if name in ("measure_", "samplers_") or not _picklable(value):
+            delattr(slim, name)
+    return slim
+
+
+def _picklable(value):
+    try:
+        pickle.dumps(value)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return False
+    return True
+
+
+def _transform_block(block, features, dtype):
+    # each task featurizes one row block; C-contiguous input of the output dtype
+    return features.transform(np.ascontiguousarray(block, dtype=dtype))
+
+
+def transform_dask(features, X, *, dtype=None):
+    """Featurize a dask array lazily: ``map_blocks`` of ``features.transform`` over row blocks.
+
+    Parameters
+    ----------
+    features : RandomFeatures or SpectralFeatures
+        A feature map; fitted here for ``X.shape[1]`` if not fitted yet (no data is read).
+    X : dask.array.Array of shape (n_samples, n_features)
+        Any row chunking; the columns are rechunked into one block.
+    dtype : {numpy.float32, numpy.float64}, optional
+        Output dtype (default: float32 for float32 X, else float64), as in ``transform``.
+
+    Returns
+    -------
+    dask.array.Array of shape (n_samples, n_components)
+        Lazy; chunks ``(X.chunks[0], (n_components,))``.
+    """
+    X = _check_dask_array(X)
+    if dtype is None:
+        dtype = np.float32 if X.dtype == np.float32 else np.float64
+    dtype = np.dtype(dtype)
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}")
+    fitted = hasattr(features, "signature_")
+    if not fitted:
+        fit_dask(features, X)
+    dim = int(X.shape[1])
+    fitted_dim = getattr(features, "n_features_in_", dim)
+    if fitted_dim != dim:
+        raise ValueError(f"X has {dim} columns but the features were fitted for dim={fitted_dim}")
+    width = int(np.asarray(features.signature_).size)
+    slim = _portable(features)
+    X = X.rechunk({1: -1})
+    # a deterministic key from the input graph and the frequencies (tokenizing the whole fitted
+    # object would hash its measure)
+    token = tokenize(X.name, dtype, width, slim.W_plus_, slim.W_minus_, np.asarray(slim.signature_),
+                     getattr(slim, "scale_plus_", None), getattr(slim, "scale_minus_", None),
+                     getattr(slim, "offsets_plus_", None), getattr(slim, "offsets_minus_", None))
+    return X.map_blocks(_transform_block, slim, dtype, dtype=dtype,
+                        chunks=(X.chunks[0], (width,)), meta=np.empty((0, width), dtype=dtype),
+                        name=f"spectralkit-features-{token}")
+
+
+class DaskSpectralFeatures:
+    """scikit-learn style transformer for dask arrays (``fit`` reads only ``X.shape``).
+
+    Parameters are those of :class:`spectralkit.sklearn.SpectralFeatures` (and of
+    :class:`spectralkit.features.RandomFeatures`): ``kernel``, ``n_components``, ``method``,
+    ``split``, ``feature_map``, ``random_state``, ``kernel_params``. scikit-learn is not required:
+    the feature map is a :class:`~spectralkit.features.RandomFeatures`.
+
+    Attributes
+    ----------
+    features_ : RandomFeatures
+        The fitted feature map (frequencies, scales, ``signature_``, masses).
+    signature_, mass_plus_, mass_minus_, n_features_in_
+        As in SpectralFeatures.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> X = da.random.random((10_000, 8), chunks=(2_500, 8))
+    >>> dsf = DaskSpectralFeatures("delta_gaussian", n_components=64, random_state=0).fit(X)
+    >>> Phi = dsf.transform(X)          # lazy
+    >>> Phi.shape, Phi.chunks[0]
+    ((10000, 64), (2500, 2500, 2500, 2500))
+    """
+
+    def __init__(self, kernel="delta_gaussian", n_components=256, method="gorf", split="jordan",
+                 feature_map="sincos", random_state=None, kernel_params=None):
+        self.kernel = kernel
+        self.n_components = n_components
+        self.method = method
+        self.split = split
+        self.feature_map = feature_map
+        self.random_state = random_state
+        self.kernel_params = kernel_params
+
+    def fit(self, X, y=None):
+        """Draw the frequencies for ``X.shape[1]`` (X: dask array; its values are not read)."""
+        from .features import RandomFeatures
+        from .kernels import RadialKernel, from_spec
+
+        X = _check_dask_array(X)
+        if isinstance(self.kernel, RadialKernel):
+            if self.kernel_params:
+                raise ValueError("kernel_params must be None when kernel is a RadialKernel object")
+            kernel = self.kernel
+        else:
+            kernel = from_spec(self.kernel, params=self.kernel_params)
+        rs = self.random_state
+        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
+            rs = int(rs)
+        rf = RandomFeatures(kernel, dim=int(X.shape[1]), n_components=self.n_components,
+                            method=self.method, split=self.split, feature_map=self.feature_map,
+                            random_state=rs).fit()
+        self.features_ = rf
+        self.kernel_ = kernel
+        self.signature_ = np.asarray(rf.signature_)
+        self.mass_plus_ = float(rf.mass_plus_)
+        self.mass_minus_ = float(rf.mass_minus_)
+        self.n_features_in_ = int(X.shape[1])
+        return self
+
+    def transform(self, X):
+        """Lazy feature matrix of the dask array X (see :func:`transform_dask`)."""
+        if not hasattr(self, "features_"):
+            raise RuntimeError("this DaskSpectralFeatures instance is not fitted yet; call fit(X) first")
+        return transform_dask(self.features_, X)
+
+    def fit_transform(self, X, y=None):
+        """``fit(X).transform(X)``."""
+        return self.fit(X).transform(X)
