@@ -260,8 +260,9 @@ class RandomFeatures:
 
         n_freq = self.n_components // 2 if self.feature_map == "sincos" else self.n_components
         n_plus, n_minus = self._allocate(n_freq, mass_plus, mass_minus)
-        W_plus, W_minus = draw_frequencies(self.method, n_plus, n_minus, dim, rng,
-                                           parts[0][0], parts[1][0])
+        with _compiled.blas_single_thread():  # QR results must not depend on the BLAS thread count
+            W_plus, W_minus = draw_frequencies(self.method, n_plus, n_minus, dim, rng,
+                                               parts[0][0], parts[1][0])
         if self.feature_map == "cos":
             self.offsets_plus_ = rng.uniform(0.0, 2.0 * np.pi, n_plus)
             self.offsets_minus_ = rng.uniform(0.0, 2.0 * np.pi, n_minus)

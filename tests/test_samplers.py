@@ -217,6 +217,8 @@ def test_compiled_lookup_matches_numpy_reference():
     out = np.empty_like(u)
     _compiled.inverse_cdf_lookup(u, s._u_knots, s._x_knots, s._slopes, out)
     assert np.allclose(out, _hermite_eval(u, s._u_knots, s._x_knots, s._slopes), rtol=1e-13, atol=0)
+    # small batches take the numpy path, large ones the compiled one: same values to rounding
+    assert np.allclose(s.sample_from_uniforms(u[:100]), s.sample_from_uniforms(u)[:100], rtol=1e-13, atol=0)
 
 
 def test_qmc_norms_are_stratified():
