@@ -21,7 +21,6 @@ __all__ = [
     "iid_directions",
     "nystroem_features",
     "rbf_sampler_features",
-    "redirect_frequencies",
     "signed_sincos_features",
     "krein_ridge",
     "plain_ridge",
@@ -240,20 +239,6 @@ class PaperEstimator:
         transform, sig = _stack(maps, signs)
         return SignedFeatures(transform, sig, {"mass_plus": self.c_plus, "mass_minus": self.c_minus,
                                                "n_plus": s, "n_minus": s, "directions": directions})
-
-
-def redirect_frequencies(W_plus, W_minus, rng):
-    """Keep the frequency norms (drawn from the correct radial laws by spectralkit) and replace
-    the directions by the GORF paper's joint QR directions (:func:`paper_gorf_directions`).
-
-    Both parts get ``s = max(len(W_plus), len(W_minus))`` directions from one draw.
-    """
-    dim = (W_plus if len(W_plus) else W_minus).shape[1]
-    s = max(len(W_plus), len(W_minus))
-    Dp, Dm = paper_gorf_directions(dim, s, rng)
-    Wp = np.linalg.norm(W_plus, axis=1)[:, None] * Dp[:len(W_plus)]
-    Wm = np.linalg.norm(W_minus, axis=1)[:, None] * Dm[:len(W_minus)]
-    return Wp, Wm
 
 
 def signed_sincos_features(W_plus, W_minus, mass_plus, mass_minus):

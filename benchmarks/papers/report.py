@@ -179,16 +179,30 @@ def write_report(results, out_dir, md_path, json_path=None):
     for r in approx:
         if r["method"] == "paper_grff" and "info" in r:
             paper_masses[(r["dataset"], r["kernel"])] = r["info"]
+    def _m(x):
+        return "—" if not x else format(x["value"], ".6g") + " ± " + format(x["error"], ".1g")
+
     for k in results.get("kernels", []):
         rk = k.get("rkks", {})
-        mp, mm = rk.get("mass_plus"), rk.get("mass_minus")
         pm = paper_masses.get((k["dataset"], k["kernel"]))
         L.append(f"| {k['dataset']} | {k['label']} | {k['dim']} | {rk.get('verdict')} | "
-                 f"{'—' if not mp else format(mp['value'], '.6g') + ' ± ' + format(mp['error'], '.1g')} | "
-                 f"{'—' if not mm else format(mm['value'], '.6g') + ' ± ' + format(mm['error'], '.1g')} | "
+                 f"{_m(rk.get('mass_plus'))} | {_m(rk.get('mass_minus'))} | "
                  f"{'—' if not pm else format(pm['mass_plus'], '.3g') + ' / ' + format(pm['mass_minus'], '.3g')} | "
                  f"{(rk.get('reason') or '')[:160]} {k.get('note', '')} |")
+        if "rkks_sampled" in k:
+            rs = k["rkks_sampled"]
+            L.append(f"| {k['dataset']} | ↳ sampled instead: {k['sampled_name']} | {k['dim']} | {rs.get('verdict')} | "
+                     f"{_m(rs.get('mass_plus'))} | {_m(rs.get('mass_minus'))} | — | {(rs.get('reason') or '')[:160]} |")
     L.append("")
+    ext = [k for k in results.get("kernels", []) if "sampled_formula" in k]
+    if ext:
+        L += ["Smooth extensions of the spherical polynomial (exactly (1 − r²/a²)^p on [0, 2], a C^m Hermite "
+              "polynomial join on [2, 2 + L] vanishing to order m + 1 at 2 + L, m the smallest order with "
+              "d < 2m + 3; L ∈ {1, 2, 3} chosen for the smallest total mass):", ""]
+        for k in ext:
+            L.append(f"- {k['dataset']} (d = {k['dim']}), {k['label']}: support {k['sampled_support']:g}, "
+                     f"`{k['sampled_formula'][:400]}`")
+        L.append("")
 
     # approximation tables and plots
     L += ["## Kernel approximation", ""]

@@ -116,13 +116,13 @@ def _spectralkit_status():
     return status
 
 
-def _rkks(setup, dim):
-    """check_rkks verdict and masses of the sampled kernel in dimension dim (or why not)."""
+def _rkks(kernel, dim):
+    """check_rkks verdict and masses of ``kernel`` in dimension dim (or why not)."""
     try:
         from spectralkit.measures import check_rkks
 
         t0 = time.perf_counter()
-        rep = check_rkks(setup.sampled, dim)
+        rep = check_rkks(kernel, dim)
         out = {"verdict": rep.verdict, "reason": rep.reason, "seconds": time.perf_counter() - t0}
         for name in ("mass_plus", "mass_minus"):
             m = getattr(rep, name)
@@ -130,6 +130,17 @@ def _rkks(setup, dim):
         return out
     except Exception as exc:  # noqa: BLE001 - recorded in the report
         return {"verdict": "unavailable", "reason": f"{type(exc).__name__}: {exc}"[:300]}
+
+
+def _kernel_entry(dataset, setup, dim):
+    entry = {"dataset": dataset, "kernel": setup.key, "label": setup.label, "dim": dim,
+             "rkks": _rkks(setup.base, dim), "note": setup.note}
+    if setup.sampled is not setup.base:
+        entry["sampled_name"] = setup.sampled.name
+        entry["sampled_formula"] = str(setup.sampled.expr)
+        entry["sampled_support"] = setup.sampled.support
+        entry["rkks_sampled"] = _rkks(setup.sampled, dim)
+    return entry
 
 
 def _key(exp, rec):
@@ -180,8 +191,7 @@ def run_suite(args, progress_factory=None):
         if exp == "housing":
             ds0 = D.load("housing", args.data_dir, seed=args.seed)
             for setup in P.kernel_setups(ds0.X_train, cfg["housing_kernels"], args.seed):
-                results["kernels"].append({"dataset": "housing", "kernel": setup.key, "label": setup.label,
-                                           "dim": ds0.dim, "rkks": _rkks(setup, ds0.dim)})
+                results["kernels"].append(_kernel_entry("housing", setup, ds0.dim))
                 recs = P.regression_experiment(
                     lambda rep: D.load("housing", args.data_dir, seed=args.seed + rep), setup, methods,
                     cfg["housing_multipliers"], reps, args.seed, progress=tick)
@@ -191,9 +201,7 @@ def run_suite(args, progress_factory=None):
         kernels_here = approx_kernels if exp == "approx" else cfg["svm_kernels"]
         for setup in P.kernel_setups(ds.X_train, kernels_here, args.seed):
             if exp == "approx":
-                results["kernels"].append({"dataset": name, "kernel": setup.key, "label": setup.label,
-                                           "dim": ds.dim, "rkks": _rkks(setup, ds.dim),
-                                           "note": setup.note})
+                results["kernels"].append(_kernel_entry(name, setup, ds.dim))
                 results["approximation"].extend(
                     P.approximation_experiment(ds, setup, methods, ratios, reps, args.seed, progress=tick))
             else:
