@@ -93,7 +93,7 @@ CASES = [
 
 @pytest.mark.parametrize("kernel,dim,method", CASES, ids=lambda v: getattr(v, "name", str(v)))
 def test_unbiased_fixed_cases(kernel, dim, method):
-    _assert_unbiased(kernel, dim, method, reps=300)
+    _assert_unbiased(kernel, dim, method, reps=1000, n_components=32)
 
 
 def test_unbiased_terms_split():
