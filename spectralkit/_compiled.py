@@ -33,12 +33,13 @@ feature_map, chunk_rows=256) -> out``
     Deterministic: the output is bit-identical whatever the number of numba threads and whatever
     ``chunk_rows`` (the per-element arithmetic does not depend on either; tested).
 
-    Range: the polynomial sincos is accurate for |argument| <= ``SINCOS_MAX_ARG[dtype]`` (see
-    below). The kernel counts arguments beyond that bound at no measurable cost; if there are any,
-    the wrapper recomputes the whole output by an accurate fallback: float32 inputs are
-    transformed in float64 and rounded to float32, float64 inputs use numpy's ``cos``/``sin``
-    (full-range argument reduction) on row blocks. The fallback is correct but several times
-    slower; it is never taken for sensible frequency scales (|w . x| <= 1e4 in float32).
+    Range: the polynomial sincos is accurate for |argument| <= ``SINCOS_MAX_ARG[dtype]`` (1e12
+    in float64, 1e6 in float32; see below). The kernel counts the arguments beyond that bound at
+    no measurable cost; if there are any, the wrapper issues a ``RuntimeWarning`` and recomputes
+    the whole output by an accurate fallback: float32 inputs are transformed in float64 and
+    rounded to float32, float64 inputs use numpy's ``cos``/``sin`` (full-range argument
+    reduction) on row blocks. The fallback is correct but several times slower. Such arguments
+    mean badly scaled data or frequencies (the spacing of float32 numbers at 1e6 is 0.06 rad).
 
 ``inverse_cdf_lookup(u, u_knots, x_knots, slopes, out) -> out``
 
@@ -63,13 +64,17 @@ routine that the fused kernel inlines.
   argument as an unevaluated sum hi + lo with |hi| <= π/4 (1 + 2^-50). The fdlibm (FreeBSD msun)
   minimax kernels ``__kernel_sin`` (degree 13) and ``__kernel_cos`` (degree 14) take the tail
   ``lo`` into account; the quadrant selects and signs the results by blends. Measured maximum
-  error: < 1 ulp (see ``tests/test_compiled.py``: mpmath reference, random arguments up to
-  1e8 and the arguments closest to multiples of π/2); the documented bound is 2 ulp for
-  |x| <= ``SINCOS_MAX_ARG[float64]`` = 1e8.
+  error 0.75 ulp (``tests/test_compiled.py``: exact mpmath reference on random arguments up to
+  1e12 and on the doubles nearest to k π/2 and (k + 1/2) π/2); the documented bound is 2 ulp
+  (the tests assert < 1 ulp) for |x| <= ``SINCOS_MAX_ARG[float64]`` = 1e12. The three-part
+  constant leaves an absolute error ~ |k| 2^-161 in the reduced argument; at |x| = 1e15 this
+  already costs ~2.5 ulp at the worst arguments, hence the bound.
 * float32: the same structure in single precision (three-part float32 π/2 with fmas,
   shifter 1.5·2^23) with cephes-style minimax kernels (``sinf`` degree 7, ``cosf`` degree 8).
-  Documented bound 2 ulp for |x| <= ``SINCOS_MAX_ARG[float32]`` = 1e4 (float32 arguments
-  there are spaced by <= 2^-10, so larger products carry no phase information anyway).
+  Measured maximum error 1.6 ulp over *every* float32 in [2^-30, 1e6] (exhaustive check, see
+  docs/performance.md); documented bound 2 ulp for |x| <= ``SINCOS_MAX_ARG[float32]`` = 1e6.
+  Beyond ~4e6 the reduction breaks down (4.7 ulp at 4e6, garbage beyond 2^22 where the
+  shifter rounding fails).
 
 The fmas are LLVM ``llvm.fma`` intrinsics (exact fused operations, not a contraction that the
 optimiser may or may not perform). All kernels use the fast-math flags ``_FASTMATH``
@@ -100,7 +105,7 @@ __all__ = [
 _FASTMATH = {"nnan", "ninf", "nsz", "arcp", "contract", "afn"}
 
 #: Largest |argument| for which the polynomial sincos is guaranteed to 2 ulp, per dtype.
-SINCOS_MAX_ARG = {np.dtype(np.float64): 1.0e8, np.dtype(np.float32): 1.0e4}
+SINCOS_MAX_ARG = {np.dtype(np.float64): 1.0e12, np.dtype(np.float32): 1.0e6}
 
 #: Rows of every BLAS GEMM block in :func:`fused_features` (``chunk_rows`` is rounded up to a
 #: multiple of it). Fixed so that the summation order, hence the output, does not depend on
@@ -424,12 +429,19 @@ def fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, of
 
 def _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mode, chunk_rows):
     """Accurate path for arguments beyond SINCOS_MAX_ARG (see the module docstring)."""
+    lim = SINCOS_MAX_ARG[np.dtype(X.dtype)]
+    warnings.warn(
+        f"fused_features: some arguments w.x exceed {lim:g}, the range of the fast {X.dtype} "
+        "sincos; recomputing with the accurate slow path (check the scaling of the data and "
+        "of the frequencies)", RuntimeWarning, stacklevel=3)
     if X.dtype == np.float32:
         out64 = np.empty(out.shape, dtype=np.float64)
-        fused_features(X.astype(np.float64), W_plus.astype(np.float64),
-                       W_minus.astype(np.float64), scale_plus, scale_minus,
-                       off_p.astype(np.float64), off_m.astype(np.float64), out64,
-                       "sincos" if mode == 0 else "cos", chunk_rows)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            fused_features(X.astype(np.float64), W_plus.astype(np.float64),
+                           W_minus.astype(np.float64), scale_plus, scale_minus,
+                           off_p.astype(np.float64), off_m.astype(np.float64), out64,
+                           "sincos" if mode == 0 else "cos", chunk_rows)
         out[...] = out64
         return
     s_plus = W_plus.shape[0]
@@ -448,9 +460,6 @@ def _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mo
                 out[r0: r0 + block, col0 + s: col0 + 2 * s] = scale * np.sin(A)
             else:
                 out[r0: r0 + block, col0: col0 + s] = scale * np.cos(A + off)
-    if np.abs(X).max() * max(np.abs(W_plus).max(initial=0), np.abs(W_minus).max(initial=0)) > 1e15:
-        warnings.warn("fused_features: arguments beyond 1e15 in float64; sin/cos of such "
-                      "arguments carry no phase information", RuntimeWarning, stacklevel=3)
 
 
 def sincos(x, out_sin=None, out_cos=None):
