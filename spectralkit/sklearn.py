@@ -30,6 +30,7 @@ Examples
 
 import numbers
 import pickle
+import warnings
 
 import numpy as np
 import scipy.linalg
@@ -299,18 +300,31 @@ class _KreinRidgeBase(BaseEstimator):
             y_mean = np.zeros(Y.shape[1])
             Yc = Y
         # symmetric indefinite s x s system: G + alpha J (J^2 = I turns the non-symmetric
-        # Phi^T Phi J + alpha I of the formula into this, solved by LDL^T / LU)
+        # Phi^T Phi J + alpha I of the formula into this). Solved through its eigendecomposition
+        # (O(s^3), like LDL^T) because the smallest |eigenvalue| is the diagnostic that matters:
+        # the Krein ridge problem is not convex, and it is ill-posed when -alpha is close to an
+        # eigenvalue of the indefinite Gram matrix.
         A = Phi.T @ Phi
         A[np.diag_indices_from(A)] += a * J
         b = Phi.T @ Yc
-        try:
-            coef = scipy.linalg.solve(A, b, assume_a="sym")
-        except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+        evals, Q = scipy.linalg.eigh(A)
+        abs_ev = np.abs(evals)
+        tiny = abs_ev.max() * A.shape[0] * np.finfo(float).eps
+        if abs_ev.min() <= tiny:
             raise ValueError(
                 f"the Krein ridge system is singular for alpha={a!r}: -alpha is an eigenvalue of the "
-                "indefinite Gram matrix; choose another alpha"
-            ) from None
+                "indefinite Gram matrix (to machine precision); choose another alpha"
+            )
+        coef = Q @ ((Q.T @ b) / evals[:, None])
+        cond = float(abs_ev.max() / abs_ev.min())
+        if cond > 1e10:
+            warnings.warn(
+                f"Krein ridge with alpha={a!r} is ill-conditioned (condition number {cond:.3g}): -alpha "
+                "is close to an eigenvalue of the indefinite Gram matrix and the solution is unstable; "
+                "choose another alpha (e.g. by cross-validation)", RuntimeWarning, stacklevel=3)
         res = np.linalg.norm(A @ coef - b) / max(np.linalg.norm(b), np.finfo(float).tiny)
+        self.condition_number_ = cond
+        self.n_negative_eigenvalues_ = int(np.sum(evals < 0))
         self.features_ = features
         self.signature_ = features.signature_
         self.coef_ = coef  # (s, t)
@@ -351,6 +365,12 @@ _KREIN_DOC = """
     intercept_ : ndarray of shape (n_targets,)
     solve_residual_ : float
         Relative residual ``||A coef - b|| / ||b||`` of the linear solve (its accuracy).
+    condition_number_ : float
+        ``max |eig(A)| / min |eig(A)|`` of ``A = Phi^T Phi + alpha J`` (centred features): large values
+        (a RuntimeWarning above 1e10) mean -alpha is close to an eigenvalue of the indefinite Gram
+        matrix and the fit is unstable; choose alpha by cross-validation.
+    n_negative_eigenvalues_ : int
+        Number of negative eigenvalues of A (0 for PD kernels).
     n_features_in_ : int
 """
 
