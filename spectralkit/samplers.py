@@ -309,21 +309,9 @@ class RadialSampler:
         if self.mass_discrepancy > 1e-6:
             warnings.warn(f"RadialSampler: integrated lobe masses differ from the measure's by "
                           f"{self.mass_discrepancy:.2g} of the total", RuntimeWarning, stacklevel=2)
-        # One concatenated table on [0, 1]: lobe j lives at v = (2 j + u_local) / (2 L - 1), so a
-        # lookup never straddles the jump of the inverse CDF between two lobes (the gap intervals
-        # ((2j + 1)/(2L - 1), (2j + 2)/(2L - 1)) are never queried).
-        n_tab = len(tables)
-        self._span = 2.0 * n_tab - 1.0
-        if tables:
-            self._u_knots = np.concatenate([(2.0 * j + t.u) / self._span for j, t in enumerate(tables)])
-            self._u_knots[-1] = 1.0
-            self._x_knots = np.concatenate([t.x for t in tables])
-            self._slopes = np.concatenate([t.slopes for t in tables]) * self._span  # dx/dv
-            # the gap interval's end slopes are irrelevant but must be finite for the interpolant
-            self._slopes = np.where(np.isfinite(self._slopes), self._slopes, 0.0)
         self._cum = np.concatenate([[0.0], np.cumsum(self.weights)])
-        self._cum[-1] = 1.0
         self._head = float(self._cum[len(tables)]) if self.tail is not None else 1.0
+        self._build_global_table(tables)
         if self.tail is not None:
             e, rc, bnd = self.tail.exponent, self.tail.rho_c, self.tail.bound
             if not e > 1:
@@ -365,30 +353,54 @@ class RadialSampler:
         u = np.asarray(u, dtype=np.float64)
         if u.ndim != 1:
             raise ValueError(f"u must be a 1-D array, got shape {u.shape}")
-        if not (np.all(u >= 0) and np.all(u < 1)):
+        if u.size and not (u.min() >= 0 and u.max() < 1):  # NaN fails both comparisons
             raise ValueError("u must lie in [0, 1) (and contain no NaN)")
         out = np.empty_like(u)
-        if self.tail is None and len(self._tables) == 1:
+        if self._u_knots is not None:
             self._lookup(u, out)
-            return out
-        in_tail = u >= self._head
-        if self.tail is not None and in_tail.any():
-            if rng is None:
-                raise ValueError("rng is required: this law has a tail that is sampled by rejection")
-            _check_rng(rng)
-        uh = u[~in_tail] if in_tail.any() else u
-        j = np.clip(np.searchsorted(self._cum, uh, side="right") - 1, 0, len(self._tables) - 1)
-        w = self.weights[j]
-        v = (2.0 * j + np.minimum((uh - self._cum[j]) / w, 1.0)) / self._span
-        head = np.empty_like(v)
-        if len(v):
-            self._lookup(v, head)
-        if in_tail.any():
-            out[~in_tail] = head
-            out[in_tail] = self._sample_tail(int(in_tail.sum()), rng)
-        else:
-            out = head
+        if self.tail is not None:
+            idx = np.flatnonzero(u >= self._head)  # the tail's share of [0, 1): exact tail draws
+            if idx.size:
+                if rng is None:
+                    raise ValueError("rng is required: this law has a tail that is sampled by rejection")
+                _check_rng(rng)
+                out[idx] = self._sample_tail(idx.size, rng)
         return out
+
+    def _build_global_table(self, tables):
+        """One knot table for the whole mixture, in the global u of p_sign.
+
+        Lobe j occupies u in [C_j, C_j + w_j] (C_j = cumulative weight): its local knots map to
+        C_j + w_j u_local and its slopes to dx/du_local / w_j. Consecutive lobes are separated by
+        a gap interval one ulp wide (end of lobe j at C_{j+1}, start of lobe j + 1 at the next
+        float), so the jump of the inverse CDF between lobes is never interpolated: a uniform equal
+        to C_{j+1} returns the endpoint b_j. With a tail, a last knot at u = 1 closes the table;
+        uniforms in [head, 1) are overwritten by tail draws. One compiled lookup serves all lobes.
+        """
+        if not tables:
+            self._u_knots = None
+            return
+        us, xs, ms = [], [], []
+        for j, t in enumerate(tables):
+            c, w = self._cum[j], self.weights[j]
+            u = c + w * t.u
+            u[-1] = self._cum[j + 1]
+            if j:
+                u[0] = np.nextafter(us[-1][-1], 2.0)
+            us.append(u)
+            xs.append(t.x)
+            ms.append(t.slopes / w)
+        if self.tail is not None:
+            us.append(np.array([1.0]))
+            xs.append(np.array([self.tail.rho_c]))
+            ms.append(np.array([0.0]))
+        u, x, m = np.concatenate(us), np.concatenate(xs), np.concatenate(ms)
+        u[0], u[-1] = 0.0, 1.0
+        # knots of tiny-weight lobes can collapse in global u: keep the last knot of each run
+        keep = np.r_[np.diff(u) > 0, True]
+        self._u_knots = np.ascontiguousarray(u[keep])
+        self._x_knots = np.ascontiguousarray(x[keep])
+        self._slopes = np.ascontiguousarray(np.minimum(m[keep], 1e300))  # finite for the interpolant
 
     def _lookup(self, v, out):
         # Small batches in numpy: starting a parallel numba region costs ~0.1-20 ms (more on a
