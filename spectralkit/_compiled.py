@@ -71,8 +71,9 @@ routine that the fused kernel inlines.
   already costs ~2.5 ulp at the worst arguments, hence the bound.
 * float32: the same structure in single precision (three-part float32 π/2 with fmas,
   shifter 1.5·2^23) with cephes-style minimax kernels (``sinf`` degree 7, ``cosf`` degree 8).
-  Measured maximum error 1.6 ulp over *every* float32 in [2^-30, 1e6] (exhaustive check, see
-  docs/performance.md); documented bound 2 ulp for |x| <= ``SINCOS_MAX_ARG[float32]`` = 1e6.
+  Exhaustive check over every float32 in [2^-30, 1e6] (the results are exactly odd/even in x)
+  against float64 libm: max error 1.56 ulp for |x| <= 1e5 and 1.81 ulp for |x| <= 1e6;
+  documented bound 2 ulp for |x| <= ``SINCOS_MAX_ARG[float32]`` = 1e6.
   Beyond ~4e6 the reduction breaks down (4.7 ulp at 4e6, garbage beyond 2^22 where the
   shifter rounding fails).
 
@@ -475,42 +476,46 @@ def sincos(x, out_sin=None, out_cos=None):
     return out_sin, out_cos
 
 
+_LOOKUP_BLOCK = 2048
+
+
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def _lookup_kernel(u, u_knots, x_knots, slopes, first, out):
+def _lookup_kernel(u, u_knots, inv_h, c0, c1, c2, c3, x_last, first, depth, n_workers, out):
+    n = u.shape[0]
     K = u_knots.shape[0] - 1
     n_cells = first.shape[0] - 1
-    block = 4096
-    n_blocks = (u.shape[0] + block - 1) // block
-    for b in prange(n_blocks):
-        i0 = b * block
-        i1 = min(u.shape[0], i0 + block)
-        for i in range(i0, i1):
-            ui = u[i]
-            cell = min(max(np.int64(ui * n_cells), 0), n_cells - 1)
-            # Knots before first[cell] are < ui and knots from first[cell + 1] on are > ui
-            # (the cell map is monotone), so the answer lies in [lo, hi).
-            lo = max(first[cell] - 1, 0)
-            hi = first[cell + 1]
-            # Branchless binary search for the last j in [lo, hi) with u_knots[j] <= ui.
-            while hi - lo > 1:
-                mid = (lo + hi) >> 1
-                take = u_knots[mid] <= ui
-                lo = mid if take else lo
-                hi = hi if take else mid
-            j = min(lo, K - 1)
-            u0 = u_knots[j]
-            h = u_knots[j + 1] - u0
-            t = (ui - u0) / h
-            x0 = x_knots[j]
-            x1 = x_knots[j + 1]
-            m0 = h * slopes[j]
-            m1 = h * slopes[j + 1]
-            # Hermite in Horner form x0 + t (m0 + t (c2 + t c3)): exactly x0 at t = 0.
-            dx = x1 - x0
-            c2 = 3.0 * dx - 2.0 * m0 - m1
-            c3 = m0 + m1 - 2.0 * dx
-            val = x0 + t * (m0 + t * (c2 + t * c3))
-            out[i] = x1 if t == 1.0 else val
+    n_blocks = (n + _LOOKUP_BLOCK - 1) // _LOOKUP_BLOCK
+    # Three vectorised passes per block of u (AVX-512 gathers): guide cell -> bracket, a
+    # fixed number of branchless bisection steps, Hermite evaluation. Per-worker index buffers.
+    for w in prange(n_workers):
+        lo = np.empty(_LOOKUP_BLOCK, dtype=np.int64)
+        size = np.empty(_LOOKUP_BLOCK, dtype=np.int64)
+        for b in range(w, n_blocks, n_workers):
+            i0 = b * _LOOKUP_BLOCK
+            m = min(n, i0 + _LOOKUP_BLOCK) - i0
+            ub = u[i0: i0 + m]
+            ob = out[i0: i0 + m]
+            # Knots before first[cell] are < u and knots from first[cell + 1] on are > u (the
+            # cell map is the same monotone float expression as in _guide_table), so the
+            # answer, the last j with u_j <= u, lies in [lo, lo + size).
+            for i in range(m):
+                cell = min(max(np.int64(ub[i] * n_cells), 0), n_cells - 1)
+                start = max(first[cell] - 1, 0)
+                lo[i] = start
+                size[i] = first[cell + 1] - start
+            # Branchless bisection: depth = ceil(log2(max size)) steps bring every size to 1.
+            for _ in range(depth):
+                for i in range(m):
+                    half = size[i] >> 1
+                    mid = lo[i] + half
+                    lo[i] = mid if u_knots[mid] <= ub[i] else lo[i]
+                    size[i] -= half
+            for i in range(m):
+                j = min(lo[i], K - 1)
+                t = (ub[i] - u_knots[j]) * inv_h[j]
+                # Horner form c0 + t (c1 + t (c2 + t c3)) is exactly x_j = c0 at t = 0.
+                val = c0[j] + t * (c1[j] + t * (c2[j] + t * c3[j]))
+                ob[i] = x_last if ub[i] >= 1.0 else val
 
 
 @njit(cache=True)
@@ -555,5 +560,15 @@ def inverse_cdf_lookup(u, u_knots, x_knots, slopes, out):
     assert u_knots.shape == x_knots.shape == slopes.shape and u_knots.shape[0] >= 2
     K = u_knots.shape[0] - 1
     first = _guide_table(u_knots, GUIDE_FACTOR * K)
-    _lookup_kernel(u, u_knots, x_knots, slopes, first, out)
+    start = np.maximum(first[:-1] - 1, 0)
+    depth = int(np.ceil(np.log2(np.max(first[1:] - start))))
+    # Per-interval cubic coefficients in t = (u - u_j) / h_j (O(K) numpy, once per call).
+    h = np.diff(u_knots)
+    x0, x1 = x_knots[:-1], x_knots[1:]
+    m0, m1 = h * slopes[:-1], h * slopes[1:]
+    dx = x1 - x0
+    c2 = 3.0 * dx - 2.0 * m0 - m1
+    c3 = m0 + m1 - 2.0 * dx
+    _lookup_kernel(u, u_knots, 1.0 / h, np.ascontiguousarray(x0), m0, c2, c3,
+                   float(x_knots[-1]), first, depth, numba.get_num_threads(), out)
     return out
