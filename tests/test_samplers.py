@@ -165,6 +165,9 @@ def test_several_lobes_of_one_sign_and_mixture_weights():
         assert st.kstest(x, m.lobe_cdf(sign)).pvalue > ALPHA
         u = np.random.default_rng(4).random(100_000)
         assert np.max(np.abs(m.lobe_cdf(sign)(s.sample_from_uniforms(u)) - u)) <= 2e-10
+        # a uniform exactly at a lobe boundary C_j returns that lobe's end, never a point in between
+        cut = s._cum[1:len(lobes)]
+        assert np.allclose(s.sample_from_uniforms(cut), [lb.b for lb in lobes[:-1]], rtol=1e-12)
 
 
 def test_wrong_jacobian_is_detected():
