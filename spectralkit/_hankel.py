@@ -343,7 +343,7 @@ class NumericHankel:
             out.ravel()[s:s + block] = terms.sum(axis=1)
             cond.ravel()[s:s + block] = np.abs(terms).sum(axis=1)
         out *= self.cd
-        cond *= self.cd * 8 * _EPS
+        cond *= self.cd * 2 * _EPS  # typical rounding of the sum (pairwise summation: far less)
         if self.vertical_tail:
             pos = rho > 0
             tail = np.zeros(rho.shape)
@@ -489,19 +489,27 @@ class NumericHankel:
                     "quadrature and steepest descent do not agree anywhere on "
                     f"[{grid[0]:.3g}, {grid[-1]:.3g}] (best relative discrepancy {rel[i]:.2g})")
             start = i
-            self.crossover_error = float(rel[i])
-        else:
-            sel = slice(start, start + window)
-            self.crossover_error = float(np.max(diff[sel] / (np.abs(q[sel]) + floor)))
         self.rho_x = float(grid[start])
+        # errors: relative where |mu| >= 1e-9 max|mu|, absolute (units of max|mu|) elsewhere
+        self._abs_parts = []
+        win = slice(start, start + window)
+        self.crossover_error = self._split_err(diff[win], q[win])
         sel = slice(start, None)
         good = trusted[sel]
-        # relative discrepancy over every grid point beyond rho_x where quadrature is trusted
-        rel = diff[sel][good] / (np.abs(q[sel][good]) + floor)
-        self.overlap_error = float(rel.max()) if rel.size else self.crossover_error
-        self.head_quad_error = float(np.max(q_err[:start + 1] / (np.abs(q[:start + 1]) + floor)))
-        self.tail_resolution_error = float(np.max(n_err[sel] / (np.abs(n[sel]) + floor)))
+        # discrepancy over every grid point beyond rho_x where quadrature is trusted
+        self.overlap_error = self._split_err(diff[sel][good], q[sel][good])
+        self.head_quad_error = self._split_err(q_err[:start + 1], q[:start + 1])
+        self.tail_resolution_error = self._split_err(n_err[sel], n[sel])
         self._grid_tail_bound = float(np.max(np.abs(q[start:start + window])))
+
+    def _split_err(self, err, ref):
+        """Largest relative error where |ref| >= 1e-9 max|mu|; the absolute errors elsewhere are
+        collected (in units of max|mu|) for abs_error."""
+        err, ref = np.abs(np.asarray(err)), np.abs(np.asarray(ref))
+        big = ref >= 1e-9 * self.max_abs
+        if np.any(~big):
+            self._abs_parts.append(float(np.max(err[~big])) / self.max_abs)
+        return float(np.max(err[big] / ref[big])) if np.any(big) else 0.0
 
     # -- head interpolant -----------------------------------------------------------------------
     def _build_head(self):
@@ -514,7 +522,8 @@ class NumericHankel:
             return self._quad(np.exp(x), rule)[0]
 
         def scale_of(v):
-            return max(1e-6 * float(np.max(np.abs(v))), floor)
+            # relative accuracy down to 1e-6 of the panel's peak, absolute 1e-15 max|mu| below
+            return max(1e-6 * float(np.max(np.abs(v))), floor / _TOL_REL)
 
         n_init = max(2, int(math.ceil(math.log(self.rho_x / self.rho_lo) / math.log(2.0))))
         self._head, e1 = _adaptive_cheb(f_log, math.log(self.rho_lo), math.log(self.rho_x),
@@ -607,7 +616,7 @@ class NumericHankel:
                                    self.tail_resolution_error, self.head_interp_error,
                                    self.tail_interp_error, self.tail_rounding_error,
                                    self.series_switch_error, self.extrapolation_error, 1e-13))
-        self.abs_error = float(max(_TOL_ABS, self.tail_bound / self.max_abs if self.max_abs else 0))
+        self.abs_error = float(max([_TOL_ABS, self.tail_bound / self.max_abs] + self._abs_parts))
 
     @staticmethod
     def _slope(vals, probe, default):

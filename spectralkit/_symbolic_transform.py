@@ -1,0 +1,130 @@
+"""sympy's Hankel transform of a radial kernel, run under a time budget (symbolic layer).
+
+With the convention of ``docs/conventions.md`` (REFERENCE §1), for nu = d/2 - 1,
+
+    mu(rho) = (2 pi)^(-d/2) rho^(1 - d/2) HT(rho),   HT(rho) = int_0^R k(r) r^(d/2 - 1) J_nu(rho r) r dr,
+
+which is sympy's ``hankel_transform(k(r) r^(d/2-1), r, rho, nu)`` for infinite support
+(R = inf) and ``integrate(..., (r, 0, R), meijerg=True)`` for the zero extension of a compactly
+supported kernel. sympy may hang (the call runs in a forked child killed at the deadline, see
+:func:`spectralkit._analysis.run_with_time_budget`), return unevaluated transforms, Meijer-G
+functions that cannot be lambdified, or wrong results containing ``oo``; this module rejects the
+structurally unusable ones, and the dispatcher (:mod:`._transforms`) accepts a result only after
+comparing it with the numeric transform.
+
+Also provides :func:`complex_evaluator`, the vectorised analytic continuation of k used by the
+steepest-descent tail of :mod:`._hankel`.
+"""
+
+import numpy as np
+import scipy.special as sc
+import sympy
+
+from ._parse import R
+
+__all__ = []  # private module
+
+_MODULES = [
+    {
+        "besselj": sc.jv,
+        "besselk": sc.kv,
+        "besseli": sc.iv,
+        "bessely": sc.yv,
+        "gamma": sc.gamma,
+        "erf": sc.erf,
+        "erfc": sc.erfc,
+        "erfi": sc.erfi,
+        "hyper": None,  # placeholder: hypergeometric results are rejected below
+    },
+    "numpy",
+]
+# functions whose formula is not the analytic continuation of k off the real axis
+_NON_ANALYTIC = (sympy.Abs, sympy.Min, sympy.Max, sympy.sign, sympy.Piecewise, sympy.floor,
+                 sympy.ceiling, sympy.Heaviside, sympy.re, sympy.im)
+# results that lambdify cannot evaluate reliably (or that signal a failed evaluation)
+_UNUSABLE = (sympy.meijerg, sympy.hyper, sympy.Integral, sympy.HankelTransform, sympy.Piecewise,
+             sympy.Subs, sympy.Limit)
+
+
+def complex_evaluator(atom):
+    """Vectorised k(z) for complex z (principal branches), or None when the formula uses
+    non-analytic functions (abs, min, max, sign, piecewise definitions).
+
+    Parameters
+    ----------
+    atom : RadialKernel
+        An atomic kernel.
+
+    Returns
+    -------
+    callable or None
+        ``f(z) -> complex ndarray``; f agrees with k on the positive real axis (inside the
+        support) and is its analytic continuation wherever no branch cut is crossed.
+    """
+    expr = atom.expr
+    if any(expr.has(f) for f in _NON_ANALYTIC):
+        return None
+    modules = [{k: v for k, v in _MODULES[0].items() if v is not None}, "numpy"]
+    return sympy.lambdify(R, expr, modules=modules)
+
+
+def _derive(expr, support, dim):
+    """Child-process body: mu(rho) as a sympy expression (pickled back to the parent), or None."""
+    r = sympy.Symbol("r", positive=True)
+    rho = sympy.Symbol("rho", positive=True)
+    nu = sympy.Rational(dim, 2) - 1
+    f = expr.xreplace({R: r})
+    f = sympy.nsimplify(f, rational=True) if f.has(sympy.Float) else f
+    if support is None:
+        ht = sympy.hankel_transform(f * r ** nu, r, rho, nu)
+    else:
+        top = sympy.nsimplify(support, rational=True)
+        ht = sympy.integrate(f * r ** nu * sympy.besselj(nu, rho * r) * r, (r, 0, top), meijerg=True)
+    mu = sympy.simplify((2 * sympy.pi) ** (-sympy.Rational(dim, 2)) * rho ** (1 - sympy.Rational(dim, 2)) * ht)
+    if mu.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan) or any(mu.has(u) for u in _UNUSABLE):
+        return None
+    if mu.free_symbols - {rho}:
+        return None
+    return mu
+
+
+def sympy_transform(atom, dim, budget):
+    """sympy's transform of ``atom`` on R^dim within ``budget`` seconds.
+
+    Parameters
+    ----------
+    atom : RadialKernel
+        An atomic kernel.
+    dim : int
+        Dimension d >= 1.
+    budget : float
+        Wall-clock seconds for the symbolic computation (forked child, killed at the deadline).
+
+    Returns
+    -------
+    (callable, str) or None
+        A vectorised float64 ``mu(rho)`` for rho > 0 (lambdified; may be inaccurate near 0 or
+        overflow at large rho: the caller must verify it) and the formula as text; None when
+        sympy timed out, failed or returned an unusable expression.
+    """
+    from ._analysis import run_with_time_budget
+
+    try:
+        mu = run_with_time_budget(_derive, (atom.expr, atom.support, int(dim)), float(budget))
+    except Exception:  # noqa: BLE001 - timeout or any sympy failure: no symbolic result
+        return None
+    if mu is None:
+        return None
+    rho = sympy.Symbol("rho", positive=True)
+    modules = [{k: v for k, v in _MODULES[0].items() if v is not None}, "numpy"]
+    fn = sympy.lambdify(rho, mu, modules=modules)
+
+    def mu_fn(x):
+        x = np.asarray(x, dtype=np.float64)
+        with np.errstate(all="ignore"):
+            val = np.asarray(fn(x.astype(np.complex128)), dtype=np.complex128)
+        val = np.broadcast_to(val, x.shape)
+        ok = np.abs(val.imag) <= 1e-10 * np.maximum(np.abs(val.real), 1e-300)
+        return np.where(ok, val.real, np.nan)
+
+    return mu_fn, str(mu)
