@@ -395,7 +395,13 @@ class RandomFeatures:
             raise ValueError(f"{name} contains NaN or infinite values (first at row {bad[0]}, column {bad[1]})")
         return np.ascontiguousarray(arr)
 
+    def __getstate__(self):
+        # the samplers cache and the per-dtype casts are rebuilt on demand
+        return {k: v for k, v in self.__dict__.items() if k not in ("_parts_cache", "_cast")}
+
     def _weights(self, dtype):
+        if "_cast" not in self.__dict__:
+            self._cast = {}
         if dtype not in self._cast:
             cast = (np.ascontiguousarray(self.W_plus_, dtype=dtype),
                     np.ascontiguousarray(self.W_minus_, dtype=dtype),

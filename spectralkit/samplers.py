@@ -211,6 +211,16 @@ class _LobeTable:
         return self._u_errors(density, self._DENSE_T).max(axis=1) > tol / 4
 
 
+class _SignedPart:
+    """g(rho) = max(sign f(rho), 0): the density of one Jordan part (a class, so it pickles)."""
+
+    def __init__(self, f, sign):
+        self.f, self.sign = f, sign
+
+    def __call__(self, rho):
+        return np.maximum(self.sign * self.f(rho), 0.0)
+
+
 class RadialSampler:
     """Tabulated inverse-CDF sampler of the radial law p_plus or p_minus of a signed measure.
 
@@ -267,13 +277,8 @@ class RadialSampler:
         self.sign = int(sign)
         self.tol = float(tol)
         self.dim = measure.dim
-        f = measure.radial_density
         s = self.sign
-
-        def density(rho):
-            return np.maximum(s * f(rho), 0.0)
-
-        self._density = density
+        density = self._density = _SignedPart(measure.radial_density, s)
         # lobes/tail raise DivergentMassError (with the reason) when the mass is infinite
         lobes = [lb for lb in measure.lobes if lb.sign == s and lb.mass > 0]
         tail = measure.tail
