@@ -34,7 +34,8 @@ Two complementary evaluations are combined:
 The crossover rho_x is the smallest rho of a log grid from which the two evaluations agree
 (relative 1e-9 or absolute 1e-15 max|mu|) on a window of consecutive grid points; that
 agreement, the interpolation errors and a two-resolution check of each quadrature give the
-reported error. Kernels that are smooth at 0 (analytic in r^2) and do not have compact support
+reported error (relative where |mu| >= 1e-8 max|mu|, absolute below; both with a margin of 10
+because they are measured at sample points). Kernels that are smooth at 0 (analytic in r^2) and do not have compact support
 have mu decaying faster than any power: their ray contribution vanishes and mu is set to 0
 beyond rho_x, with the absolute bound max |mu| over the last agreeing grid points.
 """
@@ -490,7 +491,7 @@ class NumericHankel:
                     f"[{grid[0]:.3g}, {grid[-1]:.3g}] (best relative discrepancy {rel[i]:.2g})")
             start = i
         self.rho_x = float(grid[start])
-        # errors: relative where |mu| >= 1e-9 max|mu|, absolute (units of max|mu|) elsewhere
+        # errors: relative where |mu| >= 1e-8 max|mu|, absolute (units of max|mu|) elsewhere
         self._abs_parts = []
         win = slice(start, start + window)
         self.crossover_error = self._split_err(diff[win], q[win])
@@ -503,10 +504,10 @@ class NumericHankel:
         self._grid_tail_bound = float(np.max(np.abs(q[start:start + window])))
 
     def _split_err(self, err, ref):
-        """Largest relative error where |ref| >= 1e-9 max|mu|; the absolute errors elsewhere are
+        """Largest relative error where |ref| >= 1e-8 max|mu|; the absolute errors elsewhere are
         collected (in units of max|mu|) for abs_error."""
         err, ref = np.abs(np.asarray(err)), np.abs(np.asarray(ref))
-        big = ref >= 1e-9 * self.max_abs
+        big = ref >= 1e-8 * self.max_abs
         if np.any(~big):
             self._abs_parts.append(float(np.max(err[~big])) / self.max_abs)
         return float(np.max(err[big] / ref[big])) if np.any(big) else 0.0
@@ -522,8 +523,9 @@ class NumericHankel:
             return self._quad(np.exp(x), rule)[0]
 
         def scale_of(v):
-            # relative accuracy down to 1e-6 of the panel's peak, absolute 1e-15 max|mu| below
-            return max(1e-6 * float(np.max(np.abs(v))), floor / _TOL_REL)
+            # relative accuracy down to 1e-12 of the panel's peak (zeros of mu), absolute
+            # 1e-15 max|mu| below
+            return max(1e-12 * float(np.max(np.abs(v))), floor / _TOL_REL)
 
         n_init = max(2, int(math.ceil(math.log(self.rho_x / self.rho_lo) / math.log(2.0))))
         self._head, e1 = _adaptive_cheb(f_log, math.log(self.rho_lo), math.log(self.rho_x),
@@ -589,12 +591,12 @@ class NumericHankel:
         if self.has_ray and self.rho_sA > self.rho_x:
             hi = math.log(min(self.rho_sA, self.rho_max))
             self._A, ea = _adaptive_cheb(fA, lo, hi, int(math.ceil((hi - lo) / math.log(4.0))),
-                                         lambda v: max(1e-6 * float(np.max(np.abs(v))), 1e-300),
+                                         lambda v: max(1e-12 * float(np.max(np.abs(v))), 1e-300),
                                          max_depth=8, tol=tol)
         if self.has_edge:
             hi = math.log(self.rho_max)
             self._B, eb = _adaptive_cheb(fB, lo, hi, int(math.ceil((hi - lo) / math.log(4.0))),
-                                         lambda v: max(1e-6 * float(np.max(np.abs(v))), 1e-300),
+                                         lambda v: max(1e-12 * float(np.max(np.abs(v))), 1e-300),
                                          max_depth=8, tol=tol)
         self.tail_interp_error = max(ea, eb)
         # beyond rho_max the scaled B is extrapolated linearly in u = 1/rho from
@@ -612,11 +614,13 @@ class NumericHankel:
         self.extrapolation_error = float(ext)
         self.tail_exponent = self._tail_exponent()
         self.tail_bound = self._grid_tail_bound if not (self.has_ray or self.has_edge) else 0.0
-        self.rel_error = float(max(self.crossover_error, self.overlap_error, self.head_quad_error,
+        # the components are measured at sample points only: report them with a margin of 10
+        self.rel_error = 10.0 * float(max(self.crossover_error, self.overlap_error, self.head_quad_error,
                                    self.tail_resolution_error, self.head_interp_error,
                                    self.tail_interp_error, self.tail_rounding_error,
                                    self.series_switch_error, self.extrapolation_error, 1e-13))
-        self.abs_error = float(max([_TOL_ABS, self.tail_bound / self.max_abs] + self._abs_parts))
+        self.abs_error = float(max([10 * _TOL_ABS, self.tail_bound / self.max_abs]
+                                   + [10 * e for e in self._abs_parts]))
 
     @staticmethod
     def _slope(vals, probe, default):
