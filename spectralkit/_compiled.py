@@ -100,6 +100,7 @@ __all__ = [
     "inverse_cdf_lookup",
     "sincos",
     "blas_single_thread",
+    "fill",
 ]
 
 # Fast-math flags for every kernel: everything that helps vectorisation except ``reassoc``.
@@ -474,6 +475,22 @@ def sincos(x, out_sin=None, out_cos=None):
     out_cos = np.empty_like(x) if out_cos is None else out_cos
     _sincos_kernel(x, out_sin, out_cos)
     return out_sin, out_cos
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def _fill_kernel(flat, value):
+    for i in prange(flat.shape[0]):
+        flat[i] = value
+
+
+def fill(out, value):
+    """Parallel ``out[...] = value`` (numba threads): the store-bandwidth floor of a transform.
+
+    Used by ``benchmarks/bench_featurize.py`` for the lower bound "write the output once".
+    """
+    assert out.flags.c_contiguous
+    _fill_kernel(out.reshape(-1), out.dtype.type(value))
+    return out
 
 
 _LOOKUP_BLOCK = 2048
