@@ -464,6 +464,10 @@ class NumericHankel:
             q[i:i + 1], cond[i:i + 1] = self._quad(grid[i:i + 1], self._real_rule(rho))
             q2[i:i + 1] = self._quad(grid[i:i + 1], self._real_rule(rho, _GL24))[0]
         mu0 = self._quad(np.zeros(1), self._real_rule(grid[0]))[0][0]
+        # power decay r^-a with a <= d: mu(0) = inf (mu ~ rho^(a-d) or log rho near 0)
+        self.singular_at_zero = not math.isfinite(mu0)
+        if self.singular_at_zero:
+            mu0 = self._quad(np.array([1e-3 * s]), self._real_rule(grid[0]))[0][0]
         self.max_abs = float(max(np.max(np.abs(q)), abs(mu0)))
         floor = _TOL_ABS * self.max_abs
         q_err = np.abs(q - q2) + cond
@@ -530,8 +534,12 @@ class NumericHankel:
         n_init = max(2, int(math.ceil(math.log(self.rho_x / self.rho_lo) / math.log(2.0))))
         self._head, e1 = _adaptive_cheb(f_log, math.log(self.rho_lo), math.log(self.rho_x),
                                         n_init, scale_of)
-        self._near0, e0 = _adaptive_cheb(lambda x: self._quad(x, rule)[0], 0.0, self.rho_lo, 1,
-                                         scale_of, max_depth=4)
+        if self.singular_at_zero:
+            # not polynomial near 0: evaluate directly there (quadrature + complex tail)
+            self._near0, e0 = None, 0.0
+        else:
+            self._near0, e0 = _adaptive_cheb(lambda x: self._quad(x, rule)[0], 0.0, self.rho_lo,
+                                             1, scale_of, max_depth=4)
         self.head_interp_error = max(e0, e1)
 
     # -- tail interpolant -----------------------------------------------------------------------
@@ -650,7 +658,9 @@ class NumericHankel:
         flat = rho.ravel()
         out = np.zeros(flat.shape)
         m0 = flat < self.rho_lo
-        out[m0] = self._near0(flat[m0])
+        if np.any(m0):
+            out[m0] = (self._near0(flat[m0]) if self._near0 is not None
+                       else self._quad(flat[m0], self._head_rule)[0])
         m1 = (flat >= self.rho_lo) & (flat <= self.rho_x)
         out[m1] = self._head(np.log(flat[m1]))
         m2 = flat > self.rho_x

@@ -34,7 +34,9 @@ _MODULES = [
         "erf": sc.erf,
         "erfc": sc.erfc,
         "erfi": sc.erfi,
-        "hyper": None,  # placeholder: hypergeometric results are rejected below
+        "Si": lambda x: sc.sici(x)[0],
+        "Ci": lambda x: sc.sici(x)[1],
+        "expint": sc.expn,
     },
     "numpy",
 ]
@@ -64,8 +66,7 @@ def complex_evaluator(atom):
     expr = atom.expr
     if any(expr.has(f) for f in _NON_ANALYTIC):
         return None
-    modules = [{k: v for k, v in _MODULES[0].items() if v is not None}, "numpy"]
-    return sympy.lambdify(R, expr, modules=modules)
+    return sympy.lambdify(R, expr, modules=_MODULES)
 
 
 def _derive(expr, support, dim):
@@ -116,13 +117,16 @@ def sympy_transform(atom, dim, budget):
     if mu is None:
         return None
     rho = sympy.Symbol("rho", positive=True)
-    modules = [{k: v for k, v in _MODULES[0].items() if v is not None}, "numpy"]
-    fn = sympy.lambdify(rho, mu, modules=modules)
+    fn = sympy.lambdify(rho, mu, modules=_MODULES)
 
     def mu_fn(x):
+        """Lambdified mu (NaN where the formula fails or is not real)."""
         x = np.asarray(x, dtype=np.float64)
         with np.errstate(all="ignore"):
-            val = np.asarray(fn(x.astype(np.complex128)), dtype=np.complex128)
+            try:
+                val = np.asarray(fn(x.astype(np.complex128)), dtype=np.complex128)
+            except (NameError, TypeError, ValueError, ZeroDivisionError, OverflowError):
+                return np.full(x.shape, np.nan)
         val = np.broadcast_to(val, x.shape)
         ok = np.abs(val.imag) <= 1e-10 * np.maximum(np.abs(val.real), 1e-300)
         return np.where(ok, val.real, np.nan)
