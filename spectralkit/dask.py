@@ -96,7 +96,10 @@ def _picklable(value):
 
 def _transform_block(block, features, dtype):
     # each task featurizes one row block; C-contiguous input of the output dtype
-    return features.transform(np.ascontiguousarray(block, dtype=dtype))
+    block = np.ascontiguousarray(block, dtype=dtype)
+    if not block.flags.writeable:  # read-only blocks would trigger a second numba specialisation
+        block = block.copy()
+    return features.transform(block)
 
 
 def transform_dask(features, X, *, dtype=None):

@@ -200,6 +200,9 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """
         check_is_fitted(self, "features_")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32], order="C")
+        if not X.flags.writeable:
+            # read-only inputs (memory maps) would make numba compile a second specialisation
+            X = X.copy()
         return self.features_.transform(X)
 
     def kernel_approx(self, X, Y=None):

@@ -158,6 +158,7 @@ def test_errors_for_files_and_arguments(tmp_path):
         io.detect_format(tmp_path / "bin.dat")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (DATA / "usps.bz2").exists(), reason="shared datasets not present")
 def test_shared_usps_matches_its_readme():
     # README: usps train 7291 x 256, labels 1..10, values in [-1, 1]
