@@ -767,15 +767,33 @@ def _head_limit(measure, f, total_hint):
 
 
 def _find_roots(f, grid, vals):
-    roots = []
-    s = np.sign(vals)
-    for i in np.nonzero(s[:-1] * s[1:] < 0)[0]:
-        try:
-            roots.append(scipy.optimize.brentq(lambda x: float(f(np.array([x]))[0]), grid[i], grid[i + 1],
-                                               xtol=1e-300, rtol=1e-15, maxiter=200))
-        except ValueError:
-            roots.append(0.5 * (grid[i] + grid[i + 1]))
-    return roots
+    """All sign changes of f bracketed by the grid, refined together (vectorised Illinois).
+
+    Each iteration evaluates f once at every open bracket: ~40 vectorised calls locate hundreds of
+    zeros to ~1 ulp, instead of thousands of scalar brentq evaluations.
+    """
+    idx = np.nonzero(np.sign(vals[:-1]) * np.sign(vals[1:]) < 0)[0]
+    if idx.size == 0:
+        return []
+    a, b = grid[idx].copy(), grid[idx + 1].copy()
+    fa, fb = vals[idx].copy(), vals[idx + 1].copy()
+    side = np.zeros(idx.size, dtype=np.int8)
+    for it in range(100):
+        # false position, with a bisection every few steps to guarantee bracket shrinkage
+        x = b - fb * (b - a) / (fb - fa) if it % 4 != 3 else 0.5 * (a + b)
+        x = np.where((x > a) & (x < b), x, 0.5 * (a + b))
+        fx = f(x)
+        left = np.sign(fx) == np.sign(fa)
+        # Illinois: halve the stale endpoint's value when the same side is kept twice
+        fb = np.where(left & (side == 1), 0.5 * fb, fb)
+        fa = np.where(~left & (side == -1), 0.5 * fa, fa)
+        a, fa = np.where(left, x, a), np.where(left, fx, fa)
+        b, fb = np.where(left, b, x), np.where(left, fb, fx)
+        side = np.where(left, 1, -1).astype(np.int8)
+        done = (b - a <= 4 * np.finfo(float).eps * np.maximum(np.abs(a), np.abs(b))) | (fx == 0)
+        if np.all(done):
+            break
+    return list(np.where(np.abs(fa) < np.abs(fb), a, b))
 
 
 def _lobe_masses_exact(measure, edges):

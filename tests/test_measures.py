@@ -100,10 +100,16 @@ def test_ntk_on_the_sphere(dim):
     assert "(R - r)^0.5" in rep.reason
 
 
-def test_arc_cosine_kernels_finite_only_in_one_dimension():
-    for k in (K.arccos0_sphere(), K.arccos1_sphere()):
-        assert verdict(k, 1) == "RKKS"
-        assert verdict(k, 2) == "DIVERGENT"
+def test_arc_cosine_kernels():
+    # kappa0 has a square-root edge at r = 2 (beta = 1/2): finite only in d = 1 (REFERENCE §5).
+    assert verdict(K.arccos0_sphere(), 1) == "RKKS"
+    assert verdict(K.arccos0_sphere(), 2) == "DIVERGENT"
+    # kappa1(u) = (u (pi - acos u) + sqrt(1 - u^2)) / pi: the square roots cancel at u = -1 and
+    # kappa1 ~ (1 + u)^(3/2) ~ (2 - r)^(3/2): beta = 3/2, finite iff d < 4 (REFERENCE §5 lumps it
+    # with kappa0; the expansion says otherwise).
+    rep = check_rkks(K.arccos1_sphere(), 3)
+    assert rep.verdict == "RKKS" and "(R - r)^1.5" in rep.reason
+    assert verdict(K.arccos1_sphere(), 4) == "DIVERGENT"
 
 
 @pytest.mark.parametrize("dim", [1, 3])
