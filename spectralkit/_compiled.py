@@ -23,15 +23,20 @@ feature_map, chunk_rows=256) -> out``
       ``[scale_plus cos(A + b+) | scale_minus cos(B + b-)]`` with ``offsets_plus`` (s_plus,) and
       ``offsets_minus`` (s_minus,) of the same dtype, broadcast over the rows.
 
-    One parallel numba region: the rows are cut into chunks of ``chunk_rows``; each worker owns
-    a chunk-local buffer of ``chunk_rows x max(s_plus, s_minus)`` elements (L2-resident for the
-    default sizes), computes the product of its chunk with Wᵀ by a single-threaded BLAS GEMM
-    (``np.dot``; BLAS is limited to one thread for the duration of the call with a cached
-    ``threadpoolctl.ThreadpoolController``) and then applies the polynomial sincos, the scaling
-    and the store in one vectorised pass. No n x s temporary other than ``out`` is created.
+    One parallel numba region: the rows are cut into chunks of ``chunk_rows`` (rounded up to a
+    multiple of ``GEMM_ROWS`` = 64) dealt round-robin to the workers. Each worker owns a buffer
+    of ``GEMM_ROWS x max(s_plus, s_minus)`` elements (cache-resident), computes the product of
+    each 64-row block with Wᵀ by a single-threaded BLAS GEMM (``np.dot``; BLAS is limited to one
+    thread for the duration of the call with a cached ``threadpoolctl.ThreadpoolController``)
+    and then applies the polynomial sincos, the scaling and the store in one vectorised pass
+    over 0-based row slices. No n x s temporary other than ``out`` is created.
 
     Deterministic: the output is bit-identical whatever the number of numba threads and whatever
-    ``chunk_rows`` (the per-element arithmetic does not depend on either; tested).
+    ``chunk_rows`` (tested). OpenBLAS sums in an order that depends on the shape of the GEMM
+    and on a row's position inside it (measured: float32 rows change in the last bits between
+    64-, 100- and 256-row GEMMs), so the GEMM blocks are fixed: rows [64 b, 64 b + 64) of X,
+    whatever the chunking. A row's features can still differ in the last bits between two
+    calls in which it sits at different positions (e.g. transforming X[5:6] alone).
 
     Range: the polynomial sincos is accurate for |argument| <= ``SINCOS_MAX_ARG[dtype]`` (1e12
     in float64, 1e6 in float32; see below). The kernel counts the arguments beyond that bound at
@@ -46,11 +51,17 @@ feature_map, chunk_rows=256) -> out``
     Cubic Hermite interpolation of an inverse CDF given at knots 0 = u_0 < u_1 < ... < u_K = 1
     with values ``x_knots`` (the quantiles) and derivatives ``slopes`` = dx/du at the knots (all
     float64, length K + 1). For u in [u_j, u_{j+1}), h = u_{j+1} - u_j, t = (u - u_j)/h:
-    x = h00(t) x_j + h10(t) h m_j + h01(t) x_{j+1} + h11(t) h m_{j+1} (Hermite basis). A
-    guide table (Chen & Asau) of ``GUIDE_FACTOR * K`` equal u-cells gives the starting knot of
-    a short branchless binary search. Exact at the knots (x(u_j) = x_j bit for bit, including
-    u = 1). Parallel over u; u in [0, 1] is the caller's responsibility (values outside are
-    clamped to the end intervals and extrapolated by the end cubics).
+    x = h00(t) x_j + h10(t) h m_j + h01(t) x_{j+1} + h11(t) h m_{j+1} (Hermite basis),
+    evaluated as c0 + t (c1 + t (c2 + t c3)) with per-interval coefficients computed once per
+    call (O(K) numpy). A guide table (Chen & Asau) of ``GUIDE_FACTOR * K`` equal u-cells
+    brackets each u exactly; a fixed number of branchless bisection steps (ceil(log2) of the
+    largest bracket: 1-3 for evenly spread knots, more when knots crowd into a few cells)
+    finishes the search, in passes over blocks of 2048 u (no data-dependent branches).
+    Exact at the knots (x(u_j) = x_j bit for bit, including u = 1). Parallel over blocks of u;
+    bit-identical for any thread count. u in [0, 1] is the caller's responsibility (values
+    outside are clamped to the end intervals and extrapolated by the end cubics, u >= 1 gives
+    x_K). Measured (``benchmarks/bench_lookup.py``, K = 2000): ~150 M lookups per CPU-second
+    with evenly spread knots, ~75 M with knots at log-spaced quantiles.
 
 Polynomial sincos
 -----------------
@@ -61,7 +72,7 @@ routine that the fused kernel inlines.
   reduction by π/2 with a three-part constant P1 + P2 + P3 (P1 = fl(π/2), 161 significant
   bits in all) evaluated with fused multiply-adds: r1 = fma(-k, P1, x) is exact for
   |x| < 2^51, k·P2 is split exactly into head and tail by an fma, and TwoSum gives the reduced
-  argument as an unevaluated sum hi + lo with |hi| <= π/4 (1 + 2^-50). The fdlibm (FreeBSD msun)
+  argument as an unevaluated sum hi + lo with |hi| <= π/4 + a few ulp. The fdlibm (FreeBSD msun)
   minimax kernels ``__kernel_sin`` (degree 13) and ``__kernel_cos`` (degree 14) take the tail
   ``lo`` into account; the quadrant selects and signs the results by blends. Measured maximum
   error 0.75 ulp (``tests/test_compiled.py``: exact mpmath reference on random arguments up to
@@ -88,7 +99,6 @@ import warnings
 
 import numba
 import numpy as np
-from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic, overload
 

@@ -159,6 +159,16 @@ def test_sincos_float32_within_2_ulp_up_to_max_arg():
     assert err_c.max() <= 2.0, (err_c.max(), x[err_c.argmax()])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sincos_exactly_odd_and_even(dtype):
+    # The shifter rounds half to even symmetrically and every step is sign-symmetric, so the
+    # exhaustive float32 check over x > 0 (docs/performance.md) covers x < 0 too.
+    x = np.random.default_rng(13).uniform(0, C.SINCOS_MAX_ARG[np.dtype(dtype)], 100_000).astype(dtype)
+    s, c = C.sincos(x)
+    s_neg, c_neg = C.sincos(-x)
+    assert np.array_equal(s_neg, -s) and np.array_equal(c_neg, c)
+
+
 # ------------------------------------------------------------------------------------------
 # fused_features
 # ------------------------------------------------------------------------------------------
