@@ -1,0 +1,182 @@
+"""Every ```python block in README.md and docs/*.md runs, in order, per file.
+
+Blocks of one file share a namespace and run in a fresh temporary directory. A block is skipped
+only when the line right before its fence is ``<!-- no-test: <reason> -->`` (the reason is
+required). A page that needs real work says ``<!-- docs-test: slow -->`` anywhere and then runs in
+the slow suite only.
+
+This file also renders docs/api.md from the docstrings:
+
+    python tests/test_docs.py          # rewrites docs/api.md
+
+and checks that api.md lists every public name of the public modules.
+"""
+
+import importlib
+import inspect
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
+NO_TEST = re.compile(r"<!--\s*no-test:\s*(\S.*?)\s*-->\s*$")
+SLOW_PAGE = "<!-- docs-test: slow -->"
+
+#: public modules documented in api.md, in this order
+API_MODULES = ["spectralkit", "spectralkit.kernels", "spectralkit.measures", "spectralkit.features",
+               "spectralkit.io", "spectralkit.sklearn", "spectralkit.dask", "spectralkit.plotting",
+               "spectralkit.cli", "spectralkit.exceptions"]
+
+
+def python_blocks(text):
+    """``[(line_number, code, skip_reason_or_None), ...]`` of the ```python blocks of ``text``."""
+    blocks = []
+    for m in FENCE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        before = text[:m.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        if "no-test" in before and not NO_TEST.search(before):
+            raise AssertionError(f"line {line}: a no-test marker needs a reason: <!-- no-test: why -->")
+        skip = NO_TEST.search(before)
+        blocks.append((line, m.group(1), skip.group(1) if skip else None))
+    return blocks
+
+
+def _params():
+    out = []
+    for page in PAGES:
+        if not page.exists():
+            continue
+        text = page.read_text()
+        if "```python" not in text:
+            continue
+        marks = [pytest.mark.slow] if SLOW_PAGE in text else []
+        out.append(pytest.param(page, id=page.name, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("page", _params())
+def test_code_blocks_run(page, tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")  # figures in examples must not need a display
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__docs__"}
+    ran = 0
+    for line, code, skip in python_blocks(page.read_text()):
+        if skip is not None:
+            continue
+        try:
+            exec(compile(code, f"{page.name}:{line}", "exec"), namespace)
+        except Exception as exc:
+            raise AssertionError(f"{page.name}, block at line {line} failed: {type(exc).__name__}: {exc}") from exc
+        ran += 1
+    assert ran > 0
+
+
+def test_no_test_marker_requires_a_reason():
+    text = "<!-- no-test -->\n```python\nx = 1\n```\n"
+    with pytest.raises(AssertionError, match="needs a reason"):
+        python_blocks(text)
+    ok = "<!-- no-test: needs a GPU -->\n```python\nx = 1\n```\n```python\ny = 2\n```\n"
+    assert [b[2] for b in python_blocks(ok)] == ["needs a GPU", None]
+
+
+MY_PAGES = ["index.md", "install.md", "quickstart.md", "guide-check.md", "guide-featurize.md",
+            "guide-learn.md", "guide-dask.md", "api.md", "cli.md"]
+
+
+@pytest.mark.parametrize("name", MY_PAGES)
+def test_relative_links_resolve(name):
+    page = ROOT / "docs" / name
+    assert page.exists(), name
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+        if "://" in target:
+            continue
+        assert (page.parent / target).exists(), f"{name}: broken link {target}"
+
+
+# ---------------------------------------------------------------------------------------------
+# api.md
+# ---------------------------------------------------------------------------------------------
+def _summary(obj):
+    doc = inspect.getdoc(obj) or ""
+    para = doc.strip().split("\n\n", 1)[0]
+    return " ".join(para.split())
+
+
+def _signature(obj):
+    try:
+        return str(inspect.signature(obj))
+    except (TypeError, ValueError):
+        return ""
+
+
+def public_names(modname):
+    mod = importlib.import_module(modname)
+    names = getattr(mod, "__all__", None)
+    if names is None:
+        raise AssertionError(f"{modname} defines no __all__")
+    return mod, [n for n in names if not n.startswith("__")]
+
+
+def render_api():
+    """Markdown API reference generated from the docstrings (signature + first paragraph)."""
+    lines = ["# API reference", "",
+             "Generated from the docstrings by `python tests/test_docs.py` (do not edit by hand). Every",
+             "public name (`__all__`) of the public modules, with its signature and the first paragraph of",
+             "its docstring; see the docstrings (`help(...)`) for parameters, formulas and conventions.", ""]
+    for modname in API_MODULES:
+        mod, names = public_names(modname)
+        lines += [f"## `{modname}`", "", _summary(mod), ""]
+        for name in names:
+            obj = getattr(mod, name)
+            if inspect.ismodule(obj):
+                lines += [f"- **`{name}`** (module `{obj.__name__}`): {_summary(obj)}", ""]
+                continue
+            home = getattr(obj, "__module__", None)
+            if home != modname and home in API_MODULES:
+                # a re-export: document it once, where it is defined
+                lines += [f"- **`{name}`**: re-exported from `{home}` (see `{home}.{name}`).", ""]
+                continue
+            if inspect.isclass(obj) or callable(obj):
+                kind = "class" if inspect.isclass(obj) else "function"
+                lines += [f"### `{modname}.{name}{_signature(obj)}`", "", f"*{kind}.* {_summary(obj)}", ""]
+                if inspect.isclass(obj):
+                    members = []
+                    for mname, member in sorted(vars(obj).items()):
+                        if mname.startswith("_"):
+                            continue
+                        if isinstance(member, property):
+                            members.append(f"- `.{mname}` (property): {_summary(member)}")
+                        elif inspect.isfunction(member) or isinstance(member, (classmethod, staticmethod)):
+                            fn = member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
+                            members.append(f"- `.{mname}{_signature(fn)}`: {_summary(fn)}")
+                    if members:
+                        lines += members + [""]
+            else:
+                lines += [f"### `{modname}.{name}`", "", f"*constant* `{obj!r}`"[:200], ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def test_api_md_lists_every_public_name():
+    text = (ROOT / "docs" / "api.md").read_text()
+    missing = []
+    for modname in API_MODULES:
+        _, names = public_names(modname)
+        if f"## `{modname}`" not in text:
+            missing.append(modname)
+        missing += [f"{modname}.{n}" for n in names
+                    if f"`{modname}.{n}" not in text and f"**`{n}`**" not in text]
+    assert not missing, f"docs/api.md is stale (python tests/test_docs.py): missing {missing}"
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    os.chdir(ROOT)
+    (ROOT / "docs" / "api.md").write_text(render_api())
+    print("wrote docs/api.md")
