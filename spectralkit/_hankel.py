@@ -638,16 +638,11 @@ class NumericHankel:
         return float(default)
 
     def _tail_exponent(self):
-        if not self.has_ray and not self.has_edge:
-            return math.inf
-        exps = []
+        """min over the origin terms (d + alpha) and the edge terms ((d + 1)/2 + beta)."""
+        exps = [math.inf]
         if self.has_ray and self.origin_terms:
             exps.append(self.dim + min(a for _, a, _ in self.origin_terms))
-        elif self.has_ray:
-            exps.append(self.pA)
-        if self.has_edge and self.edge_terms:
-            exps.append((self.dim + 1) / 2.0 + min(b for _, b in self.edge_terms))
-        elif self.has_edge:
+        if self.has_edge:
             exps.append(self.pB)
         return float(min(exps))
 

@@ -190,7 +190,11 @@ def _verified_sympy(atom, dim, budget, numeric):
     tol = _CHECK_REL * np.abs(ref) + _CHECK_ABS * peak
     if not np.all(np.isfinite(val)) or np.any(np.abs(val - ref) > tol):
         return None
-    rel = float(np.max(np.abs(val - ref) / (np.abs(ref) + _CHECK_ABS * peak)))
+    # same split as the numeric transform: relative where |mu| >= 1e-8 max|mu|, absolute below
+    diff = np.abs(val - ref)
+    big = np.abs(ref) >= 1e-8 * peak
+    rel = float(np.max(diff[big] / np.abs(ref[big]))) if np.any(big) else 0.0
+    abs_err = float(np.max(diff[~big])) / peak if np.any(~big) else 0.0
     rho_lo = float(rho[0])
     num_mu = numeric.mu
 
@@ -203,6 +207,7 @@ def _verified_sympy(atom, dim, budget, numeric):
         return out
 
     return RadialTransform(
-        mu=mu, method="sympy", rel_error=max(rel, numeric.rel_error), abs_error=numeric.abs_error,
+        mu=mu, method="sympy", rel_error=max(rel, numeric.rel_error),
+        abs_error=max(abs_err, numeric.abs_error),
         scale=numeric.scale, tail_exponent=numeric.tail_exponent,
         tail_oscillation=numeric.tail_oscillation, nonnegative=False, radial_cdf=None, zeros=None)
