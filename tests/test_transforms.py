@@ -1,0 +1,146 @@
+"""The transform dispatcher transform_atom: validation, order closed form -> verified sympy ->
+numeric, the acceptance test of sympy results, the time budget and the errors."""
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from spectralkit import kernels as K
+from spectralkit import _symbolic_transform
+from spectralkit._transforms import RadialTransform, numeric_transform, transform_atom
+from spectralkit.exceptions import TransformError
+
+MATERN32 = "exp(-r)*(1 + r)"  # Matérn-3/2 with l = sqrt(3), written by hand
+
+
+def student_t(rho, d):
+    """mu of (1 + r) e^(-r) on R^d: Gamma((d+3)/2)/(Gamma(3/2) pi^(d/2)) (1 + rho^2)^(-(d+3)/2)."""
+    return (math.gamma((d + 3) / 2) / (math.gamma(1.5) * math.pi ** (d / 2))
+            * (1 + np.asarray(rho) ** 2) ** (-(d + 3) / 2))
+
+
+RHO = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 400)])
+
+
+# -- validation -------------------------------------------------------------------------------
+@pytest.mark.parametrize("dim", [0, -1, 2.5, True, "3", None])
+def test_dim_is_validated(dim):
+    with pytest.raises(ValueError, match=r"dim must be an integer >= 1, got"):
+        transform_atom(K.gaussian(), dim)
+
+
+def test_numpy_integer_dim_is_accepted():
+    assert transform_atom(K.gaussian(), np.int64(3)).method.startswith("closed-form")
+
+
+@pytest.mark.parametrize("budget", [-1.0, math.inf, math.nan, "5", True])
+def test_sympy_budget_is_validated(budget):
+    with pytest.raises(ValueError, match="sympy_budget"):
+        transform_atom(K.gaussian(), 2, sympy_budget=budget)
+
+
+def test_atom_is_validated():
+    with pytest.raises(TypeError, match="RadialKernel"):
+        transform_atom("gaussian", 2)
+    with pytest.raises(TypeError, match="combination"):
+        transform_atom(K.delta_gaussian(1.0, 10.0), 2)
+
+
+# -- dispatch ---------------------------------------------------------------------------------
+def test_closed_form_first():
+    T = transform_atom(K.gaussian(2.0), 3)
+    assert T.method.startswith("closed-form")
+
+
+def test_sympy_result_accepted_after_verification():
+    T = transform_atom(K.RadialKernel.from_string(MATERN32), 3, sympy_budget=10.0)
+    assert T.method == "sympy"
+    ref = student_t(RHO, 3)
+    err = np.abs(T.mu(RHO) - ref)
+    assert np.all(err <= np.maximum(T.rel_error * ref, T.abs_error * ref[0]))
+    assert np.all(err <= 1e-9 * ref + 1e-15 * ref[0])
+    assert T.mu(np.array([0.0]))[0] == pytest.approx(ref[0], rel=1e-12)  # numeric below 1e-3 s
+
+
+def test_sympy_zero_extension_of_compact_kernel():
+    # (1 - r/2)^2 on [0, 2]: sympy integrates over [0, R] only; verify against the numeric mu
+    k = K.RadialKernel.from_string("(1 - r/2)**2", support=2.0)
+    T = transform_atom(k, 1, sympy_budget=10.0)
+    N = numeric_transform(k, 1)
+    assert T.method == "sympy"
+    np.testing.assert_allclose(T.mu(RHO), N.mu(RHO), rtol=1e-8, atol=1e-14 * N.mu.max_abs)
+    assert T.tail_oscillation == 2.0
+
+
+def _fake_sympy(factor):
+    def fake(atom, dim, budget):
+        return (lambda x: factor * student_t(x, dim)), "fake"
+    return fake
+
+
+def test_wrong_sympy_result_is_rejected(monkeypatch):
+    # a formula 1e-6 off is rejected (tolerance 1e-8 relative at 41 check points)
+    monkeypatch.setattr(_symbolic_transform, "sympy_transform", _fake_sympy(1 + 1e-6))
+    T = transform_atom(K.RadialKernel.from_string(MATERN32), 2)
+    assert T.method.startswith("numeric:")
+    monkeypatch.setattr(_symbolic_transform, "sympy_transform", _fake_sympy(1.0))
+    assert transform_atom(K.RadialKernel.from_string(MATERN32), 2).method == "sympy"
+
+
+def test_non_finite_sympy_values_fall_back_to_numeric(monkeypatch):
+    def fake(atom, dim, budget):
+        def mu(x):
+            x = np.asarray(x, dtype=float)
+            out = student_t(x, dim)
+            return np.where(x > 1e5, np.nan, out)  # "overflow" far out, beyond the check points
+        return mu, "fake"
+
+    monkeypatch.setattr(_symbolic_transform, "sympy_transform", fake)
+    T = transform_atom(K.RadialKernel.from_string(MATERN32), 2)
+    assert T.method == "sympy"
+    x = np.array([1e6, 1e8])
+    np.testing.assert_allclose(T.mu(x), student_t(x, 2), rtol=1e-7)
+
+
+def test_budget_zero_skips_sympy():
+    T = transform_atom(K.RadialKernel.from_string(MATERN32), 3, sympy_budget=0)
+    assert T.method == "numeric:gauss-legendre+steepest-descent"
+    np.testing.assert_allclose(T.mu(RHO), student_t(RHO, 3), rtol=1e-7)
+
+
+def test_sympy_time_budget_is_respected():
+    # sympy cannot transform exp(-r^2/2) cos(r) (it works for minutes); the budget cuts it off
+    k = K.RadialKernel.from_string("exp(-r**2/2)*cos(r)")
+    numeric_transform(k, 2)  # warm the analysis cache
+    t0 = time.perf_counter()
+    T = transform_atom(k, 2, sympy_budget=0.5)
+    assert time.perf_counter() - t0 < 3.0
+    assert T.method.startswith("numeric:")
+
+
+# -- fields and errors ------------------------------------------------------------------------
+def test_numeric_fields_are_honest():
+    T = numeric_transform(K.ntk_relu_sphere(), 2)
+    assert isinstance(T, RadialTransform)
+    assert T.nonnegative is False and T.radial_cdf is None and T.zeros is None
+    assert 0 < T.rel_error < 1e-7 and 0 < T.abs_error < 1e-12
+    assert T.tail_oscillation == 2.0 and T.tail_exponent == pytest.approx(2.0)
+    assert T.scale == pytest.approx(0.5)
+
+
+def test_non_decaying_kernel_raises():
+    with pytest.raises(TransformError, match="does not decay"):
+        transform_atom(K.log_kernel(), 1)
+
+
+def test_unbounded_kernel_raises():
+    with pytest.raises(TransformError, match="unbounded"):
+        transform_atom(K.RadialKernel.from_string("exp(-r)/sqrt(r)"), 3)
+
+
+def test_non_analytic_formula_raises():
+    # abs() has no analytic continuation: the steepest-descent tail is unavailable
+    with pytest.raises(TransformError, match="not analytic"):
+        transform_atom(K.RadialKernel.from_string("exp(-abs(r - 1))"), 1, sympy_budget=0)
