@@ -29,7 +29,12 @@ Two complementary evaluations are combined:
   degrade with rho or d (direct quadrature loses eps * rho^((d+1)/2+beta), REFERENCE 5b). For
   infinite support only the ray remains. The tail is tabulated as two smooth functions of
   log(rho), A(rho) rho^p_A (non-oscillating) and B(rho) rho^p_B (complex, oscillation e^(iR rho)
-  factored out): mu = A - Re(e^(i R rho) B). Beyond rho_max the leading power is extrapolated.
+  factored out): mu = A - Re(e^(i R rho) B). At large rho the paths only see the neighbourhood of
+  r = 0 and r = R, where the kernel formula itself is ill-conditioned (e.g. acos(r^2/2 - 1) loses
+  eps/r^2 near 0, (1 - r^2/4) loses eps R/(R - r) near the edge); from the rho where they agree
+  with it, the analysis' expansions take over: A = sum_j c_j C(alpha_j) rho^(-alpha_j-d) exactly
+  (``origin_term_coefficient``), B from the vertical path with k replaced by its edge expansion
+  sum c (R - z)^beta. Beyond rho_max = 1e8 rho_x, rho^p_B B is extrapolated linearly in 1/rho.
 
 The crossover rho_x is the smallest rho of a log grid from which the two evaluations agree
 (relative 1e-9 or absolute 1e-15 max|mu|) on a window of consecutive grid points; that
@@ -41,6 +46,7 @@ beyond rho_x, with the absolute bound max |mu| over the last agreeing grid point
 """
 
 import math
+import time
 
 import numpy as np
 import scipy.special as sc
@@ -236,8 +242,8 @@ class NumericHankel:
         Support radius R (k = 0 for r > R), or None.
     complex_kernel : callable or None
         The analytic continuation of k (vectorised on complex arrays), or None when the formula
-        is not analytic (abs, min, max): then the tail cannot use steepest descent and the
-        transform falls back to quadrature with power-law extrapolation from the analysis terms.
+        is not analytic (abs, min, max): the tail cannot then use steepest descent and the
+        construction raises ArithmeticError (no silent loss of accuracy).
     length_scale : float
         A characteristic length of k (R for compact support); sets the frequency scale 1/length.
     decay : str
@@ -247,7 +253,9 @@ class NumericHankel:
     smooth_at_origin : bool
         k analytic in r^2 near 0 (no origin terms): the non-oscillating tail vanishes.
     origin_terms, edge_terms : tuple
-        The analysis' non-smooth terms (used for tail exponents and the non-analytic fallback).
+        The analysis' non-smooth terms ``(c, alpha, log_power)`` and ``(c, beta)``: the exact
+        large-rho origin series, the edge expansion used on the vertical path at large rho, and
+        the tail exponent.
 
     Attributes
     ----------
@@ -261,13 +269,18 @@ class NumericHankel:
         |mu| = O(rho^-tail_exponent); R for an oscillating tail, else 0.
     timings : dict
         Seconds spent in each stage.
+
+    Raises
+    ------
+    ArithmeticError
+        When the kernel is not finite at quadrature nodes, a power-law kernel has no analytic
+        continuation, or quadrature and steepest descent never agree to 1e-4 (the caller turns
+        this into :class:`~spectralkit.exceptions.TransformError`).
     """
 
     def __init__(self, kernel, dim, *, support=None, complex_kernel=None, length_scale=1.0,
                  decay="exponential", decay_rate=math.nan, smooth_at_origin=False,
                  origin_terms=(), edge_terms=()):
-        import time
-
         t0 = time.perf_counter()
         self.kernel = kernel
         self.dim = int(dim)
@@ -629,13 +642,6 @@ class NumericHankel:
                                    self.series_switch_error, self.extrapolation_error, 1e-13))
         self.abs_error = float(max([10 * _TOL_ABS, self.tail_bound / self.max_abs]
                                    + [10 * e for e in self._abs_parts]))
-
-    @staticmethod
-    def _slope(vals, probe, default):
-        v = np.abs(vals)
-        if np.all(v > 0) and np.all(np.isfinite(v)):
-            return float(-math.log(v[1] / v[0]) / math.log(probe[1] / probe[0]))
-        return float(default)
 
     def _tail_exponent(self):
         """min over the origin terms (d + alpha) and the edge terms ((d + 1)/2 + beta)."""
