@@ -40,9 +40,10 @@ The crossover rho_x is the smallest rho of a log grid from which the two evaluat
 (relative 1e-9 or absolute 1e-15 max|mu|) on a window of consecutive grid points; that
 agreement, the interpolation errors and a two-resolution check of each quadrature give the
 reported error (relative where |mu| >= 1e-8 max|mu|, absolute below; both with a margin of 10
-because they are measured at sample points). Kernels that are smooth at 0 (analytic in r^2) and do not have compact support
-have mu decaying faster than any power: their ray contribution vanishes and mu is set to 0
-beyond rho_x, with the absolute bound max |mu| over the last agreeing grid points.
+because they are measured at sample points). Kernels that are smooth at 0 (analytic in r^2)
+and do not have compact support have mu decaying faster than any power: their ray contribution
+vanishes and mu is set to 0 beyond rho_x, with the absolute bound max |mu| over the agreeing
+grid points (reported in abs_error).
 """
 
 import math
@@ -195,7 +196,8 @@ class _PiecewiseCheb:
 def _adaptive_cheb(func, a, b, n_init, scale_of, max_depth=12, tol=_TOL_REL):
     """Fit ``func`` (vectorised, real or complex) on [a, b] by panels, bisecting until the
     interpolant matches ``func`` at the panel's interior test points to ``tol``, relative to the
-    function value floored at ``scale_of(values)``. Returns the interpolant and the largest measured relative error."""
+    function value floored at ``scale_of(values)``. Returns the interpolant and the largest
+    measured relative error."""
     nodes = _cheb_nodes(_CHEB_N)
     tests = np.cos(np.pi * np.arange(1, _CHEB_N) / _CHEB_N)[::3]  # between the nodes
     todo = [(e0, e1, 0) for e0, e1 in zip(np.linspace(a, b, n_init + 1)[:-1],
@@ -578,7 +580,8 @@ class NumericHankel:
             ok = np.abs(exact - ser) <= 1e-9 * size + floor
             for i in range(len(grid) - 2):
                 if ok[i] and ok[i + 1] and ok[i + 2]:
-                    return float(grid[i]), float(np.max(np.abs(exact - ser)[i:i + 3] / (size + floor)[i:i + 3]))
+                    rel = np.abs(exact - ser)[i:i + 3] / (size + floor)[i:i + 3]
+                    return float(grid[i]), float(np.max(rel))
             return math.inf, 0.0
 
         series_ok = all(m == 0 or (a_ >= 0 and a_ / 2 == int(a_ / 2)) for _, a_, m in self.origin_terms)
@@ -589,7 +592,8 @@ class NumericHankel:
         self.pB = (self.dim + 1) / 2.0 + min([be for _, be in self.edge_terms], default=0.0)
         # rounding of the ray where it is used
         used = grid <= min(self.rho_sA, self.rho_max)
-        self.tail_rounding_error = float(np.max((rnd / np.maximum(size, 1e-300))[used])) if np.any(used) else 0.0
+        self.tail_rounding_error = (float(np.max((rnd / np.maximum(size, 1e-300))[used]))
+                                    if np.any(used) else 0.0)
         tol = max(_TOL_REL, 4 * self.tail_rounding_error)
         lo = math.log(self.rho_x)
 

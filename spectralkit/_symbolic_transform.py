@@ -81,7 +81,8 @@ def _derive(expr, support, dim):
     else:
         top = sympy.nsimplify(support, rational=True)
         ht = sympy.integrate(f * r ** nu * sympy.besselj(nu, rho * r) * r, (r, 0, top), meijerg=True)
-    mu = sympy.simplify((2 * sympy.pi) ** (-sympy.Rational(dim, 2)) * rho ** (1 - sympy.Rational(dim, 2)) * ht)
+    half = sympy.Rational(dim, 2)
+    mu = sympy.simplify((2 * sympy.pi) ** (-half) * rho ** (1 - half) * ht)
     if mu.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan) or any(mu.has(u) for u in _UNUSABLE):
         return None
     if mu.free_symbols - {rho}:
