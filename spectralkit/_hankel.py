@@ -657,9 +657,25 @@ class NumericHankel:
         return float(min(exps))
 
     # -- evaluation -----------------------------------------------------------------------------
+    def __getstate__(self):
+        # the lambdified complex continuation is not picklable; evaluation (__call__) does not
+        # need it, only `direct` beyond rho_x does
+        state = self.__dict__.copy()
+        state["kc"] = None
+        return state
+
     def __call__(self, rho):
-        """mu(rho), vectorised over rho >= 0 (float64 array of the same shape)."""
+        """mu(rho), vectorised over rho >= 0 (float64 array of the same shape; mu(inf) = 0).
+
+        Raises
+        ------
+        ValueError
+            If ``rho`` contains NaN or negative values.
+        """
         rho = np.asarray(rho, dtype=np.float64)
+        bad = ~(rho >= 0)  # negative or NaN
+        if np.any(bad):
+            raise ValueError(f"rho must be >= 0 and not NaN, got {float(rho[bad].ravel()[0])!r}")
         flat = rho.ravel()
         out = np.zeros(flat.shape)
         m0 = flat < self.rho_lo
@@ -668,7 +684,7 @@ class NumericHankel:
                        else self._quad(flat[m0], self._head_rule)[0])
         m1 = (flat >= self.rho_lo) & (flat <= self.rho_x)
         out[m1] = self._head(np.log(flat[m1]))
-        m2 = flat > self.rho_x
+        m2 = (flat > self.rho_x) & np.isfinite(flat)  # mu(inf) = 0
         if np.any(m2):
             x = flat[m2]
             val = np.zeros(x.shape)

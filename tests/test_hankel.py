@@ -271,3 +271,16 @@ def test_vectorised_shapes():
     x = np.array([[0.0, 1.0], [10.0, 1e6]])
     assert T.mu(x).shape == (2, 2)
     assert T.mu(x)[0, 1] == T.mu(np.array([1.0]))[0]
+
+
+def test_evaluation_validates_rho_and_pickles():
+    import pickle
+
+    T = numeric_transform(K.spherical_polynomial(2.0, 2), 3)
+    for bad in (-1.0, math.nan):
+        with pytest.raises(ValueError, match="rho must be >= 0"):
+            T.mu(np.array([0.5, bad]))
+    x = np.array([0.0, 0.5, 30.0, 1e9, np.inf])
+    mu2 = pickle.loads(pickle.dumps(T.mu))
+    np.testing.assert_array_equal(mu2(x), T.mu(x))
+    assert T.mu(np.array([np.inf]))[0] == 0.0
