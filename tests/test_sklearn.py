@@ -188,3 +188,27 @@ def test_divergent_kernel_is_refused_at_fit():
     X, _ = _data(n=10, d=2)
     with pytest.raises(DivergentMassError):
         SpectralFeatures("log_kernel", n_components=8).fit(X)
+
+
+def test_krein_ridge_flags_alpha_at_a_negative_eigenvalue():
+    # A = Phi^T Phi + alpha J is singular when -alpha is an eigenvalue of the indefinite
+    # K = Phi J Phi^T: fit must refuse (ValueError) or warn (RuntimeWarning), never stay silent.
+    import warnings
+
+    X, y = _data(n=30)
+    kw = dict(kernel="delta_gaussian", n_components=24, fit_intercept=False, random_state=0)
+    K = KreinRidgeRegressor(alpha=1.0, **kw).fit(X, y).features_.kernel_approx(X)
+    lam = np.linalg.eigvalsh(K)
+    alpha = -lam[0]  # lam[0] < 0: the most negative eigenvalue
+    assert alpha > 0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            reg = KreinRidgeRegressor(alpha=alpha, **kw).fit(X, y)
+        except ValueError as exc:
+            assert "singular" in str(exc)
+        else:
+            assert reg.condition_number_ > 1e10
+            assert any("ill-conditioned" in str(w.message) for w in caught)
+    well = KreinRidgeRegressor(alpha=alpha * 1.5 + 1.0, **kw).fit(X, y)
+    assert well.condition_number_ < 1e8
