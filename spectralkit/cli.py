@@ -330,31 +330,42 @@ def _cmd_featurize(args):
     tmp_out = _temp_next_to(output)
     tmp_lab = None if labels_path is None else _temp_next_to(labels_path)
     try:
-        out = np.lib.format.open_memmap(tmp_out, mode="w+", dtype=dtype, shape=(info.n_rows, width))
-        lab = None if tmp_lab is None else np.lib.format.open_memmap(
-            tmp_lab, mode="w+", dtype=np.float64, shape=(info.n_rows,))
+        # create the .npy files (header + size), then map only a window of rows at a time: a
+        # mapping held for the whole run would keep every written page in this process's
+        # resident set; unmapping each window leaves them to the page cache / write-back
+        handle = np.lib.format.open_memmap(tmp_out, mode="w+", dtype=dtype, shape=(info.n_rows, width))
+        del handle
+        if tmp_lab is not None:
+            handle = np.lib.format.open_memmap(tmp_lab, mode="w+", dtype=np.float64, shape=(info.n_rows,))
+            del handle
+        window_rows = max(args.chunk_rows, (64 << 20) // max(1, width * dtype.itemsize))  # ~64 MiB
+        out = lab = None
+        window_start = 0
         row = 0
         t1 = time.perf_counter()
         try:
             for X, y in io.iter_chunks(args.input, chunk_rows=args.chunk_rows, label_column=args.label_column,
                                        dtype=dtype, info=info):
-                rf.transform(X, out=out[row:row + len(X)])
+                if out is None or row + len(X) > window_start + window_rows:
+                    out = lab = None  # unmap the previous window
+                    window_start = row
+                    out = np.load(tmp_out, mmap_mode="r+")[window_start:window_start + window_rows]
+                    if tmp_lab is not None:
+                        lab = np.load(tmp_lab, mmap_mode="r+")[window_start:window_start + window_rows]
+                a, b = row - window_start, row - window_start + len(X)
+                rf.transform(X, out=out[a:b])
                 if lab is not None:
                     if y.dtype.kind not in "fiu":
                         raise ComputationError(f"--labels needs numeric labels; {args.input!r} has text labels")
-                    lab[row:row + len(X)] = y
+                    lab[a:b] = y
                 row += len(X)
                 progress.update(len(X))
         except ValueError as exc:
             raise ComputationError(f"cannot read INPUT: {exc}") from None
         finally:
             progress.close()
+            out = lab = None
         t_transform = time.perf_counter() - t1
-        out.flush()
-        del out
-        if lab is not None:
-            lab.flush()
-            del lab
         os.replace(tmp_out, output)
         if tmp_lab is not None:
             os.replace(tmp_lab, labels_path)
