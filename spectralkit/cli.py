@@ -21,6 +21,7 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -172,6 +173,9 @@ def build_parser():
     p.add_argument("--feature-map", choices=("sincos", "cos"), default="sincos",
                    help="[cos, sin] pairs or random-phase cosines (default sincos)")
     p.add_argument("--seed", type=_nonnegative_int("--seed"), default=0, help="random seed (default 0)")
+    p.add_argument("--truncation", type=_positive_float("--truncation"), default=None, metavar="RHO_MAX",
+                   help="only for kernels with infinite spectral mass: sample the measure cut at "
+                        "rho <= RHO_MAX (a BIASED estimator; the bias is reported)")
     p.add_argument("--dtype", choices=("float32", "float64"), default="float64",
                    help="output dtype (default float64)")
     p.add_argument("--chunk-rows", type=_positive_int("--chunk-rows"), default=4096,
@@ -321,7 +325,13 @@ def _cmd_featurize(args):
     dtype = np.dtype(args.dtype)
     t0 = time.perf_counter()
     rf = RandomFeatures(kernel, dim=info.n_features, n_components=args.components, method=args.method,
-                        split=args.split, feature_map=args.feature_map, random_state=args.seed).fit()
+                        split=args.split, feature_map=args.feature_map, random_state=args.seed,
+                        truncation=args.truncation)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        rf.fit()
+    for w in caught:  # the truncation bias report: one line, not a warnings traceback
+        print(f"{_PROG}: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
     t_fit = time.perf_counter() - t0
     width = int(np.asarray(rf.signature_).size)
     show = args.progress == "always" or (args.progress == "auto" and info.n_rows >= 100_000)
@@ -397,7 +407,11 @@ def _cmd_featurize(args):
                   "labels": info.has_labels},
         "output": {"path": str(output.resolve()), "shape": [info.n_rows, width], "dtype": dtype.name,
                    "labels": None if labels_path is None else str(labels_path.resolve())},
-        "usage": "K_hat = Phi @ diag(signature) @ Phi.T estimates k(||x - y||) without bias",
+        "truncation": args.truncation,
+        "truncation_bias_at_0": getattr(rf, "truncation_bias_", None),
+        "truncation_bias_max": getattr(rf, "truncation_bias_max_", None),
+        "usage": ("K_hat = Phi @ diag(signature) @ Phi.T estimates k(||x - y||)"
+                  + (" without bias" if args.truncation is None else " with the truncation bias above")),
         "seconds": {"fit": t_fit, "transform": t_transform},
     }
     side = _sidecar_path(output)
