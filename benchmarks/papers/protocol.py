@@ -67,6 +67,7 @@ METHODS = {
     "gorf": "spectralkit GORF: exact joint orthogonal blocks, Jordan masses (unbiased)",
     "orf": "spectralkit ORF: independent orthogonal blocks per part (unbiased)",
     "rff": "spectralkit RFF: i.i.d. directions, exact radial laws (unbiased)",
+    "gorf_terms": "spectralkit GORF with split='terms' (the papers' coefficient split; masses |a_i|)",
     "gorf_paper_dirs": "spectralkit RandomFeatures(method='gorf_paper'): the paper's GORF directions "
                        "(one QR, not orthogonal for 2m > d) with correct norms and masses (unbiased)",
     "paper_grff": "the papers' code, i.i.d. directions: no rho^(d-1) Jacobian, masses "
@@ -135,7 +136,7 @@ def _median_distance(X, rng, n=1000):
     return float(np.median(D[np.triu_indices(len(idx), 1)]))
 
 
-def kernel_setups(X_train, which, seed=0):
+def kernel_setups(X_train, which, seed=0, extension=True):
     """Build the benchmark kernels for one dataset.
 
     ``which``: iterable of keys among ``delta_gaussian`` (l2 rows, as the papers' code),
@@ -143,6 +144,8 @@ def kernel_setups(X_train, which, seed=0):
     ``sph_poly_3_1``, ``matern`` (nu = 3/2) and ``exp_power`` (alpha = 1.5). The last two use the
     lengthscale l = median pairwise distance of 1000 seeded training points (rounded to 2
     significant digits) on the [0, 1] box, so that k is neither ~0 nor ~1 on the data.
+    ``extension=True``: the spherical polynomials sample :func:`best_extension` where their zero
+    extension has infinite mass.
     """
     out = []
     med = None
@@ -156,7 +159,9 @@ def kernel_setups(X_train, which, seed=0):
             base = kernels.spherical_polynomial(a, p)
             dim = X_train.shape[1]
             sampled, note = base, ""
-            if a > 2 or dim >= 1 + 2 * p:  # zero extension divergent (REFERENCE §5)
+            if (a > 2 or dim >= 1 + 2 * p) and not extension:  # zero extension divergent (REFERENCE §5)
+                note = f"zero extension has infinite mass in d={dim}; smooth extension not requested"
+            elif a > 2 or dim >= 1 + 2 * p:
                 try:
                     sampled, info = best_extension(a, p, dim)
                     note = (f"zero extension has infinite mass in d={dim}; spectralkit methods sample the C^{info['m']} "
@@ -213,7 +218,7 @@ def extension_order(dim):
 
 
 #: Extension lengths L tried by :func:`best_extension`.
-EXTENSION_LENGTHS = (1.0, 2.0, 3.0)
+EXTENSION_LENGTHS = (2.0, 3.0)
 
 
 def best_extension(a, p, dim, lengths=EXTENSION_LENGTHS):
@@ -246,11 +251,16 @@ def best_extension(a, p, dim, lengths=EXTENSION_LENGTHS):
 def spherical_polynomial_extension(a, p, dim, L=1.0):
     """A finite-mass stationary extension of the spherical polynomial kernel beyond r = 2.
 
-    On [0, 2] (all the sphere ever sees) the kernel is exactly P(r) = (1 - r^2/a^2)^p. On
-    [2, 2 + L] it continues with the Hermite polynomial T of degree 2m + 1 that matches P and its
-    first m derivatives at r = 2 and vanishes to order m + 1 at r = 2 + L (support 2 + L), with
-    m = :func:`extension_order` (d < 2 m + 3). Written as one formula:
-    ``P(r) + max(r - 2, 0)^(m+1) S(r - 2)`` with S of degree m, ``support = 2 + L``.
+    On [0, 2] (all the sphere ever sees) the kernel is exactly P = (1 - r^2/a^2)^p. Beyond, it
+    continues as a polynomial in t = r^2: the Hermite polynomial
+    T(t) = sum_{q=m+1}^{2m+1} b_q ((2+L)^2 - t)^q that matches P and its first m t-derivatives at
+    t = 4 (r = 2) and vanishes to order m + 1 at r = 2 + L, zero beyond; m = :func:`extension_order`,
+    the smallest order with d < 2m + 3, so both the join at r = 2 and the edge at r = 2 + L leave
+    a finite total mass. The kernel is the sum of two even truncated polynomials, for which
+    spectralkit has an exact closed form (Sonine's integral): ``inner = P - T`` written as
+    sum_{q=m+1}^{2m+1} e_q (4 - r^2)^q with support 2 (its coefficients of order <= m, zero up to
+    rounding, are dropped: the kernel on the sphere changes by ``dropped_inner_coefficient``) and
+    ``outer = T`` with support 2 + L; each vanishes exactly to order m + 1 at its edge.
 
     Returns
     -------
@@ -268,29 +278,47 @@ def spherical_polynomial_extension(a, p, dim, L=1.0):
         raise NotApplicable(f"a C^m extension with finite mass in d={dim} needs m={m} (d < 2m+3); "
                             "the degree-(2m+1) Hermite join is not computable in double precision")
     Poly = np.polynomial.Polynomial
-    P = Poly([1.0, 0.0, -1.0 / a**2]) ** p
-    Pu = P(Poly([2.0, 1.0]))  # P(2 + u)
-    # unknown S(u) = sum_i c_i u^i; conditions d^j/du^j [Pu + u^(m+1) S](L) = 0, j = 0..m
-    A = np.zeros((m + 1, m + 1))
-    rhs = np.zeros(m + 1)
-    for i in range(m + 1):
-        basis = Poly.basis(m + 1 + i)
-        for j in range(m + 1):
-            A[j, i] = basis.deriv(j)(L) if j else basis(L)
-    for j in range(m + 1):
-        rhs[j] = -(Pu.deriv(j)(L) if j else Pu(L))
-    coef = np.linalg.solve(A, rhs)
-    S = " + ".join(f"({float(c)!r})*(r - 2)**{i}" for i, c in enumerate(coef))
-    text = f"(1 - r**2/{float(a)!r})**{int(p)}".replace(f"/{float(a)!r}", f"/{float(a * a)!r}")
-    text = f"{text} + Max(r - 2, 0)**{m + 1}*({S})"
-    k = kernels.RadialKernel.from_string(text.replace("Max", "max"), support=2.0 + L,
-                                         name=f"spherical_polynomial(a={a:g}, p={p}) C^{m} ext. to {2 + L:g}")
-    return k, {"m": m, "L": L, "S_coefficients": coef.tolist()}
+    P = Poly([1.0, -1.0 / a**2]) ** p          # P as a polynomial in t = r^2
+    R2 = (2.0 + L) ** 2
+    qs = np.arange(m + 1, 2 * m + 2)
+    # outer T(t) = sum_q b_q (R2 - t)^q, q = m+1..2m+1: an exact zero of order m+1 at t = R2;
+    # the m+1 conditions T^(j)(4) = P^(j)(4), j = 0..m, fix the b_q
+    basis = [Poly([R2, -1.0]) ** int(q) for q in qs]
+    A = np.array([[bq.deriv(j)(4.0) if j else bq(4.0) for bq in basis] for j in range(m + 1)])
+    rhs = np.array([P.deriv(j)(4.0) if j else P(4.0) for j in range(m + 1)])
+    b = np.linalg.solve(A, rhs)
+    T = sum((c * bq for c, bq in zip(b, basis)), Poly([0.0]))
+    # inner D = P - T on [0, 4] in powers of (4 - t): its coefficients of order <= m vanish up
+    # to rounding (~1e-12 relative); they are dropped so that the zero at r = 2 is exact
+    D = (P - T)(Poly([4.0, -1.0]))              # D(4 - v) as a polynomial in v = 4 - t
+    e = np.zeros(2 * m + 2)
+    e[:len(D.coef)] = D.coef
+    dropped = float(np.max(np.abs(e[:m + 1]))) if m >= 0 else 0.0
+    inner_text = " + ".join(f"({float(e[q])!r})*(4 - r**2)**{q}" for q in range(m + 1, 2 * m + 2) if e[q] != 0)
+    outer_text = " + ".join(f"({float(c)!r})*({R2!r} - r**2)**{int(q)}" for c, q in zip(b, qs))
+    inner = kernels.RadialKernel.from_string(inner_text, support=2.0, name=f"ext-inner(m={m})")
+    outer = kernels.RadialKernel.from_string(outer_text, support=2.0 + L, name=f"ext-outer(m={m}, L={L:g})")
+    coef = b
+    k = inner + outer
+    return k, {"m": m, "L": L, "outer_coefficients": coef.tolist(), "dropped_inner_coefficient": dropped}
 
 
 # -- methods --------------------------------------------------------------------------------
 
-def _spectralkit_features(setup, dim, s, rng, method):
+_MEASURES = {}
+
+
+def _measure(kernel, dim):
+    """One SpectralMeasure per (kernel, dim), shared by every fit (the tables are built once)."""
+    from spectralkit.measures import SpectralMeasure
+
+    key = (kernel.key, dim)
+    if key not in _MEASURES:
+        _MEASURES[key] = SpectralMeasure(kernel, dim)
+    return _MEASURES[key]
+
+
+def _spectralkit_features(setup, dim, s, rng, method, split="jordan"):
     try:
         from spectralkit.features import RandomFeatures
     except ImportError as exc:
@@ -298,13 +326,13 @@ def _spectralkit_features(setup, dim, s, rng, method):
     from spectralkit.exceptions import DivergentMassError
 
     try:
-        rf = RandomFeatures(setup.sampled, dim=dim, n_components=4 * s, method=method,
+        rf = RandomFeatures(_measure(setup.sampled, dim), n_components=4 * s, method=method, split=split,
                             random_state=int(rng.integers(2**63 - 1)))
         rf.fit()
     except DivergentMassError as exc:
         raise NotApplicable(f"divergent total mass in d={dim}: {getattr(exc, 'reason', exc)}") from None
-    except NotImplementedError as exc:
-        raise NotApplicable(f"spectralkit raised NotImplementedError ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - any failure of a spectralkit piece is reported, not fatal
+        raise NotApplicable(f"spectralkit failed: {type(exc).__name__}: {str(exc)[:200]}") from None
     info = {"mass_plus": float(rf.mass_plus_), "mass_minus": float(rf.mass_minus_),
             "n_plus": int(rf.n_plus_), "n_minus": int(rf.n_minus_), "n_components": 4 * s}
     sig = np.asarray(rf.signature_, dtype=np.float64)
@@ -323,6 +351,10 @@ def make_features(method, setup, dim, s, rng, X_pool=None):
     """
     if method in ("rff", "orf", "gorf"):
         return _spectralkit_features(setup, dim, s, rng, method)[1]
+    if method == "gorf_terms":
+        if not setup.sampled.is_combination:
+            raise NotApplicable("split='terms' needs a linear combination of kernels")
+        return _spectralkit_features(setup, dim, s, rng, "gorf", split="terms")[1]
     if method == "gorf_paper_dirs":
         return _spectralkit_features(setup, dim, s, rng, "gorf_paper")[1]
     if method in ("paper_grff", "paper_gorf"):
