@@ -239,3 +239,19 @@ def test_subprocess_entry_points():
                          capture_output=True, text=True, timeout=300, env=env)
     assert bad.returncode == 2
     assert bad.stderr.startswith("spectralkit: error: ") and "Traceback" not in bad.stderr
+
+
+@pytest.mark.slow
+def test_featurize_truncated_divergent_kernel_reports_bias(capsys, tmp_path):
+    # a > 2: infinite mass in every d; --truncation gives a biased estimator, said on stderr and
+    # recorded in the sidecar
+    path = tmp_path / "small.csv"
+    path.write_text("0.1,0.2\n0.5,0.9\n0.3,0.3\n")
+    out = tmp_path / "F.npy"
+    code, _, err = _run(capsys, "featurize", "spherical_polynomial:a=3,p=2", "--truncation", "20", "-n", "16",
+                        str(path), str(out))
+    assert code == 0
+    assert "spectralkit: warning:" in err and "BIASED" in err
+    side = json.loads((tmp_path / "F.json").read_text())
+    assert side["truncation"] == 20.0 and side["truncation_bias_max"] > 0
+    assert "truncation bias" in side["usage"]
