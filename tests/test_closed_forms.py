@@ -1,0 +1,489 @@
+"""Tests of spectralkit._closed_forms against independent high-precision (mpmath) references.
+
+Convention (REFERENCE §1): mu(rho) = (2 pi)^(-d/2) rho^(1-d/2) int_0^inf k(r) r^(d/2) J_(d/2-1)(rho r) dr.
+References are computed from first principles in mpmath (30-60 digits): derivatives of the Gaussian
+transform in b, the Gaussian scale-mixture integral, the Bessel sums at high precision, the direct
+series, and Hankel integrals (plain or with the contour rotated into the complex plane).
+"""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import integrate, special
+
+from spectralkit import kernels
+from spectralkit._closed_forms import closed_form
+
+F = kernels.RadialKernel.from_string
+DIMS = [1, 2, 3, 5, 16, 64]
+RHO = np.concatenate([[0.0, 1e-8, 1e-4], np.geomspace(1e-3, 1e3, 25)])
+
+
+def assert_close(tr, rho, ref, rel=None, ref_floor=1e-40):
+    """|mu - ref| <= rel |ref| + (abs_error + ref_floor) max|ref| where ref is above the underflow level.
+
+    ``rel`` defaults to the accuracy the transform claims (``tr.rel_error``, which must be <= 1e-10);
+    ``ref_floor`` is the reference's own absolute accuracy (40+ digit arithmetic).
+    """
+    assert tr.rel_error <= 1e-10  # the accuracy the transform claims meets the project target
+    rel = tr.rel_error if rel is None else rel  # looser only where the reference is less accurate
+    got = np.asarray(tr.mu(rho))
+    ref = np.asarray(ref, dtype=float)
+    keep = (np.abs(ref) > 1e-290) & np.isfinite(ref)
+    peak = np.max(np.abs(ref[np.isfinite(ref)]))
+    err = np.abs(got[keep] - ref[keep])
+    bound = rel * np.abs(ref[keep]) + (tr.abs_error + ref_floor) * peak
+    worst = np.argmax(err / bound)
+    assert np.all(err <= bound), (rho[keep][worst], got[keep][worst], ref[keep][worst])
+
+
+def radial_mass(tr, dim, scale=1.0, tail=None):
+    """S_{d-1} int_0^inf rho^(d-1) mu(rho) drho by quadrature in log rho (scipy, ~1e-10).
+
+    In high d a heavy-tailed mu underflows float64 (e.g. < 1e-308 beyond rho ~ 1e4 for the
+    Laplacian in d = 64) while rho^(d-1) mu still carries mass: the quadrature stops at the last
+    log-piece where mu is representable and ``tail(X)`` supplies the mass beyond X (required then).
+    """
+    log_s = math.log(2) + 0.5 * dim * math.log(math.pi) - special.gammaln(0.5 * dim)
+
+    def integrand(t):  # rho^(d-1) mu drho = rho^d mu dt, in logs (rho^64 overflows)
+        rho = math.exp(t) * scale
+        m = tr.mu(rho)
+        return 0.0 if m == 0 else math.copysign(math.exp(log_s + dim * math.log(rho) + math.log(abs(m))), m)
+
+    total = []
+    edges = np.linspace(-40, 40, 81)
+    for a, b in zip(edges[:-1], edges[1:]):
+        if max(abs(tr.mu(math.exp(b + e) * scale)) for e in (0.0, 0.01)) < 1e-290:  # not a zero
+            if tail is not None:
+                total.append(tail(math.exp(a) * scale))
+            break
+        total.append(integrate.quad(integrand, a, b, limit=200, epsabs=0, epsrel=1e-13)[0])
+    return math.fsum(total)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gaussian and polynomial x Gaussian
+# ---------------------------------------------------------------------------------------------
+def poly_gauss_ref(coeffs, b, d, rho):
+    """sum_j p_j (-d/db)^j [(4 pi b)^(-d/2) exp(-rho^2/(4b))] by mpmath differentiation."""
+    out = []
+    with mpmath.workdps(50):
+        for r in rho:
+            r = mpmath.mpf(float(r))
+            g = lambda bb: (4 * mpmath.pi * bb) ** (-mpmath.mpf(d) / 2) * mpmath.exp(-r**2 / (4 * bb))
+            out.append(float(sum((-1) ** j * mpmath.mpf(p) * mpmath.diff(g, mpmath.mpf(b), j)
+                                 for j, p in enumerate(coeffs))))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("d", DIMS)
+@pytest.mark.parametrize("kern,coeffs,b", [
+    (kernels.gaussian(0.7), [1], 1 / (2 * 0.49)),
+    (F("3*exp(-2*r**2)"), [3], 2),
+    (F("(1 - r**2)*exp(-r**2/2)"), [1, -1], 0.5),
+    (F("(2 - 3*r**2 + r**4/2)*exp(-r**2)"), [2, -3, 0.5], 1),
+])
+def test_poly_gaussian_vs_mpmath(kern, coeffs, b, d):
+    tr = closed_form(kern, d)
+    assert tr.method.startswith("closed-form:")
+    assert tr.tail_exponent == math.inf and tr.tail_oscillation == 0.0
+    rho = RHO[RHO < 40 * math.sqrt(b) * math.sqrt(d + 10)]
+    assert_close(tr, rho, poly_gauss_ref(coeffs, b, d, rho))
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_gaussian_hankel_convention(d):
+    # the Hankel integral itself (REFERENCE §1), not the formula
+    tr = closed_form(kernels.gaussian(1.3), d)
+    with mpmath.workdps(30):
+        for rho in [0.3, 1.7]:
+            nu = mpmath.mpf(d) / 2 - 1
+            f = lambda r: mpmath.exp(-r**2 / (2 * 1.69)) * r ** (mpmath.mpf(d) / 2) * mpmath.besselj(nu, rho * r)
+            ref = (2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * mpmath.mpf(rho) ** (1 - mpmath.mpf(d) / 2) \
+                * mpmath.quad(f, [0, 2, 5, 10, 20])
+            assert tr.mu(rho) == pytest.approx(float(ref), rel=1e-12)
+
+
+@pytest.mark.parametrize("d", DIMS)
+def test_gaussian_sampler_fact_and_cdf(d):
+    # REFERENCE §4: exp(-r^2/(2 l^2)) has w ~ N(0, l^-2 I): mu = (2 pi)^(-d/2) l^d exp(-rho^2 l^2/2)
+    l = 0.6
+    tr = closed_form(kernels.gaussian(l), d)
+    rho = np.geomspace(1e-3, 20 / l, 50)
+    want = np.exp(-0.5 * d * math.log(2 * math.pi) + d * math.log(l) - rho**2 * l**2 / 2)
+    np.testing.assert_allclose(tr.mu(rho), want, rtol=1e-12)
+    assert tr.nonnegative and tr.zeros.size == 0 and tr.scale == pytest.approx(1 / l)
+    # radial law: (rho l)^2 ~ chi^2_d
+    np.testing.assert_allclose(tr.radial_cdf(rho), special.gammainc(d / 2, (rho * l) ** 2 / 2), rtol=1e-12)
+    assert radial_mass(tr, d) == pytest.approx(1.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("d,zeros,nonneg", [(1, [], True), (2, [1.0], False), (3, [math.sqrt(2)], False),
+                                            (5, [2.0], False)])
+def test_reference_fact_dimension_dependent_definiteness(d, zeros, nonneg):
+    # REFERENCE §1: (1 - r^2) e^(-r^2/2) has mu ∝ rho^2 e^(-rho^2/2) in d = 1, (rho^2 - 1) in d = 2,
+    # (rho^2 - 2) in d = 3; in general (rho^2 - (d - 1)) e^(-rho^2/2)
+    tr = closed_form(F("(1 - r**2)*exp(-r**2/2)"), d)
+    np.testing.assert_allclose(tr.zeros, zeros, rtol=1e-14)
+    assert tr.nonnegative is nonneg
+    rho = np.linspace(0.05, 6, 50)
+    ratio = tr.mu(rho) / ((rho**2 - (d - 1)) * np.exp(-rho**2 / 2))
+    np.testing.assert_allclose(ratio, (2 * math.pi) ** (-d / 2), rtol=1e-11)
+    assert radial_mass(tr, d) == pytest.approx(1.0, rel=1e-9)  # k(0) = 1
+    if nonneg:  # d = 1: f = S_0 mu = 2 mu, normalised by its (positive) total
+        rr = np.array([0.5, 1.0, 2.0])
+        total = integrate.quad(lambda t: 2 * tr.mu(t), 0, np.inf, epsrel=1e-13)[0]
+        cdf = [integrate.quad(lambda t: 2 * tr.mu(t), 0, x, epsrel=1e-13)[0] / total for x in rr]
+        np.testing.assert_allclose(tr.radial_cdf(rr), cdf, rtol=1e-10)
+
+
+def test_zeros_near_root_relative_accuracy():
+    # factored evaluation: relative accuracy right next to the sign change (d = 64: root at sqrt(63))
+    tr = closed_form(F("(1 - r**2)*exp(-r**2/2)"), 64)
+    root = tr.zeros[0]
+    assert root == pytest.approx(math.sqrt(63), rel=1e-15)
+    rho = root * (1 + np.array([-1e-9, 1e-9, 1e-6]))
+    ref = poly_gauss_ref([1, -1], 0.5, 64, rho)
+    np.testing.assert_allclose(tr.mu(rho), ref, rtol=1e-6)  # conditioning of rho near a root
+    assert np.sign(tr.mu(rho)).tolist() == [-1.0, 1.0, 1.0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Matérn / Laplacian
+# ---------------------------------------------------------------------------------------------
+def matern_ref(nu, l, d, rho):
+    with mpmath.workdps(50):
+        nu, l, d2 = mpmath.mpf(nu), mpmath.mpf(l), mpmath.mpf(d) / 2
+        c = mpmath.gamma(nu + d2) / (mpmath.gamma(nu) * mpmath.pi**d2) * (2 * nu / l**2) ** nu
+        return np.array([float(c * (2 * nu / l**2 + mpmath.mpf(float(r)) ** 2) ** (-(nu + d2))) for r in rho])
+
+
+@pytest.mark.parametrize("d", DIMS)
+@pytest.mark.parametrize("nu,l", [(0.5, 1.0), (1.5, 0.8), (2.5, 2.0), (0.7, 1.3), (1.0, 1.0)])
+def test_matern_vs_mpmath(nu, l, d):
+    tr = closed_form(kernels.matern(nu, l), d)
+    assert tr.method in ("closed-form:matern", "closed-form:laplacian")
+    assert tr.tail_exponent == d + 2 * nu and tr.nonnegative and tr.zeros.size == 0
+    assert_close(tr, RHO, matern_ref(nu, l, d, RHO))
+    # radial CDF: f integrates to k(0) = 1 and the CDF matches the integral of f
+    assert radial_mass(tr, d, tail=lambda x: 1 - tr.radial_cdf(x)) == pytest.approx(1.0, rel=1e-8)
+    x = 1.7 / l
+    log_s = math.log(2) + 0.5 * d * math.log(math.pi) - special.gammaln(0.5 * d)
+    part = integrate.quad(lambda t: math.exp(log_s + (d - 1) * math.log(t)) * tr.mu(t), 0, x,
+                          epsrel=1e-12, limit=200)[0]
+    assert tr.radial_cdf(x) == pytest.approx(part, rel=1e-9)
+
+
+@pytest.mark.parametrize("d", DIMS)
+def test_laplacian_is_multivariate_cauchy(d):
+    # REFERENCE §4: w = u/(|v| l): multivariate Cauchy, Gamma((d+1)/2)/pi^((d+1)/2) l^d (1 + l^2 rho^2)^(-(d+1)/2)
+    l = 3.0
+    for kern in (kernels.laplacian(l), F("2*exp(-r/3)")):
+        tr = closed_form(kern, d)
+        c = 1.0 if kern.family else 2.0
+        rho = np.geomspace(1e-4, 1e4, 60)
+        want = c * np.exp(special.gammaln((d + 1) / 2) - (d + 1) / 2 * math.log(math.pi) + d * math.log(l)
+                          - (d + 1) / 2 * np.log1p(l * l * rho * rho))
+        np.testing.assert_allclose(tr.mu(rho), want, rtol=1e-12)
+        assert tr.method == "closed-form:laplacian" and tr.tail_exponent == d + 1
+
+
+def test_matern_inverse_transform_recovers_kernel():
+    # REFERENCE §4: Matérn-3/2, d = 2, r = 1: k = (1 + sqrt 3) e^(-sqrt 3) = 0.4834 (not 0.428)
+    tr = closed_form(kernels.matern(1.5, 1.0), 2)
+    val = 2 * math.pi * integrate.quad(lambda t: tr.mu(t) * t * special.j0(t), 0, 400, limit=2000,
+                                       epsabs=1e-13)[0]
+    assert val == pytest.approx((1 + math.sqrt(3)) * math.exp(-math.sqrt(3)), abs=1e-7)
+
+
+# ---------------------------------------------------------------------------------------------
+# rational quadratic
+# ---------------------------------------------------------------------------------------------
+def rq_ref(alpha, l, d, rho):
+    """int (2 pi tau)^(-d/2) exp(-rho^2/(2 tau)) Gamma(tau; alpha, rate alpha l^2) dtau (positive)."""
+    out = []
+    with mpmath.workdps(40):
+        a, b = mpmath.mpf(alpha), mpmath.mpf(alpha) * mpmath.mpf(l) ** 2
+        for r in rho:
+            r = mpmath.mpf(float(r))
+            f = lambda t: ((2 * mpmath.pi * t) ** (-mpmath.mpf(d) / 2) * mpmath.exp(-r**2 / (2 * t))
+                           * b**a * t ** (a - 1) * mpmath.exp(-b * t) / mpmath.gamma(a))
+            # the integrand peaks at the saddle tau* = rho/sqrt(2 b) (large rho), near rho^2/d and
+            # near a/b: split around all of them
+            peaks = [float(r**2 / max(d, 1)), float(max(a, 1) / b), float(r / mpmath.sqrt(2 * b))]
+            pts = [0] + [p * s for p in peaks for s in (0.01, 0.1, 0.5, 0.8, 1, 1.25, 2, 10, 100) if p > 0]
+            pts = sorted(set(pts)) + [mpmath.inf]
+            out.append(float(mpmath.quad(f, pts)))
+    return np.array(out)
+
+
+SLOW_D = [pytest.param(d, marks=pytest.mark.slow) if d >= 16 else d for d in DIMS]
+
+
+@pytest.mark.parametrize("d", SLOW_D)
+@pytest.mark.parametrize("alpha,l", [(2.0, 1.0), (0.5, 2.0), (40.0, 0.5)])
+def test_rational_quadratic_vs_mixture(alpha, l, d):
+    tr = closed_form(kernels.rational_quadratic(alpha, l), d)
+    assert tr.method == "closed-form:rational_quadratic" and tr.nonnegative and tr.tail_exponent == math.inf
+    rho = RHO[(RHO > 0) & (RHO * l < 60 + 2 * d)][::3]
+    # the mixture quadrature itself is good to ~1e-9 only for the very peaked alpha = 40, d >= 16
+    assert_close(tr, rho, rq_ref(alpha, l, d, rho), rel=1e-9 if alpha > 10 and d >= 16 else None)
+    mu0 = tr.mu(0.0)
+    assert (mu0 == math.inf) == (alpha <= d / 2)
+
+
+@pytest.mark.parametrize("alpha,d", [(0.5, 64), (40.0, 64), (2.0, 16)])
+def test_rational_quadratic_high_d_quick(alpha, d):
+    tr = closed_form(kernels.rational_quadratic(alpha, 1.0), d)
+    rho = np.array([1e-3, 0.3, 2.0, 9.0])
+    assert_close(tr, rho, rq_ref(alpha, 1.0, d, rho), rel=1e-9 if alpha > 10 else None)
+    # and the Bessel formula evaluated independently at 40 digits (no logs, no kve)
+    with mpmath.workdps(40):
+        a, s_ = mpmath.mpf(alpha), mpmath.mpf(alpha) - mpmath.mpf(d) / 2
+        ref = []
+        for r in rho:
+            z = mpmath.mpf(float(r)) * mpmath.sqrt(2 * a)
+            ref.append(float(2 * a**a / (mpmath.gamma(a) * (2 * mpmath.pi) ** (mpmath.mpf(d) / 2))
+                             * (z / (2 * a)) ** s_ * mpmath.besselk(s_, z)))
+    assert_close(tr, rho, ref)
+
+
+@pytest.mark.parametrize("d", [1, 3, 16])
+def test_rational_quadratic_mass_and_pattern(d):
+    tr = closed_form(F("4*(2 + r**2)**(-3)"), d)  # = (4/8) (1 + r^2/(2*3*(1/3)))^-3: alpha 3, l^2 = 1/3
+    ref = closed_form(kernels.rational_quadratic(3.0, math.sqrt(1 / 3)), d)
+    rho = np.geomspace(1e-3, 1e2, 30)
+    np.testing.assert_allclose(tr.mu(rho), 0.5 * ref.mu(rho), rtol=1e-12)
+    assert radial_mass(ref, d, scale=1.0) == pytest.approx(1.0, rel=1e-8)
+
+
+# ---------------------------------------------------------------------------------------------
+# truncated polynomials (Sonine)
+# ---------------------------------------------------------------------------------------------
+def sonine_ref(cq, R, d, rho):
+    """(2 pi)^(-d/2) sum_q c_q 2^q q! R^(q+d/2) rho^(-(q+d/2)) J_(q+d/2)(rho R) at 60 digits."""
+    out = []
+    with mpmath.workdps(60):
+        R = mpmath.mpf(R)
+        for r in rho:
+            r = mpmath.mpf(float(r))
+            s = sum(mpmath.mpf(c) * 2**q * mpmath.factorial(q) * R ** (q + mpmath.mpf(d) / 2)
+                    * r ** (-(q + mpmath.mpf(d) / 2)) * mpmath.besselj(q + mpmath.mpf(d) / 2, r * R)
+                    for q, c in enumerate(cq) if c)
+            out.append(float((2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * s))
+    return np.array(out)
+
+
+def hankel_ref(kfun, R, d, rho, dps=40):
+    """The Hankel integral on [0, R] at high precision (split at the Bessel period)."""
+    with mpmath.workdps(dps):
+        nu = mpmath.mpf(d) / 2 - 1
+        r0 = mpmath.mpf(rho)
+        f = lambda r: kfun(r) * r ** (mpmath.mpf(d) / 2) * mpmath.besselj(nu, r0 * r)
+        n = max(4, int(rho * R / 2))
+        I = mpmath.quad(f, mpmath.linspace(0, R, n + 1))
+        return float((2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * r0 ** (1 - mpmath.mpf(d) / 2) * I)
+
+
+SPHERICAL = [
+    # (a, p, c_q in powers of (4 - r^2)): (1 - r^2/a^2)^p
+    (3.0, 1, [5 / 9, 1 / 9]),
+    (2.0, 2, [0, 0, 1 / 16]),
+    (2.0, 3, [0, 0, 0, 1 / 64]),
+]
+
+
+@pytest.mark.parametrize("d", DIMS)
+@pytest.mark.parametrize("a,p,cq", SPHERICAL)
+def test_spherical_polynomial_vs_bessel_sum(a, p, cq, d):
+    tr = closed_form(kernels.spherical_polynomial(a, p), d)
+    beta = next(q for q, c in enumerate(cq) if c)
+    assert tr.method == "closed-form:truncated-polynomial"
+    assert tr.tail_exponent == (d + 1) / 2 + beta and tr.tail_oscillation == 2.0
+    assert not tr.nonnegative and tr.zeros is None
+    rho = RHO[RHO > 0]
+    assert_close(tr, rho, sonine_ref(cq, 2.0, d, rho))
+    # rho -> 0: the limit (Lambda_nu(0)) without cancellation
+    mu0 = (2 * math.pi) ** (-d / 2) * 2.0**d * 2 ** (-d / 2) * sum(
+        c * math.factorial(q) * 4.0**q / math.gamma(q + d / 2 + 1) for q, c in enumerate(cq))
+    assert tr.mu(0.0) == pytest.approx(mu0, rel=1e-14)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 5])
+def test_sonine_formula_vs_hankel_integral(d):
+    k = kernels.spherical_polynomial(2.0, 2)
+    tr = closed_form(k, d)
+    for rho in [0.3, 2.5, 11.0]:
+        ref = hankel_ref(lambda r: (1 - r**2 / 4) ** 2, 2, d, rho)
+        assert tr.mu(rho) == pytest.approx(ref, rel=1e-11)
+
+
+def test_user_truncated_polynomial_and_rejections():
+    tr = closed_form(F("1 - r**2 + r**4/3", support=1.5), 3)
+    cq_poly = np.polynomial.Polynomial([1, -1, 1 / 3])  # in u = r^2, u = R^2 - s
+    R2 = 2.25
+    s = np.polynomial.Polynomial([R2, -1])
+    cq = cq_poly(s).coef
+    rho = np.geomspace(1e-3, 300, 25)
+    assert_close(tr, rho, sonine_ref(list(cq), 1.5, 3, rho))
+    assert tr.tail_exponent == 2.0  # jump: beta = 0
+    # odd powers, no support, non-polynomial with support: no closed form
+    assert closed_form(F("1 - r", support=1.0), 2) is None
+    assert closed_form(F("1 - r**2"), 2) is None
+    assert closed_form(kernels.ntk_relu_sphere(), 1) is None
+    assert closed_form(kernels.log_kernel(), 1) is None
+    assert closed_form(F("exp(-r**2/2)*cos(r)"), 1) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# exponential power (series)
+# ---------------------------------------------------------------------------------------------
+def series_ref(alpha, d, rho, which, dps=80, terms=6000):
+    """Direct mpmath sums of the two series (independent of the planning / fixed-point code).
+
+    'small': sum_m (-1)^m Gamma((d+2m)/a)/(m! Gamma(m+d/2)) (rho/2)^(2m) (all terms until negligible);
+    'large': sum_k (-1)^k 2^(ak) Gamma((ak+d)/2)/(k! Gamma(-ak/2)) rho^(-ak-d), truncated at the
+    smallest term when divergent.
+    """
+    with mpmath.workdps(dps):
+        a, r, d2 = mpmath.mpf(alpha), mpmath.mpf(float(rho)), mpmath.mpf(d) / 2
+        if which == "small":
+            total, prev = mpmath.mpf(0), None
+            for m in range(terms):
+                t = (-1) ** m * mpmath.gamma((d + 2 * m) / a) / (mpmath.factorial(m) * mpmath.gamma(m + d2)) \
+                    * (r / 2) ** (2 * m)
+                if prev is not None and abs(t) > abs(prev) and alpha < 1:
+                    break
+                total += t
+                if m > 5 and abs(t) < abs(total) * mpmath.mpf(10) ** (-dps + 5):
+                    break
+                prev = t
+            return float(total * (2 * mpmath.pi) ** (-d2) * 2 ** (1 - d2) / a)
+        total, prev = mpmath.mpf(0), None
+        for k in range(1, terms):
+            t = (-1) ** k * 2 ** (a * k) * mpmath.gamma((a * k + d) / 2) * mpmath.rgamma(-a * k / 2) \
+                / mpmath.factorial(k) * r ** (-a * k - d)
+            if t == 0:
+                continue
+            if prev is not None and abs(t) > abs(prev) and alpha > 1:
+                break
+            total += t
+            if k > 5 and abs(t) < abs(total) * mpmath.mpf(10) ** (-dps + 5):
+                break
+            prev = t
+        return float(total * mpmath.pi ** (-d2))
+
+
+def rotated_ref(alpha, d, rho, dps=30):
+    """Hankel integral of exp(-r^alpha) with J = Re H1 and the contour rotated to arg r = pi/(4 max(alpha,1))."""
+    with mpmath.workdps(dps):
+        a, r0, nu = mpmath.mpf(alpha), mpmath.mpf(rho), mpmath.mpf(d) / 2 - 1
+        theta = mpmath.pi / (4 * max(a, 1))
+        w = mpmath.expjpi(theta / mpmath.pi)
+        f = lambda s: mpmath.exp(-(s * w) ** a) * (s * w) ** (mpmath.mpf(d) / 2) * mpmath.hankel1(nu, r0 * s * w) * w
+        sc = 1 / max(r0 * mpmath.sin(theta), 1)
+        I = mpmath.quad(f, [0, sc, 4 * sc, 16 * sc, 64 * sc, mpmath.inf])
+        return float((2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * r0 ** (1 - mpmath.mpf(d) / 2) * I.real)
+
+
+EP_DIMS = [1, 2, 3, 8, 16, 64]
+
+
+@pytest.mark.parametrize("alpha,d", [(a, d) for a in (0.5, 1.5) for d in EP_DIMS if (a, d) != (0.5, 64)]
+                         + [pytest.param(0.5, 64, marks=pytest.mark.slow)])
+def test_exponential_power_vs_direct_series(alpha, d):
+    tr = closed_form(kernels.exponential_power(alpha), d)
+    assert tr.method == "series:exponential-power" and tr.nonnegative
+    assert tr.tail_exponent == d + alpha and tr.radial_cdf is None
+    if alpha > 1:  # convergent small series below, asymptotic (optimally truncated) series above
+        pts = [(r, "small") for r in (1e-3, 0.1, 1.0, 3.0)] + [(r, "large") for r in (60.0, 300.0, 1e3)]
+    else:  # convergent large series everywhere it is cheap; asymptotic small series at tiny rho
+        pts = [(r, "large") for r in (0.05, 0.3, 1.0, 10.0, 1e3)] + [(1e-5, "small")]
+    rho = np.array([p[0] for p in pts])
+    ref = np.array([series_ref(alpha, d, r, w) for r, w in pts])
+    assert_close(tr, rho, ref)
+    assert tr.mu(0.0) == pytest.approx(
+        (2 * math.pi) ** (-d / 2) * 2 ** (1 - d / 2) * math.exp(special.gammaln(d / alpha) - special.gammaln(d / 2))
+        / alpha, rel=1e-12)
+
+
+@pytest.mark.parametrize("alpha,d,rho", [(1.5, 1, 3.0), (0.5, 1, 3.0), (1.5, 2, 0.7), (0.5, 3, 20.0),
+                                         (1.5, 3, 8.0)])
+def test_exponential_power_vs_rotated_hankel_integral(alpha, d, rho):
+    # the formulas themselves: an independent integral representation
+    tr = closed_form(kernels.exponential_power(alpha), d)
+    assert tr.mu(rho) == pytest.approx(rotated_ref(alpha, d, rho), rel=1e-11)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alpha,d,rho", [(1.5, 8, 5.0), (0.5, 16, 100.0), (1.5, 16, 12.0), (0.5, 8, 0.5)])
+def test_exponential_power_vs_rotated_hankel_integral_high_d(alpha, d, rho):
+    tr = closed_form(kernels.exponential_power(alpha), d)
+    assert tr.mu(rho) == pytest.approx(rotated_ref(alpha, d, rho, dps=60), rel=1e-11)
+
+
+@pytest.mark.parametrize("alpha,d", [(0.5, 1), (0.5, 3), (0.5, 16), (1.5, 1), (1.5, 3), (1.5, 16), (1.5, 64)])
+def test_exponential_power_mass_and_lengthscale(alpha, d):
+    l = 2.5
+    tr = closed_form(kernels.exponential_power(alpha, l), d)
+    tr1 = closed_form(kernels.exponential_power(alpha, 1.0), d)
+    rho = np.geomspace(1e-2, 1e2, 7)
+    np.testing.assert_allclose(tr.mu(rho), l**d * tr1.mu(l * rho), rtol=1e-12)
+    # beyond the float64 range of mu: the leading tail term c1 rho^(-d-alpha), S c1 X^(-alpha)/alpha
+    log_c1 = (-0.5 * d * math.log(math.pi) + alpha * math.log(2) + special.gammaln((alpha + d) / 2)
+              - math.log(-special.gamma(-alpha / 2)))
+    log_s = math.log(2) + 0.5 * d * math.log(math.pi) - special.gammaln(0.5 * d)
+    tail = lambda x: math.exp(log_s + log_c1 - alpha * math.log(x)) / alpha
+    assert radial_mass(tr1, d, tail=tail) == pytest.approx(1.0, rel=1e-8)
+
+
+def test_exponential_power_speed_and_pattern():
+    import time
+
+    tr = closed_form(F("exp(-r**1.5)"), 16)
+    assert tr.method == "series:exponential-power"
+    rho = np.geomspace(1e-2, 1e3, 2000)
+    start = time.perf_counter()
+    tr.mu(rho)
+    assert time.perf_counter() - start < 5.0  # ~1 s on an idle core (2000 rho, d = 16)
+
+
+@pytest.mark.parametrize("alpha", [0.99, 1.01])
+def test_exponential_power_near_one(alpha):
+    # both series converge slowly near alpha = 1: either None (numeric path) or accurate
+    tr = closed_form(kernels.exponential_power(alpha), 3)
+    if tr is None:
+        return
+    rho = np.array([0.3, 1.0, 3.0])
+    ref = [rotated_ref(alpha, 3, r) for r in rho]
+    np.testing.assert_allclose(tr.mu(rho), ref, rtol=1e-10)
+
+
+# ---------------------------------------------------------------------------------------------
+# recognition, validation
+# ---------------------------------------------------------------------------------------------
+def test_family_label_is_verified():
+    # a kernel carrying a wrong family label must not get that family's closed form
+    fake = kernels.RadialKernel("exp(-r**2)", family=("matern", {"nu": 1.5, "lengthscale": 1.0}))
+    tr = closed_form(fake, 2)
+    assert tr.method == "closed-form:gaussian"
+    np.testing.assert_allclose(tr.mu(1.0), (4 * math.pi) ** -1 * math.exp(-0.25), rtol=1e-14)
+
+
+def test_validation():
+    with pytest.raises(TypeError, match="combination"):
+        closed_form(kernels.delta_gaussian(), 2)
+    with pytest.raises(TypeError, match="RadialKernel"):
+        closed_form("exp(-r**2)", 2)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="dim"):
+            closed_form(kernels.gaussian(), bad)
+    tr = closed_form(kernels.gaussian(), 2)
+    with pytest.raises(ValueError, match="rho"):
+        tr.mu(np.array([-1.0]))
+    with pytest.raises(ValueError, match="rho"):
+        tr.mu(np.nan)
+    assert isinstance(tr.mu(1.0), float) and tr.mu(np.ones((2, 3))).shape == (2, 3)
