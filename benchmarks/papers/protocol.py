@@ -53,6 +53,7 @@ __all__ = [
     "spherical_polynomial_extension",
     "extension_order",
     "best_extension",
+    "neyman_fraction",
 ]
 
 #: The papers' s/d grid.
@@ -68,6 +69,8 @@ METHODS = {
     "orf": "spectralkit ORF: independent orthogonal blocks per part (unbiased)",
     "rff": "spectralkit RFF: i.i.d. directions, exact radial laws (unbiased)",
     "gorf_terms": "spectralkit GORF with split='terms' (the papers' coefficient split; masses |a_i|)",
+    "orf_neyman": "spectralkit ORF (orthogonal blocks per part) and exact laws, the 2s frequencies split between the parts by "
+                   "Neyman allocation n± ∝ m± σ± (σ± from an independent pilot draw on the data; unbiased)",
     "gorf_paper_dirs": "spectralkit RandomFeatures(method='gorf_paper'): the paper's GORF directions "
                        "(one QR, not orthogonal for 2m > d) with correct norms and masses (unbiased)",
     "paper_grff": "the papers' code, i.i.d. directions: no rho^(d-1) Jacobian, masses "
@@ -165,7 +168,8 @@ def kernel_setups(X_train, which, seed=0, extension=True):
                 try:
                     sampled, info = best_extension(a, p, dim)
                     note = (f"zero extension has infinite mass in d={dim}; spectralkit methods sample the C^{info['m']} "
-                            f"extension to r = {2 + info['L']:g} (identical on the sphere)")
+                            f"extension to r = {2 + info['L']:g} (equal on the sphere up to "
+                            f"{info['sphere_max_deviation']:.1e}, rounding of the Hermite solve)")
                 except NotApplicable as exc:
                     note = f"zero extension has infinite mass in d={dim}; no extension: {exc}"
             out.append(KernelSetup(key, f"spherical polynomial (a={a}, p={p})", base, True, sampled, note))
@@ -265,7 +269,8 @@ def spherical_polynomial_extension(a, p, dim, L=1.0):
     Returns
     -------
     (RadialKernel, dict)
-        The kernel and ``{"m", "L", "S_coefficients"}``.
+        The kernel and ``{"m", "L", "outer_coefficients", "dropped_inner_coefficient",
+        "sphere_max_deviation"}`` (max |k_ext - k| on [0, 2], from rounding in the Hermite solve).
 
     Raises
     ------
@@ -300,7 +305,10 @@ def spherical_polynomial_extension(a, p, dim, L=1.0):
     outer = kernels.RadialKernel.from_string(outer_text, support=2.0 + L, name=f"ext-outer(m={m}, L={L:g})")
     coef = b
     k = inner + outer
-    return k, {"m": m, "L": L, "outer_coefficients": coef.tolist(), "dropped_inner_coefficient": dropped}
+    grid = np.linspace(0.0, 2.0, 2001)
+    deviation = float(np.max(np.abs(k(grid) - kernels.spherical_polynomial(a, p)(grid))))
+    return k, {"m": m, "L": L, "outer_coefficients": coef.tolist(), "dropped_inner_coefficient": dropped,
+               "sphere_max_deviation": deviation}
 
 
 # -- methods --------------------------------------------------------------------------------
@@ -340,6 +348,73 @@ def _spectralkit_features(setup, dim, s, rng, method, split="jordan"):
                                 sig, info)
 
 
+_ALLOCATIONS = {}
+
+
+def neyman_fraction(measure, X, n_pairs=200, n_pilot=2000, seed=12345):
+    """Fraction of the frequencies given to the + part by Neyman allocation, and the sigmas.
+
+    The estimator (REFERENCE §2) is ``(m+/n+) Σ cos(w_i·z) - (m-/n-) Σ cos(v_j·z)``; with
+    per-frequency standard deviations σ± = sd(cos(w·z)) its variance ``m+^2 σ+^2/n+ +
+    m-^2 σ-^2/n-`` is smallest for ``n± ∝ m± σ±`` at a fixed total. σ±^2 is averaged over
+    ``n_pairs`` random differences z of rows of X, with ``Var cos(w·z) = (1 + k~(2z))/2 - k~(z)^2``
+    and ``k~(z) = E cos(w·z)`` estimated from ``n_pilot`` frequencies of each part drawn with a
+    fixed, independent seed: the allocation does not depend on the frequencies used by the
+    estimator, so it stays unbiased.
+
+    Returns
+    -------
+    (fraction_plus, sigma_plus, sigma_minus)
+    """
+    from spectralkit.frequencies import draw_frequencies
+    from spectralkit.samplers import RadialSampler
+
+    mp, mm = float(measure.mass_plus.value), float(measure.mass_minus.value)
+    if mm == 0.0 or mp == 0.0:
+        return (1.0 if mm == 0.0 else 0.0), float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    i, j = rng.integers(len(X), size=(2, n_pairs))
+    Z = X[i] - X[j]
+    Wp, Wm = draw_frequencies("rff", n_pilot, n_pilot, X.shape[1], rng,
+                              RadialSampler(measure, +1).sample, RadialSampler(measure, -1).sample)
+    sig = []
+    for W in (Wp, Wm):
+        k1 = np.cos(Z @ W.T).mean(axis=1)
+        k2 = np.cos(2 * Z @ W.T).mean(axis=1)
+        sig.append(math.sqrt(max(float(np.mean((1 + k2) / 2 - k1**2)), 1e-300)))
+    a, b = mp * sig[0], mm * sig[1]
+    return a / (a + b), sig[0], sig[1]
+
+
+def _neyman_features(setup, dim, s, rng, X_pool):
+    from spectralkit.frequencies import draw_frequencies
+    from spectralkit.samplers import RadialSampler
+
+    if X_pool is None:
+        raise NotApplicable("Neyman allocation needs the training pool")
+    try:
+        measure = _measure(setup.sampled, dim)
+        if not measure.is_finite:
+            raise NotApplicable(f"divergent total mass in d={dim}")
+        key = (setup.sampled.key, dim, X_pool.shape, float(X_pool[:50].sum()))
+        if key not in _ALLOCATIONS:
+            frac, sp, sm = neyman_fraction(measure, X_pool)
+            _ALLOCATIONS[key] = (frac, sp, sm, RadialSampler(measure, +1) if frac > 0 else None,
+                                 RadialSampler(measure, -1) if frac < 1 else None)
+        frac, sp, sm, samp_p, samp_m = _ALLOCATIONS[key]
+    except NotApplicable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - reported, not fatal
+        raise NotApplicable(f"spectralkit failed: {type(exc).__name__}: {str(exc)[:200]}") from None
+    n = 2 * s
+    n_plus = n if frac == 1.0 else (0 if frac == 0.0 else min(n - 1, max(1, round(n * frac))))
+    Wp, Wm = draw_frequencies("orf", n_plus, n - n_plus, dim, rng,
+                              samp_p.sample if samp_p else None, samp_m.sample if samp_m else None)
+    f = B.signed_sincos_features(Wp, Wm, float(measure.mass_plus.value), float(measure.mass_minus.value))
+    f.info.update({"n_components": 4 * s, "neyman_fraction_plus": frac, "sigma_plus": sp, "sigma_minus": sm})
+    return f
+
+
 def make_features(method, setup, dim, s, rng, X_pool=None):
     """Build the fitted feature map of ``method`` with ``s`` frequencies per part.
 
@@ -351,6 +426,8 @@ def make_features(method, setup, dim, s, rng, X_pool=None):
     """
     if method in ("rff", "orf", "gorf"):
         return _spectralkit_features(setup, dim, s, rng, method)[1]
+    if method == "orf_neyman":
+        return _neyman_features(setup, dim, s, rng, X_pool)
     if method == "gorf_terms":
         if not setup.sampled.is_combination:
             raise NotApplicable("split='terms' needs a linear combination of kernels")
