@@ -46,8 +46,8 @@ def _scales(measure):
     return (min(scales), max(scales)) if scales else (1.0, 1.0)
 
 
-def _rho_range(measure, finite):
-    """Upper end of the rho axis: where 99.5 % of ||mu|| is reached (finite), else 20 x scale."""
+def _rho_range(measure, finite, fraction=0.995):
+    """Upper end of the rho axis: where ``fraction`` of ||mu|| is reached (finite), else 20 x scale."""
     lo_scale, hi_scale = _scales(measure)
     if not finite:
         return 20.0 * hi_scale
@@ -59,7 +59,7 @@ def _rho_range(measure, finite):
     cum = np.concatenate([[0.0], np.cumsum(0.5 * (f[1:] + f[:-1]) * np.diff(grid))])
     if cum[-1] <= 0:
         return hi
-    return float(min(hi, 1.15 * grid[np.searchsorted(cum, 0.995 * cum[-1])]))
+    return float(min(hi, 1.15 * grid[np.searchsorted(cum, fraction * cum[-1])]))
 
 
 def _r_range(kernel, measure):
@@ -105,7 +105,13 @@ def plot_measure(measure, *, rho_max=None, r_max=None, n_points=800, figsize=(13
     kernel, dim = measure.kernel, measure.dim
     finite = bool(measure.is_finite)
     report = measure.check_rkks() if hasattr(measure, "check_rkks") else None
-    rho_max = float(rho_max) if rho_max is not None else _rho_range(measure, finite)
+    if rho_max is not None:
+        rho_max = rho_mu = float(rho_max)
+    else:
+        rho_max = _rho_range(measure, finite)
+        # the density panel shows the sign structure where most of the mass is (slow oscillating
+        # tails would squeeze it into a few pixels)
+        rho_mu = min(rho_max, _rho_range(measure, finite, 0.95)) if finite else rho_max
     r_max = float(r_max) if r_max is not None else _r_range(kernel, measure)
 
     fig = _figure(figsize)
@@ -124,13 +130,17 @@ def plot_measure(measure, *, rho_max=None, r_max=None, n_points=800, figsize=(13
     ax_k.legend(loc="best", fontsize=8)
 
     # 2. signed density
-    rho = np.linspace(0.0, rho_max, n_points)
-    mu = measure.mu(rho)
-    ax_mu.plot(rho, mu, color="k", lw=0.9, label="mu(rho)")
-    ax_mu.fill_between(rho, 0.0, np.maximum(mu, 0.0), color=_PLUS, alpha=0.45, label="mu+ (positive part)")
-    ax_mu.fill_between(rho, 0.0, np.minimum(mu, 0.0), color=_MINUS, alpha=0.45, label="mu- (negative part)")
+    rho_m = np.linspace(0.0, rho_mu, n_points)
+    mu = measure.mu(rho_m)
+    ax_mu.plot(rho_m, mu, color="k", lw=0.9, label="mu(rho)")
+    ax_mu.fill_between(rho_m, 0.0, np.maximum(mu, 0.0), color=_PLUS, alpha=0.45, label="mu+ (positive part)")
+    ax_mu.fill_between(rho_m, 0.0, np.minimum(mu, 0.0), color=_MINUS, alpha=0.45, label="mu- (negative part)")
     ax_mu.axhline(0.0, color="0.6", lw=0.6)
-    zeros = [z for z in getattr(measure, "sign_changes", ()) if z <= rho_max]
+    zeros = [z for z in (getattr(measure, "sign_changes", ()) or ()) if z <= rho_mu]
+    if not zeros:  # e.g. divergent measures carry no located roots: use the grid
+        s_ = np.sign(mu)
+        idx = np.nonzero((s_[1:] * s_[:-1]) < 0)[0]
+        zeros = list(0.5 * (rho_m[idx] + rho_m[idx + 1]))
     for z in zeros[:20]:
         ax_mu.axvline(z, color="0.3", ls=":", lw=0.8)
     peak_p, peak_m = float(np.max(mu, initial=0.0)), float(-np.min(mu, initial=0.0))
@@ -141,28 +151,43 @@ def plot_measure(measure, *, rho_max=None, r_max=None, n_points=800, figsize=(13
     else:
         scale_note = ""
     ax_mu.set(xlabel="rho = ||w||", ylabel="mu(rho)",
-              title=f"signed density mu ({len(zeros)} sign change{'s' if len(zeros) != 1 else ''}{scale_note})")
+              title=f"signed density mu ({len(zeros)} sign change{'s' if len(zeros) != 1 else ''} "
+                    f"in view{scale_note})")
     ax_mu.legend(loc="best", fontsize=8)
 
-    # 3./4. radial laws and CDFs
+    # 3./4. radial laws (on the density panel's range) and CDFs (on the full range; a log grid
+    # and axis when a long tail would squeeze the head)
+    long_tail = rho_max > 5.0 * rho_mu
+    if long_tail:
+        rho = np.concatenate([[0.0], np.geomspace(rho_max * 1e-4, rho_max, 2 * n_points)])
+    else:
+        rho = np.linspace(0.0, rho_max, n_points)
     f = measure.radial_density(rho)
     fp, fm = np.maximum(f, 0.0), np.maximum(-f, 0.0)
+    f_view = measure.radial_density(rho_m)
     masses = None
     if finite:
         try:
             masses = (float(measure.mass_plus.value), float(measure.mass_minus.value))
         except DivergentMassError:
             masses = None
-    if masses is None:  # divergent: normalise on the plotted range
+    truncated_view = masses is None
+    if truncated_view:  # divergent: normalise on the plotted range, and say so
         masses = tuple(float(np.trapezoid(g, rho)) for g in (fp, fm))
-    for g, m, color, sign in ((fp, masses[0], _PLUS, "+"), (fm, masses[1], _MINUS, "-")):
+    for g, gv, m, color, sign in ((fp, np.maximum(f_view, 0.0), masses[0], _PLUS, "+"),
+                                  (fm, np.maximum(-f_view, 0.0), masses[1], _MINUS, "-")):
         if m <= 0:
             continue
-        ax_p.plot(rho, g / m, color=color, label=f"p{sign}(rho)")
-        ax_p.fill_between(rho, 0.0, g / m, color=color, alpha=0.25)
+        ax_p.plot(rho_m, gv / m, color=color, label=f"p{sign}(rho)")
+        ax_p.fill_between(rho_m, 0.0, gv / m, color=color, alpha=0.25)
         cdf = np.concatenate([[0.0], np.cumsum(0.5 * (g[1:] + g[:-1]) * np.diff(rho))]) / m
-        ax_cdf.plot(rho, cdf, color=color, label=f"F{sign}(rho), m{sign} = {m:.4g}")
-    ax_p.set(xlabel="rho", ylabel="density", title="radial laws p± ∝ max(±mu, 0) rho^(d-1)")
+        what = f"mass on [0, {rho_max:g}] = {m:.4g}" if truncated_view else f"m{sign} = {m:.4g}"
+        ax_cdf.plot(rho, cdf, color=color, label=f"F{sign}(rho), {what}")
+    ax_p.set(xlabel="rho", ylabel="density", title="radial laws p± ∝ max(±mu, 0) rho^(d-1)",
+             xlim=(0.0, rho_mu))
+    if long_tail:
+        ax_cdf.set_xscale("log")
+        ax_cdf.set_xlim(rho_max * 1e-3, rho_max)
     ax_p.legend(loc="best", fontsize=8)
     ax_cdf.axhline(1.0, color="0.6", lw=0.6, ls="--")
     ax_cdf.set(xlabel="rho", ylabel="CDF", title="CDFs of the radial laws", ylim=(-0.02, 1.05))
@@ -181,9 +206,11 @@ def plot_measure(measure, *, rho_max=None, r_max=None, n_points=800, figsize=(13
         total = report.mass_plus.value + report.mass_minus.value
         ax_m.axhline(total, color=_PLUS, ls="--", lw=1, label=f"||mu|| = m+ + m- = {total:.5g}")
     slope = getattr(getattr(measure, "finiteness", None), "growth_slope", float("nan"))
-    verdict = "converges" if finite else "diverges"
-    ax_m.set(xlabel="R", ylabel="M(R)",
-             title=f"partial mass {verdict}" + (f" (slope {slope:.2f})" if math.isfinite(slope) else ""))
+    if finite:
+        title = "partial mass M(R) converges"
+    else:
+        title = "partial mass M(R) diverges" + (f" (~R^{slope:.2f})" if math.isfinite(slope) else "")
+    ax_m.set(xlabel="R", ylabel="M(R)", title=title)
     ax_m.legend(loc="best", fontsize=8)
 
     # 6. summary
