@@ -229,16 +229,13 @@ def test_demo_without_sklearn_says_so(capsys, monkeypatch):
 
 
 # -- a real process -------------------------------------------------------------------------------
-def test_subprocess_entry_points():
+def test_subprocess_entry_point():
+    # one real process: python -m spectralkit, exit status and stdout as a shell sees them
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     ok = subprocess.run([sys.executable, "-m", "spectralkit", "check", "gaussian", "--dim", "2", "--json"],
                         capture_output=True, text=True, timeout=300, env=env)
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["verdict"] == "PD"
-    bad = subprocess.run([sys.executable, "-m", "spectralkit", "check", "import os", "--dim", "2"],
-                         capture_output=True, text=True, timeout=300, env=env)
-    assert bad.returncode == 2
-    assert bad.stderr.startswith("spectralkit: error: ") and "Traceback" not in bad.stderr
 
 
 @pytest.mark.slow
