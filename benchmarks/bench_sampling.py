@@ -54,6 +54,8 @@ def _median_rate(fn, n, repeats):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10^6 uniforms, 3 repeats")
+    parser.add_argument("--skip", nargs="*", default=[],
+                        help="kernel name prefixes to skip (e.g. exponential_power: its measure takes minutes)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "sampling.json"))
     args = parser.parse_args()
     n = 10**6 if args.quick else 10**7
@@ -63,6 +65,9 @@ def main():
     numba.set_num_threads(1)
     rows = []
     for kernel in KERNELS:
+        if any(kernel.name.startswith(p) for p in args.skip):
+            print(f"{kernel.name:40s} skipped (--skip)")
+            continue
         for dim in (3, 16):
             row = {"kernel": kernel.name, "dim": dim}
             t0 = time.perf_counter()
