@@ -252,3 +252,17 @@ def test_featurize_truncated_divergent_kernel_reports_bias(capsys, tmp_path):
     side = json.loads((tmp_path / "F.json").read_text())
     assert side["truncation"] == 20.0 and side["truncation_bias_max"] > 0
     assert "truncation bias" in side["usage"]
+
+
+def test_python_dash_m_runs_the_demo_by_default(monkeypatch):
+    import runpy
+
+    import spectralkit.cli as cli
+
+    calls = []
+    monkeypatch.setattr(cli, "main", lambda argv: calls.append(argv) or 0)
+    for argv, expected in ((["spectralkit"], ["demo"]), (["spectralkit", "check", "gaussian"], ["check", "gaussian"])):
+        monkeypatch.setattr(sys, "argv", argv)
+        with pytest.raises(SystemExit) as exc:
+            runpy.run_module("spectralkit", run_name="__main__")
+        assert exc.value.code == 0 and calls[-1] == expected
