@@ -184,3 +184,11 @@ if __name__ == "__main__":
     os.chdir(ROOT)
     (ROOT / "docs" / "api.md").write_text(render_api())
     print("wrote docs/api.md")
+
+
+@pytest.mark.parametrize("modname", ["spectralkit.io", "spectralkit.sklearn", "spectralkit.dask"])
+def test_docstring_examples_run(modname):
+    import doctest
+
+    result = doctest.testmod(importlib.import_module(modname), optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
