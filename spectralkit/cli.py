@@ -583,6 +583,11 @@ def main(argv=None):
             raise
         _error(exc)
         return 2
+    except ImportError as exc:  # an optional extra is missing (the message says which)
+        if debug:
+            raise
+        _error(exc)
+        return 1
     except (ValueError, OSError, MemoryError) as exc:
         if debug:
             raise

@@ -266,3 +266,10 @@ def test_python_dash_m_runs_the_demo_by_default(monkeypatch):
         with pytest.raises(SystemExit) as exc:
             runpy.run_module("spectralkit", run_name="__main__")
         assert exc.value.code == 0 and calls[-1] == expected
+
+
+def test_missing_extra_is_one_line(capsys, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    code, _, err = _run(capsys, "plot", "gaussian", "--dim", "2", "-o", str(tmp_path / "a.png"))
+    assert code == 1 and "pip install 'spectralkit[plot]'" in _one_error_line(err)
