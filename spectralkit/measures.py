@@ -501,12 +501,18 @@ class SpectralMeasure:
                 mm += tail.mass_minus.value
                 em += tail.mass_minus.error
             analytic_pd = all(t.nonnegative and c > 0 for c, t in self.transforms)
-            negative = mm > max(em, 1e-14 * (mp + mm)) and not analytic_pd
-            if analytic_pd:
-                mm, em = 0.0, 0.0
+            # a negative part is real only if it exceeds what the density's own error can produce
+            rel = max(t.rel_error for _, t in self.transforms)
+            noise = max(em, rel * (mp + mm), 1e-14 * (mp + mm))
+            negative = mm > noise and not analytic_pd
+            if not negative:
+                # PD: spurious negative lobes (if any) are numerical noise; keep k(0) = m+ - m-
+                ep, em = ep + mm, (mm + em if not analytic_pd else 0.0)
+                mp, mm = mp - mm, 0.0
+                roots = []
             summary.update(roots=tuple(roots), lobes=tuple(lobes), tail=tail,
                            mass_plus=Estimate(mp, ep), mass_minus=Estimate(mm, em),
-                           verdict="RKKS" if negative or roots else "PD")
+                           verdict="RKKS" if negative else "PD")
         summary["seconds"] = time.perf_counter() - t0
         return summary
 

@@ -296,3 +296,17 @@ def test_cache_dir_from_environment(tmp_path, monkeypatch):
     _cache.clear_memory()
     check_rkks(K.gaussian(3.0), 2)
     assert list(tmp_path.glob("measure-*.json"))
+
+
+@pytest.mark.slow
+def test_numeric_measure_of_a_wendland_kernel():
+    # (1 - r)^4 (1 + 4 r) on [0, 1] is PD in d <= 3 (Wendland); edge beta = 4: finite iff d < 9.
+    k = K.RadialKernel.from_string("(1 - r)**4 * (1 + 4*r)", support=1)
+    rep3 = check_rkks(k, 3)
+    assert rep3.verdict == "PD" and rep3.mass_minus.value == 0.0
+    assert rep3.mass_plus.value == pytest.approx(1.0, abs=1e-7)
+    rep5 = check_rkks(k, 5)
+    assert rep5.verdict == "RKKS" and rep5.mass_minus.value > 1e-3
+    assert rep5.method.startswith("numeric")
+    assert abs(rep5.k0_residual) <= rep5.k0_tolerance
+    assert check_rkks(k, 9).verdict == "DIVERGENT"
