@@ -2,7 +2,6 @@
 
 import bz2
 import gzip
-import os
 from pathlib import Path
 
 import numpy as np
