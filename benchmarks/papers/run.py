@@ -80,6 +80,8 @@ def build_parser():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--merge", action="store_true", help="merge into the existing results JSON")
     p.add_argument("--no-report", action="store_true", help="write the JSON only")
+    p.add_argument("--combine", nargs="+", type=Path, default=None, metavar="JSON",
+                   help="do not run: merge these result files (later ones win) into the output and report")
     p.add_argument("--no-extension", action="store_true",
                    help="do not build the smooth finite-mass extension of the spherical polynomials")
     return p
@@ -324,6 +326,24 @@ def main(argv=None):
         out_dir, md_path = args.out, args.out / "benchmarks.md"
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / ("papers_quick.json" if args.quick else "papers.json")
+    if args.combine:
+        parts = [json.loads(Path(f).read_text()) for f in args.combine]
+        results = parts[0]
+        for nxt in parts[1:]:
+            results = _merge(results, nxt)
+        results["meta"] = dict(parts[0].get("meta", {}))
+        results["meta"]["commands"] = [p_.get("meta", {}).get("command") for p_ in parts]
+        results["meta"]["seconds"] = sum(p_.get("meta", {}).get("seconds", 0.0) for p_ in parts)
+        results["meta"]["methods"] = sorted({m for p_ in parts for m in p_.get("meta", {}).get("methods", [])})
+        results["meta"]["datasets"] = sorted({m for p_ in parts for m in p_.get("meta", {}).get("datasets", [])})
+        results["meta"]["command"] = "python -m benchmarks.papers.run --combine " + " ".join(map(str, args.combine))
+        json_path.write_text(json.dumps(results, indent=1, default=_default))
+        if not args.no_report:
+            from .report import write_report
+
+            write_report(results, out_dir, md_path, json_path=json_path)
+            print(f"report: {md_path}", file=sys.stderr)
+        return 0
     old = json.loads(json_path.read_text()) if args.merge and json_path.exists() else None
 
     def save(res):
