@@ -307,12 +307,15 @@ def _chunk_part(Xc, Wt, scale, offsets, buf, out, r0, col0, mode, limit):
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def _fused_kernel(X, Wt_plus, Wt_minus, scale_plus, scale_minus, off_plus, off_minus, out,
+def _fused_kernel(X, W_plus, W_minus, scale_plus, scale_minus, off_plus, off_minus, out,
                   mode, chunk_rows, gemm_rows, n_workers, limit, n_bad):
     n = X.shape[0]
-    s_plus = Wt_plus.shape[1]
-    s_minus = Wt_minus.shape[1]
-    s_max = max(s_plus, s_minus)
+    # Transposed here, not by the caller: W.T of a C array is always typed 'F' by numba, whereas
+    # numpy flags (0, d) and (1, d) transposes as C-contiguous too (one more compilation each).
+    Wt_plus = W_plus.T
+    Wt_minus = W_minus.T
+    s_plus = W_plus.shape[0]
+    s_max = max(s_plus, W_minus.shape[0])
     n_chunks = (n + chunk_rows - 1) // chunk_rows
     col_minus = 2 * s_plus if mode == 0 else s_plus
     # Static round-robin of chunks over workers; each worker reuses one buffer (no allocation
@@ -327,12 +330,12 @@ def _fused_kernel(X, Wt_plus, Wt_minus, scale_plus, scale_minus, off_plus, off_m
             c1 = min(n, (c + 1) * chunk_rows)
             for r0 in range(c * chunk_rows, c1, gemm_rows):
                 Xc = X[r0:min(c1, r0 + gemm_rows)]
-                if s_plus > 0:
-                    bad += _chunk_part(Xc, Wt_plus, scale_plus, off_plus, buf, out, r0, 0, mode,
-                                       limit)
-                if s_minus > 0:
-                    bad += _chunk_part(Xc, Wt_minus, scale_minus, off_minus, buf, out, r0,
-                                       col_minus, mode, limit)
+                for part in range(2):  # one call site: a single compiled _chunk_part
+                    Wt = Wt_plus if part == 0 else Wt_minus
+                    if Wt.shape[1] > 0:
+                        bad += _chunk_part(Xc, Wt, scale_plus if part == 0 else scale_minus,
+                                           off_plus if part == 0 else off_minus, buf, out, r0,
+                                           0 if part == 0 else col_minus, mode, limit)
         n_bad[w] = bad
 
 
@@ -378,9 +381,10 @@ def blas_single_thread():
 # Public wrappers
 # ----------------------------------------------------------------------------------------------
 
-def _empty_like_offsets(offsets, size, dtype):
+def _offsets_or_zeros(offsets, size, dtype):
+    """The phases, or zeros when absent (the "sincos" map ignores them; the kernel's types don't)."""
     if offsets is None or len(offsets) == 0:
-        return np.zeros(size, dtype=dtype) if size else np.empty(0, dtype=dtype)
+        return np.zeros(size, dtype=dtype)
     return offsets
 
 
@@ -422,8 +426,8 @@ def fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, of
     assert W_plus.shape[1] == d and W_minus.shape[1] == d and chunk_rows >= 1
     if n == 0 or width == 0:
         return out
-    off_p = _empty_like_offsets(offsets_plus, s_plus, dtype)
-    off_m = _empty_like_offsets(offsets_minus, s_minus, dtype)
+    off_p = _offsets_or_zeros(offsets_plus, s_plus, dtype)
+    off_m = _offsets_or_zeros(offsets_minus, s_minus, dtype)
     assert off_p.dtype == dtype and off_m.dtype == dtype
     if mode == 1:
         assert off_p.shape == (s_plus,) and off_m.shape == (s_minus,)
@@ -432,7 +436,7 @@ def fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, of
     n_bad = np.zeros(n_workers, dtype=np.int64)
     chunk_rows = -(-int(chunk_rows) // GEMM_ROWS) * GEMM_ROWS
     with blas_single_thread():
-        _fused_kernel(X, W_plus.T, W_minus.T, dtype.type(scale_plus), dtype.type(scale_minus),
+        _fused_kernel(X, W_plus, W_minus, dtype.type(scale_plus), dtype.type(scale_minus),
                       off_p, off_m, out, mode, chunk_rows, GEMM_ROWS, n_workers, limit, n_bad)
     if n_bad.sum():
         _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mode, chunk_rows)

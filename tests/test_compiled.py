@@ -6,6 +6,8 @@ Accuracy of the polynomial sincos is measured in ulps against exact references (
 within a rigorous GEMM rounding bound; determinism is tested bit for bit.
 """
 
+import warnings
+
 import mpmath
 import numba
 import numpy as np
@@ -279,7 +281,6 @@ def test_fused_features_no_warning_within_range():
     X = rng.standard_normal((100, 3))
     W = rng.standard_normal((8, 3)) * 1e6
     out = np.empty((100, 16))
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         C.fused_features(X, W, np.empty((0, 3)), 1.0, 0.0, None, None, out, "sincos")
