@@ -12,7 +12,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "guide-derive.md")
 
-INTRO = """# Derive the spectral measure of a new indefinite kernel
+INTRO = """<!-- docs-test: slow -->
+# Derive the spectral measure of a new indefinite kernel
 
 This guide takes a kernel that is not in the library, writes it as a formula, and asks the three
 questions spectralkit answers: what is its spectral measure mu on R^d, does mu change sign, and is
