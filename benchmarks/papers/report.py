@@ -225,6 +225,8 @@ def write_report(results, out_dir, md_path, json_path=None):
           f"- Command: `{meta.get('command', '?')}`" + (f" (merged with `{meta['merged_from']}`)"
                                                        if meta.get("merged_from") else ""),
           *([f"  - part: `{c}`" for c in meta["commands"]] if meta.get("commands") else []),
+          *([f"  - **stopped at the time limit** (only its completed (dataset, kernel) blocks are here): "
+             f"{', '.join(f'`{x}`' for x in meta['partial_parts'])}"] if meta.get("partial_parts") else []),
           f"- Date (UTC): {meta.get('date_utc')}, wall time {meta.get('seconds', 0):.0f} s, git `{meta.get('git_commit')}`",
           f"- Machine: {meta.get('machine', {}).get('cpu')} ({meta.get('machine', {}).get('logical_cpus')} logical CPUs), "
           f"{meta.get('machine', {}).get('platform')}",

@@ -278,8 +278,9 @@ def _merge(old, new):
         out[exp] = [r for r in old.get(exp, []) if _key(exp, r) not in fresh] + new[exp]
     seen = {(k["dataset"], k["kernel"]) for k in new["kernels"]}
     out["kernels"] = [k for k in old.get("kernels", []) if (k["dataset"], k["kernel"]) not in seen] + new["kernels"]
-    out["meta"] = dict(new["meta"], merged_from=old.get("meta", {}).get("command"))
-    out["meta"]["methods"] = sorted(set(old.get("meta", {}).get("methods", [])) | set(new["meta"]["methods"]))
+    out["meta"] = dict(new.get("meta", {}), merged_from=old.get("meta", {}).get("command"))
+    out["meta"]["methods"] = sorted(set(old.get("meta", {}).get("methods", []))
+                                    | set(new.get("meta", {}).get("methods", [])))
     return out
 
 
@@ -331,7 +332,13 @@ def main(argv=None):
         results = parts[0]
         for nxt in parts[1:]:
             results = _merge(results, nxt)
-        results["meta"] = dict(parts[0].get("meta", {}))
+        # infrastructure facts are re-read now (same machine); the parts may be partial checkpoints
+        full = next((p_["meta"] for p_ in parts if "machine" in p_.get("meta", {})), None)
+        cfg = dict(DEFAULTS)
+        results["meta"] = dict(full) if full else _meta(
+            argparse.Namespace(seed=0, experiments=list(_EXPERIMENTS)), False, None, P.RATIOS, (), (), cfg, time.time())
+        results["meta"]["date_utc"] = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+        results["meta"]["partial_parts"] = [str(f) for f, p_ in zip(args.combine, parts) if p_.get("meta", {}).get("partial")]
         results["meta"]["commands"] = [p_.get("meta", {}).get("command") for p_ in parts]
         results["meta"]["seconds"] = sum(p_.get("meta", {}).get("seconds", 0.0) for p_ in parts)
         results["meta"]["methods"] = sorted({m for p_ in parts for m in p_.get("meta", {}).get("methods", [])})
