@@ -15,7 +15,8 @@ for every (dtype, d, s, threads) this times, in the same process and run:
   values, parallel; ``numpy_sincos`` is reported for reference) and ``store`` (a parallel fill of
   the n x 2 s output). ``lower_bound = max(gemm + sincos, store)``.
 
-Medians over ``--repeats`` timings after one warm-up call; ratios ``ours / lower_bound`` and
+Medians over ``--repeats`` timings after one warm-up call (numpy and scikit-learn: at most two
+timings, no warm-up: nothing to compile, and they dominate the run time); ratios ``ours / lower_bound`` and
 ``rbf / ours``. RBFSampler allocates its output at every call (that is how it is used); ours
 writes into a reused buffer (``out=``), as the library recommends.
 
@@ -82,15 +83,23 @@ def machine_info():
     }
 
 
-def timeit(fn, repeats):
-    """Median wall time of ``fn()`` over ``repeats`` calls after one warm-up call."""
-    fn()
+CLOCK = time.perf_counter
+
+
+def timeit(fn, repeats, warmup=True):
+    """Median time of ``fn()`` over ``repeats`` calls (after one warm-up call: JIT, caches).
+
+    The clock is wall time, or the process's CPU time with ``--clock cpu`` (one thread only: a
+    per-core measure that time slicing by other processes on a shared machine does not inflate).
+    """
+    if warmup:
+        fn()
     times = []
     for _ in range(repeats):
         gc.collect()
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(CLOCK() - t0)
     return float(np.median(times)), [float(t) for t in times]
 
 
@@ -121,9 +130,10 @@ def bench_case(n, d, s, dtype, threads, repeats, controller, rng):
         S = np.empty_like(flat)
         Cc = np.empty_like(flat)
         times["sincos"] = timeit(lambda: _compiled.sincos(flat, S, Cc), repeats)
-        numpy_reps = max(1, min(repeats, 3))
+        # Slow references (numpy, scikit-learn): no JIT to warm up, at most 2 timed calls.
+        slow_reps = max(1, min(repeats, 2))
         times["numpy_sincos"] = timeit(lambda: (np.sin(flat, out=S), np.cos(flat, out=Cc)),
-                                       numpy_reps)
+                                       slow_reps, warmup=False)
         del S, Cc, G, flat
         times["store"] = timeit(lambda: _compiled.fill(out, 1.0), repeats)
         del out
@@ -132,7 +142,7 @@ def bench_case(n, d, s, dtype, threads, repeats, controller, rng):
         for key, m in (("rbf_width", 2 * s), ("rbf_gemm", s)):
             rbf = RBFSampler(gamma=0.5, n_components=m, random_state=0).fit(X[:10])
             assert rbf.random_weights_.dtype == dtype
-            times[key] = timeit(lambda: rbf.transform(X), max(1, min(repeats, 3)))
+            times[key] = timeit(lambda: rbf.transform(X), slow_reps, warmup=False)
             gc.collect()
     for k, (med, all_t) in times.items():
         row[k] = med
@@ -154,7 +164,7 @@ def markdown(rows, info):
         f"scikit-learn {info['sklearn']}. Load average at start {info['loadavg_start']}, at end "
         f"{info.get('loadavg_end')}.",
         "",
-        "Times in ms (medians). `ours` = RandomFeatures.transform(X, out=) with width 2s "
+        f"Times in ms (medians, {info.get('clock', 'wall')} clock). `ours` = RandomFeatures.transform(X, out=) with width 2s "
         "[cos|sin]; `kernel` = the compiled kernel alone; `bound` = max(GEMM + sincos, store); "
         "`RBF 2s` = RBFSampler with the same output width (GEMM twice as large); `RBF s` = "
         "RBFSampler with the same GEMM size (half the width).",
@@ -174,6 +184,12 @@ def markdown(rows, info):
     return "\n".join(lines) + "\n"
 
 
+def write(out, rows, info):
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
+    out.with_suffix(".md").write_text(markdown(rows, info))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="tiny smoke run; writes nothing")
@@ -184,7 +200,14 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", type=Path, default=RESULTS / "featurize")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="cpu: process CPU time, forces one thread (robust on a shared machine)")
+    ap.add_argument("--no-write", action="store_true", help="print the table, write nothing")
     args = ap.parse_args(argv)
+    global CLOCK
+    if args.clock == "cpu":
+        CLOCK = time.process_time
+        args.threads = [1]
     if args.quick:
         args.n, args.dims, args.s, args.repeats = 4000, [16], [64], 2
     args.threads = [t for t in args.threads if t <= numba.config.NUMBA_NUM_THREADS]
@@ -203,14 +226,14 @@ def main(argv=None):
                           f"bound {1e3 * row['lower_bound']:.1f} ms ({row['ours_over_bound']:.2f}x), "
                           f"RBF same width {row['speedup_same_width']:.1f}x slower, "
                           f"same GEMM {row['speedup_same_gemm']:.1f}x slower", flush=True)
+                    if not (args.quick or args.no_write):  # keep partial results of long runs
+                        write(args.out, rows, dict(info, loadavg_end=os.getloadavg(), n=args.n))
     info["loadavg_end"] = os.getloadavg()
     info["n"] = args.n
     info["feature_path"] = "spectralkit.features.RandomFeatures.transform (and the raw kernel)"
-    if not args.quick:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.with_suffix(".json").write_text(json.dumps({"machine": info, "rows": rows},
-                                                            indent=1))
-        args.out.with_suffix(".md").write_text(markdown(rows, info))
+    info["clock"] = args.clock
+    if not (args.quick or args.no_write):
+        write(args.out, rows, info)
         print(f"wrote {args.out.with_suffix('.json')} and {args.out.with_suffix('.md')}")
     else:
         print(markdown(rows, info))
