@@ -193,11 +193,12 @@ class _PiecewiseCheb:
         return _clenshaw(self.coefs[idx], (2 * x - a - b) / (b - a))
 
 
-def _adaptive_cheb(func, a, b, n_init, scale_of, max_depth=12, tol=_TOL_REL):
+def _adaptive_cheb(func, a, b, n_init, scale_of, max_depth=12, tol=_TOL_REL, max_panels=256):
     """Fit ``func`` (vectorised, real or complex) on [a, b] by panels, bisecting until the
     interpolant matches ``func`` at the panel's interior test points to ``tol``, relative to the
-    function value floored at ``scale_of(values)``. Returns the interpolant and the largest
-    measured relative error."""
+    function value floored at ``scale_of(values)``. At most ``max_panels`` panels are made (a
+    cost cap: beyond it panels are accepted as they are, and their error is reported). Returns
+    the interpolant and the largest measured relative error."""
     nodes = _cheb_nodes(_CHEB_N)
     tests = np.cos(np.pi * np.arange(1, _CHEB_N) / _CHEB_N)[::3]  # between the nodes
     todo = [(e0, e1, 0) for e0, e1 in zip(np.linspace(a, b, n_init + 1)[:-1],
@@ -216,7 +217,7 @@ def _adaptive_cheb(func, a, b, n_init, scale_of, max_depth=12, tol=_TOL_REL):
             # pointwise relative error, floored near zeros of the function
             scale = np.maximum(np.abs(v[_CHEB_N:]), scale_of(v))
             err = float(np.max(np.abs(approx - v[_CHEB_N:]) / scale))
-            if err > tol and depth < max_depth:
+            if err > tol and depth < max_depth and len(done) + len(todo) + len(nxt) < max_panels:
                 m = 0.5 * (e0 + e1)
                 nxt += [(e0, m, depth + 1), (m, e1, depth + 1)]
             else:
@@ -318,13 +319,14 @@ class NumericHankel:
             self.r_end = self.support
             self.vertical_tail = False
             return
-        # truncate where |k| r^(d-1) is negligible (exponential decay), else use the contour
-        grid = self.length * np.geomspace(1e-3, 1e4, 400)
+        # truncate where |k| r^(d-1) is negligible (faster than any power, whatever the
+        # analysis' label), else integrate the tail on the vertical contour
+        grid = self.length * np.geomspace(1e-3, 1e6, 600)
         with np.errstate(all="ignore"):
             vals = np.abs(np.asarray(self.kernel(grid), dtype=np.float64)) * grid ** (self.dim - 1)
         vals = np.where(np.isfinite(vals), vals, 0.0)
         peak = vals.max()
-        if self.decay in ("exponential", "super-exponential"):
+        if self.decay in ("exponential", "super-exponential") or vals[-1] < 1e-18 * peak:
             above = np.nonzero(vals > 1e-18 * peak)[0]
             self.r_end = float(grid[min(above[-1] + 1, len(grid) - 1)]) if len(above) else self.length
             self.vertical_tail = False
@@ -380,9 +382,11 @@ class NumericHankel:
 
     # -- steepest-descent paths ---------------------------------------------------------------
     def _setup_paths(self):
-        # ray angle: near-vertical for compact support (valid from small rho); pi/3 otherwise
-        # (kernels such as exp(-r^2) grow in the sector beyond pi/4, so stay close to it)
-        self.theta = (math.pi / 2 - 0.1) if self.support is not None else math.pi / 3
+        # ray angle: near-vertical for compact support (valid from small rho); for infinite
+        # support the largest angle in (pi/3, pi/4, pi/6, pi/8) on which k does not grow (e.g.
+        # exp(-r^alpha) grows beyond pi/(2 alpha)), probed out to the radius the ray reaches at
+        # rho = 2/length
+        self.theta = (math.pi / 2 - 0.1) if self.support is not None else self._ray_angle()
         # |H1(t e^(i theta))| ~ e^(-t sin theta) against F ~ t^(d/2): truncate where the
         # product is below 1e-16 of the integral's scale (t_max grows with d)
         t_max = (40.0 + 2.0 * self.dim) / math.sin(self.theta)
@@ -394,6 +398,20 @@ class NumericHankel:
         self._ray_h1 = [w * sc.hankel1(self.nu, t * e) * e for t, w in (self._ray, self._ray2)]
         self.has_ray = self.kc is not None and (not self.smooth_at_origin or self.support is not None)
         self.has_edge = self.kc is not None and self.support is not None
+
+    def _ray_angle(self):
+        if self.kc is None:
+            return math.pi / 3
+        k0 = max(float(np.max(np.abs(self.kernel(self.length * np.geomspace(1e-3, 10, 50))))),
+                 1e-300)
+        for theta in (math.pi / 3, math.pi / 4, math.pi / 6, math.pi / 8):
+            reach = (40.0 + 2.0 * self.dim) / math.sin(theta) * self.length / 2
+            z = np.geomspace(1e-3 * self.length, reach, 200) * np.exp(1j * theta)
+            with np.errstate(all="ignore"):
+                grow = np.abs(np.asarray(self.kc(z), dtype=np.complex128))
+            if np.all(np.isfinite(grow)) and float(np.max(grow)) <= 10 * k0:
+                return theta
+        return math.pi / 8
 
     def _F(self, z):
         with np.errstate(all="ignore"):
@@ -594,7 +612,9 @@ class NumericHankel:
         used = grid <= min(self.rho_sA, self.rho_max)
         self.tail_rounding_error = (float(np.max((rnd / np.maximum(size, 1e-300))[used]))
                                     if np.any(used) else 0.0)
-        tol = max(_TOL_REL, 4 * self.tail_rounding_error)
+        # the tail cannot be interpolated more accurately than it is computed (rounding of the
+        # ray, or a late switch to the series when the analysis' expansions are short/inexact)
+        tol = max(_TOL_REL, 4 * self.tail_rounding_error, self.series_switch_error)
         lo = math.log(self.rho_x)
 
         def fA(x):
