@@ -319,14 +319,16 @@ class NumericHankel:
             self.r_end = self.support
             self.vertical_tail = False
             return
-        # truncate where |k| r^(d-1) is negligible (faster than any power, whatever the
-        # analysis' label), else integrate the tail on the vertical contour
+        # truncate where |k| r^(d-1) is negligible (decay faster than any power, also when the
+        # analysis reports "power" with an infinite rate), else (a finite power rate) integrate
+        # the tail on the vertical contour
         grid = self.length * np.geomspace(1e-3, 1e6, 600)
         with np.errstate(all="ignore"):
             vals = np.abs(np.asarray(self.kernel(grid), dtype=np.float64)) * grid ** (self.dim - 1)
         vals = np.where(np.isfinite(vals), vals, 0.0)
         peak = vals.max()
-        if self.decay in ("exponential", "super-exponential") or vals[-1] < 1e-18 * peak:
+        power = self.decay == "power" and math.isfinite(self.decay_rate)
+        if not power and vals[-1] < 1e-18 * peak:
             above = np.nonzero(vals > 1e-18 * peak)[0]
             self.r_end = float(grid[min(above[-1] + 1, len(grid) - 1)]) if len(above) else self.length
             self.vertical_tail = False
