@@ -69,8 +69,11 @@ print(json.dumps(out))
 
 
 def run_child(spec, dim, mode):
-    proc = subprocess.run([sys.executable, "-c", CHILD, spec, str(dim), mode],
-                          capture_output=True, text=True, timeout=900)
+    try:
+        proc = subprocess.run([sys.executable, "-c", CHILD, spec, str(dim), mode],
+                              capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        return {"error": "timeout after 900 s"}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         tail = proc.stderr.strip().splitlines()
@@ -87,6 +90,15 @@ def main(argv=None):
     kernels = KERNELS[:4] if args.quick else KERNELS
     dims = [3] if args.quick else DIMS
     rows = []
+    meta = {"python": sys.version.split()[0], "machine": platform.machine(),
+            "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "load_average": os.getloadavg()}
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+
+    def save():  # after every row, so an interrupted run keeps what it measured
+        with open(args.out, "w") as fh:
+            json.dump({"meta": meta, "rows": rows}, fh, indent=1)
+
     head = (f"{'kernel':38s} {'d':>3s} {'method':44s} {'dispatch s':>10s} {'numeric s':>9s} "
             f"{'analysis s':>10s} {'rel err':>8s} {'eval 1e5':>8s}")
     print(head)
@@ -105,11 +117,9 @@ def main(argv=None):
                   f"{f(num, 'analysis_seconds', '10.2f')} {f(num, 'rel_error', '8.1e')} "
                   f"{f(num, 'eval_1e5_seconds', '8.3f')}"
                   + (f"   numeric error: {num['error']}" if "error" in num else ""), flush=True)
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    meta = {"python": sys.version.split()[0], "machine": platform.machine(),
-            "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    with open(args.out, "w") as fh:
-        json.dump({"meta": meta, "rows": rows}, fh, indent=1)
+            save()
+    meta["load_average_end"] = os.getloadavg()
+    save()
     print(f"wrote {args.out}")
 
 
