@@ -229,8 +229,9 @@ def test_rational_quadratic_vs_mixture(alpha, l, d):
     tr = closed_form(kernels.rational_quadratic(alpha, l), d)
     assert tr.method == "closed-form:rational_quadratic" and tr.nonnegative and tr.tail_exponent == math.inf
     rho = RHO[(RHO > 0) & (RHO * l < 60 + 2 * d)][::4]
-    # the mixture quadrature itself is good to ~1e-9 only for the very peaked alpha = 40, d >= 16
-    assert_close(tr, rho, rq_ref(alpha, l, d, rho), rel=1e-9 if alpha > 10 and d >= 16 else None)
+    # the mixture quadrature itself is good to only ~1e-9 for the very peaked alpha = 40, d >= 16
+    # (there the 40-digit Bessel-formula check below holds mu to tr.rel_error)
+    assert_close(tr, rho, rq_ref(alpha, l, d, rho), rel=1e-8 if alpha > 10 and d >= 16 else None)
     mu0 = tr.mu(0.0)
     assert (mu0 == math.inf) == (alpha <= d / 2)
 
