@@ -222,7 +222,7 @@ def extension_order(dim):
 
 
 #: Extension lengths L tried by :func:`best_extension`.
-EXTENSION_LENGTHS = (2.0, 3.0)
+EXTENSION_LENGTHS = (2.0,)
 
 
 def best_extension(a, p, dim, lengths=EXTENSION_LENGTHS):

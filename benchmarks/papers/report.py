@@ -44,7 +44,7 @@ _NOTES = (
     "**Metric.** Published errors were computed after overwriting diag(K̂) with k(0) (REFERENCE §6). For the unbiased "
     "sin/cos estimators that is a no-op (K̂(x, x) = m+ − m− = k(0) exactly); for the biased recipe it hides its wrong "
     "k̂(0). Both metrics are in the tables.",
-    "**Timing.** The box was shared with other jobs (load average 6–9 on 2 cores) during the run; times in the JSON "
+    "**Timing.** The box was shared with other jobs (load average 6–17 on 2 cores: several other test and benchmark jobs) during the run; times in the JSON "
     "are wall-clock and only indicative.",
 )
 
@@ -298,7 +298,7 @@ def write_report(results, out_dir, md_path, json_path=None):
     if ext:
         L += ["Smooth extensions of the spherical polynomial (exactly (1 − r²/a²)^p on [0, 2], a C^m Hermite "
               "polynomial join on [2, 2 + L] vanishing to order m + 1 at 2 + L, m the smallest order with "
-              "d < 2m + 3; L ∈ {2, 3} chosen for the smallest total mass; L = 1 and L = 4 gave larger masses in d = 16: 4.1e5 and 4.1e4 vs 9.6e3 at L = 2):", ""]
+              "d < 2m + 3; L = 2: in d = 16 the total masses for L = 1, 2, 4 were 4.1e5, 9.6e3 and 4.1e4 (`best_extension` can try several L; only L = 2 was run here for time)):", ""]
         for k in ext:
             L.append(f"- {k['dataset']} (d = {k['dim']}), {k['label']}: support {k['sampled_support']:g}, "
                      f"`{k['sampled_formula'][:400]}`")
