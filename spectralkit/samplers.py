@@ -31,7 +31,7 @@ import numpy as np
 import scipy.special
 
 from . import _compiled
-from .exceptions import DivergentMassError
+from .exceptions import DivergentMassError, TransformError
 
 __all__ = [
     "RadialSampler",
@@ -256,7 +256,12 @@ class _SignedPart:
         self.f, self.sign = f, sign
 
     def __call__(self, rho):
-        return np.maximum(self.sign * self.f(rho), 0.0)
+        v = np.asarray(self.f(rho), dtype=np.float64)
+        if not np.all(np.isfinite(v)):
+            bad = np.asarray(rho)[~np.isfinite(v)]
+            raise TransformError(f"the radial density f(rho) is not finite at rho = {bad.ravel()[0]:.6g} "
+                                 f"({bad.size} of {v.size} points); cannot tabulate its inverse CDF")
+        return np.maximum(self.sign * v, 0.0)
 
 
 class RadialSampler:

@@ -20,7 +20,7 @@ import scipy.special as sp
 import scipy.stats as st
 
 from spectralkit import _compiled, kernels
-from spectralkit.exceptions import DivergentMassError
+from spectralkit.exceptions import DivergentMassError, TransformError
 from spectralkit.measures import Estimate, Lobe, SpectralMeasure, TailModel
 from spectralkit.samplers import (
     ExactSampler,
@@ -211,6 +211,19 @@ def test_heavy_tail_is_not_truncated():
     count = np.sum(x > 1e4)
     assert abs(count - 1e6 * p) <= 4 * math.sqrt(1e6 * p)
     assert x.max() > 1e5
+
+
+def test_non_finite_density_is_rejected():
+    """A measure whose density overflows somewhere must not give a silently wrong table."""
+
+    class Overflowing(GaussianMix):
+        def radial_density(self, rho):
+            out = super().radial_density(rho)
+            return np.where(np.asarray(rho) < 1e-3, np.inf, out)
+
+    m = Overflowing([1.0], [1.0], 3)
+    with pytest.raises(TransformError, match="radial density f\\(rho\\) is not finite"):
+        RadialSampler(m, +1)
 
 
 def test_compiled_lookup_matches_numpy_reference():
