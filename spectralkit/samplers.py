@@ -256,7 +256,13 @@ class _SignedPart:
         self.f, self.sign = f, sign
 
     def __call__(self, rho):
+        rho = np.asarray(rho, dtype=np.float64)
         v = np.asarray(self.f(rho), dtype=np.float64)
+        at_zero = (rho == 0) & ~np.isfinite(v)
+        if at_zero.any():
+            # f(0) = lim rho^(d-1) mu(rho) is a 0 * inf form when mu is singular at 0 (e.g. the
+            # rational quadratic in d >= 3): use f(0+), evaluated at rho = 1e-300
+            v = np.where(at_zero, np.asarray(self.f(np.array([1e-300])), dtype=np.float64)[0], v)
         if not np.all(np.isfinite(v)):
             bad = np.asarray(rho)[~np.isfinite(v)]
             raise TransformError(f"the radial density f(rho) is not finite at rho = {bad.ravel()[0]:.6g} "
