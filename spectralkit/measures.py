@@ -326,7 +326,8 @@ class SpectralMeasure:
         rho = self._check_rho(rho)
         out = np.zeros(rho.shape)
         for c, t in self.transforms:
-            out += c * np.asarray(t.mu(rho), dtype=np.float64)
+            with np.errstate(invalid="ignore", over="ignore"):
+                out += c * np.asarray(t.mu(rho), dtype=np.float64)
         if self._truncation is not None:
             out[rho > self._truncation] = 0.0
         return out
@@ -336,9 +337,13 @@ class SpectralMeasure:
     def radial_density(self, rho):
         """Signed radial density f(rho) = S_{d-1} rho^(d-1) mu(rho); integrates to k(0)."""
         rho = self._check_rho(rho)
-        mu = self.mu(rho)
+        with np.errstate(invalid="ignore", over="ignore"):
+            mu = self.mu(rho)
         if self.dim == 1:
             return 2.0 * mu
+        # mu may be infinite at rho = 0 (an integrable singularity, e.g. rational quadratic with
+        # alpha <= d/2); f(0) is a single point of measure zero: report 0 there
+        mu = np.where((rho == 0) & ~np.isfinite(mu), 0.0, mu)
         # in logs: S_{d-1} is tiny and rho^(d-1) huge in high d
         with np.errstate(divide="ignore", invalid="ignore"):
             logf = _log_sphere_area(self.dim) + (self.dim - 1) * np.log(rho) + np.log(np.abs(mu))
@@ -676,7 +681,8 @@ def _finiteness(measure):
         if len(radii) >= 2:
             vals = measure.partial_masses(radii)
             pm = tuple((float(r_), float(v)) for r_, v in zip(radii, vals))
-            inc = np.diff(vals)
+            with np.errstate(invalid="ignore"):
+                inc = np.diff(vals)
             ok = inc > 0
             if np.count_nonzero(ok) >= 2:
                 # increments over equal log-steps scale like R^(e + 1), e the integrand exponent
@@ -828,7 +834,7 @@ def _jordan(measure):
     # a resolving grid: geometric near 0, uniform (a few points per half-oscillation) up to rho_c
     n_uni = int(min(400000, max(4000, 16 * rc * osc / math.pi if osc else 4000)))
     grid = np.unique(np.concatenate([
-        np.geomspace(1e-6 * scale_lo, rc, 3000), np.linspace(0.0, rc, n_uni)]))
+        np.geomspace(1e-4 * scale_lo, rc, 3000), np.linspace(0.0, rc, n_uni)]))
     grid = grid[grid > 0]
     vals = f(grid)
     if not np.all(np.isfinite(vals)):
