@@ -441,10 +441,14 @@ def _temp_next_to(path):
 # demo
 # ---------------------------------------------------------------------------------------------
 def _shared_data_dir():
-    """``../shared/data`` relative to the project root (a source checkout), if present."""
-    root = Path(__file__).resolve().parents[1]
-    path = root.parent / "shared" / "data"
-    return path if path.is_dir() else None
+    """The shared benchmark data, if present: ``$SPECTRALKIT_DATA``, else ``../shared/data``
+    relative to the working directory (a project checkout) or to the source tree."""
+    candidates = [os.environ.get("SPECTRALKIT_DATA"), Path.cwd().parent / "shared" / "data",
+                  Path(__file__).resolve().parents[1].parent / "shared" / "data"]
+    for path in candidates:
+        if path and Path(path).is_dir():
+            return Path(path)
+    return None
 
 
 def _demo_data(choice, seed):
