@@ -166,8 +166,8 @@ def build_parser():
     p.add_argument("output", metavar="OUTPUT", help="output feature matrix (.npy)")
     p.add_argument("--components", "-n", type=_positive_int("--components"), default=256,
                    help="output width n_components (default 256)")
-    p.add_argument("--method", choices=("rff", "orf", "gorf"), default="gorf",
-                   help="frequency directions (default gorf)")
+    p.add_argument("--method", choices=("rff", "orf", "gorf"), default="orf",
+                   help="frequency directions (default orf)")
     p.add_argument("--split", choices=("jordan", "terms"), default="jordan",
                    help="mu = mu+ - mu- split (default jordan: minimal masses)")
     p.add_argument("--feature-map", choices=("sincos", "cos"), default="sincos",

@@ -170,7 +170,7 @@ class DaskSpectralFeatures:
     ((10000, 64), (2500, 2500, 2500, 2500))
     """
 
-    def __init__(self, kernel="delta_gaussian", n_components=256, method="gorf", split="jordan",
+    def __init__(self, kernel="delta_gaussian", n_components=256, method="orf", split="jordan",
                  feature_map="sincos", random_state=None, kernel_params=None):
         self.kernel = kernel
         self.n_components = n_components

@@ -105,8 +105,10 @@ class RandomFeatures:
         Input dimension d; taken from ``X`` in :meth:`fit` when None.
     n_components : int, default 256
         Output width. ``"sincos"``: 2 (s_plus + s_minus), must be even; ``"cos"``: s_plus + s_minus.
-    method : {"gorf", "orf", "rff", "gorf_paper"}, default "gorf"
-        Directions (see :mod:`spectralkit.frequencies`). For PD kernels "gorf" equals "orf".
+    method : {"orf", "gorf", "rff", "gorf_paper"}, default "orf"
+        Directions (see :mod:`spectralkit.frequencies`). For PD kernels "gorf" equals "orf". The
+        default is "orf": for signed kernels, sharing d x d blocks between the + and - parts (GORF)
+        halves the orthogonality within each part, and ORF measured lower errors (docs/benchmarks.md).
     split : {"jordan", "terms"}, default "jordan"
         ``"jordan"``: mu_plus = max(mu, 0), mu_minus = max(-mu, 0) (smallest total mass, smallest
         variance). ``"terms"``: for a linear combination sum a_i k_i of kernels that are PD in this
@@ -148,7 +150,7 @@ class RandomFeatures:
         See ``truncation``; None when the measure was not truncated.
     """
 
-    def __init__(self, kernel, dim=None, n_components=256, method="gorf", split="jordan",
+    def __init__(self, kernel, dim=None, n_components=256, method="orf", split="jordan",
                  feature_map="sincos", random_state=None, truncation=None):
         self.kernel = kernel
         self.dim = dim

@@ -102,7 +102,7 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         ``r`` (``"exp(-r**2/2) - 0.5*exp(-r**2/8)"``) or a :class:`~spectralkit.RadialKernel`.
     n_components : int, default 256
         Output width (number of feature columns).
-    method : {"rff", "orf", "gorf"}, default "gorf"
+    method : {"rff", "orf", "gorf"}, default "orf"
         i.i.d. frequencies, orthogonal blocks per part, or jointly orthogonal + and - blocks.
     split : {"jordan", "terms"}, default "jordan"
         Decomposition mu = mu+ - mu-: the minimal Jordan split, or by the signs of the terms of a
@@ -139,7 +139,7 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     finite spectral mass in that dimension.
     """
 
-    def __init__(self, kernel="delta_gaussian", n_components=256, method="gorf", split="jordan",
+    def __init__(self, kernel="delta_gaussian", n_components=256, method="orf", split="jordan",
                  feature_map="sincos", random_state=None, kernel_params=None):
         self.kernel = kernel
         self.n_components = n_components
@@ -264,7 +264,7 @@ class _PickledFeatures:
 class _KreinRidgeBase(BaseEstimator):
     """Shared parameters and the solver of the Krein ridge estimators."""
 
-    def __init__(self, kernel="delta_gaussian", n_components=256, alpha=1.0, method="gorf",
+    def __init__(self, kernel="delta_gaussian", n_components=256, alpha=1.0, method="orf",
                  split="jordan", feature_map="sincos", random_state=None, kernel_params=None,
                  fit_intercept=True):
         self.kernel = kernel
