@@ -944,11 +944,16 @@ def _tail_model(measure, f, rc, tail_exp, osc, head_mass):
                           RuntimeWarning, stacklevel=3)
         return None
     q = tail_exp - (d - 1)
+    one_signed = False
     if osc:
-        # envelope from the last oscillations: |f| rho^q ~ A |cos(R rho - phase)|
         period = 2 * math.pi / osc
         probe = np.linspace(rc, rc + 40 * period, 4000)
         probe_far = np.linspace(4 * rc, 4 * rc + 40 * period, 4000)
+        fv = np.concatenate([f(probe), f(probe_far)])
+        # a non-oscillating origin term can dominate the edge oscillation: then the tail is one-signed
+        one_signed = bool(np.all(fv >= 0) or np.all(fv <= 0))
+    if osc and not one_signed:
+        # envelope from the last oscillations: |f| rho^q ~ A |cos(R rho - phase)|
         amp = np.max(np.abs(f(probe)) * probe**q)
         amp_far = np.max(np.abs(f(probe_far)) * probe_far**q)
         # integral of max(cos, 0) over a period is 1/pi of the period; tail mass ~ A/pi rho_c^(1-q)/(q-1)
@@ -979,7 +984,8 @@ def _tail_model(measure, f, rc, tail_exp, osc, head_mass):
         err += rel * abs(val)
     zero = Estimate(0.0, 0.0)
     m = Estimate(abs(val), err)
-    return TailModel(float(rc), float(q), float(bound), m if sign > 0 else zero, zero if sign > 0 else m, 0.0)
+    return TailModel(float(rc), float(q), float(bound), m if sign > 0 else zero, zero if sign > 0 else m,
+                     float(osc))
 
 
 # ---------------------------------------------------------------------------------------------
