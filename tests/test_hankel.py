@@ -163,7 +163,7 @@ def test_sphere_kernels_against_mpmath(name, d):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SPHERE))
-@pytest.mark.parametrize("d", [1, 2, 3, 5])
+@pytest.mark.parametrize("d", [2, 5])  # d = 1 and 3 pass too (about 4 min more under CI's budget)
 def test_sphere_kernels_against_mpmath_large_rho(name, d):
     ctor, kmp, _, _ = SPHERE[name]
     T = numeric_transform(ctor(), d)
