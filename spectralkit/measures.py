@@ -729,8 +729,18 @@ def _integrate_signed(f, a, b):
     """int_a^b f with an error estimate (quad; f smooth on [a, b])."""
     if b <= a:
         return 0.0, 0.0
-    val, err = scipy.integrate.quad(lambda x: float(f(np.array([x]))[0]), a, b, limit=400,
-                                    epsabs=0.0, epsrel=1e-13)
+    g = lambda x: float(f(np.array([x]))[0])  # noqa: E731
+    if b <= 8 * a:
+        return scipy.integrate.quad(g, a, b, limit=400, epsabs=0.0, epsrel=1e-13)
+    # wide intervals (heavy tails: rho_c may be 1e7 times the scale): geometric pieces so that
+    # the adaptive rule sees the peak near the scale instead of sampling a huge flat range
+    cuts = np.concatenate([[a], np.geomspace(max(a, 1e-9 * b, 1e-300), b, 48)])
+    cuts = np.unique(cuts)
+    val = err = 0.0
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        v, e = scipy.integrate.quad(g, lo, hi, limit=200, epsabs=0.0, epsrel=1e-13)
+        val += v
+        err += e
     return val, err
 
 

@@ -310,3 +310,11 @@ def test_numeric_measure_of_a_wendland_kernel():
     assert rep5.method.startswith("numeric")
     assert abs(rep5.k0_residual) <= rep5.k0_tolerance
     assert check_rkks(k, 9).verdict == "DIVERGENT"
+
+
+@pytest.mark.parametrize("alpha, dim", [(0.5, 16), (1.5, 3)])
+def test_heavy_tailed_exponential_power_mass_is_one(alpha, dim):
+    # the radial law has tail rho^(-1-alpha): rho_c lies ~1e7 scales out and the head lobe is wide
+    rep = check_rkks(K.exponential_power(alpha), dim)
+    assert rep.verdict == "PD"
+    assert rep.mass_plus.value == pytest.approx(1.0, abs=1e-8)
