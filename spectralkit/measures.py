@@ -28,7 +28,7 @@ import math
 import numbers
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.integrate
@@ -756,13 +756,12 @@ def _integrate_abs(f, a, b, oscillation):
         # exponential-power series costs ~1 ms per evaluation)
         grid = np.unique(np.concatenate([[a], np.geomspace(max(a, 1e-6 * b, 1e-300), b, 300)]))
     grid = grid[(grid >= a) & (grid <= b)]
-    vals = f(grid)
     # composite Gauss-Legendre on the grid cells, |f| integrated piecewise (cells small vs lobes)
     lo, hi = grid[:-1], grid[1:]
     out = 0.0
     for start in range(0, lo.size, 20000):
         out += np.sum(np.abs(_gl_batch(f, lo[start:start + 20000], hi[start:start + 20000], _GL2_X, _GL2_W)))
-    return float(out) if np.all(np.isfinite(vals)) else float("inf")
+    return float(out) if np.isfinite(out) else float("inf")
 
 
 def _head_limit(measure, f, total_hint):
@@ -910,9 +909,10 @@ def _jordan(measure):
 def _oscillating_tail(measure, f, lobes, tail_exp, osc):
     """Tail of an oscillating density f ~ rho^-q (C0 + C1/rho) cos(R rho - phase) beyond the last lobe.
 
-    The lobe masses of each sign form a smooth sequence m_j ~ rho_j^-q (C0 + C1/rho_j) spaced by
-    the period P = 2 pi / R; the remaining sum is evaluated by Euler-Maclaurin from a fit to the
-    last computed lobes. Error: the change between the one- and two-term fits plus the lobe errors.
+    The lobe masses of each sign form a smooth sequence m_j ~ rho_j^-q (C0 + C1/rho_j + ...) spaced
+    by the period P = 2 pi / R; the remaining sum is evaluated by Euler-Maclaurin from a fit to lobes
+    spread over [rho_c/8, rho_c]. Error: the change between the two- and three-term fits plus the
+    lobe errors.
     """
     d = measure.dim
     q = tail_exp - (d - 1)
@@ -950,7 +950,7 @@ def _tail_model(measure, f, rc, tail_exp, osc, head_mass):
     if measure._truncation is not None:
         return None
     d = measure.dim
-    k0 = head_mass
+    k0 = head_mass  # the scale that "negligible" and absolute error floors refer to
     if not math.isfinite(tail_exp):
         # faster than any power: bound the neglected mass numerically
         rest, err = _integrate_signed(lambda x: np.abs(f(x)), rc, 4 * rc)
