@@ -350,7 +350,10 @@ _KREIN_DOC = """
     kernel : str or RadialKernel, default "delta_gaussian"
         As in :class:`SpectralFeatures`.
     n_components : int, default 256
-        Number of feature columns s; fit costs O(n s^2 + s^3).
+        Number of feature columns s; fit costs O(n s^2 + s^3). Keep s well away from the number
+        of training rows n when alpha is small: near s = n the random-feature ridge solution
+        interpolates through an ill-conditioned Phi (the double-descent peak) and its training
+        error can be large even though the exact kernel fits well.
     alpha : float > 0, default 1.0
         Ridge parameter lambda. For an indefinite kernel the system is singular when -alpha is an
         eigenvalue of the Gram matrix ``Phi J Phi^T``; fit then raises ValueError.

@@ -42,9 +42,13 @@ def test_sklearn_estimator_checks_transformer(estimator, check):
     check(estimator)
 
 
+# The regressor checks fit 200 rows with alpha = 0.01; n_components = 256 sits near the s = n
+# interpolation peak of random-feature ridge, where the training R^2 of the default
+# delta-Gaussian ranged from -928 to 0.75 over seeds 0..7 (exact kernel: 0.995). With s = 1024
+# it was 0.999-1.000 on every seed, so the check tests the estimator, not the peak.
 @pytest.mark.slow
 @parametrize_with_checks([
-    KreinRidgeRegressor(random_state=0),
+    KreinRidgeRegressor(n_components=1024, random_state=0),
     KreinRidgeClassifier(random_state=0),
     KreinRidgeRegressor("gaussian", feature_map="cos", random_state=0),
     KreinRidgeClassifier("gaussian", feature_map="cos", random_state=0),
