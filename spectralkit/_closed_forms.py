@@ -262,18 +262,29 @@ def _match_rational_quadratic(expr):
 # ---------------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------------
-def _vectorised(log_abs_and_sign):
-    """Wrap ``rho -> (log|mu|, sign)`` into a validated, vectorised float64 ``mu(rho)``."""
+def _log_form(log_abs_and_sign):
+    """Wrap ``rho -> (log|mu|, sign)`` on flat arrays into a validated, shape-preserving callable."""
 
-    def mu(rho):
+    def log_abs_mu(rho):
         arr = np.asarray(rho, dtype=np.float64)
         if not np.all(np.isfinite(arr)) or np.any(arr < 0):
             raise ValueError("rho must be finite and >= 0")
-        flat = arr.ravel()
         with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-            log_abs, sign = log_abs_and_sign(flat)
+            log_abs, sign = log_abs_and_sign(arr.ravel())
+        return (np.asarray(log_abs, dtype=np.float64).reshape(arr.shape),
+                np.broadcast_to(np.asarray(sign, dtype=np.float64), arr.ravel().shape).reshape(arr.shape))
+
+    return log_abs_mu
+
+
+def _vectorised(log_abs_and_sign):
+    """Wrap ``rho -> (log|mu|, sign)`` into a validated, vectorised float64 ``mu(rho)``."""
+    log_abs_mu = _log_form(log_abs_and_sign)
+
+    def mu(rho):
+        log_abs, sign = log_abs_mu(rho)
+        with np.errstate(over="ignore", under="ignore"):
             out = sign * np.exp(log_abs)
-        out = out.reshape(arr.shape)
         return out if out.ndim else float(out)
 
     return mu
@@ -357,6 +368,7 @@ def _poly_gaussian(coeffs, b, family, dim):
     peak = abs(mu(np.array([0.0, *[math.sqrt(4 * b_f * max(x, 0.0)) for x in np.linspace(0, 2 * d + 4 * len(coeffs), 64)]])).max())
     return RadialTransform(
         mu=mu,
+        log_abs_mu=_log_form(log_abs_and_sign),
         method=f"closed-form:{family}",
         rel_error=_REL_ERROR["poly_gaussian"],
         abs_error=min(1.0, _TINY / peak) if peak > 0 else 0.0,
@@ -397,6 +409,7 @@ def _matern(c, nu, lengthscale, dim):
     name = "laplacian" if nu == 0.5 else "matern"
     return RadialTransform(
         mu=_vectorised(log_abs_and_sign),
+        log_abs_mu=_log_form(log_abs_and_sign),
         method=f"closed-form:{name}",
         rel_error=_REL_ERROR["matern"],
         abs_error=min(1.0, _TINY / math.exp(min(log_c, 700.0))),
@@ -455,6 +468,7 @@ def _rational_quadratic(c, alpha, lengthscale, dim):
     peak = mu(np.array([0.0])) if s > 0 else np.array([np.inf])
     return RadialTransform(
         mu=mu,
+        log_abs_mu=_log_form(log_abs_and_sign),
         method="closed-form:rational_quadratic",
         rel_error=_REL_ERROR["rational_quadratic"],
         abs_error=min(1.0, _TINY / abs(float(peak[0]))) if np.isfinite(peak[0]) else 0.0,
@@ -510,6 +524,7 @@ def _truncated_polynomial(coeffs, support, dim):
     peak = float(np.max(np.abs(mu(np.linspace(0.0, 4.0 * (d + 2 * len(qs)) / Rf, 512)))))
     return RadialTransform(
         mu=mu,
+        log_abs_mu=_log_form(log_abs_and_sign),
         method="closed-form:truncated-polynomial",
         rel_error=_REL_ERROR["truncated_polynomial"],
         abs_error=_ABS_ERROR_TRUNCATED,
@@ -762,6 +777,7 @@ def _exponential_power(c, alpha, lengthscale, dim):
         return None
     return RadialTransform(
         mu=mu,
+        log_abs_mu=_log_form(log_abs_and_sign),
         method="series:exponential-power",
         rel_error=_REL_ERROR["exponential_power"],
         abs_error=min(1.0, _TINY / abs(float(mu(0.0)))),

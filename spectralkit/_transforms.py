@@ -53,6 +53,11 @@ class RadialTransform:
         Exact CDF of the normalised radial law ``rho^(d-1) mu / int``, when known.
     zeros : ndarray or None
         Exactly known sign changes of mu.
+    log_abs_mu : callable or None
+        ``rho -> (log|mu(rho)|, sign(mu(rho)))`` when the method works in logs (the closed forms
+        and the exponential-power series). Densities such as the rational quadratic's,
+        ``~ rho^(2 alpha - d)`` at small rho, overflow float64 as values in high d although the
+        radial density ``rho^(d-1) mu`` is moderate; the measure combines terms in logs with it.
     """
 
     mu: Callable[[np.ndarray], np.ndarray]
@@ -65,6 +70,7 @@ class RadialTransform:
     nonnegative: bool = False
     radial_cdf: Optional[Callable[[np.ndarray], np.ndarray]] = None
     zeros: Optional[np.ndarray] = None
+    log_abs_mu: Optional[Callable[[np.ndarray], tuple]] = None
 
 
 #: Library families on which sympy is known to time out with every method or to return an

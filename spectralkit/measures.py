@@ -324,6 +324,11 @@ class SpectralMeasure:
     def mu(self, rho):
         """Signed spectral density mu(rho) at frequency norms ``rho >= 0`` (vectorised)."""
         rho = self._check_rho(rho)
+        logs = self._log_abs_mu(rho)
+        if logs is not None:
+            log_abs, sign = logs
+            with np.errstate(over="ignore"):
+                return np.where(sign == 0, 0.0, sign * np.exp(log_abs))
         out = np.zeros(rho.shape)
         for c, t in self.transforms:
             with np.errstate(invalid="ignore", over="ignore"):
@@ -334,20 +339,58 @@ class SpectralMeasure:
 
     __call__ = mu
 
+    def _log_abs_mu(self, rho):
+        """``(log|mu|, sign mu)`` summed over the terms in logs, or None if a term has no log form.
+
+        Each term's log|c mu_t| is shifted by the pointwise maximum before exponentiating, so
+        terms whose values overflow float64 (the rational quadratic at tiny rho in high d) add
+        up without inf - inf.
+        """
+        transforms = self.transforms
+        if any(t.log_abs_mu is None for _, t in transforms):
+            return None
+        logs, signs = [], []
+        for c, t in transforms:
+            la, sg = t.log_abs_mu(rho)
+            logs.append(la + math.log(abs(c)))
+            signs.append(sg * math.copysign(1.0, c))
+        if len(logs) == 1:
+            log_abs, sign = logs[0], signs[0]
+        else:
+            logs, signs = np.stack(logs), np.stack(signs)
+            with np.errstate(invalid="ignore"):
+                shift = np.max(np.where(signs != 0, logs, -np.inf), axis=0)
+                finite_shift = np.where(np.isfinite(shift), shift, 0.0)
+                total = np.sum(np.where(signs != 0, signs * np.exp(logs - finite_shift), 0.0), axis=0)
+            with np.errstate(divide="ignore"):
+                log_abs = finite_shift + np.log(np.abs(total))
+            sign = np.sign(total)
+        sign = np.where(np.isneginf(log_abs), 0.0, sign)
+        if self._truncation is not None:
+            sign = np.where(rho > self._truncation, 0.0, sign)
+        return log_abs, sign
+
     def radial_density(self, rho):
         """Signed radial density f(rho) = S_{d-1} rho^(d-1) mu(rho); integrates to k(0)."""
         rho = self._check_rho(rho)
-        with np.errstate(invalid="ignore", over="ignore"):
-            mu = self.mu(rho)
+        logs = self._log_abs_mu(rho)
+        if logs is None:
+            with np.errstate(invalid="ignore", over="ignore"):
+                mu = self.mu(rho)
+            sign = np.sign(mu)
+            with np.errstate(divide="ignore"):
+                log_abs = np.log(np.abs(mu))
+        else:
+            log_abs, sign = logs
         if self.dim == 1:
-            return 2.0 * mu
+            with np.errstate(over="ignore"):
+                return np.where(sign == 0, 0.0, 2.0 * sign * np.exp(log_abs))
         # mu may be infinite at rho = 0 (an integrable singularity, e.g. rational quadratic with
-        # alpha <= d/2); f(0) is a single point of measure zero: report 0 there
-        mu = np.where((rho == 0) & ~np.isfinite(mu), 0.0, mu)
-        # in logs: S_{d-1} is tiny and rho^(d-1) huge in high d
-        with np.errstate(divide="ignore", invalid="ignore"):
-            logf = _log_sphere_area(self.dim) + (self.dim - 1) * np.log(rho) + np.log(np.abs(mu))
-            return np.where(mu == 0, 0.0, np.sign(mu) * np.exp(logf))
+        # alpha <= d/2); f(0) is a single point of measure zero: report 0 there. Logs throughout:
+        # S_{d-1} is tiny, rho^(d-1) huge or tiny and mu huge (rational quadratic) in high d.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            logf = _log_sphere_area(self.dim) + (self.dim - 1) * np.log(rho) + log_abs
+            return np.where((sign == 0) | (rho == 0), 0.0, sign * np.exp(logf))
 
     @staticmethod
     def _check_rho(rho):

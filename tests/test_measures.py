@@ -230,6 +230,27 @@ def test_linear_combination_assembled_from_terms():
     assert abs(rep.k0_residual) <= rep.k0_tolerance
 
 
+@pytest.mark.parametrize("dim", [40, 64])
+def test_rational_quadratic_combination_in_high_dimension(dim):
+    """mu ~ rho^(2 alpha - d) overflows float64 at tiny rho for d >~ 39, but f = S rho^(d-1) mu is
+    moderate: the terms are combined in logs, so the masses stay finite and satisfy Bochner."""
+    k = 1.5 * K.gaussian(1.0) - 0.7 * K.rational_quadratic(1.0, 1.0)
+    m = SpectralMeasure(k, dim)
+    rho = np.array([1e-300, 1e-100, 1e-8, 1e-3, 0.5, 5.0])
+    f = m.radial_density(rho)
+    assert np.all(np.isfinite(f))
+    # near 0 the rational quadratic dominates: f ~ -0.7 S (2a)^... rho^(2 alpha - 1), linear in rho
+    np.testing.assert_allclose(f[2] / f[3], 1e-8 / 1e-3, rtol=1e-4)
+    rq = SpectralMeasure(K.rational_quadratic(1.0, 1.0), dim)
+    np.testing.assert_allclose(f[3:], 1.5 * SpectralMeasure(K.gaussian(1.0), dim).radial_density(rho[3:])
+                               - 0.7 * rq.radial_density(rho[3:]), rtol=1e-12)
+    assert m.mu(np.array([1e-8]))[0] == -np.inf or m.mu(np.array([1e-8]))[0] < -1e200
+    rep = m.check_rkks()
+    assert rep.verdict == "RKKS"
+    assert abs(rep.mass_plus.value - rep.mass_minus.value - 0.8) <= 1e-8
+    assert abs(rep.k0_residual) <= rep.k0_tolerance
+
+
 # --- validation ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("dim", [0, -1, 2.5, True, "3", 5000])
 def test_dim_is_validated(dim):

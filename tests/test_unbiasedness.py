@@ -135,10 +135,7 @@ def _library_kernel(draw):
     k = coefs[0] * atoms[idx[0]]
     for c, i in zip(coefs[1:], idx[1:]):
         k = k + c * atoms[i]
-    # Known limitation: the rational quadratic's density ~ rho^(2 alpha - d) overflows float64 at
-    # the tiny rho the tabulated sampler probes once d >~ 39 (mu is carried as a value, not a log);
-    # the sampler then raises TransformError instead of sampling. Combinations with it stop at 24.
-    return k, (24 if 3 in idx else 64)
+    return k, 64
 
 
 @pytest.mark.slow
