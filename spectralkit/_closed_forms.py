@@ -642,12 +642,16 @@ class _ExpPowerSeries:
         return L, S
 
     # -- planning --------------------------------------------------------------------------------
-    def _plan(self, which, log_var):
-        """Number of terms to sum for one rho, or 0 when this series cannot deliver the target."""
+    def _plan(self, which, log_var, full=False):
+        """Number of terms to sum for one rho, or 0 when this series cannot deliver the target.
+
+        ``full``: for an asymptotic series, sum up to its smallest term (else stop once the terms
+        are far below the target).
+        """
         L, _ = self._logs(which, log_var)
         finite = np.isfinite(L)
         if (which == "small") == (self.alpha > 1):  # convergent
-            # the terms must have fallen 60 digits below the largest one within the table
+            # the terms must have fallen 100 digits below the largest one within the table
             lmax = L[finite].max()
             idx = np.nonzero(finite & (L >= lmax - 100 * math.log(10)))[0]
             n = int(idx[-1]) + 1
@@ -659,9 +663,18 @@ class _ExpPowerSeries:
         grow = np.nonzero(Lf[1:] > np.minimum.accumulate(Lf)[:-1] + 1e-12)[0]
         stop = int(grow[0]) + 1 if grow.size else len(Lf)
         jmin = int(np.argmin(Lf[:stop]))
-        kmin = int(idx[jmin])  # sum the terms before the smallest one
-        # usable when the smallest term (the truncation error) is below 10^-(target+1) of the
-        # largest used term; _sum re-checks it against the actual sum (cancellation)
+        if not full:
+            # truncate at the first term of the descending run that is below 10^-(target+9) of
+            # the largest before it (8 digits spare for cancellation), not at the smallest term:
+            # at large rho the run is thousands of terms long and all but the first few are
+            # negligible. _evaluate retries with full=True when the sum cancels more than that.
+            drop = (_TARGET_DIGITS + 9) * math.log(10)
+            small = np.nonzero(Lf[1:jmin + 1] <= np.maximum.accumulate(Lf[:jmin]) - drop)[0]
+            if small.size:
+                jmin = int(small[0]) + 1
+        kmin = int(idx[jmin])  # sum the terms before that one
+        # usable when that term is below 10^-(target+1) of the largest used term; _sum
+        # re-checks it against the actual sum (cancellation)
         used_max = Lf[:jmin].max() if jmin > 0 else Lf[0]
         ok = jmin > 0 and Lf[jmin] <= used_max - (_TARGET_DIGITS + 1) * math.log(10)
         self._last_error = Lf[jmin]
@@ -742,6 +755,10 @@ class _ExpPowerSeries:
         for which, log_var in (asym, conv):
             n = self._plan(which, log_var)
             res = self._sum(which, n, log_var, r) if n else None
+            if res is None and which == asym[0]:
+                n_full = self._plan(which, log_var, full=True)
+                if n_full > n:
+                    res = self._sum(which, n_full, log_var, r)
             if res is not None:
                 la, sg = res
                 # the large series starts at k = 1: one more factor rho^(-alpha) = e^(log_var)
