@@ -386,15 +386,12 @@ END_TO_END = [
     (kernels.matern(1.5, 1.0), 3),
     (kernels.matern(2.5, 1.0), 16),
     (kernels.rational_quadratic(1.0, 1.0), 3),
+    (kernels.exponential_power(1.5, 1.0), 3),
+    (kernels.exponential_power(0.5, 1.0), 16),  # heavy tail rho^(-1-alpha) beyond the table
 ]
-# The exponential-power measure (series transform) takes minutes to derive and ~1 ms per density
-# evaluation: these cases run in the slow step only.
-END_TO_END_SLOW = [(kernels.exponential_power(1.5, 1.0), 3)]
 
 
-@pytest.mark.parametrize("kernel,dim", END_TO_END + [pytest.param(*case, marks=pytest.mark.slow)
-                                                     for case in END_TO_END_SLOW],
-                         ids=lambda v: getattr(v, "name", str(v)))
+@pytest.mark.parametrize("kernel,dim", END_TO_END, ids=lambda v: getattr(v, "name", str(v)))
 def test_tabulated_matches_exact_sampler(kernel, dim):
     """Two-sample KS (alpha = 1e-3) between the tabulated and the exact norm laws; u_error <= 1e-10."""
     measure = SpectralMeasure(kernel, dim)

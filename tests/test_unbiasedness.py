@@ -110,10 +110,9 @@ def test_unbiased_cos_feature_map():
 
 # random kernels from the library and random finite-mass combinations, random d, random pairs
 def _library_kernel(draw):
-    # exponential_power is left out: deriving its measure takes minutes (series transform); its
-    # sampling is covered by test_samplers (exact law, and the tabulated one in the slow step)
     which = draw(hst.sampled_from(["gaussian", "laplacian", "matern", "rational_quadratic",
-                                   "delta_gaussian", "spherical_polynomial", "combination"]))
+                                   "exponential_power", "delta_gaussian", "spherical_polynomial",
+                                   "combination"]))
     ls = draw(hst.floats(0.5, 2.0))
     if which == "gaussian":
         return kernels.gaussian(ls), 64
@@ -123,6 +122,8 @@ def _library_kernel(draw):
         return kernels.matern(draw(hst.sampled_from([0.5, 1.5, 2.5, 0.8])), ls), 64
     if which == "rational_quadratic":
         return kernels.rational_quadratic(draw(hst.sampled_from([0.5, 1.0, 3.0])), ls), 64
+    if which == "exponential_power":
+        return kernels.exponential_power(draw(hst.sampled_from([0.5, 1.5])), ls), 64
     if which == "delta_gaussian":
         return kernels.delta_gaussian(ls, ls * draw(hst.floats(1.5, 10.0))), 64
     if which == "spherical_polynomial":
