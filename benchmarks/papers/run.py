@@ -77,6 +77,8 @@ def build_parser():
                    help="methods (default: all)")
     p.add_argument("--kernels", nargs="+", default=None, help="approximation kernels (default: all six)")
     p.add_argument("--ratios", nargs="+", type=float, default=None, help="s/d values (default: the papers')")
+    p.add_argument("--svm-reps", type=int, default=None,
+                   help=f"repetitions of the SVM experiment (default {DEFAULTS['svm_reps']})")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--merge", action="store_true", help="merge into the existing results JSON")
     p.add_argument("--no-report", action="store_true", help="write the JSON only")
@@ -173,6 +175,10 @@ def run_suite(args, progress_factory=None, checkpoint=None):
     cfg = dict(DEFAULTS)
     if quick:
         cfg.update(_QUICK)
+    if args.svm_reps is not None:
+        if args.svm_reps < 1:
+            raise ValueError(f"--svm-reps must be >= 1, got {args.svm_reps}")
+        cfg["svm_reps"] = args.svm_reps
     datasets = args.datasets or (("letter",) if quick else ("letter", "ijcnn1", "usps", "housing"))
     approx_kernels = tuple(args.kernels) if args.kernels else cfg["approx_kernels"]
     D.resolve_data_dir(args.data_dir)  # fail early, naming the folder
@@ -210,7 +216,8 @@ def run_suite(args, progress_factory=None, checkpoint=None):
     bar = progress_factory(total) if progress_factory else None
     tick = (lambda: bar.update(1)) if bar else None
 
-    results = {"approximation": [], "classification": [], "regression": [], "kernels": []}
+    results = {"approximation": [], "classification": [], "regression": [], "regression_reference": [],
+               "kernels": []}
     t_start = time.time()
     for exp, name in plan:
         if bar:
@@ -219,6 +226,10 @@ def run_suite(args, progress_factory=None, checkpoint=None):
             ds0 = D.load("housing", args.data_dir, seed=args.seed)
             for setup in P.kernel_setups(ds0.X_train, cfg["housing_kernels"], args.seed, not args.no_extension):
                 results["kernels"].append(_kernel_entry("housing", setup, ds0.dim))
+                if not quick:
+                    # exact-kernel reference on the same splits (n = 405: exact Grams are cheap)
+                    results["regression_reference"].extend(P.regression_reference(
+                        lambda rep: D.load("housing", args.data_dir, seed=args.seed + rep), setup, reps, args.seed))
                 recs = P.regression_experiment(
                     lambda rep: D.load("housing", args.data_dir, seed=args.seed + rep), setup, methods,
                     cfg["housing_multipliers"], reps, args.seed, progress=tick)
@@ -262,7 +273,8 @@ def _meta(args, quick, reps, ratios, methods, datasets, cfg, t_start):
         "datasets": list(datasets), "experiments": list(args.experiments),
         "svm": {"ratios": list(cfg["svm_ratios"]), "reps": cfg["svm_reps"], "methods": list(cfg["svm_methods"]),
                 "train_max": cfg["svm_train_max"], "C_grid": list(P.C_GRID)},
-        "housing": {"multipliers": list(cfg["housing_multipliers"]), "lambda_grid": list(P.LAMBDA_GRID)},
+        "housing": {"multipliers": list(cfg["housing_multipliers"]), "lambda_grid": list(P.LAMBDA_GRID),
+                    "svr_grid": {k: list(v) for k, v in P.SVR_GRID.items()}},
         "machine": _machine(), "versions": _versions(), "git_commit": _git_commit(),
         "spectralkit_modules": _spectralkit_status(),
         "plan": {"table_kernels": list(cfg.get("table_kernels", ())), "table_reps": cfg.get("table_reps"),
@@ -276,6 +288,9 @@ def _merge(old, new):
     for exp in ("approximation", "classification", "regression"):
         fresh = {_key(exp, r) for r in new[exp]}
         out[exp] = [r for r in old.get(exp, []) if _key(exp, r) not in fresh] + new[exp]
+    fresh = {(r["kernel"], r["model"]) for r in new.get("regression_reference", [])}
+    out["regression_reference"] = [r for r in old.get("regression_reference", []) if (r["kernel"], r["model"]) not in fresh
+                                   ] + new.get("regression_reference", [])
     seen = {(k["dataset"], k["kernel"]) for k in new["kernels"]}
     out["kernels"] = [k for k in old.get("kernels", []) if (k["dataset"], k["kernel"]) not in seen] + new["kernels"]
     out["meta"] = dict(new.get("meta", {}), merged_from=old.get("meta", {}).get("command"))
