@@ -17,9 +17,7 @@ spectralkit installed (same version) but do not recompute the spectral measure. 
 docs/guide-dask.md.
 """
 
-import copy
 import numbers
-import pickle
 
 import dask.array as da
 import numpy as np
@@ -79,19 +77,9 @@ def _portable(features):
     and signature are a few small arrays.
     """
     rf = getattr(features, "features_", features)  # SpectralFeatures / DaskSpectralFeatures wrap one
-    slim = copy.copy(rf)
-    for name, value in list(vars(slim).items()):
-        if name in ("measure_", "samplers_") or not _picklable(value):
-            delattr(slim, name)
+    slim = type(rf).__new__(type(rf))
+    vars(slim).update(rf._transform_state())
     return slim
-
-
-def _picklable(value):
-    try:
-        pickle.dumps(value)
-    except (pickle.PicklingError, AttributeError, TypeError):
-        return False
-    return True
 
 
 def _transform_block(block, features, dtype):

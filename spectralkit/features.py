@@ -29,6 +29,7 @@ Norm samplers: a PD library kernel with an exact frequency law uses
 
 import math
 import numbers
+import pickle
 import warnings
 
 import numpy as np
@@ -77,6 +78,14 @@ def _norm_sampler(measure, sign, use_exact):
             return ex.sample_norms, ex
     rs = RadialSampler(measure, sign)
     return rs.sample, rs
+
+
+def _picklable(value):
+    try:
+        pickle.dumps(value)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return False
+    return True
 
 
 def _omega(x, dim):
@@ -400,6 +409,15 @@ class RandomFeatures:
     def __getstate__(self):
         # the samplers cache and the per-dtype casts are rebuilt on demand
         return {k: v for k, v in self.__dict__.items() if k not in ("_parts_cache", "_cast")}
+
+    def _transform_state(self):
+        """The fitted state without the measure and samplers: all ``transform`` needs, picklable.
+
+        The measure and samplers may hold closures (sympy-derived densities) that pickle cannot
+        serialise, and are large; the scikit-learn and Dask wrappers ship this slim state.
+        """
+        return {k: v for k, v in self.__getstate__().items()
+                if k not in ("measure_", "samplers_") and _picklable(v)}
 
     def _weights(self, dtype):
         if "_cast" not in self.__dict__:

@@ -24,7 +24,7 @@ import numbers
 import numpy as np
 import scipy.special
 import sympy
-import sympy.tensor.tensor  # noqa: F401  # see below
+import sympy.tensor.tensor  # noqa: F401  (imported for its side effect, see below)
 
 from ._parse import FUNCTIONS, R, parse_formula, to_sympy_number
 from .exceptions import KernelDefinitionError

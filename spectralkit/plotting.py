@@ -48,7 +48,7 @@ def _scales(measure):
 
 def _rho_range(measure, finite, fraction=0.995):
     """Upper end of the rho axis: where ``fraction`` of ||mu|| is reached (finite), else 20 x scale."""
-    lo_scale, hi_scale = _scales(measure)
+    _, hi_scale = _scales(measure)
     if not finite:
         return 20.0 * hi_scale
     tail = measure.tail

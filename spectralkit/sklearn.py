@@ -29,7 +29,6 @@ Examples
 """
 
 import numbers
-import pickle
 import warnings
 
 import numpy as np
@@ -219,9 +218,7 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         state = dict(super().__getstate__())  # a copy: object.__getstate__ returns __dict__ itself
         rf = state.get("features_")
         if rf is not None:
-            slim = {k: v for k, v in vars(rf).items()
-                    if k not in ("measure_", "samplers_") and _picklable(v)}
-            state["features_"] = _PickledFeatures(type(rf), slim)
+            state["features_"] = _PickledFeatures(type(rf), rf._transform_state())
         return state
 
     def __setstate__(self, state):
@@ -235,14 +232,6 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.input_tags.allow_nan = False
         return tags
-
-
-def _picklable(value):
-    try:
-        pickle.dumps(value)
-    except (pickle.PicklingError, AttributeError, TypeError):
-        return False
-    return True
 
 
 class _PickledFeatures:
