@@ -42,7 +42,7 @@ import scipy.special as sc
 import sympy
 
 from ._parse import R, to_sympy_number
-from ._transforms import RadialTransform
+from ._transforms import RadialTransform, check_atom_and_dim
 
 __all__ = []  # private module
 
@@ -76,15 +76,7 @@ def closed_form(atom, dim):
     ValueError
         If ``dim`` is not an integer >= 1.
     """
-    from .kernels import RadialKernel
-
-    if not isinstance(atom, RadialKernel):
-        raise TypeError(f"atom must be a RadialKernel, got {type(atom).__name__}")
-    if atom.is_combination:
-        raise TypeError(f"closed_form needs an atomic kernel, got the combination {atom.name}")
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
-        raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
-    dim = int(dim)
+    dim = check_atom_and_dim(atom, dim, "closed_form")
     match = _recognise(atom)
     if match is None:
         return None

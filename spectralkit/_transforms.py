@@ -78,6 +78,20 @@ class RadialTransform:
 _SYMPY_FAILS = frozenset({"ntk_relu_sphere", "arccos0_sphere", "arccos1_sphere", "exponential_power"})
 
 
+def check_atom_and_dim(atom, dim, caller):
+    """Validate an atomic RadialKernel and a dimension for ``caller``; return ``int(dim)``."""
+    from .kernels import RadialKernel
+
+    if not isinstance(atom, RadialKernel):
+        raise TypeError(f"atom must be a RadialKernel, got {type(atom).__name__}")
+    if atom.is_combination:
+        raise TypeError(f"{caller} needs an atomic kernel, got the combination {atom.name}; "
+                        "transform its terms")
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
+        raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
+    return int(dim)
+
+
 def transform_atom(atom, dim, *, sympy_budget=5.0):
     """Spectral density of the atomic kernel ``atom`` on R^dim (see module docstring).
 
@@ -108,16 +122,7 @@ def transform_atom(atom, dim, *, sympy_budget=5.0):
         or cannot be computed to the target accuracy (e.g. a non-analytic formula with abs/min/max,
         whose tail cannot be continued into the complex plane).
     """
-    from .kernels import RadialKernel
-
-    if not isinstance(atom, RadialKernel):
-        raise TypeError(f"atom must be a RadialKernel, got {type(atom).__name__}")
-    if atom.is_combination:
-        raise TypeError(f"transform_atom needs an atomic kernel, got the combination {atom.name}; "
-                        "transform its terms")
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
-        raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
-    dim = int(dim)
+    dim = check_atom_and_dim(atom, dim, "transform_atom")
     if isinstance(sympy_budget, bool) or not isinstance(sympy_budget, numbers.Real) \
             or not math.isfinite(sympy_budget) or sympy_budget < 0:
         raise ValueError(f"sympy_budget must be a finite number of seconds >= 0, got {sympy_budget!r}")
