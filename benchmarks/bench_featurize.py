@@ -112,30 +112,30 @@ def bench_case(n, d, s, dtype, threads, repeats, controller, rng):
         rf = RandomFeatures(kernels.gaussian(1.0), dim=d, n_components=2 * s, method="rff",
                             random_state=0).fit()
         out = np.empty((n, 2 * s), dtype=dtype)
-        times["ours"] = timeit(lambda: rf.transform(X, out=out), repeats)
+        times["ours"] = timeit(lambda out=out: rf.transform(X, out=out), repeats)
         W = np.ascontiguousarray(rf.W_plus_, dtype=dtype)
         Wm = np.empty((0, d), dtype=dtype)
         sp = dtype(rf.scale_plus_)
         times["ours_kernel"] = timeit(
-            lambda: _compiled.fused_features(X, W, Wm, sp, 0.0, None, None, out, "sincos"),
+            lambda out=out: _compiled.fused_features(X, W, Wm, sp, 0.0, None, None, out, "sincos"),
             repeats)
         ref = np.hstack([np.cos(X[:64].astype(np.float64) @ rf.W_plus_.T),
                          np.sin(X[:64].astype(np.float64) @ rf.W_plus_.T)]) * rf.scale_plus_
         row["max_abs_error_first_rows"] = float(np.abs(out[:64] - ref).max())
-        # Lower-bound ingredients.
+        # Lower-bound ingredients (lambdas bind their buffers as defaults: they are del'd below).
         G = np.empty((n, s), dtype=dtype)
         WT = np.ascontiguousarray(W.T)
-        times["gemm"] = timeit(lambda: np.matmul(X, WT, out=G), repeats)
+        times["gemm"] = timeit(lambda G=G: np.matmul(X, WT, out=G), repeats)
         flat = G.reshape(-1)
         S = np.empty_like(flat)
         Cc = np.empty_like(flat)
-        times["sincos"] = timeit(lambda: _compiled.sincos(flat, S, Cc), repeats)
+        times["sincos"] = timeit(lambda flat=flat, S=S, Cc=Cc: _compiled.sincos(flat, S, Cc), repeats)
         # Slow references (numpy, scikit-learn): no JIT to warm up, at most 2 timed calls.
         slow_reps = max(1, min(repeats, 2))
-        times["numpy_sincos"] = timeit(lambda: (np.sin(flat, out=S), np.cos(flat, out=Cc)),
+        times["numpy_sincos"] = timeit(lambda flat=flat, S=S, Cc=Cc: (np.sin(flat, out=S), np.cos(flat, out=Cc)),
                                        slow_reps, warmup=False)
         del S, Cc, G, flat
-        times["store"] = timeit(lambda: _compiled.fill(out, 1.0), repeats)
+        times["store"] = timeit(lambda out=out: _compiled.fill(out, 1.0), repeats)
         del out
         gc.collect()
         # scikit-learn: same output width (GEMM 2x larger) and same GEMM size (half width).
