@@ -14,7 +14,7 @@ import pytest
 from scipy import integrate, special
 
 from spectralkit import kernels
-from spectralkit._closed_forms import closed_form
+from spectralkit._closed_forms import _ExpPowerSeries, _LogChebyshev, closed_form
 
 F = kernels.RadialKernel.from_string
 DIMS = [1, 2, 3, 5, 16, 64]
@@ -416,6 +416,33 @@ def test_exponential_power_vs_rotated_hankel_integral(alpha, d, rho):
     # the formulas themselves: an independent integral representation
     tr = closed_form(kernels.exponential_power(alpha), d)
     assert tr.mu(rho) == pytest.approx(rotated_ref(alpha, d, rho), rel=1e-11)
+
+
+@pytest.mark.parametrize("alpha,d", [(0.5, 16), (1.5, 3), (0.3, 1)])
+def test_exponential_power_interpolant_matches_the_series(alpha, d):
+    """mu goes through a piecewise-Chebyshev interpolant of log mu on rho in [1e-6, 1e8]: it must
+    agree with the series itself at points off its nodes to the verification tolerance."""
+    tr = closed_form(kernels.exponential_power(alpha), d)
+    series = _ExpPowerSeries(alpha, d)
+    rng = np.random.default_rng(7)
+    rho = np.exp(rng.uniform(math.log(1e-7), math.log(1e9), 400))  # also beyond the range
+    la_direct, _ = series.log_abs_and_sign(rho)
+    la, sg = tr.log_abs_mu(rho)
+    assert np.all(sg == 1.0)
+    assert np.max(np.abs(la - la_direct)) <= 1e-12  # relative error of mu
+
+
+def test_log_chebyshev_falls_back_to_direct_evaluation_where_not_smooth():
+    # a kink at t = 0.1 (inside a panel) cannot be resolved: the panel around it evaluates directly
+    def kinked(rho):
+        t = np.log(rho)
+        return -np.abs(t - 0.1) - 0.1 * t**2, np.ones_like(rho)
+
+    interp = _LogChebyshev(kinked, -3.0, 3.0)
+    assert interp.is_direct.any() and not interp.is_direct.all()
+    rho = np.exp(np.linspace(-2.9, 2.9, 301))
+    la, _ = interp(rho)
+    np.testing.assert_allclose(la, kinked(rho)[0], atol=1e-12)
 
 
 @pytest.mark.slow
