@@ -838,7 +838,10 @@ def _exponential_power(c, alpha, lengthscale, dim):
     mu_l(rho) = c l^d mu_1(l rho). At construction the plan is checked on rho l in [1e-4, 1e4]
     (beyond, the asymptotic series only get better); None when some rho needs more than
     3000 terms or 400 digits (alpha within ~0.0x of 1, where both series converge too slowly).
-    Tail: mu ~ rho^(-d-alpha). Not a closed form: method "series:exponential-power".
+    On rho l in [1e-6, 1e8] mu is then evaluated through a :class:`_LogChebyshev` interpolant of
+    log mu verified against the series (relative error <= 1e-13 plus the series' own rounding;
+    measured <= 6e-13), outside it by the series directly. Tail: mu ~ rho^(-d-alpha). Not a
+    closed form: method "series:exponential-power".
     """
     if not 0 < alpha < 2 or alpha == 1:
         return None
