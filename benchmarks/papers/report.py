@@ -56,7 +56,21 @@ _NOTES = (
     "**Metric.** Published errors were computed after overwriting diag(K̂) with k(0) (REFERENCE §6). For the unbiased "
     "sin/cos estimators that is a no-op (K̂(x, x) = m+ − m− = k(0) exactly); for the biased recipe it hides its wrong "
     "k̂(0). Both metrics are in the tables.",
-    "**Timing.** The box was shared with other jobs (load average 6–17 on 2 cores: several other test and benchmark jobs) during the run; times in the JSON "
+    "**Housing: why the published delta-Gaussian RMSE (3.164 at s = 8d) is not beaten.** The exact kernel — the "
+    "limit every unbiased estimator converges to — gives 3.548 ± 0.562 with kernel ridge on the same 10 splits "
+    "(3.661 with ε-SVR, the papers' loss; 3.553 with K+ + K−; 3.496 with |K|), and our best unbiased features reach "
+    "3.583 at s = 8d, +0.036 ± 0.054 above the exact kernel on the same splits (paired): the estimator has converged, "
+    "and the remaining gap is the model and protocol (their splits, preprocessing and liblinear SVR), not the "
+    "estimator. The gap is also within noise: with a split-to-split std ≈ 0.5, two 10-split means differ by 0.38 "
+    "at 1.7 standard errors. The splits matter as much: on our splits 0–4 the exact kernel gives 3.467, on 5–9 "
+    "3.628 (the earlier 5-repetition run, λ ∈ [1e-3, 1], had orf_neyman at 3.727 / 3.591 / 3.443; on the same "
+    "splits 0–4 with the wider λ grid it is 3.719 / 3.637 / 3.480). The wider λ grid (1e-6 … 10) was needed: "
+    "the exact kernel picks λ ∈ [1e-4, 1e-2], partly below the first grid's edge 1e-3. For the spherical "
+    "polynomial the exact kernel (the rank-14 kernel (7 + 2⟨x, y⟩)/9 on the sphere, i.e. linear ridge) gives 4.54, "
+    "and the published 3.472 is 1.07 below it, while the papers' own biased features reach 3.55 with plain ridge: "
+    "those numbers belong to the kernel their biased frequencies define, not to the polynomial kernel.",
+    "**Timing.** The box was shared with other jobs (load average 6–17 on 2 cores during the first runs; later "
+    "parts ran niced beside the lead's benchmarks, and one part was paused by them for minutes); times in the JSON "
     "are wall-clock and only indicative.",
 )
 
@@ -238,9 +252,10 @@ def _housing_section(reg, ref):
                               f"{rr['model']} | " + " | ".join(cells) + " |")
     if rows_p:
         L += ["Paired on the same splits: RMSE(random features) − RMSE(exact kernel), mean ± standard error over "
-              "the splits both were run on (negative: the random-feature model is *better* than its own limit — "
-              "the feature noise acts as extra regularisation). Runs older than this split bookkeeping have no "
-              "split list and show —.", "",
+              "the splits both were run on. The split-to-split spread (std ≈ 0.5) cancels here, so these "
+              "differences are far more precise than a comparison of means across different split draws. An "
+              "unbiased estimator's difference shrinks towards 0 as s grows; a biased one's does not. Runs older "
+              "than this split bookkeeping have no split list and show —.", "",
               "| kernel | method | difference | s=2d | s=4d | s=8d |", "|---|---|---|---|---|---|", *rows_p, ""]
     return L
 
@@ -261,7 +276,7 @@ def _housing_findings(results):
             txt += " (" + ", ".join(f"{r['model']} {r['mean']:.3f}" for r in others) + ")"
         p8 = pub[8]
         se = float(np.sqrt(ex["std"] ** 2 / n_ex + p8[1] ** 2 / 10))
-        txt += (f"; the published GORF at s = 8d, {p8[0]:.3f} ± {p8[1]:.3f}, is {ex['mean'] - p8[0]:+.3f} "
+        txt += (f"; the published GORF at s = 8d, {p8[0]:.3f} ± {p8[1]:.3f}, is {abs(ex['mean'] - p8[0]):.3f} "
                 f"{'below' if p8[0] < ex['mean'] else 'above'} it ({abs(ex['mean'] - p8[0]) / se:.1f} standard errors of "
                 "the difference of two 10-split means)")
         best = [r for r in reg if r["kernel"] == kernel and r.get("method") in _UNBIASED and "mean_krein" in r]
@@ -269,10 +284,18 @@ def _housing_findings(results):
             b = min(best, key=lambda r: r["mean_krein"])
             txt += (f"; our best unbiased random features reach {b['mean_krein']:.3f} ({b['method']}, Krein ridge, "
                     f"s = {b['ratio']:g}d, n = {len(b['rmse_krein'])})")
+        pg = next((r for r in reg if r["kernel"] == kernel and r.get("method") == "paper_gorf"
+                   and r.get("ratio") == 8.0 and "mean_ridge" in r), None)
+        different = pg is not None and pg["mean_ridge"] < ex["mean"] - 0.2
+        if different:
+            txt += (f"; the papers' own (biased) features with plain ridge reach {pg['mean_ridge']:.3f} at s = 8d, "
+                    f"below the exact kernel: their frequencies define a *different* kernel (REFERENCE §6), so the "
+                    f"published {kernel} numbers are not this kernel's")
         if p8[0] < ex["mean"]:
             txt += (". An unbiased estimator converges to the exact kernel, so it cannot be expected below that line: "
-                    "the remaining gap to the published number is the model and protocol (liblinear SVR on their "
-                    "splits and preprocessing) and the split-to-split noise, not the estimator")
+                    + ("the published number belongs to the kernel of the papers' biased frequencies" if different else
+                       "the remaining gap to the published number is the model and protocol (liblinear SVR on their "
+                       "splits and preprocessing) and the split-to-split noise, not the estimator"))
         out.append(txt + ".")
     return out
 
