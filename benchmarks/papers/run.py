@@ -355,6 +355,9 @@ def main(argv=None):
         results["meta"]["date_utc"] = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
         results["meta"]["partial_parts"] = [str(f) for f, p_ in zip(args.combine, parts) if p_.get("meta", {}).get("partial")]
         results["meta"]["commands"] = [p_.get("meta", {}).get("command") for p_ in parts]
+        # each part ran at its own commit (partial checkpoints record none); the combination is made now
+        results["meta"]["git_commits"] = [p_.get("meta", {}).get("git_commit") for p_ in parts]
+        results["meta"]["git_commit"] = _git_commit()
         results["meta"]["seconds"] = sum(p_.get("meta", {}).get("seconds", 0.0) for p_ in parts)
         results["meta"]["methods"] = sorted({m for p_ in parts for m in p_.get("meta", {}).get("methods", [])})
         results["meta"]["datasets"] = sorted({m for p_ in parts for m in p_.get("meta", {}).get("datasets", [])})
