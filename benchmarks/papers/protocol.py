@@ -62,8 +62,10 @@ __all__ = [
 
 #: The papers' s/d grid.
 RATIOS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-#: LinearSVC C grid (chosen by CV; the papers fixed C = 1000).
-C_GRID = (0.1, 1.0, 10.0, 100.0)
+#: LinearSVC C grid (chosen by CV; the papers fixed C = 1000). 1000 was added when CV picked the
+#: first grid's edge C = 100 on letter and ijcnn1; CV now picks 1000 there, the papers' value and
+#: again the edge (larger C untried for time; usps picks 10).
+C_GRID = (0.1, 1.0, 10.0, 100.0, 1000.0)
 #: Ridge / Krein ridge regulariser grid (chosen by CV): half decades 1e-6 .. 10. The first grid
 #: (1e-3 .. 1) was too narrow: the exact-kernel reference on housing picks 1e-4 .. 3e-3.
 LAMBDA_GRID = tuple(float(f"{10.0 ** (e / 2):.3g}") for e in range(-12, 3))
@@ -565,7 +567,7 @@ def classification_experiment(ds, setup, methods, ratios, reps, seed, n_train_ma
         for method in methods:
             rec = {"dataset": ds.name, "kernel": setup.key, "method": method, "ratio": ratio, "s": s,
                    "n_components": 4 * s, "accuracy": [], "C": [], "seconds": [],
-                   "n_train": min(n_train_max, len(Xtr)), "n_test": len(Xte)}
+                   "n_train": min(n_train_max, len(Xtr)), "n_test": len(Xte), "C_grid": list(C_GRID)}
             for rep in range(reps):
                 rng = task_rng(seed, "svm", ds.name, setup.key, method, s, rep)
                 idx = rng.choice(len(Xtr), size=min(n_train_max, len(Xtr)), replace=False)
