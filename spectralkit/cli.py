@@ -53,28 +53,24 @@ class _Parser(argparse.ArgumentParser):
 # ---------------------------------------------------------------------------------------------
 # argument helpers
 # ---------------------------------------------------------------------------------------------
-def _positive_int(name):
+def _int_at_least(name, low):
     def parse(text):
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= 1, got {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= 1, got {value}")
+            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {low}, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer >= {low}, got {value}")
         return value
     return parse
+
+
+def _positive_int(name):
+    return _int_at_least(name, 1)
 
 
 def _nonnegative_int(name):
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= 0, got {text!r}") from None
-        if value < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer >= 0, got {value}")
-        return value
-    return parse
+    return _int_at_least(name, 0)
 
 
 def _positive_float(name):
