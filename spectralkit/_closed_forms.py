@@ -767,8 +767,8 @@ class _LogChebyshev:
     midpoints between nodes, the interpolant agrees with the series to ``tol`` in log|mu|
     (= relative error of mu) and the last coefficients are below ``tol``, both beyond the
     rounding noise of the series' logs (8 eps |log mu|). Panels that do not converge down to
-    ``min_width`` are evaluated directly. Points outside
-    [t_lo, t_hi] (where the asymptotic series need only a few terms) are evaluated directly.
+    ``min_width``, and points outside [t_lo, t_hi] (where the asymptotic series need only a few
+    terms), are evaluated directly.
     """
 
     def __init__(self, log_abs_and_sign, t_lo, t_hi, *, deg=20, width=0.5, tol=1e-13, min_width=0.02):
@@ -793,8 +793,6 @@ class _LogChebyshev:
         self.breaks = np.array([p[0] for p in done] + [done[-1][1]])
         self.coefs = np.array([p[2] for p in done])
         self.is_direct = np.array([p[3] for p in done])
-        self.max_error = tol
-        self.n_panels = len(done)
 
     def _fit(self, a, b):
         t = 0.5 * (a + b) + 0.5 * (b - a) * np.concatenate([self._nodes, self._checks])
@@ -853,8 +851,8 @@ def _exponential_power(c, alpha, lengthscale, dim):
 
     try:
         series.log_abs_and_sign(probe)
-        # the series are costly where they need many terms or mpmath (rho l ~ 1e-2..1e2; at 1e-6..1e8 still 30-100 us); a
-        # verified interpolant of log|mu| there (the law is PD: mu > 0) makes mu cost ~1 us
+        # the series cost 30-500 us per rho (most around rho l ~ 1e-2..1e2, where they need many
+        # terms or mpmath); a verified interpolant of log|mu| (the law is PD: mu > 0) costs ~1 us
         evaluate = _LogChebyshev(series.log_abs_and_sign, math.log(1e-6), math.log(1e8))
     except ArithmeticError:
         return None
