@@ -426,6 +426,8 @@ def write_report(results, out_dir, md_path, json_path=None):
           f"training points, mean ± sample std over repetitions, s/d ∈ "
           f"{{{', '.join(_ratio_label(r) for r in meta.get('ratios', []))}}} with s = round(ratio·d). "
           + (f"Repetitions: {meta.get('reps')} (quick/explicit run)." if meta.get("quick") or not meta.get("plan", {}).get("table_reps")
+             else "Repetitions: each table states its n (this page combines parts run with different "
+                  "`--reps`; see the commands above)." if meta.get("commands")
              else f"Planned repetitions (cut by the time limit where a table shows a smaller n): the Table II kernels "
                   f"{meta['plan']['table_kernels']} get {meta['plan']['table_reps']} (usps only at Table II's s/d "
                   f"{meta['plan']['usps_ratios']}); the other kernels {meta['plan']['extra_reps']} repetitions on "
