@@ -26,8 +26,9 @@ feature_map, chunk_rows=256) -> out``
     One parallel numba region: the rows are cut into chunks of ``chunk_rows`` (rounded up to a
     multiple of ``g = GEMM_ROWS[dtype]``: 64 rows in float64, 256 in float32) dealt round-robin
     to the workers. Each worker owns a buffer of ``g x max(s_plus, s_minus)`` elements
-    (cache-resident), computes the product of each g-row block with Wᵀ by a single-threaded BLAS GEMM (``np.dot``; BLAS is limited to one
-    thread for the duration of the call with a cached ``threadpoolctl.ThreadpoolController``)
+    (cache-resident), computes the product of each g-row block with Wᵀ by a single-threaded
+    BLAS GEMM (``np.dot``; BLAS is limited to one thread for the duration of the call with a
+    cached ``threadpoolctl.ThreadpoolController``)
     and then applies the polynomial sincos, the scaling and the store in one vectorised pass
     over 0-based row slices. No n x s temporary other than ``out`` is created.
 

@@ -325,10 +325,16 @@ class SpectralMeasure:
         """Signed spectral density mu(rho) at frequency norms ``rho >= 0`` (vectorised)."""
         rho = self._check_rho(rho)
         logs = self._log_abs_mu(rho)
-        if logs is not None:
-            log_abs, sign = logs
-            with np.errstate(over="ignore"):
-                return np.where(sign == 0, 0.0, sign * np.exp(log_abs))
+        if logs is None:
+            return self._sum_values(rho)
+        log_abs, sign = logs
+        with np.errstate(over="ignore"):
+            return np.where(sign == 0, 0.0, sign * np.exp(log_abs))
+
+    __call__ = mu
+
+    def _sum_values(self, rho):
+        """mu as the plain sum of the terms' values (for transforms without a log form)."""
         out = np.zeros(rho.shape)
         for c, t in self.transforms:
             with np.errstate(invalid="ignore", over="ignore"):
@@ -336,8 +342,6 @@ class SpectralMeasure:
         if self._truncation is not None:
             out[rho > self._truncation] = 0.0
         return out
-
-    __call__ = mu
 
     def _log_abs_mu(self, rho):
         """``(log|mu|, sign mu)`` summed over the terms in logs, or None if a term has no log form.
@@ -375,8 +379,7 @@ class SpectralMeasure:
         rho = self._check_rho(rho)
         logs = self._log_abs_mu(rho)
         if logs is None:
-            with np.errstate(invalid="ignore", over="ignore"):
-                mu = self.mu(rho)
+            mu = self._sum_values(rho)
             sign = np.sign(mu)
             with np.errstate(divide="ignore"):
                 log_abs = np.log(np.abs(mu))

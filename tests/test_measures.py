@@ -239,12 +239,12 @@ def test_rational_quadratic_combination_in_high_dimension(dim):
     rho = np.array([1e-300, 1e-100, 1e-8, 1e-3, 0.5, 5.0])
     f = m.radial_density(rho)
     assert np.all(np.isfinite(f))
-    # near 0 the rational quadratic dominates: f ~ -0.7 S (2a)^... rho^(2 alpha - 1), linear in rho
+    # near 0 the rational quadratic term dominates: f ∝ rho^(2 alpha - 1) = rho for alpha = 1
     np.testing.assert_allclose(f[2] / f[3], 1e-8 / 1e-3, rtol=1e-4)
     rq = SpectralMeasure(K.rational_quadratic(1.0, 1.0), dim)
     np.testing.assert_allclose(f[3:], 1.5 * SpectralMeasure(K.gaussian(1.0), dim).radial_density(rho[3:])
                                - 0.7 * rq.radial_density(rho[3:]), rtol=1e-12)
-    assert m.mu(np.array([1e-8]))[0] == -np.inf or m.mu(np.array([1e-8]))[0] < -1e200
+    assert m.mu(np.array([1e-8]))[0] < -1e200  # mu itself is beyond float64 (or -inf) there
     rep = m.check_rkks()
     assert rep.verdict == "RKKS"
     assert abs(rep.mass_plus.value - rep.mass_minus.value - 0.8) <= 1e-8
