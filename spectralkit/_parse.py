@@ -8,6 +8,8 @@ and calls of the functions in :data:`FUNCTIONS` with positional arguments.
 """
 
 import ast
+import math
+from fractions import Fraction
 
 import sympy
 
@@ -51,6 +53,14 @@ _BINOPS = {
     ast.Pow: lambda a, b: a**b,
 }
 _MAX_LENGTH = 2000
+#: Constants in a formula are bounded (|x| <= 10^300, |x| >= 10^-300 unless 0): beyond that a
+#: float64 kernel cannot be evaluated anyway, and exact arithmetic on such numbers (9^9^9,
+#: 10**10**10, gamma(10**7)) takes hours and gigabytes before anything else can reject it.
+_MAX_LOG10 = 300
+#: Largest integer exponent of a non-constant base: (1 - r)**100000 has 10^5 terms when expanded.
+_MAX_POWER = 1000
+#: gamma(x) of a larger constant overflows float64 (gamma(171.7) ~ 1.8e308).
+_MAX_GAMMA_ARG = 171
 
 
 def to_sympy_number(value):
@@ -64,12 +74,51 @@ def to_sympy_number(value):
         return sympy.Integer(value)
     if value == int(value) and abs(value) < 2**53:
         return sympy.Integer(int(value))
-    from fractions import Fraction
-
     frac = Fraction(value).limit_denominator(1000)
     if float(frac) == value:
         return sympy.Rational(frac.numerator, frac.denominator)
     return sympy.Float(repr(value))
+
+
+def _log10_magnitude(value):
+    """log10 |value| of a sympy number (-inf for 0), evaluated at 15 digits (bounded inputs only)."""
+    v = sympy.N(value, 15)
+    if v.is_zero:
+        return -math.inf
+    re_, im_ = v.as_real_imag()
+    big = max(abs(sympy.Float(re_)), abs(sympy.Float(im_)))
+    return float(sympy.log(big, 10).evalf(15)) if big != 0 else -math.inf
+
+
+def _check_magnitude(text, value):
+    """Reject constants outside [10^-300, 10^300] in magnitude (the invariant of every number built)."""
+    if not isinstance(value, sympy.Expr) or value.has(sympy.nan, sympy.zoo):
+        return value
+    if value.has(sympy.oo, -sympy.oo):
+        _reject(text, "a constant is infinite")
+    # a constant subexpression as a whole, else the numbers sympy collected in it (exp(-r) * 1e300
+    # * 1e300 is 1.0e600*exp(-r))
+    for number in [value] if value.is_number else value.atoms(sympy.Number):
+        lg = _log10_magnitude(number)
+        if lg > _MAX_LOG10 or (math.isfinite(lg) and lg < -_MAX_LOG10):
+            _reject(text, f"the constant {sympy.sstr(number)[:40]} has magnitude 10^{lg:.0f}, outside "
+                          f"[10^-{_MAX_LOG10}, 10^{_MAX_LOG10}]")
+    return value
+
+
+def _check_power(text, base, exponent):
+    """Bound a power before sympy evaluates it exactly (9^9^9 would run for hours)."""
+    if exponent.is_number and not exponent.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan):
+        e = complex(sympy.N(exponent, 15))
+        if base.is_number:
+            if base.is_zero or abs(sympy.N(base, 15)) == 1:
+                return
+            lg = abs(e.real) * abs(_log10_magnitude(base)) if e.real else 0.0
+            if lg > _MAX_LOG10:
+                _reject(text, f"the power {sympy.sstr(base)[:20]}^{sympy.sstr(exponent)[:20]} has magnitude "
+                              f"about 10^{lg:.3g}, beyond 10^{_MAX_LOG10}")
+        elif exponent.is_Integer and abs(int(exponent)) > _MAX_POWER:
+            _reject(text, f"the integer exponent {int(exponent)} is larger than {_MAX_POWER} in magnitude")
 
 
 def _reject(text, what):
@@ -125,7 +174,11 @@ def parse_formula(text, parameters=()):
             value = node.value
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 _reject(text, f"the constant {value!r} is not a real number")
-            return to_sympy_number(value)
+            if isinstance(value, int) and value.bit_length() > 1000:
+                _reject(text, f"the integer constant with {len(str(value))} digits is too large")
+            if not math.isfinite(value):
+                _reject(text, f"the constant {value!r} is not finite")
+            return _check_magnitude(text, to_sympy_number(value))
         if isinstance(node, ast.Name):
             if node.id == "r":
                 return R
@@ -140,7 +193,10 @@ def parse_formula(text, parameters=()):
             op = _BINOPS.get(type(node.op))
             if op is None:
                 _reject(text, f"the operator {type(node.op).__name__} is not allowed")
-            return op(build(node.left), build(node.right))
+            left, right = build(node.left), build(node.right)
+            if isinstance(node.op, ast.Pow):
+                _check_power(text, left, right)
+            return _check_magnitude(text, op(left, right))
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.USub):
                 return -build(node.operand)
@@ -162,7 +218,11 @@ def parse_formula(text, parameters=()):
                 _reject(text, f"{name} takes {arity} argument(s), got {len(node.args)}")
             if arity is None and len(node.args) < 2:
                 _reject(text, f"{name} takes at least 2 arguments, got {len(node.args)}")
-            return func(*[build(a) for a in node.args])
+            args = [build(a) for a in node.args]
+            if name == "gamma" and args[0].is_number and abs(complex(sympy.N(args[0], 15))) > _MAX_GAMMA_ARG:
+                _reject(text, f"gamma of the constant {sympy.sstr(args[0])[:20]} overflows float64 "
+                              f"(the argument must be at most {_MAX_GAMMA_ARG} in magnitude)")
+            return _check_magnitude(text, func(*args))
         _reject(text, f"the syntax element {type(node).__name__} is not allowed")
 
     try:

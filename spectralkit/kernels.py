@@ -20,11 +20,13 @@ Examples
 
 import hashlib
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
 import scipy.special
 import sympy
 import sympy.tensor.tensor  # noqa: F401  (imported for its side effect, see below)
+from sympy.core.function import AppliedUndef
 
 from ._parse import FUNCTIONS, R, parse_formula, to_sympy_number
 from .exceptions import KernelDefinitionError
@@ -65,6 +67,23 @@ _LAMBDIFY_MODULES = [
     },
     "numpy",
 ]
+
+
+def _check_params(params):
+    """Validate ``params``: a mapping of identifier strings to finite real numbers (copied)."""
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise KernelDefinitionError(f"params must be a mapping of names to numbers, got {type(params).__name__}")
+    out = {}
+    for key_, value in params.items():
+        if not isinstance(key_, str) or not key_.isidentifier():
+            raise KernelDefinitionError(f"parameter names must be identifier strings, got {key_!r}")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(float(value)):
+            raise KernelDefinitionError(
+                f"parameter {key_!r} must be a finite real number, got {type(value).__name__} {value!r}")
+        out[key_] = value
+    return out
 
 
 def _check_positive(name, value, allow_zero=False):
@@ -109,23 +128,21 @@ class RadialKernel:
     __slots__ = ("_expr", "_params", "_support", "_name", "_family", "_terms", "_cache", "_frozen")
 
     def __init__(self, expr, params=None, support=None, name=None, family=None):
-        params = dict(params or {})
-        for key_, value in params.items():
-            if not isinstance(key_, str):
-                raise KernelDefinitionError(f"parameter names must be strings, got {key_!r}")
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-                raise KernelDefinitionError(
-                    f"parameter {key_!r} must be a finite real number, got {value!r}"
-                )
+        params = _check_params(params)
+        # exactly two input types: text goes through the whitelist parser; a sympy expression is
+        # taken as built. Anything else (tuples, lists, dicts, sets of strings...) is refused here:
+        # sympify would parse strings inside containers with eval.
         if isinstance(expr, str):
             expr, _ = parse_formula(expr, params)
-        if not isinstance(expr, sympy.Basic):
-            try:
-                expr = sympy.sympify(expr, strict=True)
-            except (sympy.SympifyError, TypeError):
-                raise KernelDefinitionError(
-                    f"kernel expression must be a sympy expression or a string, got {type(expr).__name__}"
-                ) from None
+        elif not isinstance(expr, sympy.Expr):
+            raise KernelDefinitionError(
+                "kernel expression must be a formula string or a sympy expression, got "
+                f"{type(expr).__name__}")
+        undefined = sorted({type(f).__name__ for f in expr.atoms(AppliedUndef)})
+        if undefined:
+            raise KernelDefinitionError(
+                f"kernel expression uses undefined functions {', '.join(undefined)}: only sympy's "
+                "elementary and special functions can be evaluated")
         expr = expr.xreplace({s: R for s in expr.free_symbols if s.name == "r" and s != R})
         names = {s.name: s for s in expr.free_symbols if s != R}
         undeclared = sorted(set(names) - set(params))
@@ -170,8 +187,9 @@ class RadialKernel:
         comprehensions, unknown names or functions) raises :class:`KernelDefinitionError`
         before anything is built.
         """
-        return cls(text if isinstance(text, str) else str(text), params=params, support=support,
-                   name=name)
+        if not isinstance(text, str):
+            raise KernelDefinitionError(f"kernel formula must be a string, got {type(text).__name__}")
+        return cls(text, params=params, support=support, name=name)
 
     @classmethod
     def _combination(cls, terms):
