@@ -1,42 +1,15 @@
-"""Frequency matrices for random features: directions (i.i.d., orthogonal, jointly orthogonal) x norms.
+"""Frequency directions (kept for compatibility: see :mod:`spectralkit.sampling.directions`)."""
 
-A radial spectral law factorises into a uniform direction on the unit sphere S^(d-1) and an
-independent norm rho ~ p(rho) (REFERENCE §2–§3). Every construction here draws *directions*; the
-caller's norm samplers (:mod:`spectralkit.samplers`) provide the norms, and row i of a frequency
-matrix is ``rho_i * direction_i``.
-
-Methods (``METHODS``):
-
-``"rff"``
-    i.i.d. directions, independently for the + and - parts.
-``"orf"``
-    Orthogonal random features (Yu et al. 2016): stacked independent Haar-random d x d orthogonal
-    blocks (QR of a Gaussian matrix with the sign fix diag(sign(R)), which makes Q exactly Haar),
-    separately for the + and - parts; the last block is truncated when the count is not a multiple
-    of d. Each row is marginally uniform on the sphere, so the estimator stays unbiased for any
-    radial law; rows in a block are exactly orthogonal.
-``"gorf"``
-    Generalized orthogonal random features, exact construction: the + and - rows are drawn from
-    *shared* Haar blocks, so within a block every w is orthogonal to every other w *and* to every v.
-    Rows are dealt to the two parts evenly (a Bresenham pattern: alternating when the parts have
-    the same size). Unbiased for the same reason as ORF.
-    Measured trade-off (d = 16, s_plus = s_minus = 16, 2000 repetitions, see
-    ``tests/test_unbiasedness.py``): a block holds only d mutually orthogonal rows, so sharing it
-    halves the orthogonal coupling *within* each part. For the delta-Gaussian (sigma 1 and 10)
-    the variance at |z| = 0.5 / 1 / 2 was 0.0016 / 0.012 / 0.032 (rff), 0.00024 / 0.0020 / 0.020
-    (orf) and 0.00095 / 0.0082 / 0.028 (gorf): below i.i.d., but about 4x ORF's at small |z|.
-``"gorf_paper"``
-    The GORF paper's construction (Luo et al., Algorithm 1), kept as a named baseline: one QR of a
-    Gaussian N x N matrix, N = max(s_plus + s_minus, 2 d), keep the first d rows and renormalise the
-    columns; column i < s_plus is w_i, column s_plus + i is v_i. The columns are uniform on the
-    sphere (unbiased) but **not** orthogonal when N > d (only weakly decorrelated), and the QR costs
-    O(N^3).
-
-All randomness comes from the caller's :class:`numpy.random.Generator`, consumed in a fixed order
-(directions first, then the + norms, then the - norms), so a seed fixes the result.
-"""
-
-import numpy as np
+from .sampling.directions import (
+    METHODS,
+    directions,
+    draw_frequencies,
+    gorf_directions,
+    gorf_paper_directions,
+    haar_orthogonal,
+    orthogonal_directions,
+    uniform_directions,
+)
 
 __all__ = [
     "METHODS",
@@ -48,143 +21,3 @@ __all__ = [
     "directions",
     "draw_frequencies",
 ]
-
-#: Names accepted by :func:`directions` and :func:`draw_frequencies`.
-METHODS = ("rff", "orf", "gorf", "gorf_paper")
-
-
-def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_rng(rng):
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), "
-                        f"got {type(rng).__name__}")
-    return rng
-
-
-def haar_orthogonal(dim, rng):
-    """A Haar-distributed (uniformly random) ``dim x dim`` orthogonal matrix.
-
-    QR of a standard Gaussian matrix G = QR, then Q diag(sign(diag R)): without the sign fix the
-    distribution of Q depends on LAPACK's sign convention and is not Haar.
-    """
-    dim = _check_int("dim", dim, 1)
-    _check_rng(rng)
-    q, r = np.linalg.qr(rng.standard_normal((dim, dim)))
-    d = np.sign(np.diag(r))
-    d[d == 0] = 1.0
-    return q * d[None, :]
-
-
-def uniform_directions(n, dim, rng):
-    """``n`` i.i.d. uniform unit vectors in R^dim (normalised Gaussians), shape (n, dim)."""
-    n = _check_int("n", n, 0)
-    dim = _check_int("dim", dim, 1)
-    _check_rng(rng)
-    g = rng.standard_normal((n, dim))
-    return g / np.linalg.norm(g, axis=1, keepdims=True)
-
-
-def orthogonal_directions(n, dim, rng):
-    """``n`` unit vectors from stacked independent Haar blocks (rows of each block orthogonal).
-
-    ``ceil(n / dim)`` blocks; the last one is truncated to its first rows.
-    """
-    n = _check_int("n", n, 0)
-    dim = _check_int("dim", dim, 1)
-    _check_rng(rng)
-    n_blocks = -(-n // dim)
-    if n_blocks == 0:
-        return np.empty((0, dim))
-    return np.concatenate([haar_orthogonal(dim, rng) for _ in range(n_blocks)])[:n]
-
-
-def _deal(n_plus, n_minus):
-    """Boolean mask over n_plus + n_minus rows: True for + rows, spread evenly (Bresenham)."""
-    n = n_plus + n_minus
-    j = np.arange(n)
-    return (j + 1) * n_plus // n > j * n_plus // n if n else np.zeros(0, dtype=bool)
-
-
-def gorf_directions(n_plus, n_minus, dim, rng):
-    """Jointly orthogonal directions for the + and - parts; returns ``(D_plus, D_minus)``.
-
-    ``n_plus + n_minus`` rows of stacked Haar blocks (last block truncated) are dealt evenly to the
-    two parts, so within a block all + and - directions are mutually orthogonal. With
-    ``n_plus == n_minus`` the rows alternate (+, -, +, -, ...).
-    """
-    n_plus = _check_int("n_plus", n_plus, 0)
-    n_minus = _check_int("n_minus", n_minus, 0)
-    rows = orthogonal_directions(n_plus + n_minus, dim, rng)
-    mask = _deal(n_plus, n_minus)
-    return rows[mask], rows[~mask]
-
-
-def gorf_paper_directions(n_plus, n_minus, dim, rng):
-    """The GORF paper's directions (baseline; not orthogonal when N > dim); ``(D_plus, D_minus)``.
-
-    One QR of an N x N Gaussian matrix, N = max(n_plus + n_minus, 2 dim) (the paper's
-    2m = max(2s, 2d)), keep the first ``dim`` rows, renormalise the columns; the first ``n_plus``
-    columns are the + directions, the next ``n_minus`` the - directions.
-    """
-    n_plus = _check_int("n_plus", n_plus, 0)
-    n_minus = _check_int("n_minus", n_minus, 0)
-    dim = _check_int("dim", dim, 1)
-    size = max(n_plus + n_minus, 2 * dim)
-    q = haar_orthogonal(size, rng)[:dim, :]
-    cols = (q / np.linalg.norm(q, axis=0, keepdims=True)).T
-    return cols[:n_plus], cols[n_plus:n_plus + n_minus]
-
-
-def directions(method, n_plus, n_minus, dim, rng):
-    """Directions of the + and - frequencies for ``method`` in :data:`METHODS`; ``(D_plus, D_minus)``."""
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
-    n_plus = _check_int("n_plus", n_plus, 0)
-    n_minus = _check_int("n_minus", n_minus, 0)
-    dim = _check_int("dim", dim, 1)
-    _check_rng(rng)
-    if method == "rff":
-        return uniform_directions(n_plus, dim, rng), uniform_directions(n_minus, dim, rng)
-    if method == "orf":
-        return orthogonal_directions(n_plus, dim, rng), orthogonal_directions(n_minus, dim, rng)
-    if method == "gorf":
-        return gorf_directions(n_plus, n_minus, dim, rng)
-    return gorf_paper_directions(n_plus, n_minus, dim, rng)
-
-
-def draw_frequencies(method, n_plus, n_minus, dim, rng, sample_plus=None, sample_minus=None):
-    """Frequency matrices ``(W_plus, W_minus)`` of shapes (n_plus, dim) and (n_minus, dim), float64.
-
-    Parameters
-    ----------
-    method : {"rff", "orf", "gorf", "gorf_paper"}
-    n_plus, n_minus : int
-        Numbers of + and - frequencies (either may be 0).
-    dim : int
-    rng : numpy.random.Generator
-        Consumed in the order: directions, + norms, - norms.
-    sample_plus, sample_minus : callable ``(n, rng) -> ndarray``
-        Norm samplers of the + and - radial laws (e.g. ``RadialSampler.sample`` or
-        ``ExactSampler.sample_norms``); required when the corresponding count is > 0.
-    """
-    for name, n, fn in (("sample_plus", n_plus, sample_plus), ("sample_minus", n_minus, sample_minus)):
-        if n and not callable(fn):
-            raise ValueError(f"{name} must be a norm sampler (n, rng) -> norms when its count is > 0, "
-                             f"got {fn!r}")
-    d_plus, d_minus = directions(method, n_plus, n_minus, dim, rng)
-    out = []
-    for d_, n, fn in ((d_plus, n_plus, sample_plus), (d_minus, n_minus, sample_minus)):
-        if n == 0:
-            out.append(np.empty((0, dim)))
-            continue
-        norms = np.asarray(fn(n, rng), dtype=np.float64)
-        if norms.shape != (n,) or not np.all(np.isfinite(norms)) or np.any(norms < 0):
-            raise ValueError(f"the norm sampler returned invalid norms (shape {norms.shape}, expected ({n},), "
-                             "finite and >= 0)")
-        out.append(d_ * norms[:, None])
-    return out[0], out[1]

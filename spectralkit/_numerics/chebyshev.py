@@ -1,0 +1,172 @@
+"""Piecewise Chebyshev interpolation with a measured error (the one implementation in spectralkit).
+
+:func:`fit_adaptive` tabulates a vectorised function on [a, b] by panels of degree ``degree - 1``
+on Chebyshev points of the first kind, bisecting every panel whose interpolant misses the function
+at test points between the nodes by more than ``tol`` (relative to a floor chosen by the caller).
+Panels that cannot be resolved down to ``min_width`` either stay as they are (their error is
+reported) or, with ``fallback=True``, are marked *direct*: :class:`PiecewiseChebyshev` then calls
+the function itself there. The interpolant is evaluated by Clenshaw's recurrence, vectorised over
+points that each use their own panel's coefficients.
+"""
+
+import numpy as np
+
+__all__ = ["nodes", "coefficients", "clenshaw", "PiecewiseChebyshev", "fit_adaptive"]
+
+
+def nodes(n):
+    """The ``n`` Chebyshev points of the first kind on [-1, 1], cos(pi (k + 1/2) / n)."""
+    return np.cos(np.pi * (np.arange(n) + 0.5) / n)
+
+
+def coefficients(values):
+    """Chebyshev coefficients from values at the first-kind points (last axis)."""
+    n = values.shape[-1]
+    mat = np.cos(np.pi * np.outer(np.arange(n), np.arange(n) + 0.5) / n) * (2.0 / n)
+    c = values @ mat.T
+    c[..., 0] *= 0.5
+    return c
+
+
+def clenshaw(coef, x):
+    """sum_k coef[:, k] T_k(x) for per-point coefficient rows ``coef`` (vectorised)."""
+    b1 = np.zeros(x.shape, dtype=coef.dtype)
+    b2 = np.zeros(x.shape, dtype=coef.dtype)
+    for k in range(coef.shape[1] - 1, 0, -1):
+        b1, b2 = coef[:, k] + 2 * x * b1 - b2, b1
+    return coef[:, 0] + x * b1 - b2
+
+
+class PiecewiseChebyshev:
+    """Piecewise Chebyshev interpolant on panels [edges[i], edges[i+1]].
+
+    Parameters
+    ----------
+    edges : ndarray, shape (p + 1,)
+    coefs : ndarray, shape (p, n), real or complex
+    direct : ndarray of bool, shape (p,), optional
+        Panels evaluated by ``func`` instead of the interpolant (unresolved panels).
+    func : callable, optional
+        The function itself, for direct panels and for points outside [edges[0], edges[-1]]
+        (without it, such points are clamped to the end panels: extrapolation).
+    """
+
+    def __init__(self, edges, coefs, direct=None, func=None):
+        self.edges = np.asarray(edges, dtype=np.float64)
+        self.coefs = np.asarray(coefs)
+        self.direct = np.zeros(len(self.coefs), dtype=bool) if direct is None else np.asarray(direct, bool)
+        self.func = func
+
+    def __call__(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        flat = x.ravel()
+        idx = np.clip(np.searchsorted(self.edges, flat, side="right") - 1, 0, len(self.edges) - 2)
+        use = ~self.direct[idx]
+        if self.func is not None:
+            use &= (flat >= self.edges[0]) & (flat <= self.edges[-1])
+        out = np.empty(flat.shape, dtype=self.coefs.dtype)
+        if np.any(use):
+            i = idx[use]
+            a, b = self.edges[i], self.edges[i + 1]
+            out[use] = clenshaw(self.coefs[i], (2 * flat[use] - a - b) / (b - a))
+        if not np.all(use):
+            out[~use] = self.func(flat[~use])
+        return out.reshape(x.shape)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        if not self.direct.any():
+            state["func"] = None  # not needed for evaluation inside [edges[0], edges[-1]]
+        return state
+
+
+def fit_adaptive(func, a, b, *, n_init=1, degree=24, tol=1e-10, floor=None, relative=True, noise=None,
+                 max_depth=12, max_panels=256, min_width=0.0, fallback=False, check_tail=0):
+    """Adaptive piecewise Chebyshev interpolant of ``func`` on [a, b] and its measured error.
+
+    Parameters
+    ----------
+    func : callable
+        Vectorised (real or complex values).
+    a, b : float
+    n_init : int
+        Initial number of equal panels.
+    degree : int
+        Points per panel (polynomial degree ``degree - 1``).
+    tol : float
+        Accepted error at the test points, relative to ``max(|f(x)|, floor(values))``.
+    floor : callable, optional
+        ``floor(values) -> float``: the absolute scale below which errors are measured absolutely
+        (e.g. ``1e-12 * max|values|`` of the panel, so zeros of f do not demand relative accuracy).
+        Default: 0 (pure relative accuracy).
+    relative : bool
+        False: errors are absolute (scale ``floor(values)``, default 1), e.g. for log|mu| whose
+        absolute error is the relative error of mu.
+    noise : callable, optional
+        ``noise(values) -> float`` subtracted from the measured error: the function's own rounding
+        (an interpolant cannot be asked to be more accurate than the values it interpolates).
+    max_depth, max_panels : int
+        Bisection depth and a cost cap (panels beyond it are accepted as they are; their error is
+        reported).
+    min_width : float
+        Panels narrower than this are not bisected further.
+    fallback : bool
+        Mark unresolved panels as direct (see :class:`PiecewiseChebyshev`) instead of accepting them.
+    check_tail : int
+        Also require the last ``check_tail`` coefficients to be below the tolerance (a convergence
+        check that does not rely on the test points alone).
+
+    Returns
+    -------
+    interpolant : PiecewiseChebyshev
+    error : float
+        Largest measured error over the accepted interpolated panels (direct panels are exact).
+    """
+    pts = nodes(degree)
+    tests = np.cos(np.pi * np.arange(1, degree) / degree)  # one between each pair of nodes
+    if floor is None:
+        floor = (lambda v: 0.0) if relative else (lambda v: 1.0)
+    cuts = np.linspace(a, b, n_init + 1)
+    todo = [(e0, e1, 0) for e0, e1 in zip(cuts[:-1], cuts[1:])]
+    done = []
+    worst = 0.0
+    while todo:
+        xs = np.concatenate([0.5 * (e1 - e0) * np.concatenate([pts, tests]) + 0.5 * (e0 + e1)
+                             for e0, e1, _ in todo])
+        vals = np.asarray(func(xs)).reshape(len(todo), -1)
+        nxt = []
+        for (e0, e1, depth), v in zip(todo, vals):
+            finite = bool(np.all(np.isfinite(v)))
+            if finite:
+                c = coefficients(v[:degree])
+                approx = clenshaw(np.broadcast_to(c, (len(tests), degree)), tests)
+                scale = np.maximum(np.abs(v[degree:]), floor(v)) if relative else floor(v)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    err = float(np.max(np.abs(approx - v[degree:]) / scale))
+                if check_tail:
+                    lead = max(float(np.max(np.abs(v))), floor(v), np.finfo(float).tiny) if relative \
+                        else floor(v)
+                    err = max(err, float(np.max(np.abs(c[-check_tail:]))) / lead)
+                if noise is not None:
+                    err = max(err - noise(v), 0.0)
+                if not np.isfinite(err):
+                    err = np.inf
+            else:
+                c, err = np.zeros(degree, dtype=vals.dtype), np.inf
+            splittable = depth < max_depth and (e1 - e0) > 2 * min_width \
+                and len(done) + len(todo) + len(nxt) < max_panels
+            if err > tol and splittable:
+                m = 0.5 * (e0 + e1)
+                nxt += [(e0, m, depth + 1), (m, e1, depth + 1)]
+            elif err > tol and fallback:
+                done.append((e0, e1, np.zeros(degree, dtype=vals.dtype), True))
+            else:
+                done.append((e0, e1, c, False))
+                worst = max(worst, err)
+        todo = nxt
+    done.sort(key=lambda p: p[0])
+    edges = np.array([p[0] for p in done] + [done[-1][1]])
+    direct = np.array([p[3] for p in done])
+    interp = PiecewiseChebyshev(edges, np.array([p[2] for p in done]), direct,
+                                func if fallback else None)
+    return interp, worst

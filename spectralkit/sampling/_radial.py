@@ -1,0 +1,650 @@
+"""Samplers of frequency norms: tabulated inverse CDFs for any measure, exact laws for families.
+
+Conventions (``../shared/REFERENCE.md`` §1–§4, ``docs/architecture.md`` Contract 2): the signed
+radial density of a radial spectral measure mu on R^d is f(rho) = S_{d-1} rho^(d-1) mu(rho), with
+int_0^inf f = k(0). Its Jordan parts give the two radial laws
+
+    p_plus(rho) ∝ max(f(rho), 0),    p_minus(rho) ∝ max(-f(rho), 0),
+
+with normalising constants the masses m_plus, m_minus (k(0) = m_plus - m_minus).
+
+:class:`RadialSampler` samples p_plus or p_minus for any measure implementing Contract 2. The head
+[0, rho_c] is split into the measure's constant-sign lobes; each lobe of the requested sign gets its
+own inverse-CDF table (a single table across a zero of f would put samples into lobes of the wrong
+sign, REFERENCE §5b). A table is a monotone cubic Hermite interpolant of rho(u) on adaptively refined
+knots; the CDF at the knots is integrated by Gauss–Legendre quadrature per knot interval. Beyond
+rho_c the tail is sampled exactly by rejection from a Pareto proposal (never truncated). The lobe
+(or tail) of a draw is picked with probabilities lobe mass / total mass.
+
+:func:`exact_sampler` returns an :class:`ExactSampler` for the library families whose frequency
+law is a known scale mixture of Gaussians (REFERENCE §4; Ahir & Pandit, paper 004): Gaussian,
+Matérn (multivariate t, which includes the Laplacian as the multivariate Cauchy law), exponential
+power (sub-Gaussian alpha-stable law) and rational quadratic (Gaussian scale mixture with a Gamma
+precision; with ``alpha = 1`` this is the Cauchy kernel 1 / (1 + r^2 / (2 l^2))).
+"""
+
+import math
+import time
+import warnings
+
+import numpy as np
+import scipy.special
+
+from . import _compiled
+from .exceptions import DivergentMassError, TransformError
+
+__all__ = [
+    "RadialSampler",
+    "ExactSampler",
+    "exact_sampler",
+    "EXACT_FAMILIES",
+    "sobol_uniforms",
+]
+
+# Batches below this size are looked up in numpy (see RadialSampler._lookup).
+_SMALL_BATCH = 4096
+
+# Gauss–Legendre rules on [0, 1]: 16 nodes for the CDF, 8 nodes to estimate its error.
+_GL_CACHE = {}
+
+
+def _gauss_legendre(n):
+    if n not in _GL_CACHE:
+        x, w = np.polynomial.legendre.leggauss(n)
+        _GL_CACHE[n] = (0.5 * (x + 1.0), 0.5 * w)
+    return _GL_CACHE[n]
+
+
+def _integrate(density, lo, hi, n):
+    """Gauss–Legendre integrals of ``density`` over the intervals [lo_i, hi_i] (vectorised)."""
+    t, w = _gauss_legendre(n)
+    h = hi - lo
+    x = lo[:, None] + h[:, None] * t[None, :]
+    return (density(x.ravel()).reshape(x.shape) @ w) * h
+
+
+def _hermite_eval(u, u_knots, x_knots, slopes):
+    """Pure-numpy cubic Hermite evaluation of x(u) (reference for ``_compiled.inverse_cdf_lookup``)."""
+    u = np.asarray(u, dtype=np.float64)
+    i = np.clip(np.searchsorted(u_knots, u, side="right") - 1, 0, len(u_knots) - 2)
+    h = u_knots[i + 1] - u_knots[i]
+    t = (u - u_knots[i]) / h
+    t2 = t * t
+    t3 = t2 * t
+    return ((2 * t3 - 3 * t2 + 1) * x_knots[i] + (t3 - 2 * t2 + t) * h * slopes[i]
+            + (-2 * t3 + 3 * t2) * x_knots[i + 1] + (t3 - t2) * h * slopes[i + 1])
+
+
+def sobol_uniforms(n, rng):
+    """``n`` scrambled Sobol points in [0, 1) (one dimension) for quasi-Monte Carlo norms.
+
+    Parameters
+    ----------
+    n : int
+        Number of points (any n; powers of two keep the balance properties of the sequence).
+    rng : numpy.random.Generator
+        Source of the scrambling.
+    """
+    from scipy.stats import qmc
+
+    n = _check_count("n", n)
+    if n == 0:
+        return np.empty(0)
+    engine = qmc.Sobol(d=1, scramble=True, seed=rng)
+    m = int(math.ceil(math.log2(max(n, 1))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # balance warning when n is not 2^m
+        u = engine.random_base2(m)[:n, 0] if n == 2**m else engine.random(n)[:, 0]
+    return np.minimum(u, np.nextafter(1.0, 0.0))
+
+
+def _check_count(name, n):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {n!r}")
+    return int(n)
+
+
+def _check_rng(rng, name="rng"):
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{name} must be a numpy.random.Generator (np.random.default_rng(seed)), "
+                        f"got {type(rng).__name__}")
+    return rng
+
+
+class _LobeTable:
+    """Inverse-CDF table of one constant-sign lobe [a, b] of the density g = max(sign f, 0) >= 0.
+
+    Knots x_0 = a < ... < x_K = b, cumulative masses G(x_i) by Gauss–Legendre quadrature (16 nodes
+    per knot interval), normalised u_i = G(x_i) / G(b), slopes dx/du = G(b) / g(x_i) limited to
+    three times the adjacent secants (Fritsch–Carlson: the cubic Hermite interpolant is then
+    monotone). Intervals are bisected until (i) the 8- and 16-node integrals agree to ``tol / 10``
+    of the lobe mass and (ii) the table inverts the CDF to ``|G(x(u)) / G(b) - u| <= tol / 4`` at
+    five u-points per interval; ``u_error`` is then measured at nine other u-points per interval
+    (a failure sends those intervals back to refinement). Densities and integrals are cached per
+    interval: only new intervals and their neighbours (whose limited slopes change) are redone.
+    """
+
+    _CHECK_T = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
+    _DENSE_T = np.linspace(0.05, 0.95, 9) + 0.0137  # offset: not the refinement points
+
+    def __init__(self, density, a, b, tol, max_knots=100_000):
+        self.a, self.b, self.tol = float(a), float(b), float(tol)
+        self._density = density
+        x = self._initial_grid(self.a, self.b)
+        g = density(x)
+        i16, i8 = _integrate(density, x[:-1], x[1:], 16), _integrate(density, x[:-1], x[1:], 8)
+        need = np.ones(len(x) - 1, dtype=bool)
+        err = np.zeros(len(x) - 1)
+        dense_done = False
+        for _ in range(200):
+            total = i16.sum()
+            if not total > 0:
+                raise ValueError(f"the lobe [{self.a:g}, {self.b:g}] has zero mass")
+            tol_abs = tol * total
+            hm = self._hermite_steps(x, g, i16)
+            idx = np.nonzero(need)[0]
+            if idx.size:
+                err[idx] = self._errors(x, i16, hm, idx, self._CHECK_T).max(axis=1)
+            bad = (err > tol_abs / 4) | (np.abs(i16 - i8) > 0.1 * tol_abs)
+            if not bad.any():
+                dense = self._errors(x, i16, hm, np.arange(len(i16)), self._DENSE_T).max(axis=1)
+                dense_done = True
+                if dense.max() <= tol_abs:
+                    break
+                bad = dense > tol_abs / 4
+                dense_done = False
+            if len(x) + bad.sum() > max_knots:
+                break
+            x, g, i16, i8, err, need = self._split(density, x, g, i16, i8, err, bad)
+        if not dense_done:
+            hm = self._hermite_steps(x, g, i16)
+            dense = self._errors(x, i16, hm, np.arange(len(i16)), self._DENSE_T).max(axis=1)
+        self.u_error = float(dense.max() / i16.sum())
+        self.converged = self.u_error <= tol
+        self._finalize(x, g, i16, i8)
+
+    @staticmethod
+    def _initial_grid(a, b):
+        grid = np.linspace(a, b, 33)
+        lo = a if a > 0 else b * 1e-9
+        if b / lo > 100.0:  # wide lobes (heavy tails): add log-spaced knots near the left end
+            grid = np.concatenate([grid, np.geomspace(lo, b, 65)])
+        return np.unique(np.clip(grid, a, b))
+
+    @staticmethod
+    def _hermite_steps(x, g, mass):
+        """Per interval, (h m_left, h m_right): mass x limited slopes dx/ds at both ends (s = mass)."""
+        dx = np.diff(x)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            secant = np.where(mass > 0, dx / mass, np.inf)
+            m = np.where(g > 0, 1.0 / g, np.inf)
+            m = np.minimum(m, np.minimum(np.r_[np.inf, 3.0 * secant], np.r_[3.0 * secant, np.inf]))
+            left = np.where(mass > 0, mass * m[:-1], 0.0)
+            right = np.where(mass > 0, mass * m[1:], 0.0)
+        # a zero-mass interval between two zero-density knots: a straight line
+        left = np.where(np.isfinite(left), left, dx)
+        right = np.where(np.isfinite(right), right, dx)
+        return left, right
+
+    def _errors(self, x, mass, hm, idx, t):
+        """|G(x(s)) - G(x_i) - s| at s = t mass_i on the intervals ``idx`` (absolute mass units)."""
+        x0, x1 = x[idx], x[idx + 1]
+        hl, hr = hm[0][idx], hm[1][idx]
+        tt = t[None, :]
+        t2, t3 = tt * tt, tt * tt * tt
+        xx = ((2 * t3 - 3 * t2 + 1) * x0[:, None] + (t3 - 2 * t2 + tt) * hl[:, None]
+              + (-2 * t3 + 3 * t2) * x1[:, None] + (t3 - t2) * hr[:, None])
+        xx = np.clip(xx, x0[:, None], x1[:, None])
+        part = _integrate(self._density, np.repeat(x0, len(t)), xx.ravel(), 16).reshape(xx.shape)
+        return np.abs(part - mass[idx][:, None] * tt)
+
+    @staticmethod
+    def _split(density, x, g, i16, i8, err, bad):
+        """Bisect the ``bad`` intervals; new intervals and their neighbours are marked for checking."""
+        lo, hi = x[:-1][bad], x[1:][bad]
+        mid = 0.5 * (lo + hi)
+        gm = density(mid)
+        a16 = _integrate(density, np.r_[lo, mid], np.r_[mid, hi], 16)
+        a8 = _integrate(density, np.r_[lo, mid], np.r_[mid, hi], 8)
+        k = len(lo)
+        pos = np.nonzero(bad)[0]
+        x = np.insert(x, pos + 1, mid)
+        g = np.insert(g, pos + 1, gm)
+        # interval pos -> (left half, right half)
+        i16 = np.insert(i16, pos + 1, a16[k:])
+        i16[pos + np.arange(k)] = a16[:k]
+        i8 = np.insert(i8, pos + 1, a8[k:])
+        i8[pos + np.arange(k)] = a8[:k]
+        err = np.insert(err, pos + 1, 0.0)
+        new = np.zeros(len(i16), dtype=bool)
+        left_new = pos + np.arange(k)
+        new[left_new] = True
+        new[left_new + 1] = True
+        need = new.copy()
+        need[:-1] |= new[1:]
+        need[1:] |= new[:-1]
+        return x, g, i16, i8, err, need
+
+    def _finalize(self, x, g, i16, i8):
+        """Normalised knots, u and slopes dx/du; drop end intervals without resolvable mass."""
+        pos = np.nonzero(i16 > 0)[0]
+        first, last = pos[0], pos[-1]
+        x, g = x[first:last + 2], g[first:last + 2]
+        i16, i8 = i16[first:last + 1], i8[first:last + 1]
+        total = i16.sum()
+        u = np.minimum(np.concatenate([[0.0], np.cumsum(i16) / total]), 1.0)  # rounding may exceed 1
+        u[-1] = 1.0
+        # Where the density underflows (rho^(d-1) near 0 in high d) u stalls in float64; keep the
+        # last knot of each run of equal u (the skipped mass is below float64 resolution of u).
+        keep = np.r_[np.diff(u) > 1e-290, True]  # 1e-290: secants dx/du must not overflow
+        x, u, g = x[keep], u[keep], g[keep]
+        u[0] = 0.0
+        pdf = g / total
+        with np.errstate(divide="ignore", over="ignore"):  # 1/pdf overflows where pdf underflows
+            secant = np.diff(x) / np.diff(u)
+            m = np.where(pdf > 0, 1.0 / pdf, np.inf)
+        m = np.minimum(m, np.minimum(np.r_[np.inf, 3.0 * secant], np.r_[3.0 * secant, np.inf]))
+        self.x, self.u, self.slopes = x, u, m
+        self.mass = float(total)
+        self.integration_error = float(np.abs(i16 - i8).sum())
+
+
+class _SignedPart:
+    """g(rho) = max(sign f(rho), 0): the density of one Jordan part (a class, so it pickles)."""
+
+    def __init__(self, f, sign):
+        self.f, self.sign = f, sign
+
+    def __call__(self, rho):
+        rho = np.asarray(rho, dtype=np.float64)
+        v = np.asarray(self.f(rho), dtype=np.float64)
+        at_zero = (rho == 0) & ~np.isfinite(v)
+        if at_zero.any():
+            # f(0) = lim rho^(d-1) mu(rho) is a 0 * inf form when mu is singular at 0 (e.g. the
+            # rational quadratic in d >= 3): use f(0+), evaluated at rho = 1e-300
+            v = np.where(at_zero, np.asarray(self.f(np.array([1e-300])), dtype=np.float64)[0], v)
+        if not np.all(np.isfinite(v)):
+            bad = np.asarray(rho)[~np.isfinite(v)]
+            raise TransformError(f"the radial density f(rho) is not finite at rho = {bad.ravel()[0]:.6g} "
+                                 f"({bad.size} of {v.size} points); cannot tabulate its inverse CDF")
+        return np.maximum(self.sign * v, 0.0)
+
+
+class RadialSampler:
+    """Tabulated inverse-CDF sampler of the radial law p_plus or p_minus of a signed measure.
+
+    Parameters
+    ----------
+    measure : SpectralMeasure
+        Any object implementing Contract 2 of ``docs/architecture.md`` (``dim``,
+        ``radial_density``, ``lobes``, ``tail``, ``mass_plus``, ``mass_minus``).
+    sign : {+1, -1}
+        Which Jordan part to sample: p_sign(rho) ∝ max(sign f(rho), 0).
+    tol : float, optional
+        Target accuracy of the inverse CDF of p_sign (default 1e-10):
+        ``u_error = max_u |F(F_table^-1(u)) - u| <= tol`` in the u of the whole law (the mixture
+        of the lobes and the tail). A lobe of probability w_j gets the local tolerance
+        ``min(tol / w_j, 1e-4)`` in its own u, which bounds its share of the global error by tol;
+        the many tiny lobes of oscillating tails thus need few knots.
+
+    Attributes
+    ----------
+    mass : float
+        Total mass of this sign (the normalising constant of p_sign): the sum of the measure's lobe
+        masses of this sign and of its tail mass of this sign.
+    weights : ndarray
+        Mixture probabilities of the lobes (in order) and of the tail (last entry, 0 without tail).
+    lobes : list of (a, b)
+        The intervals of the tables.
+    u_error : float
+        Measured inverse-CDF error in the u of p_sign: max over lobes of w_j times the lobe table's
+        error (dense check, nine u-points per knot interval, each against the Gauss–Legendre CDF).
+    u_error_local : float
+        The largest error of one lobe table in that lobe's own u.
+    mass_discrepancy : float
+        Max over lobes of |integrated lobe mass - measure's lobe mass| / total mass (a cross-check of
+        the quadrature against the measure; large values mean the table misses part of the lobe).
+    dropped_mass : float
+        Mass of sliver lobes (< 1e-14 of this sign's mass) that are not sampled.
+    n_knots : int
+        Total number of knots of all tables.
+    build_time : float
+        Seconds spent building the tables.
+    tail_acceptance : float
+        Expected acceptance rate of the tail rejection sampler (nan without tail).
+
+    Notes
+    -----
+    Sampling uses one uniform per norm for the head (so scrambled Sobol uniforms give stratified
+    norms, :func:`sobol_uniforms`) and, for draws that fall into the tail, extra uniforms from the
+    caller's Generator for the Pareto proposals and the accept/reject steps: density of a proposal
+    ∝ rho^-exponent on [rho_c, inf), acceptance max(sign f(rho), 0) / (bound rho^-exponent).
+    """
+
+    def __init__(self, measure, sign=+1, *, tol=1e-10):
+        if sign not in (1, -1) or isinstance(sign, bool):
+            raise ValueError(f"sign must be +1 or -1, got {sign!r}")
+        if not (isinstance(tol, (float, int)) and not isinstance(tol, bool) and 1e-14 <= tol < 1e-2):
+            raise ValueError(f"tol must be a number in [1e-14, 1e-2), got {tol!r}")
+        t0 = time.perf_counter()
+        self.measure = measure
+        self.sign = int(sign)
+        self.tol = float(tol)
+        self.dim = measure.dim
+        s = self.sign
+        density = self._density = _SignedPart(measure.radial_density, s)
+        # lobes/tail raise DivergentMassError (with the reason) when the mass is infinite
+        lobes = [lb for lb in measure.lobes if lb.sign == s and lb.mass > 0]
+        tail = measure.tail
+        tail_mass = 0.0 if tail is None else float((tail.mass_plus if s > 0 else tail.mass_minus).value)
+        # Lobes below 1e-14 of this sign's mass (round-off slivers near zeros of f) are dropped:
+        # the bias is below the accuracy of the masses themselves; it is reported as dropped_mass.
+        scale = sum(lb.mass for lb in lobes) + tail_mass
+        self.dropped_mass = float(sum(lb.mass for lb in lobes if lb.mass <= 1e-14 * scale))
+        lobes = [lb for lb in lobes if lb.mass > 1e-14 * scale]
+        tables, masses, discrepancy = [], [], []
+        for lb in lobes:
+            local_tol = min(self.tol * scale / lb.mass, 1e-4)
+            table = _LobeTable(density, lb.a, lb.b, local_tol)
+            tables.append(table)
+            masses.append(float(lb.mass))
+            discrepancy.append(abs(table.mass - lb.mass))
+        total = float(np.sum(masses) + tail_mass)
+        if total <= 0:
+            which = "positive" if s > 0 else "negative"
+            raise ValueError(f"the measure of {getattr(measure, 'kernel', measure)!r} in dim={self.dim} has no "
+                             f"{which} part (mass of sign {s:+d} is 0); nothing to sample")
+        self.mass = total
+        self.mass_error = float(sum(t.integration_error for t in tables))
+        self.mass_discrepancy = float(max(discrepancy, default=0.0) / total)
+        self.lobes = [(t.a, t.b) for t in tables]
+        self.weights = np.array(masses + [tail_mass]) / total
+        self._tables = tables
+        self.u_error = float(max((w * t.u_error for w, t in zip(self.weights, tables)), default=0.0))
+        self.u_error_local = float(max((t.u_error for t in tables), default=0.0))
+        self.n_knots = int(sum(len(t.x) for t in tables))
+        self.tail = tail if tail_mass > 0 else None
+        if self.u_error > self.tol:
+            warnings.warn(f"RadialSampler: inverse-CDF error {self.u_error:.2g} exceeds tol={self.tol:g} "
+                          f"(knot budget exhausted)", RuntimeWarning, stacklevel=2)
+        if self.mass_discrepancy > 1e-6:
+            warnings.warn(f"RadialSampler: integrated lobe masses differ from the measure's by "
+                          f"{self.mass_discrepancy:.2g} of the total", RuntimeWarning, stacklevel=2)
+        self._cum = np.concatenate([[0.0], np.cumsum(self.weights)])
+        self._head = float(self._cum[len(tables)]) if self.tail is not None else 1.0
+        self._build_global_table(tables)
+        if self.tail is not None:
+            e, rc, bnd = self.tail.exponent, self.tail.rho_c, self.tail.bound
+            if not e > 1:
+                raise DivergentMassError(f"tail exponent {e!r} <= 1: infinite mass beyond rho_c={rc!r}")
+            envelope = bnd * rc ** (1.0 - e) / (e - 1.0)
+            self.tail_acceptance = float(min(1.0, tail_mass / envelope))
+        else:
+            self.tail_acceptance = float("nan")
+        self.tail_envelope_violations = 0
+        self.build_time = time.perf_counter() - t0
+
+    def __repr__(self):
+        return (f"RadialSampler(sign={self.sign:+d}, dim={self.dim}, mass={self.mass:.6g}, "
+                f"lobes={len(self._tables)}, tail={self.tail is not None}, n_knots={self.n_knots}, "
+                f"u_error={self.u_error:.1e})")
+
+    def sample(self, n, rng, *, qmc=False):
+        """Draw ``n`` norms from p_sign.
+
+        Parameters
+        ----------
+        n : int
+        rng : numpy.random.Generator
+            All randomness comes from it.
+        qmc : bool, optional
+            Use scrambled Sobol uniforms (stratified norms) instead of i.i.d. uniforms for the head.
+        """
+        n = _check_count("n", n)
+        _check_rng(rng)
+        u = sobol_uniforms(n, rng) if qmc else rng.random(n)
+        return self.sample_from_uniforms(u, rng)
+
+    def sample_from_uniforms(self, u, rng=None):
+        """Transform uniforms ``u`` in [0, 1) into norms (one uniform per norm).
+
+        Draws whose uniform falls into the tail's share (u >= 1 - tail weight) are replaced by exact
+        tail draws, which need ``rng`` for the rejection steps.
+        """
+        u = np.asarray(u, dtype=np.float64)
+        if u.ndim != 1:
+            raise ValueError(f"u must be a 1-D array, got shape {u.shape}")
+        if u.size and not (u.min() >= 0 and u.max() < 1):  # NaN fails both comparisons
+            raise ValueError("u must lie in [0, 1) (and contain no NaN)")
+        out = np.empty_like(u)
+        if self._u_knots is not None:
+            self._lookup(u, out)
+        if self.tail is not None:
+            idx = np.flatnonzero(u >= self._head)  # the tail's share of [0, 1): exact tail draws
+            if idx.size:
+                if rng is None:
+                    raise ValueError("rng is required: this law has a tail that is sampled by rejection")
+                _check_rng(rng)
+                out[idx] = self._sample_tail(idx.size, rng)
+        return out
+
+    def _build_global_table(self, tables):
+        """One knot table for the whole mixture, in the global u of p_sign.
+
+        Lobe j occupies u in [C_j, C_j + w_j] (C_j = cumulative weight): its local knots map to
+        C_j + w_j u_local and its slopes to dx/du_local / w_j. Consecutive lobes are separated by
+        a gap interval one ulp wide (end of lobe j at C_{j+1}, start of lobe j + 1 at the next
+        float), so the jump of the inverse CDF between lobes is never interpolated: a uniform equal
+        to C_{j+1} returns the endpoint b_j. With a tail, a last knot at u = 1 closes the table;
+        uniforms in [head, 1) are overwritten by tail draws. One compiled lookup serves all lobes.
+        """
+        if not tables:
+            self._u_knots = None
+            return
+        us, xs, ms = [], [], []
+        for j, t in enumerate(tables):
+            c, w = self._cum[j], self.weights[j]
+            u = c + w * t.u
+            u[-1] = self._cum[j + 1]
+            if j:
+                u[0] = np.nextafter(us[-1][-1], 2.0)
+            us.append(u)
+            xs.append(t.x)
+            ms.append(t.slopes / w)
+        if self.tail is not None:
+            us.append(np.array([1.0]))
+            xs.append(np.array([self.tail.rho_c]))
+            ms.append(np.array([0.0]))
+        u, x, m = np.concatenate(us), np.concatenate(xs), np.concatenate(ms)
+        u[0], u[-1] = 0.0, 1.0
+        # knots of tiny-weight lobes can collapse in global u: keep the last knot of each run
+        keep = np.r_[np.diff(u) > 0, True]
+        self._u_knots = np.ascontiguousarray(u[keep])
+        self._x_knots = np.ascontiguousarray(x[keep])
+        self._slopes = np.ascontiguousarray(np.minimum(m[keep], 1e300))  # finite for the interpolant
+
+    def _lookup(self, v, out):
+        # Small batches in numpy: starting a parallel numba region costs ~0.1-20 ms (more on a
+        # loaded machine), far more than a few thousand cubic evaluations. Same formula; results
+        # may differ from the compiled path in the last bit (fma contraction), never by more.
+        if len(v) < _SMALL_BATCH:
+            out[...] = _hermite_eval(v, self._u_knots, self._x_knots, self._slopes)
+        else:
+            _compiled.inverse_cdf_lookup(v, self._u_knots, self._x_knots, self._slopes, out)
+
+    def _sample_tail(self, n, rng):
+        e, rc, bnd = self.tail.exponent, self.tail.rho_c, self.tail.bound
+        f = self.measure.radial_density
+        out = np.empty(n)
+        filled = 0
+        acc = max(self.tail_acceptance, 1e-4)
+        for _ in range(10_000):
+            m = int((n - filled) / acc * 1.25) + 16
+            rho = rc * (1.0 - rng.random(m)) ** (-1.0 / (e - 1.0))  # Pareto on [rc, inf)
+            env = bnd * rho ** (-e)
+            g = np.maximum(self.sign * f(rho), 0.0)
+            self.tail_envelope_violations += int(np.count_nonzero(g > env * (1 + 1e-9)))
+            take = rho[rng.random(m) * env < g][: n - filled]
+            out[filled:filled + len(take)] = take
+            filled += len(take)
+            if filled == n:
+                return out
+        raise RuntimeError(f"tail rejection sampler accepted only {filled} of {n} draws "
+                           f"(acceptance {self.tail_acceptance:.2g})")
+
+
+# ---------------------------------------------------------------------------------------------
+# exact samplers (REFERENCE §4)
+# ---------------------------------------------------------------------------------------------
+def _positive_stable(beta, n, rng):
+    """Positive beta-stable variables A, 0 < beta <= 1, with E exp(-t A) = exp(-t^beta).
+
+    Kanter's representation: A = (a(U) / E)^((1 - beta) / beta), U ~ Uniform(0, pi), E ~ Exp(1),
+    a(u) = (sin(beta u)^beta sin((1 - beta) u)^(1 - beta) / sin u)^(1 / (1 - beta)); computed in logs.
+    """
+    if beta == 1.0:
+        return np.ones(n)
+    u = rng.random(n) * np.pi
+    e = rng.standard_exponential(n)
+    log_a = (beta * np.log(np.sin(beta * u)) + (1 - beta) * np.log(np.sin((1 - beta) * u))
+             - np.log(np.sin(u))) / (1 - beta)
+    return np.exp((1 - beta) / beta * (log_a - np.log(e)))
+
+
+class ExactSampler:
+    """Exact frequency law of a library family (a scale mixture of Gaussians), on R^dim.
+
+    Every family draws w = t * g / l with g ~ N(0, I_dim) and an independent radial multiplier t
+    shared by the whole row (per-coordinate draws would be wrong for dim > 1):
+
+    - ``"gaussian"`` exp(-r^2 / (2 l^2)): t = 1.
+    - ``"matern"`` (nu; nu = 1/2 is the Laplacian exp(-r/l)): t = sqrt(2 nu / c), c ~ chi^2_(2 nu)
+      (multivariate t with 2 nu degrees of freedom; multivariate Cauchy for nu = 1/2).
+    - ``"exponential_power"`` exp(-(r/l)^alpha): t = sqrt(2 A), A positive (alpha/2)-stable with
+      E exp(-s A) = exp(-s^(alpha/2)) (Kanter's representation; alpha = 2 gives A = 1).
+    - ``"rational_quadratic"`` (1 + r^2 / (2 alpha l^2))^(-alpha): t = sqrt(tau), tau ~ Gamma(shape
+      alpha, rate alpha) (then E exp(-tau s^2 / 2) = (1 + s^2 / (2 alpha))^(-alpha)).
+
+    With a shape matrix M (symmetric positive definite) the kernel is k(||z||_M), ||z||_M =
+    sqrt(z^T M z), and the frequencies are w = M^(1/2) w_iso.
+
+    Parameters
+    ----------
+    family : str
+    params : dict
+        The family's parameters as in ``kernel.family`` (``lengthscale`` and ``nu`` / ``alpha``).
+    dim : int
+    shape : array_like, optional
+        Shape matrix M (dim x dim).
+
+    Attributes
+    ----------
+    mass : float
+        Total mass k(0) = 1 (these families are positive definite and normalised).
+    """
+
+    def __init__(self, family, params, dim, shape=None):
+        if family not in EXACT_FAMILIES:
+            raise ValueError(f"family must be one of {sorted(EXACT_FAMILIES)}, got {family!r}")
+        self.dim = _check_dim(dim)
+        self.family = family
+        self.params = dict(params)
+        self.lengthscale = float(self.params.get("lengthscale", 1.0))
+        if not self.lengthscale > 0:
+            raise ValueError(f"lengthscale must be > 0, got {self.lengthscale!r}")
+        if family == "matern":
+            self._shape_param = float(self.params["nu"])
+        elif family in ("exponential_power", "rational_quadratic"):
+            self._shape_param = float(self.params["alpha"])
+        else:
+            self._shape_param = None
+        if family == "exponential_power" and not 0 < self._shape_param <= 2:
+            raise ValueError(f"alpha must be in (0, 2], got {self._shape_param!r}")
+        if self._shape_param is not None and not self._shape_param > 0:
+            raise ValueError(f"the {family} parameter must be > 0, got {self._shape_param!r}")
+        self.mass = 1.0
+        self.shape = None
+        self._sqrt_shape = None
+        if shape is not None:
+            M = np.asarray(shape, dtype=np.float64)
+            if M.shape != (self.dim, self.dim) or not np.all(np.isfinite(M)):
+                raise ValueError(f"shape must be a finite {self.dim} x {self.dim} matrix, got shape {M.shape}")
+            if not np.allclose(M, M.T, rtol=1e-12, atol=1e-12 * np.abs(M).max()):
+                raise ValueError("shape must be symmetric")
+            ev, V = np.linalg.eigh(M)
+            if ev.min() <= 0:
+                raise ValueError(f"shape must be positive definite, smallest eigenvalue {ev.min():.3g}")
+            self.shape = M
+            self._sqrt_shape = (V * np.sqrt(ev)) @ V.T
+
+    def __repr__(self):
+        return f"ExactSampler({self.family!r}, {self.params}, dim={self.dim})"
+
+    def _multiplier(self, n, rng):
+        fam, p = self.family, self._shape_param
+        if fam == "gaussian":
+            return np.ones(n)
+        if fam == "matern":
+            return np.sqrt(2.0 * p / rng.chisquare(2.0 * p, n))
+        if fam == "exponential_power":
+            return np.sqrt(2.0 * _positive_stable(p / 2.0, n, rng))
+        return np.sqrt(rng.gamma(p, 1.0 / p, n))  # rational quadratic
+
+    def sample_norms(self, n, rng):
+        """``n`` i.i.d. norms ||w_iso|| of the isotropic law (t * chi_dim / l)."""
+        n = _check_count("n", n)
+        _check_rng(rng)
+        t = self._multiplier(n, rng)
+        return t * np.sqrt(rng.chisquare(self.dim, n)) / self.lengthscale
+
+    def sample(self, n, rng):
+        """``n`` i.i.d. frequency vectors; returns ``(W, norms)``.
+
+        ``W`` has shape (n, dim) (with the shape matrix applied, ``W = W_iso M^(1/2)``) and
+        ``norms = ||w_iso||`` row-wise.
+        """
+        n = _check_count("n", n)
+        _check_rng(rng)
+        t = self._multiplier(n, rng)
+        W = rng.standard_normal((n, self.dim)) * (t / self.lengthscale)[:, None]
+        norms = np.linalg.norm(W, axis=1)
+        if self._sqrt_shape is not None:
+            W = W @ self._sqrt_shape
+        return W, norms
+
+    def kernel(self, r):
+        """The family's kernel k(r) (r = ||z||_M), for cross-checks."""
+        r = np.asarray(r, dtype=np.float64) / self.lengthscale
+        fam, p = self.family, self._shape_param
+        if fam == "gaussian":
+            return np.exp(-0.5 * r**2)
+        if fam == "exponential_power":
+            return np.exp(-r**p)
+        if fam == "rational_quadratic":
+            return (1.0 + r**2 / (2.0 * p)) ** (-p)
+        x = np.sqrt(2.0 * p) * r
+        with np.errstate(invalid="ignore"):
+            val = 2.0 ** (1 - p) / scipy.special.gamma(p) * x**p * scipy.special.kv(p, x)
+        return np.where(x == 0, 1.0, val)
+
+
+#: Families with an exact frequency law (keys of ``kernel.family``).
+EXACT_FAMILIES = frozenset({"gaussian", "matern", "exponential_power", "rational_quadratic"})
+
+
+def _check_dim(dim):
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
+        raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
+    return int(dim)
+
+
+def exact_sampler(kernel, dim, shape=None):
+    """The exact frequency sampler of ``kernel`` on R^dim, or None when its law is not known exactly.
+
+    Keyed by ``kernel.family`` (library kernels; combinations have no family): Gaussian, Matérn and
+    Laplacian, exponential power, rational quadratic. See :class:`ExactSampler`.
+    """
+    family = getattr(kernel, "family", None)
+    if family is None or family[0] not in EXACT_FAMILIES:
+        return None
+    return ExactSampler(family[0], family[1], dim, shape=shape)

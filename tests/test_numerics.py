@@ -1,0 +1,159 @@
+"""The shared numerical building blocks: quadrature, Chebyshev interpolation, the CPU budget."""
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from spectralkit._numerics.budget import BudgetExceeded, run_with_budget
+from spectralkit._numerics.chebyshev import fit_adaptive
+from spectralkit._numerics.quadrature import integrate_adaptive, integrate_intervals, panel_rule, unit_rule
+
+
+# ---------------------------------------------------------------------------------------------
+# quadrature
+# ---------------------------------------------------------------------------------------------
+def test_rules_integrate_polynomials_exactly():
+    t, w = unit_rule(16)
+    for k in range(32):
+        assert np.dot(w, t**k) == pytest.approx(1.0 / (k + 1), rel=1e-14)
+    x, v = panel_rule(np.linspace(0.0, 3.0, 4), 8)
+    assert np.dot(v, x**5) == pytest.approx(3.0**6 / 6, rel=1e-14)
+
+
+def test_integrate_intervals_error_estimate_bounds_the_error():
+    lo = np.array([0.0, 1.0, 0.0])
+    hi = np.array([1.0, 5.0, 80.0])
+    val, err = integrate_intervals(np.cos, lo, hi)
+    exact = np.sin(hi) - np.sin(lo)
+    assert np.all(np.abs(val - exact) <= err + 1e-15)
+    assert err[2] > 1e-3  # 80 radians of cos are not resolved by one panel: the estimate says so
+
+
+def test_integrate_adaptive_converges_with_honest_errors():
+    val, err = integrate_adaptive(lambda x: np.sqrt(x), np.array([0.0]), np.array([2.0]), rel_tol=1e-12)
+    exact = 2.0 ** 1.5 / 1.5
+    assert abs(val[0] - exact) <= max(err[0], 1e-15 * exact)
+    assert err[0] < 1e-10
+    # a capped refinement keeps the unconverged estimate instead of claiming convergence
+    val, err = integrate_adaptive(lambda x: np.cos(1e4 * x), np.array([0.0]), np.array([10.0]),
+                                  max_panels=8)
+    assert abs(val[0] - math.sin(1e5) / 1e4) <= err[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Chebyshev
+# ---------------------------------------------------------------------------------------------
+def test_fit_adaptive_measures_its_error():
+    f = np.exp
+    interp, err = fit_adaptive(f, -2.0, 3.0, tol=1e-12)
+    x = np.linspace(-2.0, 3.0, 1001)
+    assert np.max(np.abs(interp(x) / f(x) - 1)) <= 10 * max(err, 1e-14)
+    assert err <= 1e-12
+
+
+def test_fit_adaptive_falls_back_to_direct_panels_at_a_kink():
+    def kink(x):
+        return np.abs(x - 0.1)
+
+    interp, _ = fit_adaptive(kink, -1.0, 1.0, tol=1e-12, min_width=0.01, fallback=True, floor=lambda v: 1.0)
+    assert interp.direct.any() and not interp.direct.all()
+    x = np.linspace(-1, 1, 777)
+    np.testing.assert_allclose(interp(x), kink(x), atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# CPU budget
+# ---------------------------------------------------------------------------------------------
+def _sleep_then(seconds, value):
+    time.sleep(seconds)
+    return value
+
+
+def _spin(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return "done"
+
+
+def _raise_value_error(msg):
+    raise ValueError(msg)
+
+
+def _die():
+    os._exit(3)
+
+
+def test_budget_returns_result():
+    assert run_with_budget(_sleep_then, (0.0, {"x": [1, 2]}), 10.0) == {"x": [1, 2]}
+    big = np.arange(2_000_000.0)  # 16 MB through the pipe
+    np.testing.assert_array_equal(run_with_budget(_sleep_then, (0.0, big), 20.0), big)
+
+
+def test_budget_is_cpu_time():
+    t0 = time.monotonic()
+    with pytest.raises(BudgetExceeded, match="budget of 1 s of CPU time"):
+        run_with_budget(_spin, (60.0,), 1.0)
+    assert time.monotonic() - t0 < 5.0  # the kernel stops the child at 1-2 s of CPU
+
+
+def test_budget_wall_clock_safety_net_for_a_sleeping_child():
+    t0 = time.monotonic()
+    with pytest.raises(BudgetExceeded):
+        run_with_budget(_sleep_then, (60.0, 1), 0.25)
+    assert time.monotonic() - t0 < 5.0  # 3 x 0.25 + 2 s
+
+
+def test_budget_propagates_exceptions_and_deaths():
+    with pytest.raises(ValueError, match="boom"):
+        run_with_budget(_raise_value_error, ("boom",), 10.0)
+    with pytest.raises(RuntimeError, match="without a result"):
+        run_with_budget(_die, (), 10.0)
+    with pytest.raises(RuntimeError, match="pickled"):
+        run_with_budget(lambda: (lambda: 1), (), 10.0)
+    with pytest.raises(ValueError, match="seconds"):
+        run_with_budget(_die, (), -1.0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+def test_killed_parent_leaves_no_computing_child(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    script = textwrap.dedent(f"""
+        import os, time
+        from spectralkit._numerics.budget import run_with_budget
+
+        def work():
+            open({str(pid_file)!r}, "w").write(str(os.getpid()))
+            while True:
+                pass
+
+        run_with_budget(work, (), 600.0)
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        for _ in range(200):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(timeout=10)
+        for _ in range(100):
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(child, signal.SIGKILL)
+            pytest.fail("the budget child outlived its killed parent")
+    finally:
+        if parent.poll() is None:
+            parent.kill()
