@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import gamma
 
-from spectralkit import _analysis, kernels
-from spectralkit._analysis import KernelAnalysis, analyze, run_with_time_budget
+from spectralkit import kernels
+from spectralkit.kernels import _analysis
+from spectralkit.kernels._analysis import KernelAnalysis, analyze
 
 F = kernels.RadialKernel.from_string
 PI = math.pi
@@ -284,43 +285,3 @@ def test_analyze_rejects_combinations_and_non_kernels():
 def test_analyze_is_cached():
     k = kernels.gaussian(1.234)
     assert analyze(k) is analyze(kernels.gaussian(1.234))
-
-
-# ---------------------------------------------------------------------------------------------
-# run_with_time_budget
-# ---------------------------------------------------------------------------------------------
-def _sleep_then(seconds, value):
-    time.sleep(seconds)
-    return value
-
-
-def _raise_value_error(msg):
-    raise ValueError(msg)
-
-
-def _die():
-    os._exit(3)
-
-
-def test_budget_returns_result():
-    assert run_with_time_budget(_sleep_then, (0.0, {"x": [1, 2]}), 10.0) == {"x": [1, 2]}
-    big = np.arange(2_000_000.0)  # 16 MB through the pipe
-    np.testing.assert_array_equal(run_with_time_budget(_sleep_then, (0.0, big), 20.0), big)
-
-
-def test_budget_times_out_quickly():
-    start = time.monotonic()
-    with pytest.raises(TimeoutError, match="time budget"):
-        run_with_time_budget(_sleep_then, (30.0, 1), 0.3)
-    assert time.monotonic() - start < 2.0
-
-
-def test_budget_propagates_exceptions_and_deaths():
-    with pytest.raises(ValueError, match="boom"):
-        run_with_time_budget(_raise_value_error, ("boom",), 10.0)
-    with pytest.raises(RuntimeError, match="without a result"):
-        run_with_time_budget(_die, (), 10.0)
-    with pytest.raises(RuntimeError, match="pickled"):
-        run_with_time_budget(lambda: (lambda: 1), (), 10.0)
-    with pytest.raises(ValueError, match="seconds"):
-        run_with_time_budget(_die, (), -1.0)

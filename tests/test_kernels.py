@@ -204,7 +204,7 @@ def test_ntk_on_the_sphere_matches_the_dot_product_form():
     (lambda: K.gaussian(0), "lengthscale must be > 0, got 0"),
     (lambda: K.gaussian(-1.0), "lengthscale must be > 0"),
     (lambda: K.matern(nu=float("inf")), "nu must be a finite real number"),
-    (lambda: K.exponential_power(2.5), "alpha must be in (0, 2]"),
+    (lambda: K.exponential_power(2.5), "alpha must be <= 2 (exponent in (0, 2] (not PD for alpha > 2))"),
     (lambda: K.spherical_polynomial(1.5, 2), "a must be >= 2"),
     (lambda: K.spherical_polynomial(2, 1.5), "p must be an integer >= 1, got 1.5"),
     (lambda: K.delta_gaussian(2, 2), "sigma1 and sigma2 must differ"),

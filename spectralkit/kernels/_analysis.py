@@ -1,13 +1,14 @@
 """Asymptotic analysis of an atomic radial kernel: behaviour at r = 0+, at the support edge, at infinity.
 
-The tail of the spectral density mu is set by the least smooth point of k (REFERENCE §5): a term
+The tail of the spectral density mu is set by the least smooth point of k: a term
 c r^alpha at the origin (alpha not an even integer) gives mu ~ rho^(-d-alpha); a boundary term
 c (R - r)^beta at the support radius R gives an oscillating |mu| ~ rho^(-(d+1)/2-beta); and the
 behaviour of k at infinity decides whether mu is a function at all near rho = 0 (no decay: no finite
 measure). :func:`analyze` extracts these facts (Contract 4 in ``docs/architecture.md``):
 
 * the non-smooth terms of the expansion of k at 0+ and the expansion at the edge come from
-  ``sympy.series`` run in a forked process under a time budget (:func:`run_with_time_budget`);
+  ``sympy.series`` run in a forked process under a CPU-time budget
+  (:func:`spectralkit._numerics.budget.run_with_budget`);
   when sympy fails or runs out of time a high-precision numeric estimate of the *leading* term
   (mpmath) takes over and the result records ``method="numeric"``;
 * the decay at infinity is classified numerically from the envelope of |k| evaluated with mpmath
@@ -16,13 +17,6 @@ measure). :func:`analyze` extracts these facts (Contract 4 in ``docs/architectur
 
 import functools
 import math
-import os
-import pickle
-import select
-import signal
-import time
-import traceback
-import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -31,6 +25,8 @@ import numpy as np
 import sympy
 from sympy.calculus.util import continuous_domain
 
+from .._numerics.budget import run_with_budget
+from ._kernel import RadialKernel
 from ._parse import R, to_sympy_number
 
 __all__ = []  # private module
@@ -83,131 +79,6 @@ class KernelAnalysis:
     decay: str
     decay_rate: float
     method: str
-
-
-# ---------------------------------------------------------------------------------------------
-# time budget
-# ---------------------------------------------------------------------------------------------
-def _child_main(write_fd, func, args):
-    """Body of the forked child: run ``func(*args)`` and pickle the outcome into ``write_fd``."""
-    try:
-        try:
-            payload = ("ok", func(*args))
-        except BaseException as exc:  # noqa: BLE001 - every failure is reported to the parent
-            payload = ("error", exc, traceback.format_exc())
-        try:
-            data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # noqa: BLE001
-            data = pickle.dumps(("error", RuntimeError(
-                f"the result of {getattr(func, '__name__', func)!r} cannot be pickled: {exc!r}"), ""))
-        view = memoryview(data)
-        while view:
-            view = view[os.write(write_fd, view):]
-        os.close(write_fd)
-    finally:
-        os._exit(0)  # never return into the parent's code (pytest, dask worker, ...)
-
-
-def run_with_time_budget(func, args=(), seconds=5.0):
-    """Run ``func(*args)`` in a forked child process and return its result, or give up at a deadline.
-
-    sympy's ``series``, ``limit`` and ``integrate`` can take minutes or hang on some expressions and
-    cannot be interrupted from inside Python. This helper forks the current process, runs the
-    call in the child, pickles the result (or the exception) back through a pipe and kills the
-    child with SIGKILL when the deadline passes.
-
-    Parameters
-    ----------
-    func : callable
-        The function to run. It is not pickled (the child is a fork, it inherits everything);
-        only its return value must be picklable.
-    args : tuple, optional
-        Positional arguments of ``func``.
-    seconds : float
-        Wall-clock budget in seconds, > 0 and finite.
-
-    Returns
-    -------
-    object
-        ``func(*args)`` as computed in the child.
-
-    Raises
-    ------
-    TimeoutError
-        When the child has not delivered its result within ``seconds`` (the child is killed).
-    Exception
-        Any exception raised by ``func`` in the child is re-raised here (its remote traceback is
-        attached as a note).
-    RuntimeError
-        When the child died without a result (e.g. killed by a signal, out of memory) or the
-        result could not be pickled.
-    ValueError
-        For a bad ``seconds``.
-
-    Notes
-    -----
-    A raw ``os.fork`` is used rather than ``multiprocessing.Process``: the latter refuses to start
-    children from daemonic processes (multiprocessing pools, dask process workers), where the
-    symbolic layer must still work. The child leaves with ``os._exit`` and never runs the
-    parent's code after the call. Forking a process with running threads (BLAS, numba) is safe
-    here because the child only runs pure-Python sympy/mpmath code and exits. On platforms
-    without ``fork`` (Windows) the call runs in-process without a time limit.
-    """
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) \
-            or seconds <= 0:
-        raise ValueError(f"seconds must be a finite number > 0, got {seconds!r}")
-    if not callable(func):
-        raise ValueError(f"func must be callable, got {func!r}")
-    args = tuple(args)
-    if not hasattr(os, "fork"):  # pragma: no cover - POSIX only in CI
-        return func(*args)
-    read_fd, write_fd = os.pipe()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # py>=3.12 warns on fork with threads
-        pid = os.fork()
-    if pid == 0:  # child
-        os.close(read_fd)
-        _child_main(write_fd, func, args)
-    os.close(write_fd)
-    chunks = []
-    deadline = time.monotonic() + seconds
-    finished = False
-    try:
-        poller = select.poll()
-        poller.register(read_fd, select.POLLIN | select.POLLHUP)
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            if not poller.poll(max(1, int(left * 1000))):
-                continue
-            chunk = os.read(read_fd, 1 << 20)
-            if not chunk:  # EOF: the child closed the pipe (done, or died)
-                finished = True
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(read_fd)
-        if not finished:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:  # pragma: no cover - already gone
-                pass
-        _, status = os.waitpid(pid, 0)
-    if not finished:
-        raise TimeoutError(
-            f"{getattr(func, '__name__', 'the call')} did not finish within the time budget of {seconds:g} s")
-    if not chunks:
-        raise RuntimeError(
-            f"{getattr(func, '__name__', 'the call')} died in the child process without a result "
-            f"(wait status {status})")
-    payload = pickle.loads(b"".join(chunks))
-    if payload[0] == "ok":
-        return payload[1]
-    exc = payload[1]
-    if payload[2] and hasattr(exc, "add_note"):
-        exc.add_note("traceback in the budget child process:\n" + payload[2])
-    raise exc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -506,8 +377,6 @@ def analyze(atom, *, budget=20.0):
     ValueError
         If ``budget`` is not a finite number > 0.
     """
-    from .kernels import RadialKernel
-
     if not isinstance(atom, RadialKernel):
         raise TypeError(f"atom must be a RadialKernel, got {type(atom).__name__}")
     if atom.is_combination:
@@ -523,7 +392,7 @@ def _analyze_cached(atom, budget):
     expr = atom.expr
     method = "sympy-series"
     try:
-        value, origin, continuous = run_with_time_budget(_symbolic_origin, (expr, atom.support), budget)
+        value, origin, continuous = run_with_budget(_symbolic_origin, (expr, atom.support), budget)
     except Exception:  # noqa: BLE001 - timeout or any sympy failure: numeric evidence instead
         value, origin = _numeric_origin(expr)
         continuous = None
@@ -531,7 +400,7 @@ def _analyze_cached(atom, budget):
     edge = ()
     if atom.support is not None:
         try:
-            edge = run_with_time_budget(_symbolic_edge, (expr, atom.support), budget)
+            edge = run_with_budget(_symbolic_edge, (expr, atom.support), budget)
         except Exception:  # noqa: BLE001
             edge = _numeric_edge(expr, atom.support)
             method = "numeric"

@@ -1,4 +1,4 @@
-"""Radial kernels k(r) written as formulas, and a library of named kernels.
+"""The radial kernel type: k(r) as a sympy expression, its evaluation, arithmetic and identity.
 
 A :class:`RadialKernel` is an immutable, hashable stationary kernel k(x, y) = k(||x - y||) given
 by a sympy expression in the radius ``r``, named parameters with values, an optional support
@@ -7,15 +7,6 @@ and a name. Kernels can be added, subtracted and scaled; a linear combination re
 terms so that its spectral measure can be assembled term by term (see
 :mod:`spectralkit.measures`).
 
-Examples
---------
->>> from spectralkit import kernels
->>> k = kernels.RadialKernel.from_string("(1 - r**2/a**2)**p", params={"a": 2, "p": 2}, support=2)
->>> float(k(1.0))
-0.5625
->>> dg = kernels.delta_gaussian(1.0, 10.0)
->>> [c for c, _ in dg.terms]
-[1.0, -1.0]
 """
 
 import hashlib
@@ -25,33 +16,17 @@ from collections.abc import Mapping
 import numpy as np
 import scipy.special
 import sympy
-import sympy.tensor.tensor  # noqa: F401  (imported for its side effect, see below)
+import sympy.tensor.tensor
 from sympy.core.function import AppliedUndef
 
-from ._parse import FUNCTIONS, R, parse_formula, to_sympy_number
-from .exceptions import KernelDefinitionError
+from ..exceptions import KernelDefinitionError
+from ._parse import R, parse_formula, to_sympy_number
 
 # sympy imports sympy.tensor.tensor lazily inside the first Add of a process (25-45 ms measured).
 # Importing it with spectralkit counts that one-time cost as import time (~0.6 s in all) instead
 # of charging it to the first kernel built, which made a disk-cache hit cost 20-50 ms.
 
-__all__ = [
-    "RadialKernel",
-    "gaussian",
-    "laplacian",
-    "matern",
-    "exponential_power",
-    "rational_quadratic",
-    "delta_gaussian",
-    "spherical_polynomial",
-    "ntk_relu_sphere",
-    "arccos0_sphere",
-    "arccos1_sphere",
-    "log_kernel",
-    "LIBRARY",
-    "from_spec",
-    "r",
-]
+__all__ = ["RadialKernel", "r"]
 
 #: The radius symbol used in every kernel expression.
 r = R
@@ -432,226 +407,6 @@ class RadialKernel:
         sup = "" if self._support is None else f", support={self._support:g}"
         return f"RadialKernel({self.name!r}{sup})"
 
-    # -- measures (defined in spectralkit.measures; imported lazily: kernels is the bottom layer)
-    def spectral_measure(self, dim, **options):
-        """The signed spectral measure of this kernel on R^dim; see :class:`spectralkit.SpectralMeasure`."""
-        from .measures import SpectralMeasure
-
-        return SpectralMeasure(self, dim, **options)
-
-    def check_rkks(self, dim, **options):
-        """Verdict PD / RKKS / DIVERGENT on R^dim; see :func:`spectralkit.check_rkks`."""
-        from .measures import check_rkks
-
-        return check_rkks(self, dim, **options)
-
 
 def _rebuild(expr, params, support, name, family):
     return RadialKernel(expr, params=params, support=support, name=name, family=family)
-
-
-# ---------------------------------------------------------------------------------------------
-# library
-# ---------------------------------------------------------------------------------------------
-_L = sympy.Symbol("l", real=True)
-
-
-def gaussian(lengthscale=1.0):
-    """Gaussian kernel exp(-r^2 / (2 l^2)); PD in every dimension, spectral mass 1."""
-    l = _check_positive("lengthscale", lengthscale)
-    return RadialKernel(sympy.exp(-R**2 / (2 * _L**2)), {"l": l}, name=f"gaussian(l={l:g})",
-                        family=("gaussian", {"lengthscale": l}))
-
-
-def laplacian(lengthscale=1.0):
-    """Laplacian (exponential) kernel exp(-r / l) = Matérn nu = 1/2; PD, mass 1."""
-    l = _check_positive("lengthscale", lengthscale)
-    return RadialKernel(sympy.exp(-R / _L), {"l": l}, name=f"laplacian(l={l:g})",
-                        family=("matern", {"nu": 0.5, "lengthscale": l}))
-
-
-def matern(nu=1.5, lengthscale=1.0):
-    """Matérn kernel 2^(1-nu)/Gamma(nu) (sqrt(2 nu) r / l)^nu K_nu(sqrt(2 nu) r / l); PD, mass 1.
-
-    Half-integer nu (1/2, 3/2, 5/2, ...) use the elementary form exp(-x) * polynomial(x).
-    """
-    nu = _check_positive("nu", nu)
-    l = _check_positive("lengthscale", lengthscale)
-    nu_s = to_sympy_number(nu)
-    x = sympy.sqrt(2 * nu_s) * R / _L
-    if (2 * nu) == int(2 * nu) and int(2 * nu) % 2 == 1 and nu < 20:
-        n = int(nu - 0.5)
-        poly = sum(sympy.factorial(n + k) / (sympy.factorial(k) * sympy.factorial(n - k))
-                   * (2 * x) ** (n - k) for k in range(n + 1))
-        expr = sympy.exp(-x) * sympy.factorial(n) / sympy.factorial(2 * n) * poly
-    else:
-        expr = 2 ** (1 - nu_s) / sympy.gamma(nu_s) * x**nu_s * sympy.besselk(nu_s, x)
-    return RadialKernel(expr, {"l": l}, name=f"matern(nu={nu:g}, l={l:g})",
-                        family=("matern", {"nu": nu, "lengthscale": l}))
-
-
-def exponential_power(alpha=1.5, lengthscale=1.0):
-    """Exponential power (stable) kernel exp(-(r / l)^alpha), 0 < alpha <= 2; PD, mass 1.
-
-    Its spectral measure has no elementary closed form; it is heavy-tailed,
-    mu(rho) ~ rho^(-d-alpha) for alpha < 2.
-    """
-    alpha = _check_positive("alpha", alpha)
-    if alpha > 2:
-        raise KernelDefinitionError(
-            f"alpha must be in (0, 2] (exp(-r^alpha) is not positive definite for alpha > 2), got {alpha!r}"
-        )
-    l = _check_positive("lengthscale", lengthscale)
-    expr = sympy.exp(-(R / _L) ** to_sympy_number(alpha))
-    return RadialKernel(expr, {"l": l}, name=f"exponential_power(alpha={alpha:g}, l={l:g})",
-                        family=("exponential_power", {"alpha": alpha, "lengthscale": l}))
-
-
-def rational_quadratic(alpha=1.0, lengthscale=1.0):
-    """Rational quadratic kernel (1 + r^2 / (2 alpha l^2))^(-alpha); a Gaussian scale mixture, PD."""
-    alpha = _check_positive("alpha", alpha)
-    l = _check_positive("lengthscale", lengthscale)
-    a = to_sympy_number(alpha)
-    expr = (1 + R**2 / (2 * a * _L**2)) ** (-a)
-    return RadialKernel(expr, {"l": l}, name=f"rational_quadratic(alpha={alpha:g}, l={l:g})",
-                        family=("rational_quadratic", {"alpha": alpha, "lengthscale": l}))
-
-
-def delta_gaussian(sigma1=1.0, sigma2=10.0):
-    """Delta-Gaussian exp(-r^2/(2 sigma1^2)) - exp(-r^2/(2 sigma2^2)): indefinite, k(0) = 0."""
-    s1 = _check_positive("sigma1", sigma1)
-    s2 = _check_positive("sigma2", sigma2)
-    if s1 == s2:
-        raise KernelDefinitionError(f"sigma1 and sigma2 must differ (both are {s1!r}): the kernel is 0")
-    return gaussian(s1) - gaussian(s2)
-
-
-def spherical_polynomial(a=2.0, p=2):
-    """Spherical polynomial kernel (1 - r^2 / a^2)^p on r <= 2, zero extension beyond (support 2).
-
-    On l2-normalised data ``||x - y||^2 = 2 - 2 <x, y>``, so this is the polynomial dot-product
-    kernel (1 - 2/a^2 + 2 <x, y>/a^2)^p. Requires a >= 2 (the base must be >= 0 on [0, 2]) and
-    an integer p >= 1.
-    """
-    a = _check_positive("a", a)
-    if a < 2:
-        raise KernelDefinitionError(f"a must be >= 2 so that 1 - r^2/a^2 >= 0 on [0, 2], got {a!r}")
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or p != int(p) or p < 1:
-        raise KernelDefinitionError(f"p must be an integer >= 1, got {p!r}")
-    p = int(p)
-    A = sympy.Symbol("a", real=True)
-    expr = (1 - R**2 / A**2) ** p
-    return RadialKernel(expr, {"a": a}, support=2.0, name=f"spherical_polynomial(a={a:g}, p={p})",
-                        family=("spherical_polynomial", {"a": a, "p": p}))
-
-
-def _u():
-    return 1 - R**2 / 2  # <x, y> for unit vectors at distance r
-
-
-def arccos0_sphere():
-    """Zero-order arc-cosine kernel on the unit sphere, kappa0(u) = 1 - arccos(u)/pi, u = 1 - r^2/2.
-
-    Support [0, 2]; square-root edge at r = 2.
-    """
-    u = _u()
-    return RadialKernel(1 - sympy.acos(u) / sympy.pi, support=2.0, name="arccos0_sphere",
-                        family=("arccos0_sphere", {}))
-
-
-def arccos1_sphere():
-    """First-order arc-cosine kernel on the unit sphere,
-    kappa1(u) = (u (pi - arccos u) + sqrt(1 - u^2)) / pi, u = 1 - r^2/2. Support [0, 2]."""
-    u = _u()
-    expr = (u * (sympy.pi - sympy.acos(u)) + R * sympy.sqrt(4 - R**2) / 2) / sympy.pi
-    return RadialKernel(expr, support=2.0, name="arccos1_sphere", family=("arccos1_sphere", {}))
-
-
-def ntk_relu_sphere():
-    """NTK of a two-layer ReLU network on the unit sphere (AISTATS 2021, Theorem 4):
-
-    k(r) = (2 - r^2)/pi * arccos(r^2/2 - 1) + r/(2 pi) * sqrt(4 - r^2),  0 <= r <= 2,
-
-    i.e. u kappa0(u) + kappa1(u) with u = 1 - r^2/2; k(0) = 2; zero beyond r = 2.
-    """
-    expr = (2 - R**2) / sympy.pi * sympy.acos(R**2 / 2 - 1) + R / (2 * sympy.pi) * sympy.sqrt(4 - R**2)
-    return RadialKernel(expr, support=2.0, name="ntk_relu_sphere", family=("ntk_relu_sphere", {}))
-
-
-def log_kernel(sigma=1.0):
-    """Log kernel -log(1 + r / sigma): conditionally PD, does not decay; no finite spectral measure."""
-    s = _check_positive("sigma", sigma)
-    S = sympy.Symbol("sigma", real=True)
-    return RadialKernel(-sympy.log(1 + R / S), {"sigma": s}, name=f"log_kernel(sigma={s:g})",
-                        family=("log_kernel", {"sigma": s}))
-
-
-#: Library constructors by name (used by :func:`from_spec` and the CLI).
-LIBRARY = {
-    "gaussian": gaussian,
-    "laplacian": laplacian,
-    "matern": matern,
-    "exponential_power": exponential_power,
-    "rational_quadratic": rational_quadratic,
-    "delta_gaussian": delta_gaussian,
-    "spherical_polynomial": spherical_polynomial,
-    "ntk_relu_sphere": ntk_relu_sphere,
-    "arccos0_sphere": arccos0_sphere,
-    "arccos1_sphere": arccos1_sphere,
-    "log_kernel": log_kernel,
-}
-
-
-def _parse_number(name, text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise KernelDefinitionError(f"parameter {name!r} must be a number, got {text!r}") from None
-    return int(value) if value == int(value) and "." not in text and "e" not in text.lower() else value
-
-
-def from_spec(spec, params=None, support=None):
-    """Build a kernel from a library spec or a formula.
-
-    Parameters
-    ----------
-    spec : str or RadialKernel
-        ``"name"`` or ``"name:key=value,key=value"`` for a library kernel (e.g.
-        ``"matern:nu=1.5"``, ``"spherical_polynomial:a=2,p=2"``), or a formula in ``r`` (parsed
-        through the whitelist, with ``params`` declaring its parameters).
-    params : mapping, optional
-        Parameter values: keyword arguments for a library kernel, or the formula's parameters.
-    support : float, optional
-        Support radius for a formula (library kernels fix their own).
-    """
-    if isinstance(spec, RadialKernel):
-        return spec
-    if not isinstance(spec, str) or not spec.strip():
-        raise KernelDefinitionError(f"kernel spec must be a non-empty string, got {spec!r}")
-    text = spec.strip()
-    head, _, tail = text.partition(":")
-    if head.strip() in LIBRARY and (":" in text or text == head):
-        kwargs = {}
-        for item in filter(None, (t.strip() for t in tail.split(","))):
-            key_, eq, val = item.partition("=")
-            if not eq:
-                raise KernelDefinitionError(f"kernel spec item {item!r} must look like name=value")
-            kwargs[key_.strip()] = _parse_number(key_.strip(), val.strip())
-        kwargs.update(params or {})
-        ctor = LIBRARY[head.strip()]
-        if support is not None:
-            raise KernelDefinitionError(f"support cannot be set for the library kernel {head!r}")
-        try:
-            return ctor(**kwargs)
-        except TypeError as exc:
-            import inspect
-
-            allowed = ", ".join(inspect.signature(ctor).parameters)
-            raise KernelDefinitionError(
-                f"kernel {head!r} got unknown parameters {sorted(kwargs)}; allowed: {allowed or 'none'}"
-            ) from exc
-    if text.replace("_", "").isalnum() and text.isidentifier() and text != "r" and text not in FUNCTIONS:
-        raise KernelDefinitionError(
-            f"unknown kernel {text!r}; library kernels: {', '.join(LIBRARY)} (or write a formula in r)"
-        )
-    return RadialKernel.from_string(text, params=params, support=support)

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import sympy
 
-from .exceptions import KernelDefinitionError
+from ..exceptions import KernelDefinitionError
 
 __all__ = []  # private module
 
