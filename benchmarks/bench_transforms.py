@@ -34,8 +34,8 @@ CHILD = r"""
 import json, sys, time
 import numpy as np
 from spectralkit.kernels import from_spec
-from spectralkit._transforms import transform_atom, numeric_transform
-from spectralkit._analysis import analyze
+from spectralkit.transforms import transform_atom, numeric_transform
+from spectralkit.kernels._analysis import analyze
 spec, dim, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 kernel = from_spec(spec)
 out = {}

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spectralkit import kernels as K
-from spectralkit._hankel import lambda_nu, origin_term_coefficient
-from spectralkit._transforms import numeric_transform
+from spectralkit._numerics.special import lambda_nu, origin_term_coefficient
+from spectralkit.transforms import numeric_transform
 
 RHO = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 2000)])
 REL, ABS = 1e-7, 1e-12

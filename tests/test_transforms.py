@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from spectralkit import kernels as K
-from spectralkit import _symbolic_transform
-from spectralkit._transforms import RadialTransform, numeric_transform, transform_atom
+from spectralkit.transforms import _dispatch
+from spectralkit.transforms import RadialTransform, numeric_transform, transform_atom
 from spectralkit.exceptions import TransformError
 
 MATERN32 = "exp(-r)*(1 + r)"  # Matérn-3/2 with l = sqrt(3), written by hand
@@ -82,10 +82,10 @@ def _fake_sympy(factor):
 
 def test_wrong_sympy_result_is_rejected(monkeypatch):
     # a formula 1e-6 off is rejected (tolerance 1e-8 relative at 41 check points)
-    monkeypatch.setattr(_symbolic_transform, "sympy_transform", _fake_sympy(1 + 1e-6))
+    monkeypatch.setattr(_dispatch, "sympy_transform", _fake_sympy(1 + 1e-6))
     T = transform_atom(K.RadialKernel.from_string(MATERN32), 2)
     assert T.method.startswith("numeric:")
-    monkeypatch.setattr(_symbolic_transform, "sympy_transform", _fake_sympy(1.0))
+    monkeypatch.setattr(_dispatch, "sympy_transform", _fake_sympy(1.0))
     assert transform_atom(K.RadialKernel.from_string(MATERN32), 2).method == "sympy"
 
 
@@ -97,7 +97,7 @@ def test_non_finite_sympy_values_fall_back_to_numeric(monkeypatch):
             return np.where(x > 1e5, np.nan, out)  # "overflow" far out, beyond the check points
         return mu, "fake"
 
-    monkeypatch.setattr(_symbolic_transform, "sympy_transform", fake)
+    monkeypatch.setattr(_dispatch, "sympy_transform", fake)
     T = transform_atom(K.RadialKernel.from_string(MATERN32), 2)
     assert T.method == "sympy"
     x = np.array([1e6, 1e8])

@@ -4,7 +4,7 @@
 d-dimensional Fourier transform of k in the convention of ``docs/conventions.md``:
 mu(rho) = (2 pi)^(-d/2) int_0^inf k(r) r^(d-1) Lambda_nu(rho r) dr, Lambda_nu(x) = x^-nu J_nu(x),
 nu = d/2 - 1. Methods are tried in order: verified closed forms (:mod:`._closed_forms`), sympy's
-Hankel transform under a time budget (:mod:`._symbolic_transform`), numeric quadrature
+Hankel transform under a CPU-time budget (:mod:`._symbolic`), numeric quadrature
 (:mod:`._hankel`).
 
 A sympy result is accepted only if it agrees with the numeric transform at 41 check points
@@ -17,79 +17,18 @@ transform is used.
 
 import math
 import numbers
-from dataclasses import dataclass
-from typing import Callable, Optional
 
 import numpy as np
 
-from .exceptions import TransformError
+from ..exceptions import TransformError
+from ..kernels import REGISTRY
+from ..kernels._analysis import analyze
+from ._closed_forms import closed_form
+from ._hankel import NumericHankel
+from ._symbolic import complex_evaluator, sympy_transform
+from ._types import RadialTransform, check_atom_and_dim
 
 __all__ = []  # private module
-
-
-@dataclass(frozen=True)
-class RadialTransform:
-    """The signed spectral density of one atomic kernel in one dimension.
-
-    Attributes
-    ----------
-    mu : callable
-        Vectorised float64 density mu(rho), accurate for all rho >= 0.
-    method : str
-        ``"closed-form:<family>"``, ``"series:exponential-power"``, ``"sympy"`` or
-        ``"numeric:<scheme>"``.
-    rel_error, abs_error : float
-        Estimated maximum relative error where ``|mu| >= abs_error * max|mu|``, and the absolute
-        error floor in units of ``max|mu|``.
-    scale : float
-        Characteristic frequency scale (where the radial law lives), e.g. ``1 / lengthscale``.
-    tail_exponent : float
-        ``|mu(rho)| = O(rho^-tail_exponent)`` as rho -> inf (``inf``: faster than any power).
-    tail_oscillation : float
-        R when the tail oscillates like ``cos(R rho - phase)`` (compact support R), else 0.
-    nonnegative : bool
-        True only when mu >= 0 is known analytically.
-    radial_cdf : callable or None
-        Exact CDF of the normalised radial law ``rho^(d-1) mu / int``, when known.
-    zeros : ndarray or None
-        Exactly known sign changes of mu.
-    log_abs_mu : callable or None
-        ``rho -> (log|mu(rho)|, sign(mu(rho)))`` when the method works in logs (the closed forms
-        and the exponential-power series). Densities such as the rational quadratic's,
-        ``~ rho^(2 alpha - d)`` at small rho, overflow float64 as values in high d although the
-        radial density ``rho^(d-1) mu`` is moderate; the measure combines terms in logs with it.
-    """
-
-    mu: Callable[[np.ndarray], np.ndarray]
-    method: str
-    rel_error: float
-    abs_error: float
-    scale: float
-    tail_exponent: float
-    tail_oscillation: float = 0.0
-    nonnegative: bool = False
-    radial_cdf: Optional[Callable[[np.ndarray], np.ndarray]] = None
-    zeros: Optional[np.ndarray] = None
-    log_abs_mu: Optional[Callable[[np.ndarray], tuple]] = None
-
-
-#: Library families on which sympy is known to time out with every method or to return an
-#: unusable Meijer-G expression (REFERENCE §5b): skip the budgeted attempt for them.
-_SYMPY_FAILS = frozenset({"ntk_relu_sphere", "arccos0_sphere", "arccos1_sphere", "exponential_power"})
-
-
-def check_atom_and_dim(atom, dim, caller):
-    """Validate an atomic RadialKernel and a dimension for ``caller``; return ``int(dim)``."""
-    from .kernels import RadialKernel
-
-    if not isinstance(atom, RadialKernel):
-        raise TypeError(f"atom must be a RadialKernel, got {type(atom).__name__}")
-    if atom.is_combination:
-        raise TypeError(f"{caller} needs an atomic kernel, got the combination {atom.name}; "
-                        "transform its terms")
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
-        raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
-    return int(dim)
 
 
 def transform_atom(atom, dim, *, sympy_budget=5.0):
@@ -102,8 +41,8 @@ def transform_atom(atom, dim, *, sympy_budget=5.0):
     dim : int
         Input dimension d >= 1.
     sympy_budget : float, optional
-        Wall-clock seconds granted to sympy's Hankel transform (forked child, killed at the
-        deadline); 0 skips sympy.
+        CPU seconds granted to sympy's Hankel transform (forked child, stopped at the
+        budget); 0 skips sympy.
 
     Returns
     -------
@@ -127,14 +66,14 @@ def transform_atom(atom, dim, *, sympy_budget=5.0):
             or not math.isfinite(sympy_budget) or sympy_budget < 0:
         raise ValueError(f"sympy_budget must be a finite number of seconds >= 0, got {sympy_budget!r}")
 
-    from ._closed_forms import closed_form
-
     cf = closed_form(atom, dim)
     if cf is not None:
         return cf
     numeric = numeric_transform(atom, dim)
-    family = atom.family[0] if atom.family else None
-    if sympy_budget > 0 and family not in _SYMPY_FAILS:
+    # sympy times out on some families with every method (arc-cosine, NTK) or returns unusable
+    # Meijer-G forms (exponential power): their records say so
+    family = REGISTRY.get(atom.family[0]) if atom.family else None
+    if sympy_budget > 0 and (family is None or family.symbolic):
         sym = _verified_sympy(atom, dim, float(sympy_budget), numeric)
         if sym is not None:
             return sym
@@ -144,10 +83,6 @@ def transform_atom(atom, dim, *, sympy_budget=5.0):
 def numeric_transform(atom, dim):
     """The numeric transform of :mod:`._hankel` as a :class:`RadialTransform` (no closed forms,
     no sympy). Same parameters and errors as :func:`transform_atom`."""
-    from ._analysis import analyze
-    from ._hankel import NumericHankel
-    from ._symbolic_transform import complex_evaluator
-
     info = analyze(atom)
     if info.decay in ("none", "growth") or (info.decay == "power" and not info.decay_rate > 0):
         raise TransformError(
@@ -194,8 +129,6 @@ _CHECK_ABS = 1e-13
 
 def _verified_sympy(atom, dim, budget, numeric):
     """sympy's transform if it agrees with ``numeric`` at the check points, else None."""
-    from ._symbolic_transform import sympy_transform
-
     res = sympy_transform(atom, dim, budget)
     if res is None:
         return None

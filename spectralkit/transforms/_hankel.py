@@ -51,182 +51,29 @@ import time
 
 import numpy as np
 import scipy.special as sc
-from numpy.polynomial.legendre import leggauss
 
-__all__ = []  # private module
+from .._numerics.chebyshev import fit_adaptive
+from .._numerics.quadrature import graded_breaks, interval_breaks, panel_rule
+from .._numerics.special import lambda_nu, origin_term_coefficient
+
+__all__ = ["NumericHankel"]
 
 _EPS = np.finfo(np.float64).eps
-_GL16 = leggauss(16)
-_GL24 = leggauss(24)
-_SIGMA = 0.25          # geometric grading ratio of the panels next to a singular end point
-_GRADE_DEPTH = 1e-16   # smallest graded panel, relative to the graded length
-_CHEB_N = 24           # Chebyshev points per interpolation panel
 _TOL_REL = 1e-10       # target relative accuracy of the interpolants
 _TOL_ABS = 1e-15       # absolute accuracy floor, in units of max |mu|
 
 
-def lambda_nu(nu, x):
-    """Lambda_nu(x) = x^(-nu) J_nu(x), vectorised and stable at x -> 0.
-
-    Parameters
-    ----------
-    nu : float
-        Order (nu = d/2 - 1 >= -1/2).
-    x : array_like
-        Arguments (the absolute value is used; Lambda_nu is even).
-
-    Returns
-    -------
-    ndarray
-        ``2^(-nu)/Gamma(nu+1) * 0F1(; nu+1; -x^2/4)`` for x < 1 (series, no cancellation),
-        ``jv(nu, x) * x^(-nu)`` otherwise; relative accuracy ~1e-15 away from the zeros of J_nu.
-    """
-    x = np.abs(np.asarray(x, dtype=np.float64))
-    out = np.empty(x.shape)
-    small = x < 1.0
-    out[small] = 2.0 ** (-nu) / sc.gamma(nu + 1.0) * sc.hyp0f1(nu + 1.0, -0.25 * x[small] ** 2)
-    xl = x[~small]
-    out[~small] = sc.jv(nu, xl) * xl ** (-nu)
-    return out
-
-
-def origin_term_coefficient(alpha, log_power, dim):
-    """Large-rho coefficient of one non-smooth origin term of k.
-
-    A term c r^alpha (alpha > -d, not an even integer) contributes
-    c * C(alpha) * rho^(-alpha-d) to mu, with
-    C(alpha) = 2^(alpha+d) pi^(d/2) Gamma((alpha+d)/2) / Gamma(-alpha/2) * (2 pi)^(-d)
-    (the Fourier transform of |x|^alpha as a generalised function). A term c r^(2n) log r
-    contributes c * C'(2n) rho^(-2n-d), C'(2n) = 2^(2n+d) pi^(d/2) Gamma(n+d/2) (-1)^(n+1) n!/2
-    * (2 pi)^(-d) (the alpha-derivative of C, where 1/Gamma(-alpha/2) vanishes).
-
-    Returns
-    -------
-    float
-        The coefficient multiplying ``c * rho^(-alpha-d)``.
-    """
-    d = float(dim)
-    if log_power == 0:
-        return float(2.0 ** (alpha + d) * math.pi ** (d / 2) * sc.gamma((alpha + d) / 2)
-                     * sc.rgamma(-alpha / 2) / (2 * math.pi) ** d)
-    if log_power == 1 and alpha >= 0 and float(alpha) / 2 == int(alpha / 2):
-        n = int(alpha / 2)
-        return float(2.0 ** (2 * n + d) * math.pi ** (d / 2) * sc.gamma(n + d / 2)
-                     * (-1) ** (n + 1) * math.factorial(n) / 2 / (2 * math.pi) ** d)
-    raise ValueError(f"log_power must be 0, or 1 with an even integer alpha; got alpha={alpha!r}, "
-                     f"log_power={log_power!r}")
-
-
-# ---------------------------------------------------------------------------------------------
-# quadrature rules
-# ---------------------------------------------------------------------------------------------
-def _panel_rule(breaks, rule=_GL16):
-    x, w = rule
-    breaks = np.asarray(breaks, dtype=np.float64)
-    a, b = breaks[:-1, None], breaks[1:, None]
-    return (0.5 * (b - a) * x + 0.5 * (b + a)).ravel(), (0.5 * (b - a) * w).ravel()
-
-
-def _graded(length):
-    """Break points 0 < length*sigma^K < ... < length*sigma < length (grading towards 0)."""
-    k = int(math.ceil(math.log(_GRADE_DEPTH) / math.log(_SIGMA)))
-    return np.concatenate([[0.0], length * _SIGMA ** np.arange(k, -1, -1)])
-
-
-def _interval_breaks(a, b, h, grade_left, grade_right):
-    """Break points on [a, b]: uniform panels of width <= h, graded at the chosen ends."""
-    span = b - a
-    g = min(h, span / 4.0)
-    lo = a + (_graded(g) if grade_left else np.array([0.0]))
-    hi = b - (_graded(g)[::-1] if grade_right else np.array([0.0]))
-    x0 = lo[-1]
-    x1 = hi[0]
-    n_mid = max(1, int(math.ceil((x1 - x0) / h)))
-    mid = np.linspace(x0, x1, n_mid + 1)
-    return np.concatenate([lo[:-1], mid, hi[1:]])
-
-
-def _path_rule(t_max, rule=_GL16):
+def _path_rule(t_max, n=16):
     """Nodes and weights on [0, t_max] for the steepest-descent paths: graded at t = 0 (where
     H1 and the edge singularity are non-smooth), panels of width <= 4 beyond t = 1."""
-    breaks = np.concatenate([_graded(1.0), [2.0, 4.0], np.arange(8.0, t_max + 4.0, 4.0)])
-    return _panel_rule(breaks, rule)
+    breaks = np.concatenate([graded_breaks(1.0), [2.0, 4.0], np.arange(8.0, t_max + 4.0, 4.0)])
+    return panel_rule(breaks, n)
 
 
-# ---------------------------------------------------------------------------------------------
-# piecewise Chebyshev interpolation
-# ---------------------------------------------------------------------------------------------
-def _cheb_nodes(n):
-    return np.cos(np.pi * (np.arange(n) + 0.5) / n)
-
-
-def _cheb_coeffs(values):
-    """Chebyshev coefficients from values at first-kind points (last axis)."""
-    n = values.shape[-1]
-    k = np.arange(n)
-    mat = np.cos(np.pi * np.outer(k, np.arange(n) + 0.5) / n) * (2.0 / n)
-    c = values @ mat.T
-    c[..., 0] *= 0.5
-    return c
-
-
-def _clenshaw(coef, x):
-    """Evaluate sum_k coef[:, k] T_k(x) for per-point coefficient rows (vectorised)."""
-    b1 = np.zeros(x.shape, dtype=coef.dtype)
-    b2 = np.zeros(x.shape, dtype=coef.dtype)
-    for k in range(coef.shape[1] - 1, 0, -1):
-        b1, b2 = coef[:, k] + 2 * x * b1 - b2, b1
-    return coef[:, 0] + x * b1 - b2
-
-
-class _PiecewiseCheb:
-    """Piecewise Chebyshev interpolant on panels [e_i, e_(i+1)] of a variable x."""
-
-    def __init__(self, edges, coefs):
-        self.edges = np.asarray(edges, dtype=np.float64)
-        self.coefs = np.asarray(coefs)
-
-    def __call__(self, x):
-        x = np.asarray(x, dtype=np.float64)
-        idx = np.clip(np.searchsorted(self.edges, x, side="right") - 1, 0, len(self.edges) - 2)
-        a, b = self.edges[idx], self.edges[idx + 1]
-        return _clenshaw(self.coefs[idx], (2 * x - a - b) / (b - a))
-
-
-def _adaptive_cheb(func, a, b, n_init, scale_of, max_depth=12, tol=_TOL_REL, max_panels=256):
-    """Fit ``func`` (vectorised, real or complex) on [a, b] by panels, bisecting until the
-    interpolant matches ``func`` at the panel's interior test points to ``tol``, relative to the
-    function value floored at ``scale_of(values)``. At most ``max_panels`` panels are made (a
-    cost cap: beyond it panels are accepted as they are, and their error is reported). Returns
-    the interpolant and the largest measured relative error."""
-    nodes = _cheb_nodes(_CHEB_N)
-    tests = np.cos(np.pi * np.arange(1, _CHEB_N) / _CHEB_N)[::3]  # between the nodes
-    todo = [(e0, e1, 0) for e0, e1 in zip(np.linspace(a, b, n_init + 1)[:-1],
-                                          np.linspace(a, b, n_init + 1)[1:])]
-    done = []
-    worst = 0.0
-    while todo:
-        # evaluate every pending panel in one vectorised call
-        xs = np.concatenate([0.5 * (e1 - e0) * np.concatenate([nodes, tests]) + 0.5 * (e0 + e1)
-                             for e0, e1, _ in todo])
-        vals = func(xs).reshape(len(todo), -1)
-        nxt = []
-        for (e0, e1, depth), v in zip(todo, vals):
-            c = _cheb_coeffs(v[:_CHEB_N])
-            approx = _clenshaw(np.broadcast_to(c, (len(tests), _CHEB_N)), tests)
-            # pointwise relative error, floored near zeros of the function
-            scale = np.maximum(np.abs(v[_CHEB_N:]), scale_of(v))
-            err = float(np.max(np.abs(approx - v[_CHEB_N:]) / scale))
-            if err > tol and depth < max_depth and len(done) + len(todo) + len(nxt) < max_panels:
-                m = 0.5 * (e0 + e1)
-                nxt += [(e0, m, depth + 1), (m, e1, depth + 1)]
-            else:
-                done.append((e0, e1, c))
-                worst = max(worst, err)
-        todo = nxt
-    done.sort(key=lambda p: p[0])
-    edges = np.array([p[0] for p in done] + [done[-1][1]])
-    return _PiecewiseCheb(edges, np.array([p[2] for p in done])), worst
+def _cheb_fit(func, a, b, n_init, scale_of, max_depth=12, tol=_TOL_REL, max_panels=256):
+    """Adaptive piecewise Chebyshev fit, 24 points per panel, error relative to max(|f|, scale_of)."""
+    return fit_adaptive(func, a, b, n_init=n_init, degree=24, tol=tol, floor=scale_of, max_depth=max_depth,
+                        max_panels=max_panels)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -340,11 +187,11 @@ class NumericHankel:
             self.r_end = 8.0 * self.length
             self.vertical_tail = True
 
-    def _real_rule(self, rho_max, rule=_GL16):
+    def _real_rule(self, rho_max, rule=16):
         h = min(16.0 / max(rho_max, 1e-300), self.r_end / 4.0)
         grade_right = self.support is not None
-        breaks = _interval_breaks(0.0, self.r_end, h, True, grade_right)
-        r, w = _panel_rule(breaks, rule)
+        breaks = interval_breaks(0.0, self.r_end, h, True, grade_right)
+        r, w = panel_rule(breaks, rule)
         with np.errstate(all="ignore"):
             kv = np.asarray(self.kernel(r), dtype=np.float64)
         if not np.all(np.isfinite(kv)):
@@ -378,7 +225,7 @@ class NumericHankel:
         """int_(r_end)^inf k r^(d-1) dr via r = r_end / u (inf when the integral diverges)."""
         if not (self.decay_rate > self.dim):
             return math.inf
-        u, w = _panel_rule(_graded(1.0))
+        u, w = panel_rule(graded_breaks(1.0))
         rr = self.r_end / u
         return float(np.sum(w * self.kernel(rr) * rr ** (self.dim - 1) * self.r_end / u ** 2))
 
@@ -393,9 +240,9 @@ class NumericHankel:
         # product is below 1e-16 of the integral's scale (t_max grows with d)
         t_max = (40.0 + 2.0 * self.dim) / math.sin(self.theta)
         self._ray = _path_rule(t_max)
-        self._ray2 = _path_rule(t_max, _GL24)
+        self._ray2 = _path_rule(t_max, 24)
         self._vert = _path_rule(40.0 + 2.0 * self.dim)
-        self._vert2 = _path_rule(40.0 + 2.0 * self.dim, _GL24)
+        self._vert2 = _path_rule(40.0 + 2.0 * self.dim, 24)
         e = np.exp(1j * self.theta)
         self._ray_h1 = [w * sc.hankel1(self.nu, t * e) * e for t, w in (self._ray, self._ray2)]
         self.has_ray = self.kc is not None and (not self.smooth_at_origin or self.support is not None)
@@ -497,7 +344,7 @@ class NumericHankel:
         q, cond, q2 = np.empty(grid.size), np.empty(grid.size), np.empty(grid.size)
         for i, rho in enumerate(grid):  # a rule resolving each rho (cost ~ rho, not ~ max rho)
             q[i:i + 1], cond[i:i + 1] = self._quad(grid[i:i + 1], self._real_rule(rho))
-            q2[i:i + 1] = self._quad(grid[i:i + 1], self._real_rule(rho, _GL24))[0]
+            q2[i:i + 1] = self._quad(grid[i:i + 1], self._real_rule(rho, 24))[0]
         mu0 = self._quad(np.zeros(1), self._real_rule(grid[0]))[0][0]
         # power decay r^-a with a <= d: mu(0) = inf (mu ~ rho^(a-d) or log rho near 0)
         self.singular_at_zero = not math.isfinite(mu0)
@@ -567,13 +414,13 @@ class NumericHankel:
             return max(1e-12 * float(np.max(np.abs(v))), floor / _TOL_REL)
 
         n_init = max(2, int(math.ceil(math.log(self.rho_x / self.rho_lo) / math.log(2.0))))
-        self._head, e1 = _adaptive_cheb(f_log, math.log(self.rho_lo), math.log(self.rho_x),
+        self._head, e1 = _cheb_fit(f_log, math.log(self.rho_lo), math.log(self.rho_x),
                                         n_init, scale_of)
         if self.singular_at_zero:
             # not polynomial near 0: evaluate directly there (quadrature + complex tail)
             self._near0, e0 = None, 0.0
         else:
-            self._near0, e0 = _adaptive_cheb(lambda x: self._quad(x, rule)[0], 0.0, self.rho_lo,
+            self._near0, e0 = _cheb_fit(lambda x: self._quad(x, rule)[0], 0.0, self.rho_lo,
                                              1, scale_of, max_depth=4)
         self.head_interp_error = max(e0, e1)
 
@@ -637,12 +484,12 @@ class NumericHankel:
         self._A = self._B = None
         if self.has_ray and self.rho_sA > self.rho_x:
             hi = math.log(min(self.rho_sA, self.rho_max))
-            self._A, ea = _adaptive_cheb(fA, lo, hi, int(math.ceil((hi - lo) / math.log(4.0))),
+            self._A, ea = _cheb_fit(fA, lo, hi, int(math.ceil((hi - lo) / math.log(4.0))),
                                          lambda v: max(1e-12 * float(np.max(np.abs(v))), 1e-300),
                                          max_depth=8, tol=tol)
         if self.has_edge:
             hi = math.log(self.rho_max)
-            self._B, eb = _adaptive_cheb(fB, lo, hi, int(math.ceil((hi - lo) / math.log(4.0))),
+            self._B, eb = _cheb_fit(fB, lo, hi, int(math.ceil((hi - lo) / math.log(4.0))),
                                          lambda v: max(1e-12 * float(np.max(np.abs(v))), 1e-300),
                                          max_depth=8, tol=tol)
         self.tail_interp_error = max(ea, eb)

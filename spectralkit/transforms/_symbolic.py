@@ -6,8 +6,8 @@ With the convention of ``docs/conventions.md`` (REFERENCE §1), for nu = d/2 - 1
 
 which is sympy's ``hankel_transform(k(r) r^(d/2-1), r, rho, nu)`` for infinite support
 (R = inf) and ``integrate(..., (r, 0, R), meijerg=True)`` for the zero extension of a compactly
-supported kernel. sympy may hang (the call runs in a forked child killed at the deadline, see
-:func:`spectralkit._analysis.run_with_time_budget`), return unevaluated transforms, Meijer-G
+supported kernel. sympy may hang (the call runs in a forked child under a CPU-time budget, see
+:func:`spectralkit._numerics.budget.run_with_budget`), return unevaluated transforms, Meijer-G
 functions that cannot be lambdified, or wrong results containing ``oo``; this module rejects the
 structurally unusable ones, and the dispatcher (:mod:`._transforms`) accepts a result only after
 comparing it with the numeric transform.
@@ -20,9 +20,10 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
-from ._parse import R
+from .._numerics.budget import run_with_budget
+from ..kernels._parse import R
 
-__all__ = []  # private module
+__all__ = ["complex_evaluator", "sympy_transform"]
 
 _MODULES = [
     {
@@ -100,7 +101,7 @@ def sympy_transform(atom, dim, budget):
     dim : int
         Dimension d >= 1.
     budget : float
-        Wall-clock seconds for the symbolic computation (forked child, killed at the deadline).
+        CPU seconds for the symbolic computation (forked child, stopped at the budget).
 
     Returns
     -------
@@ -109,10 +110,8 @@ def sympy_transform(atom, dim, budget):
         overflow at large rho: the caller must verify it) and the formula as text; None when
         sympy timed out, failed or returned an unusable expression.
     """
-    from ._analysis import run_with_time_budget
-
     try:
-        mu = run_with_time_budget(_derive, (atom.expr, atom.support, int(dim)), float(budget))
+        mu = run_with_budget(_derive, (atom.expr, atom.support, int(dim)), float(budget))
     except Exception:  # noqa: BLE001 - timeout or any sympy failure: no symbolic result
         return None
     if mu is None:

@@ -1,0 +1,13 @@
+"""The spectral density of one atomic radial kernel in one dimension (Contract 1).
+
+:func:`transform_atom` returns a :class:`RadialTransform`: mu(rho) of the d-dimensional Fourier
+transform of k, from a verified closed form (:mod:`._closed_forms`, :mod:`._exp_power`), sympy's
+Hankel transform under a CPU-time budget, verified numerically (:mod:`._symbolic`), or the numeric
+Hankel transform (:mod:`._hankel`). This layer sees only kernels; measures combine its results.
+"""
+
+from ._closed_forms import closed_form
+from ._dispatch import check_atom_and_dim, numeric_transform, transform_atom
+from ._types import RadialTransform
+
+__all__ = ["RadialTransform", "transform_atom", "numeric_transform", "closed_form", "check_atom_and_dim"]

@@ -1,0 +1,33 @@
+"""Wrappers that turn a log-form density ``rho -> (log|mu|, sign)`` into validated callables."""
+
+import numpy as np
+
+__all__ = ["log_form", "vectorised"]
+
+
+def log_form(log_abs_and_sign):
+    """Wrap ``rho -> (log|mu|, sign)`` on flat arrays into a validated, shape-preserving callable."""
+
+    def log_abs_mu(rho):
+        arr = np.asarray(rho, dtype=np.float64)
+        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise ValueError("rho must be finite and >= 0")
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            log_abs, sign = log_abs_and_sign(arr.ravel())
+        return (np.asarray(log_abs, dtype=np.float64).reshape(arr.shape),
+                np.broadcast_to(np.asarray(sign, dtype=np.float64), arr.ravel().shape).reshape(arr.shape))
+
+    return log_abs_mu
+
+
+def vectorised(log_abs_and_sign):
+    """Wrap ``rho -> (log|mu|, sign)`` into a validated, vectorised float64 ``mu(rho)``."""
+    log_abs_mu = log_form(log_abs_and_sign)
+
+    def mu(rho):
+        log_abs, sign = log_abs_mu(rho)
+        with np.errstate(over="ignore", under="ignore"):
+            out = sign * np.exp(log_abs)
+        return out if out.ndim else float(out)
+
+    return mu
