@@ -10,7 +10,7 @@ import scipy.integrate
 import scipy.special
 
 import spectralkit as sk
-from spectralkit import _cache
+from spectralkit.measures import _cache
 from spectralkit import kernels as K
 from spectralkit.exceptions import DivergentMassError
 from spectralkit.measures import SpectralMeasure, check_rkks, sphere_area
@@ -282,36 +282,10 @@ def test_report_text_and_json():
 
 def test_string_specs_are_accepted():
     assert check_rkks("matern:nu=1.5", 3).verdict == "PD"
-    assert sk.kernels.gaussian().check_rkks(2).verdict == "PD"
+    assert sk.check_rkks(sk.kernels.gaussian(), 2).verdict == "PD"
 
 
-# --- caching ------------------------------------------------------------------------------------
-def test_disk_cache_round_trip_and_corruption(tmp_path):
-    k = K.delta_gaussian(1.0, 7.0)
-    _cache.clear_memory()
-    first = check_rkks(k, 4, cache_dir=tmp_path)
-    files = list(tmp_path.glob("measure-*.json"))
-    assert len(files) == 1
-    json.loads(files[0].read_text())  # plain JSON
-    _cache.clear_memory()
-    second = check_rkks(k, 4, cache_dir=tmp_path)
-    assert second.mass_plus == first.mass_plus and second.sign_changes == first.sign_changes
-    # corrupt the file: ignored with a warning, rebuilt
-    files[0].write_text("{not json")
-    _cache.clear_memory()
-    with pytest.warns(RuntimeWarning, match="ignoring corrupt spectralkit cache file"):
-        third = check_rkks(k, 4, cache_dir=tmp_path)
-    assert third.mass_plus == first.mass_plus
-    json.loads(files[0].read_text())
-    # a file written for another key is not trusted
-    blob = json.loads(files[0].read_text())
-    blob["key"] = "something else"
-    files[0].write_text(json.dumps(blob))
-    _cache.clear_memory()
-    with pytest.warns(RuntimeWarning, match="key or format version mismatch"):
-        check_rkks(k, 4, cache_dir=tmp_path)
-
-
+# --- caching (the trust tests of the disk cache are in test_cache.py) -------------------------
 def test_cache_dir_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("SPECTRALKIT_CACHE_DIR", os.fspath(tmp_path))
     _cache.clear_memory()

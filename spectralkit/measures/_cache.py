@@ -1,20 +1,33 @@
 """In-memory and on-disk caches for derived spectral quantities.
 
-The disk format is plain JSON (never pickle): one file per key, named by the sha256 of the key,
-holding the key text, a format version and the encoded data. A file that cannot be read, does
-not match its key or fails to decode is ignored with a warning and rebuilt.
+The disk format is plain JSON (never pickle; nothing in the cache is ever executed): one file per
+key, named by the sha256 of the key, holding the key text (which includes the spectralkit version,
+so an upgrade never reads old results), a format version, the data encoded by
+:mod:`._codec` and a sha256 checksum of all of it. On reading, an entry is used only if the file is
+a regular file owned by the current user, smaller than 16 MiB, valid JSON of the expected shape,
+its checksum matches, its key matches, it decodes into the expected type and the caller's
+semantic check accepts it (for measures: masses finite and non-negative, k(0) = m+ - m- within the
+stated errors, ...). Anything else — and every failure of the cache itself (a read-only folder, a
+path that is a file, an entry that is a folder, another user's files, a full disk) — falls back to
+computing without the cache, with one RuntimeWarning per call that names the problem. A bad entry
+is replaced by the recomputed one when the folder is writable.
 """
 
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import threading
 import warnings
 
-__all__ = []  # private module
+from .._version import __version__
+from ._codec import CodecError, decode, encode
 
-FORMAT_VERSION = 1
+__all__ = ["memory_get_or_compute", "get_or_compute", "clear_memory", "resolve_dir", "path_for"]
+
+FORMAT_VERSION = 2
+_MAX_BYTES = 16 << 20
 _memory = {}
 _lock = threading.Lock()
 
@@ -42,46 +55,66 @@ def resolve_dir(cache_dir):
     return None if cache_dir is None else os.fspath(cache_dir)
 
 
+def _key_text(key):
+    return f"spectralkit {__version__} | {key!r}"
+
+
 def path_for(key, cache_dir):
-    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:32]
+    """The file of ``key`` in ``cache_dir``."""
+    digest = hashlib.sha256(_key_text(key).encode()).hexdigest()[:32]
     return os.path.join(cache_dir, f"measure-{digest}.json")
 
 
-def get_or_compute(key, compute, *, cache_dir=None, encode, decode):
-    """Memory, then disk (JSON), then ``compute()``; writes back to both.
-
-    ``encode(value) -> JSON-able`` and ``decode(JSON) -> value`` convert for the disk.
-    """
-    with _lock:
-        if key in _memory:
-            return _memory[key]
-    directory = resolve_dir(cache_dir)
-    value = None
-    if directory is not None:
-        path = path_for(key, directory)
-        if os.path.exists(path):
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    blob = json.load(fh)
-                if blob.get("version") != FORMAT_VERSION or blob.get("key") != repr(key):
-                    raise ValueError("key or format version mismatch")
-                value = decode(blob["data"])
-            except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-                warnings.warn(f"ignoring corrupt spectralkit cache file {path} ({exc}); rebuilding it",
-                              RuntimeWarning, stacklevel=3)
-                value = None
-    if value is None:
-        value = compute()
-        if directory is not None:
-            _write(path_for(key, directory), {"version": FORMAT_VERSION, "key": repr(key),
-                                              "data": encode(value)})
-    with _lock:
-        return _memory.setdefault(key, value)
+def _checksum(blob):
+    body = {k: blob[k] for k in ("version", "key", "data")}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, allow_nan=False).encode()).hexdigest()
 
 
-def _write(path, blob):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+class _Problem(Exception):
+    """Why the disk cache was not used (the message goes into the one warning)."""
+
+
+def _read(path, key, expected, validate):
+    """The cached value, None when there is no entry; _Problem for a bad entry or a cache failure."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise _Problem(f"cannot access {path} ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise _Problem(f"{path} is not a regular file")
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise _Problem(f"{path} belongs to another user (uid {st.st_uid}); not trusted")
+    if st.st_size > _MAX_BYTES:
+        raise _Problem(f"{path} is larger than {_MAX_BYTES >> 20} MiB")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            blob = json.load(fh)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise _Problem(f"cannot read {path} ({exc})") from None
+    if not isinstance(blob, dict) or set(blob) != {"version", "key", "data", "checksum"}:
+        raise _Problem(f"{path} is not a spectralkit cache entry")
+    if blob["version"] != FORMAT_VERSION or blob["key"] != _key_text(key):
+        raise _Problem(f"{path} holds another key or format version")
+    try:
+        if blob["checksum"] != _checksum(blob):
+            raise _Problem(f"{path} fails its checksum (edited or corrupted)")
+        value = decode(blob["data"], expected)
+    except (CodecError, TypeError, ValueError) as exc:
+        raise _Problem(f"{path} does not decode ({exc})") from None
+    reason = validate(value)
+    if reason:
+        raise _Problem(f"{path} fails validation: {reason}")
+    return value
+
+
+def _write(path, key, value):
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    blob = {"version": FORMAT_VERSION, "key": _key_text(key), "data": encode(value)}
+    blob["checksum"] = _checksum(blob)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".measure-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(blob, fh, allow_nan=False)
@@ -90,3 +123,47 @@ def _write(path, blob):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def get_or_compute(key, compute, *, expected, validate, cache_dir=None):
+    """Memory, then disk (validated JSON), then ``compute()``; writes back to both.
+
+    Parameters
+    ----------
+    key : hashable
+        Identifies the value (its ``repr`` names the file).
+    compute : callable
+        ``compute() -> value`` of type ``expected``.
+    expected : type
+        A dataclass of :data:`._codec.TYPES`.
+    validate : callable
+        ``validate(value) -> str or None``: the reason a decoded value is not trusted, or None.
+    cache_dir : str or path-like, optional
+        See :func:`resolve_dir`.
+    """
+    with _lock:
+        if key in _memory:
+            return _memory[key]
+    directory = resolve_dir(cache_dir)
+    value = None
+    problem = None
+    writable = directory is not None
+    if directory is not None:
+        path = path_for(key, directory)
+        try:
+            value = _read(path, key, expected, validate)
+        except _Problem as exc:
+            problem = str(exc)
+            writable = os.path.isdir(directory) and not os.path.isdir(path)
+    if value is None:
+        value = compute()
+        if writable:
+            try:
+                _write(path, key, value)
+            except (OSError, TypeError, ValueError) as exc:
+                problem = problem or f"cannot write {path} ({getattr(exc, 'strerror', None) or exc})"
+    if problem:
+        warnings.warn(f"spectralkit disk cache not used: {problem}; computed without it",
+                      RuntimeWarning, stacklevel=3)
+    with _lock:
+        return _memory.setdefault(key, value)
