@@ -10,11 +10,10 @@ fast random features whose signed inner product is an unbiased estimate of k.
 """
 
 from . import kernels
+from ._version import __version__
 from .exceptions import DivergentMassError, KernelDefinitionError, SpectralkitError, TransformError
 from .kernels import RadialKernel
 from .measures import Estimate, RKKSReport, SpectralMeasure, check_rkks
-
-__version__ = "0.1.0"
 
 __all__ = [
     "kernels",

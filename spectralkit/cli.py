@@ -26,8 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
+from . import io
+from ._version import __version__
 from .exceptions import DivergentMassError, KernelDefinitionError, TransformError
+from .features import RandomFeatures
+from .kernels import from_spec
+from .measures import SpectralMeasure, check_rkks
+from .plotting import plot_measure, save_figure
 
 __all__ = ["main", "build_parser"]
 
@@ -112,8 +117,6 @@ def _add_kernel_args(p, dim_required=True):
 
 
 def _kernel_from_args(args):
-    from .kernels import from_spec
-
     params = dict(args.param) or None
     try:
         return from_spec(args.kernel, params=params, support=args.support)
@@ -217,8 +220,6 @@ def _out(text=""):
 
 def _measure(kernel, dim):
     """The (lazy, cheap to build) measure; argument errors become usage errors."""
-    from .measures import SpectralMeasure
-
     try:
         return SpectralMeasure(kernel, dim)
     except ValueError as exc:
@@ -251,8 +252,6 @@ def _check_output_file(path, suffixes, what):
 
 
 def _cmd_plot(args):
-    from .plotting import plot_measure, save_figure
-
     out = _check_output_file(args.output, (".png", ".pdf", ".svg"), "--output")
     kernel = _kernel_from_args(args)
     measure = _measure(kernel, args.dim)
@@ -301,9 +300,6 @@ def _sidecar_path(output):
 
 
 def _cmd_featurize(args):
-    from . import io
-    from .features import RandomFeatures
-
     output = _check_output_file(args.output, (".npy",), "OUTPUT")
     labels_path = None if args.labels is None else _check_output_file(args.labels, (".npy",), "--labels")
     kernel = _kernel_from_args(args)
@@ -461,9 +457,7 @@ def _demo_data(choice, seed):
     if choice in ("auto", "letter"):
         shared = _shared_data_dir()
         if shared is not None and (shared / "letter-recognition.data").exists():
-            from .io import load
-
-            X, _ = load(shared / "letter-recognition.data", label_column=0)
+            X, _ = io.load(shared / "letter-recognition.data", label_column=0)
             X = X / 15.0
             note = "" if choice == "letter" else " (scikit-learn not installed: using the shared letter data)"
             return X, f"UCI letter recognition (20000 x 16, scaled to [0, 1]){note}"
@@ -477,10 +471,6 @@ def _demo_data(choice, seed):
 
 
 def _cmd_demo(args):
-    from .features import RandomFeatures
-    from .kernels import from_spec
-    from .measures import check_rkks
-
     try:
         kernel = from_spec(args.kernel)
     except KernelDefinitionError as exc:

@@ -23,6 +23,9 @@ import dask.array as da
 import numpy as np
 from dask.base import tokenize
 
+from .features import RandomFeatures
+from .kernels import RadialKernel, from_spec
+
 __all__ = ["fit_dask", "transform_dask", "DaskSpectralFeatures"]
 
 
@@ -170,9 +173,6 @@ class DaskSpectralFeatures:
 
     def fit(self, X, y=None):
         """Draw the frequencies for ``X.shape[1]`` (X: dask array; its values are not read)."""
-        from .features import RandomFeatures
-        from .kernels import RadialKernel, from_spec
-
         X = _check_dask_array(X)
         if isinstance(self.kernel, RadialKernel):
             if self.kernel_params:

@@ -33,14 +33,15 @@ import pickle
 import warnings
 
 import numpy as np
-import scipy.special
 
 from . import _compiled
 from .exceptions import DivergentMassError
-from .frequencies import METHODS, draw_frequencies
+from ._numerics.quadrature import gauss_legendre
+from ._numerics.special import omega as _omega
 from .kernels import RadialKernel, from_spec
 from .measures import SpectralMeasure
-from .samplers import RadialSampler, exact_sampler
+from .sampling import RadialSampler, exact_sampler
+from .sampling.directions import METHODS, draw_frequencies
 
 __all__ = ["RandomFeatures", "SPLITS", "FEATURE_MAPS"]
 
@@ -86,17 +87,6 @@ def _picklable(value):
     except (pickle.PicklingError, AttributeError, TypeError):
         return False
     return True
-
-
-def _omega(x, dim):
-    """Sphere average of cos: Omega_d(x) = Gamma(d/2) (2/x)^(d/2-1) J_(d/2-1)(x), Omega_d(0) = 1."""
-    nu = 0.5 * dim - 1.0
-    x = np.asarray(x, dtype=np.float64)
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        if dim == 1:
-            return np.cos(x)
-        val = np.exp(scipy.special.gammaln(0.5 * dim) + nu * np.log(2.0 / x)) * scipy.special.jv(nu, x)
-    return np.where(x < 1e-8, 1.0, val)
 
 
 class RandomFeatures:
@@ -372,7 +362,7 @@ class RandomFeatures:
             m = max(1, int(math.ceil((b - a) / (np.pi / (4 * r_max)))))
             pieces.append(np.linspace(a, b, m + 1))
         grid = np.unique(np.concatenate(pieces))
-        t, w = np.polynomial.legendre.leggauss(16)
+        t, w = gauss_legendre(16)
         lo, hi = grid[:-1, None], grid[1:, None]
         nodes = (lo + (hi - lo) * 0.5 * (t + 1)).ravel()
         weights = ((hi - lo) * 0.5 * w).ravel() * measure.radial_density(nodes)

@@ -43,7 +43,9 @@ from sklearn.base import (
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .features import RandomFeatures
 from .kernels import RadialKernel, from_spec
+from .measures import SpectralMeasure
 
 __all__ = ["SpectralFeatures", "KreinRidgeRegressor", "KreinRidgeClassifier"]
 
@@ -159,8 +161,6 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def _fit_dim(self, dim):
         """Draw the frequencies for input dimension ``dim`` (no data needed)."""
-        from .features import RandomFeatures
-
         kernel = self._validate_params_()
         rf = RandomFeatures(kernel, dim=int(dim), n_components=int(self.n_components),
                             method=self.method, split=self.split, feature_map=self.feature_map,
@@ -241,8 +241,6 @@ class _PickledFeatures:
         self.cls, self.state = cls, state
 
     def restore(self, kernel):
-        from .measures import SpectralMeasure
-
         rf = self.cls.__new__(self.cls)
         vars(rf).update(self.state)
         rf.measure_ = SpectralMeasure(kernel, self.state["n_features_in_"])  # lazy: nothing computed

@@ -84,7 +84,7 @@ def test_gorf_plus_and_minus_jointly_orthogonal(dim, n_plus, n_minus, seed):
     assert dp.shape == (n_plus, dim) and dm.shape == (n_minus, dim)
     # rebuild the row order of the blocks (the deal is deterministic) and check each block
     rows = orthogonal_directions(n_plus + n_minus, dim, np.random.default_rng(seed))
-    from spectralkit.frequencies import _deal
+    from spectralkit.sampling.directions import _deal
 
     mask = _deal(n_plus, n_minus)
     assert mask.sum() == n_plus
@@ -97,7 +97,7 @@ def test_gorf_plus_and_minus_jointly_orthogonal(dim, n_plus, n_minus, seed):
 def test_gorf_alternates_and_cross_orthogonal():
     dp, dm = gorf_directions(8, 8, 16, np.random.default_rng(3))
     assert np.abs(dp @ dm.T).max() < 1e-12  # one block of 16 rows: all + orthogonal to all -
-    from spectralkit.frequencies import _deal
+    from spectralkit.sampling.directions import _deal
 
     assert list(_deal(3, 3)) == [False, True, False, True, False, True]
 

@@ -22,14 +22,9 @@ import scipy.stats as st
 from spectralkit import _compiled, kernels
 from spectralkit.exceptions import DivergentMassError, TransformError
 from spectralkit.measures import Estimate, Lobe, SpectralMeasure, TailModel
-from spectralkit.samplers import (
-    ExactSampler,
-    RadialSampler,
-    _hermite_eval,
-    _positive_stable,
-    exact_sampler,
-    sobol_uniforms,
-)
+from spectralkit._numerics.random import positive_stable as _positive_stable
+from spectralkit.sampling import ExactSampler, RadialSampler, exact_sampler, sobol_uniforms
+from spectralkit.sampling._radial import _hermite_eval
 
 ALPHA = 1e-3  # level of every KS test
 

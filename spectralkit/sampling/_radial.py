@@ -1,6 +1,6 @@
-"""Samplers of frequency norms: tabulated inverse CDFs for any measure, exact laws for families.
+"""Tabulated inverse-CDF samplers of frequency norms for any finite signed radial measure.
 
-Conventions (``../shared/REFERENCE.md`` §1–§4, ``docs/architecture.md`` Contract 2): the signed
+Conventions (``docs/conventions.md``, ``docs/architecture.md`` Contract 2): the signed
 radial density of a radial spectral measure mu on R^d is f(rho) = S_{d-1} rho^(d-1) mu(rho), with
 int_0^inf f = k(0). Its Jordan parts give the two radial laws
 
@@ -11,16 +11,10 @@ with normalising constants the masses m_plus, m_minus (k(0) = m_plus - m_minus).
 :class:`RadialSampler` samples p_plus or p_minus for any measure implementing Contract 2. The head
 [0, rho_c] is split into the measure's constant-sign lobes; each lobe of the requested sign gets its
 own inverse-CDF table (a single table across a zero of f would put samples into lobes of the wrong
-sign, REFERENCE §5b). A table is a monotone cubic Hermite interpolant of rho(u) on adaptively refined
+sign). A table is a monotone cubic Hermite interpolant of rho(u) on adaptively refined
 knots; the CDF at the knots is integrated by Gauss–Legendre quadrature per knot interval. Beyond
 rho_c the tail is sampled exactly by rejection from a Pareto proposal (never truncated). The lobe
 (or tail) of a draw is picked with probabilities lobe mass / total mass.
-
-:func:`exact_sampler` returns an :class:`ExactSampler` for the library families whose frequency
-law is a known scale mixture of Gaussians (REFERENCE §4; Ahir & Pandit, paper 004): Gaussian,
-Matérn (multivariate t, which includes the Laplacian as the multivariate Cauchy law), exponential
-power (sub-Gaussian alpha-stable law) and rational quadratic (Gaussian scale mixture with a Gamma
-precision; with ``alpha = 1`` this is the Cauchy kernel 1 / (1 + r^2 / (2 l^2))).
 """
 
 import math
@@ -28,36 +22,20 @@ import time
 import warnings
 
 import numpy as np
-import scipy.special
+from scipy.stats import qmc
 
-from . import _compiled
-from .exceptions import DivergentMassError, TransformError
+from .. import _compiled
+from .._numerics.quadrature import unit_rule
+from ..exceptions import DivergentMassError, TransformError
 
-__all__ = [
-    "RadialSampler",
-    "ExactSampler",
-    "exact_sampler",
-    "EXACT_FAMILIES",
-    "sobol_uniforms",
-]
+__all__ = ["RadialSampler", "sobol_uniforms"]
 
 # Batches below this size are looked up in numpy (see RadialSampler._lookup).
 _SMALL_BATCH = 4096
 
-# Gauss–Legendre rules on [0, 1]: 16 nodes for the CDF, 8 nodes to estimate its error.
-_GL_CACHE = {}
-
-
-def _gauss_legendre(n):
-    if n not in _GL_CACHE:
-        x, w = np.polynomial.legendre.leggauss(n)
-        _GL_CACHE[n] = (0.5 * (x + 1.0), 0.5 * w)
-    return _GL_CACHE[n]
-
-
 def _integrate(density, lo, hi, n):
     """Gauss–Legendre integrals of ``density`` over the intervals [lo_i, hi_i] (vectorised)."""
-    t, w = _gauss_legendre(n)
+    t, w = unit_rule(n)
     h = hi - lo
     x = lo[:, None] + h[:, None] * t[None, :]
     return (density(x.ravel()).reshape(x.shape) @ w) * h
@@ -85,8 +63,6 @@ def sobol_uniforms(n, rng):
     rng : numpy.random.Generator
         Source of the scrambling.
     """
-    from scipy.stats import qmc
-
     n = _check_count("n", n)
     if n == 0:
         return np.empty(0)
@@ -491,160 +467,3 @@ class RadialSampler:
                 return out
         raise RuntimeError(f"tail rejection sampler accepted only {filled} of {n} draws "
                            f"(acceptance {self.tail_acceptance:.2g})")
-
-
-# ---------------------------------------------------------------------------------------------
-# exact samplers (REFERENCE §4)
-# ---------------------------------------------------------------------------------------------
-def _positive_stable(beta, n, rng):
-    """Positive beta-stable variables A, 0 < beta <= 1, with E exp(-t A) = exp(-t^beta).
-
-    Kanter's representation: A = (a(U) / E)^((1 - beta) / beta), U ~ Uniform(0, pi), E ~ Exp(1),
-    a(u) = (sin(beta u)^beta sin((1 - beta) u)^(1 - beta) / sin u)^(1 / (1 - beta)); computed in logs.
-    """
-    if beta == 1.0:
-        return np.ones(n)
-    u = rng.random(n) * np.pi
-    e = rng.standard_exponential(n)
-    log_a = (beta * np.log(np.sin(beta * u)) + (1 - beta) * np.log(np.sin((1 - beta) * u))
-             - np.log(np.sin(u))) / (1 - beta)
-    return np.exp((1 - beta) / beta * (log_a - np.log(e)))
-
-
-class ExactSampler:
-    """Exact frequency law of a library family (a scale mixture of Gaussians), on R^dim.
-
-    Every family draws w = t * g / l with g ~ N(0, I_dim) and an independent radial multiplier t
-    shared by the whole row (per-coordinate draws would be wrong for dim > 1):
-
-    - ``"gaussian"`` exp(-r^2 / (2 l^2)): t = 1.
-    - ``"matern"`` (nu; nu = 1/2 is the Laplacian exp(-r/l)): t = sqrt(2 nu / c), c ~ chi^2_(2 nu)
-      (multivariate t with 2 nu degrees of freedom; multivariate Cauchy for nu = 1/2).
-    - ``"exponential_power"`` exp(-(r/l)^alpha): t = sqrt(2 A), A positive (alpha/2)-stable with
-      E exp(-s A) = exp(-s^(alpha/2)) (Kanter's representation; alpha = 2 gives A = 1).
-    - ``"rational_quadratic"`` (1 + r^2 / (2 alpha l^2))^(-alpha): t = sqrt(tau), tau ~ Gamma(shape
-      alpha, rate alpha) (then E exp(-tau s^2 / 2) = (1 + s^2 / (2 alpha))^(-alpha)).
-
-    With a shape matrix M (symmetric positive definite) the kernel is k(||z||_M), ||z||_M =
-    sqrt(z^T M z), and the frequencies are w = M^(1/2) w_iso.
-
-    Parameters
-    ----------
-    family : str
-    params : dict
-        The family's parameters as in ``kernel.family`` (``lengthscale`` and ``nu`` / ``alpha``).
-    dim : int
-    shape : array_like, optional
-        Shape matrix M (dim x dim).
-
-    Attributes
-    ----------
-    mass : float
-        Total mass k(0) = 1 (these families are positive definite and normalised).
-    """
-
-    def __init__(self, family, params, dim, shape=None):
-        if family not in EXACT_FAMILIES:
-            raise ValueError(f"family must be one of {sorted(EXACT_FAMILIES)}, got {family!r}")
-        self.dim = _check_dim(dim)
-        self.family = family
-        self.params = dict(params)
-        self.lengthscale = float(self.params.get("lengthscale", 1.0))
-        if not self.lengthscale > 0:
-            raise ValueError(f"lengthscale must be > 0, got {self.lengthscale!r}")
-        if family == "matern":
-            self._shape_param = float(self.params["nu"])
-        elif family in ("exponential_power", "rational_quadratic"):
-            self._shape_param = float(self.params["alpha"])
-        else:
-            self._shape_param = None
-        if family == "exponential_power" and not 0 < self._shape_param <= 2:
-            raise ValueError(f"alpha must be in (0, 2], got {self._shape_param!r}")
-        if self._shape_param is not None and not self._shape_param > 0:
-            raise ValueError(f"the {family} parameter must be > 0, got {self._shape_param!r}")
-        self.mass = 1.0
-        self.shape = None
-        self._sqrt_shape = None
-        if shape is not None:
-            M = np.asarray(shape, dtype=np.float64)
-            if M.shape != (self.dim, self.dim) or not np.all(np.isfinite(M)):
-                raise ValueError(f"shape must be a finite {self.dim} x {self.dim} matrix, got shape {M.shape}")
-            if not np.allclose(M, M.T, rtol=1e-12, atol=1e-12 * np.abs(M).max()):
-                raise ValueError("shape must be symmetric")
-            ev, V = np.linalg.eigh(M)
-            if ev.min() <= 0:
-                raise ValueError(f"shape must be positive definite, smallest eigenvalue {ev.min():.3g}")
-            self.shape = M
-            self._sqrt_shape = (V * np.sqrt(ev)) @ V.T
-
-    def __repr__(self):
-        return f"ExactSampler({self.family!r}, {self.params}, dim={self.dim})"
-
-    def _multiplier(self, n, rng):
-        fam, p = self.family, self._shape_param
-        if fam == "gaussian":
-            return np.ones(n)
-        if fam == "matern":
-            return np.sqrt(2.0 * p / rng.chisquare(2.0 * p, n))
-        if fam == "exponential_power":
-            return np.sqrt(2.0 * _positive_stable(p / 2.0, n, rng))
-        return np.sqrt(rng.gamma(p, 1.0 / p, n))  # rational quadratic
-
-    def sample_norms(self, n, rng):
-        """``n`` i.i.d. norms ||w_iso|| of the isotropic law (t * chi_dim / l)."""
-        n = _check_count("n", n)
-        _check_rng(rng)
-        t = self._multiplier(n, rng)
-        return t * np.sqrt(rng.chisquare(self.dim, n)) / self.lengthscale
-
-    def sample(self, n, rng):
-        """``n`` i.i.d. frequency vectors; returns ``(W, norms)``.
-
-        ``W`` has shape (n, dim) (with the shape matrix applied, ``W = W_iso M^(1/2)``) and
-        ``norms = ||w_iso||`` row-wise.
-        """
-        n = _check_count("n", n)
-        _check_rng(rng)
-        t = self._multiplier(n, rng)
-        W = rng.standard_normal((n, self.dim)) * (t / self.lengthscale)[:, None]
-        norms = np.linalg.norm(W, axis=1)
-        if self._sqrt_shape is not None:
-            W = W @ self._sqrt_shape
-        return W, norms
-
-    def kernel(self, r):
-        """The family's kernel k(r) (r = ||z||_M), for cross-checks."""
-        r = np.asarray(r, dtype=np.float64) / self.lengthscale
-        fam, p = self.family, self._shape_param
-        if fam == "gaussian":
-            return np.exp(-0.5 * r**2)
-        if fam == "exponential_power":
-            return np.exp(-r**p)
-        if fam == "rational_quadratic":
-            return (1.0 + r**2 / (2.0 * p)) ** (-p)
-        x = np.sqrt(2.0 * p) * r
-        with np.errstate(invalid="ignore"):
-            val = 2.0 ** (1 - p) / scipy.special.gamma(p) * x**p * scipy.special.kv(p, x)
-        return np.where(x == 0, 1.0, val)
-
-
-#: Families with an exact frequency law (keys of ``kernel.family``).
-EXACT_FAMILIES = frozenset({"gaussian", "matern", "exponential_power", "rational_quadratic"})
-
-
-def _check_dim(dim):
-    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
-        raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
-    return int(dim)
-
-
-def exact_sampler(kernel, dim, shape=None):
-    """The exact frequency sampler of ``kernel`` on R^dim, or None when its law is not known exactly.
-
-    Keyed by ``kernel.family`` (library kernels; combinations have no family): Gaussian, Matérn and
-    Laplacian, exponential power, rational quadratic. See :class:`ExactSampler`.
-    """
-    family = getattr(kernel, "family", None)
-    if family is None or family[0] not in EXACT_FAMILIES:
-        return None
-    return ExactSampler(family[0], family[1], dim, shape=shape)
