@@ -11,7 +11,13 @@ fast random features whose signed inner product is an unbiased estimate of k.
 
 from . import kernels
 from ._version import __version__
-from .exceptions import DivergentMassError, KernelDefinitionError, SpectralkitError, TransformError
+from .exceptions import (
+    AccuracyWarning,
+    DivergentMassError,
+    KernelDefinitionError,
+    SpectralkitError,
+    TransformError,
+)
 from .kernels import RadialKernel
 from .measures import Estimate, RKKSReport, SpectralMeasure, check_rkks
 
@@ -27,6 +33,7 @@ __all__ = [
     "KernelDefinitionError",
     "DivergentMassError",
     "TransformError",
+    "AccuracyWarning",
     "__version__",
 ]
 

@@ -8,6 +8,7 @@ __all__ = [
     "KernelDefinitionError",
     "DivergentMassError",
     "TransformError",
+    "AccuracyWarning",
 ]
 
 
@@ -44,3 +45,12 @@ class DivergentMassError(SpectralkitError, ValueError):
 
 class TransformError(SpectralkitError, RuntimeError):
     """A spectral measure could not be computed to the requested accuracy."""
+
+
+class AccuracyWarning(RuntimeWarning):
+    """A numerical self-check failed: a result is returned, but its stated accuracy is not proven.
+
+    Example: the Bochner identity k(0) = m+ - m- holds only outside the summed mass errors. The
+    message carries the numbers; treat the result with care (features built from it may be biased
+    by the discrepancy at r = 0).
+    """

@@ -13,6 +13,8 @@ import numpy as np
 
 __all__ = ["nodes", "coefficients", "clenshaw", "PiecewiseChebyshev", "fit_adaptive"]
 
+_BLOCK = 4096
+
 
 def nodes(n):
     """The ``n`` Chebyshev points of the first kind on [-1, 1], cos(pi (k + 1/2) / n)."""
@@ -65,10 +67,12 @@ class PiecewiseChebyshev:
         if self.func is not None:
             use &= (flat >= self.edges[0]) & (flat <= self.edges[-1])
         out = np.empty(flat.shape, dtype=self.coefs.dtype)
-        if np.any(use):
-            i = idx[use]
+        pos = np.nonzero(use)[0]
+        for s in range(0, pos.size, _BLOCK):  # blocks keep the gathered coefficients in cache
+            sel = pos[s:s + _BLOCK]
+            i = idx[sel]
             a, b = self.edges[i], self.edges[i + 1]
-            out[use] = clenshaw(self.coefs[i], (2 * flat[use] - a - b) / (b - a))
+            out[sel] = clenshaw(self.coefs[i], (2 * flat[sel] - a - b) / (b - a))
         if not np.all(use):
             out[~use] = self.func(flat[~use])
         return out.reshape(x.shape)

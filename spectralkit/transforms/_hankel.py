@@ -556,21 +556,32 @@ class NumericHankel:
         m2 = (flat > self.rho_x) & np.isfinite(flat)  # mu(inf) = 0
         if np.any(m2):
             x = flat[m2]
-            val = np.zeros(x.shape)
-            if self.has_ray:
-                ray = x < self.rho_sA
-                if np.any(ray):
-                    val[ray] = self._A(np.log(np.minimum(x[ray], self.rho_max))) * x[ray] ** (-self.pA)
-                if np.any(~ray):
-                    val[~ray] = self._origin_series(x[~ray])
-            if self._B is not None:
-                sb = self._B(np.log(np.minimum(x, self.rho_max)))
-                far = x > self.rho_max
-                v1, slope = self._ext
-                sb[far] = v1 + slope * (1.0 / x[far] - 1.0 / self.rho_max)
-                val -= np.real(np.exp(1j * self.support * x) * sb) * x ** (-self.pB)
-            out[m2] = val
+            a, b = self.tail_parts(x)
+            out[m2] = a - np.real(np.exp(1j * (self.support or 0.0) * x) * b)
         return out.reshape(rho.shape)
+
+    def tail_parts(self, rho):
+        """``(A, B)`` with mu = A - Re(exp(i R rho) B) for rho > rho_x (R the support, 0 without).
+
+        A (real) is the non-oscillating part (origin terms), B (complex) the slowly varying
+        amplitude of the edge oscillation; both are smooth in log(rho).
+        """
+        x = np.asarray(rho, dtype=np.float64)
+        a = np.zeros(x.shape)
+        b = np.zeros(x.shape, dtype=np.complex128)
+        if self.has_ray:
+            ray = x < self.rho_sA
+            if np.any(ray):
+                a[ray] = self._A(np.log(np.minimum(x[ray], self.rho_max))) * x[ray] ** (-self.pA)
+            if np.any(~ray):
+                a[~ray] = self._origin_series(x[~ray])
+        if self._B is not None:
+            sb = self._B(np.log(np.minimum(x, self.rho_max)))
+            far = x > self.rho_max
+            v1, slope = self._ext
+            sb[far] = v1 + slope * (1.0 / x[far] - 1.0 / self.rho_max)
+            b = sb * x ** (-self.pB)
+        return a, b
 
     def direct(self, rho):
         """mu(rho) without interpolation: quadrature up to rho_x, steepest descent beyond."""
