@@ -49,8 +49,9 @@ def _scales(measure):
 def _rho_range(measure, finite, fraction=0.995):
     """Upper end of the rho axis: where ``fraction`` of ||mu|| is reached (finite), else 20 x scale."""
     _, hi_scale = _scales(measure)
+    shell_hi = 1.2 * max([r_ for r_, _ in getattr(measure, "shells", ()) or ()] + [0.0])
     if not finite:
-        return 20.0 * hi_scale
+        return max(20.0 * hi_scale, shell_hi)
     tail = measure.tail
     lobes = measure.lobes
     hi = tail.rho_c if tail is not None else (lobes[-1].b if lobes else 50.0 * hi_scale)
@@ -58,8 +59,24 @@ def _rho_range(measure, finite, fraction=0.995):
     f = np.abs(measure.radial_density(grid))
     cum = np.concatenate([[0.0], np.cumsum(0.5 * (f[1:] + f[:-1]) * np.diff(grid))])
     if cum[-1] <= 0:
-        return hi
-    return float(min(hi, 1.15 * grid[np.searchsorted(cum, fraction * cum[-1])]))
+        return max(hi, shell_hi)
+    return max(float(min(hi, 1.15 * grid[np.searchsorted(cum, fraction * cum[-1])])), shell_hi)
+
+
+def _draw_shells(ax, shells, values):
+    """Sphere shells (and an atom at 0) as stems: a point mass in rho, annotated with its mass."""
+    if not shells:
+        return
+    top = float(np.max(np.abs(values))) if values is not None and np.size(values) and np.max(np.abs(values)) > 0 \
+        else max(abs(m) for _, m in shells)
+    for radius, mass in shells:
+        color = _PLUS if mass > 0 else _MINUS
+        height = math.copysign(top, mass)
+        ax.vlines(radius, 0.0, height, color=color, lw=2.5)
+        ax.plot([radius], [height], marker="^" if mass > 0 else "v", color=color, ms=7)
+        where = "atom at 0" if radius == 0 else f"shell rho = {radius:.4g}"
+        ax.annotate(f"{where}, mass {mass:+.4g}", (radius, height), fontsize=7, color=color,
+                    xytext=(4, -10 if mass > 0 else 4), textcoords="offset points")
 
 
 def _r_range(kernel, measure):
@@ -136,6 +153,8 @@ def plot_measure(measure, *, rho_max=None, r_max=None, n_points=800, figsize=(13
     ax_mu.fill_between(rho_m, 0.0, np.maximum(mu, 0.0), color=_PLUS, alpha=0.45, label="mu+ (positive part)")
     ax_mu.fill_between(rho_m, 0.0, np.minimum(mu, 0.0), color=_MINUS, alpha=0.45, label="mu- (negative part)")
     ax_mu.axhline(0.0, color="0.6", lw=0.6)
+    shells = tuple(getattr(measure, "shells", ()) or ())
+    _draw_shells(ax_mu, shells, mu)
     zeros = [z for z in (getattr(measure, "sign_changes", ()) or ()) if z <= rho_mu]
     if not zeros:  # e.g. divergent measures carry no located roots: use the grid
         s_ = np.sign(mu)
@@ -180,9 +199,15 @@ def plot_measure(measure, *, rho_max=None, r_max=None, n_points=800, figsize=(13
             continue
         ax_p.plot(rho_m, gv / m, color=color, label=f"p{sign}(rho)")
         ax_p.fill_between(rho_m, 0.0, gv / m, color=color, alpha=0.25)
-        cdf = np.concatenate([[0.0], np.cumsum(0.5 * (g[1:] + g[:-1]) * np.diff(rho))]) / m
+        cdf = np.concatenate([[0.0], np.cumsum(0.5 * (g[1:] + g[:-1]) * np.diff(rho))])
+        for radius, mass in shells:  # a sphere shell is a jump of the CDF
+            if (mass > 0) == (sign == "+"):
+                cdf = cdf + abs(mass) * (rho >= radius)
+        cdf = cdf / m
         what = f"mass on [0, {rho_max:g}] = {m:.4g}" if truncated_view else f"m{sign} = {m:.4g}"
         ax_cdf.plot(rho, cdf, color=color, label=f"F{sign}(rho), {what}")
+    _draw_shells(ax_p, [(r_, m_ / (masses[0] if m_ > 0 else masses[1])) for r_, m_ in shells
+                        if (masses[0] if m_ > 0 else masses[1]) > 0], None)
     ax_p.set(xlabel="rho", ylabel="density", title="radial laws p± ∝ max(±mu, 0) rho^(d-1)",
              xlim=(0.0, rho_mu))
     if long_tail:

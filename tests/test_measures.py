@@ -265,9 +265,12 @@ def test_rho_is_validated():
             m.mu(np.array([bad]))
 
 
-def test_non_decaying_kernel_is_reported():
-    with pytest.raises(sk.TransformError, match="does not tend to 0 at infinity"):
-        check_rkks(K.RadialKernel.from_string("cos(r)"), 2)
+def test_cosine_kernel_is_a_shell_in_d1_and_not_a_measure_beyond():
+    # cos(r) = Omega_1(r): the uniform measure on {-1, 1} in d = 1; bounded but no finite measure in d >= 2
+    rep = check_rkks(K.RadialKernel.from_string("cos(r)"), 1)
+    assert rep.verdict == "PD" and [(s.radius, s.mass) for s in rep.shells] == [(1.0, 1.0)]
+    rep = check_rkks(K.RadialKernel.from_string("cos(r)"), 2)
+    assert rep.verdict == "DIVERGENT" and "not a measure" in rep.reason
 
 
 def test_report_text_and_json():

@@ -359,7 +359,7 @@ def test_exact_sampler_registry_and_validation():
     assert exact_sampler(kernels.RadialKernel.from_string("exp(-r**2)"), 3) is None
     assert exact_sampler(kernels.laplacian(), 2).family == "matern"
     with pytest.raises(ValueError, match="family must be one of"):
-        ExactSampler("bessel", {}, 2)
+        ExactSampler("log_kernel", {}, 2)
     with pytest.raises(ValueError, match="dim must be an integer >= 1"):
         ExactSampler("gaussian", {"lengthscale": 1.0}, 0)
     with pytest.raises(ValueError, match="shape must be positive definite"):

@@ -38,6 +38,8 @@ __all__ = [
     "arccos0_sphere",
     "arccos1_sphere",
     "log_kernel",
+    "sinc",
+    "bessel",
     "LIBRARY",
     "REGISTRY",
     "Family",
@@ -57,3 +59,5 @@ ntk_relu_sphere = LIBRARY["ntk_relu_sphere"]
 arccos0_sphere = LIBRARY["arccos0_sphere"]
 arccos1_sphere = LIBRARY["arccos1_sphere"]
 log_kernel = LIBRARY["log_kernel"]
+sinc = LIBRARY["sinc"]
+bessel = LIBRARY["bessel"]

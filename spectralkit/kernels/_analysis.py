@@ -66,6 +66,9 @@ class KernelAnalysis:
         ``"none"`` (bounded, not tending to 0) or ``"growth"`` (unbounded as r -> inf).
     decay_rate : float
         The rate for ``"power"`` and ``"exponential"``, else nan.
+    oscillating : bool
+        True when k changes sign in the windows at r = 10^8 ... 10^12 (it oscillates at infinity; its
+        spectral measure then has singular points or parts at nonzero frequencies).
     method : str
         ``"sympy-series"`` when both expansions are symbolic, ``"numeric"`` when at least one of
         them fell back to the numeric estimate.
@@ -79,6 +82,7 @@ class KernelAnalysis:
     decay: str
     decay_rate: float
     method: str
+    oscillating: bool = False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -297,7 +301,7 @@ _DENSE = (8, 12)  # decades of the power-rate slope: full window; elsewhere the 
 
 
 def _decay(expr):
-    """Classify the decay of k at infinity from log max|k| over windows [r, 1.1 r], r = 1e2..1e12.
+    """``(decay, rate, oscillating)``: classify the decay of k at infinity from log max|k| over windows [r, 1.1 r], r = 1e2..1e12.
 
     The window (quasi-random points plus r itself; 400 at the decades used for the power rate,
     so an oscillation's envelope is missed by < 1e-4 in log) catches the envelope of oscillating kernels;
@@ -309,35 +313,39 @@ def _decay(expr):
     f = _mp_function(expr)
     with mpmath.workdps(50):
         logs = []
+        sign_changes = 0
         for j in _DECAY_EXPONENTS:
             rr = mpmath.mpf(10) ** j
             window = _WINDOW if j in _DENSE else _WINDOW[:25]
-            env = max(abs(_mp_real(f(rr * (1 + mpmath.mpf(u))))) for u in window)
+            values = [_mp_real(f(rr * (1 + mpmath.mpf(u)))) for u in window]
+            env = max(abs(v) for v in values)
             logs.append(mpmath.log(env) if env > 0 else -mpmath.inf)
+            if j >= 8 and min(values) < 0 < max(values):
+                sign_changes += 1
         y = dict(zip(_DECAY_EXPONENTS, logs))
         if all(v == -mpmath.inf for v in logs[-3:]):
-            return "compact", math.nan
+            return "compact", math.nan, False
         if any(not mpmath.isfinite(v) for v in logs):
             raise ValueError("kernel is not finite at large r")
         ln10 = mpmath.log(10)
         if y[12] - y[6] > mpmath.log(1.2):
-            return "growth", math.nan
+            return "growth", math.nan, sign_changes >= 3
         if y[12] - y[6] > -mpmath.log(1.2):
-            return "none", math.nan
+            return "none", math.nan, sign_changes >= 3
         power_rate = float(-(y[12] - y[8]) / (4 * ln10))
         if y[11] >= 0:  # decays, but still >= 1 at 1e11: too slow to classify further
-            return "power", power_rate
+            return "power", power_rate, sign_changes >= 3
         q = float((mpmath.log(-y[12]) - mpmath.log(-y[11])) / ln10)
         if q > 1 + 1e-3:
-            return "super-exponential", math.nan
+            return "super-exponential", math.nan, sign_changes >= 3
         if q >= 1 - 1e-3:
             rs = [mpmath.mpf(10) ** j for j in (10, 11, 12)]
             mat = mpmath.matrix([[-x, mpmath.log(x), 1] for x in rs])
             sol = mpmath.lu_solve(mat, mpmath.matrix([y[10], y[11], y[12]]))
-            return "exponential", float(sol[0])
+            return "exponential", float(sol[0]), sign_changes >= 3
         if q >= 0.2:  # e^(-c r^q), 0 < q < 1: faster than any power
-            return "power", math.inf
-        return "power", power_rate
+            return "power", math.inf, sign_changes >= 3
+        return "power", power_rate, sign_changes >= 3
 
 
 def _finite_on_grid(atom):
@@ -405,9 +413,9 @@ def _analyze_cached(atom, budget):
             edge = _numeric_edge(expr, atom.support)
             method = "numeric"
     if atom.support is not None:
-        decay, rate = "compact", math.nan
+        decay, rate, oscillating = "compact", math.nan, False
     else:
-        decay, rate = _decay(expr)
+        decay, rate, oscillating = _decay(expr)
     bounded = (math.isfinite(value) and decay != "growth" and continuous is not False
                and not any(beta < 0 for _, beta in edge) and _finite_on_grid(atom))
     return KernelAnalysis(
@@ -419,4 +427,5 @@ def _analyze_cached(atom, budget):
         decay=decay,
         decay_rate=float(rate),
         method=method,
+        oscillating=bool(oscillating),
     )

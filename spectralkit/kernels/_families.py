@@ -76,6 +76,7 @@ class Family:
     check: Callable[[dict], None] | None = None
     measure: Callable[[dict], tuple] | None = None
     multiplier: Callable[[int, np.random.Generator, dict], np.ndarray] | None = None
+    norm_law: Callable[[int, np.random.Generator, dict, int], np.ndarray] | None = None
     symbolic: bool = True
     display: Callable[[dict], str] | None = None
     label: Callable[[dict], tuple] | None = None  # family label of the built kernel, if not (name, values)
@@ -143,6 +144,26 @@ def _sphere_u():
     return 1 - R**2 / 2  # <x, y> for unit vectors at distance r
 
 
+def _bessel_expression(nu, x):
+    """Omega_(2 nu + 2)(x) = Gamma(nu + 1) (2/x)^nu J_nu(x): sin(x)/x for nu = 1/2, cos(x) for -1/2."""
+    if nu == 0.5:
+        return sympy.sin(x) / x
+    if nu == -0.5:
+        return sympy.cos(x)
+    nu_s = to_sympy_number(nu)
+    return sympy.gamma(nu_s + 1) * (2 / x) ** nu_s * sympy.besselj(nu_s, x)
+
+
+def _bessel_norms(n, rng, p, dim):
+    """Exact frequency norms of Omega_(2 nu + 2)(r / l) on R^dim: (rho l)^2 ~ Beta(d/2, nu - d/2 + 1)."""
+    s = p["nu"] - 0.5 * dim
+    if s < -1:
+        raise ValueError(f"bessel(nu={p['nu']:g}) has no finite spectral measure in d = {dim}")
+    if s == -1:
+        return np.full(n, 1.0 / p["lengthscale"])
+    return np.sqrt(rng.beta(0.5 * dim, s + 1.0, n)) / p["lengthscale"]
+
+
 def _check_delta(p):
     if p["sigma1"] == p["sigma2"]:
         raise KernelDefinitionError(f"sigma1 and sigma2 must differ (both are {p['sigma1']!r}): the kernel is 0")
@@ -206,6 +227,31 @@ _FAMILIES = (
                                                   "lengthscale": p["lengthscale"]}),
         multiplier=lambda n, rng, p: np.sqrt(rng.gamma(p["alpha"], 1.0 / p["alpha"], n)),
         display=lambda p: f"rational_quadratic(alpha={p['alpha']:g}, l={p['lengthscale']:g})",
+    ),
+    Family(
+        "sinc",
+        "Sinc kernel sin(r / l) / (r / l): the Fourier transform of the uniform measure on the sphere of\n"
+        "radius 1/l in R^3. PD with mass 1 in d <= 3 (d = 1: a box, d = 2: an integrable singularity at\n"
+        "rho = 1/l, d = 3: the sphere shell itself); no finite spectral measure for d >= 4.",
+        (_lengthscale_param(),),
+        lambda p: (sympy.sin(R / _L) / (R / _L), {"l": p["lengthscale"]}),
+        measure=lambda p: ("bessel", {"c": 1.0, "nu": 0.5, "lengthscale": p["lengthscale"]}),
+        norm_law=lambda n, rng, p, dim: _bessel_norms(n, rng, {"nu": 0.5, **p}, dim),
+        symbolic=False,
+        display=lambda p: f"sinc(l={p['lengthscale']:g})",
+    ),
+    Family(
+        "bessel",
+        "Bessel kernel Omega_(2 nu + 2)(r / l) = Gamma(nu + 1) (2 l / r)^nu J_nu(r / l), k(0) = 1: the\n"
+        "average of cos(w.z) over the sphere ||w|| = 1/l in R^(2 nu + 2). On R^d its spectral measure is\n"
+        "a Beta law of (rho l)^2 (nu > d/2 - 1; singular at rho = 1/l when nu < d/2), the sphere shell\n"
+        "(nu = d/2 - 1) or not finite (nu < d/2 - 1). nu = 1/2 is sinc, nu = -1/2 is cos(r / l).",
+        (Param("nu", 0.0, "real", "order nu >= -1/2", lower=-0.5), _lengthscale_param()),
+        lambda p: (_bessel_expression(p["nu"], R / _L), {"l": p["lengthscale"]}),
+        measure=lambda p: ("bessel", {"c": 1.0, "nu": p["nu"], "lengthscale": p["lengthscale"]}),
+        norm_law=_bessel_norms,
+        symbolic=False,
+        display=lambda p: f"bessel(nu={p['nu']:g}, l={p['lengthscale']:g})",
     ),
     Family(
         "delta_gaussian",

@@ -26,11 +26,12 @@ True
 
 from .._numerics.special import sphere_area
 from ._measure import MAX_DIM, SpectralMeasure, check_rkks
-from ._results import Estimate, FinitenessReport, Lobe, RKKSReport, TailModel, TermsSplit
+from ._results import Estimate, FinitenessReport, Lobe, RKKSReport, Shell, TailModel, TermsSplit
 
 __all__ = [
     "Estimate",
     "Lobe",
+    "Shell",
     "TailModel",
     "FinitenessReport",
     "RKKSReport",

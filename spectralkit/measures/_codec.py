@@ -16,12 +16,12 @@ import typing
 
 import numpy as np
 
-from ._results import Derivation, Estimate, FinitenessReport, Lobe, TailModel
+from ._results import Derivation, Estimate, FinitenessReport, Lobe, Shell, TailModel
 
 __all__ = ["encode", "decode", "CodecError", "TYPES"]
 
 #: The dataclasses the codec may build.
-TYPES = {cls.__name__: cls for cls in (Estimate, Lobe, TailModel, FinitenessReport, Derivation)}
+TYPES = {cls.__name__: cls for cls in (Estimate, Lobe, Shell, TailModel, FinitenessReport, Derivation)}
 
 
 class CodecError(ValueError):

@@ -1,9 +1,16 @@
-"""Is the total mass ||mu|| finite? The rule from the kernel's expansions, confirmed numerically.
+"""Is the total mass ||mu|| finite? The rule from the exponents, confirmed numerically.
 
 The tail of mu is set by the least smooth point of k: a term r^alpha at the origin gives
 |mu| ~ rho^-(d+alpha); an edge term (R - r)^beta at the support radius gives an oscillating
-|mu| ~ rho^-((d+1)/2+beta); an unbounded kernel has no finite signed measure. The mass integrand
-rho^(d-1)|mu| must decay faster than 1/rho. The partial masses M(R) over a few decades confirm it.
+|mu| ~ rho^-((d+1)/2+beta); an unbounded kernel has no finite signed measure (|k| <= ||mu||); a
+kernel that oscillates at infinity with an envelope r^-gamma, gamma < (d-1)/2, has none either (every
+finite radial measure has a Fourier transform decaying at least like r^-(d-1)/2 apart from its atom at
+0). The mass integrand rho^(d-1)|mu| must decay faster than 1/rho.
+
+Closed forms state their exponent and whether they are measures at all; other terms are analysed
+(sympy series at 0 and at the support edge, the envelope at infinity), and edge terms of several
+terms with the same support are added first (they may cancel). The partial masses
+M(R) = int_0^R |f| over a few decades confirm the verdict numerically.
 """
 
 import math
@@ -12,6 +19,7 @@ import numpy as np
 
 from ..exceptions import TransformError
 from ..kernels._analysis import analyze
+from ..transforms import closed_form
 from ._results import FinitenessReport
 
 __all__ = ["finiteness"]
@@ -21,30 +29,68 @@ def _fmt_exp(x):
     return f"{x:g}" if math.isfinite(x) else "inf"
 
 
+def _edge_text(R, beta, coef, d, e):
+    sing = f"jump at r = {R:g}" if beta == 0 else f"boundary singularity (R - r)^{beta:g} at r = R = {R:g}"
+    return f"{sing} gives |mu| ~ rho^(-(d+{2 * beta + 1:g})/2) = rho^-{_fmt_exp(e)}"
+
+
+def _is_closed_form(t):
+    return t.method.startswith(("closed-form", "series"))
+
+
 def finiteness(measure):
-    """:class:`FinitenessReport` of ``measure``: the exponents of its kernel, confirmed numerically."""
+    """:class:`FinitenessReport` of ``measure`` (module docstring)."""
     d = measure.dim
-    atoms = [(c, a, analyze(a)) for c, a in measure.kernel.terms]
+    closed = {atom: closed_form(atom, d) for _, atom in measure.terms if atom is not None}
+    for atom, t in closed.items():
+        if t is not None and t.divergent:
+            return FinitenessReport(False, math.nan, math.nan, t.divergent, (f"closed form ({t.method})",))
+    # the analysis decides before any numeric transform is attempted: unbounded or slowly oscillating
+    # kernels have no finite measure, and their transforms do not exist
+    analysed = [(c, atom, None, analyze(atom)) for c, atom in measure.terms
+                if atom is not None and closed[atom] is None]
     evidence = []
-    # unbounded kernels: |k(z)| <= ||mu|| for a finite signed measure
-    for c, a, an in atoms:
+    for c, a, t, an in analysed:
         if not an.bounded or an.decay == "growth":
             where = "at r = 0" if not an.bounded else "at infinity"
             reason = (f"k is unbounded {where} ({a.name}), but |k(z)| <= ||mu|| for every finite signed "
                       "measure: mu is a generalized function (singular at rho = 0 for growth at infinity) "
                       "and ||mu|| = inf")
-            return FinitenessReport(False, float("nan"), float("nan"), reason,
+            return FinitenessReport(False, math.nan, math.nan, reason,
                                     (f"analysis ({an.method}): decay '{an.decay}', bounded {an.bounded}",))
-        if an.decay == "none":
-            raise TransformError(
-                f"{a.name} does not tend to 0 at infinity: its spectral measure has a singular part "
-                "(e.g. point masses or a sphere shell), which spectralkit does not represent; "
-                "subtract the limit or use a decaying kernel")
+        if an.oscillating and an.decay == "power" and an.decay_rate < (d - 1) / 2:
+            reason = (f"k oscillates at infinity with an envelope r^-{an.decay_rate:.3g} ({a.name}), slower than "
+                      f"the r^-{(d - 1) / 2:g} of every finite radial measure on R^{d}: its Fourier transform "
+                      "is not a measure, ||mu|| = inf")
+            return FinitenessReport(False, math.nan, math.nan, reason,
+                                    (f"analysis ({an.method}): oscillating decay r^-{an.decay_rate:.3g}",))
+    terms = measure.transform_terms
+    analysed = [(c, atom, t, an) for (c, atom, t), (_, _, _, an) in
+                zip([x for x in terms if x[1] is not None and not _is_closed_form(x[2])], analysed)]
     tail_exp = math.inf
     causes = []
-    # boundary singularities: combine equal supports and equal beta (cancellation)
+    # closed forms: their exponents are exact (a single compact term per support; several compact
+    # closed-form terms with one support go through the analysis so that their edges can cancel)
+    supports = [atom.support for _, atom, t in terms if atom is not None and atom.support is not None]
+    leading_closed = {}
+    for c, atom, t in terms:
+        if atom is None or not _is_closed_form(t):
+            continue
+        if atom.support is not None and supports.count(atom.support) > 1:
+            analysed.append((c, atom, t, analyze(atom)))
+            continue
+        for R, beta in t.edges:
+            leading_closed[R] = beta
+            e = (d + 1) / 2 + beta
+            tail_exp = min(tail_exp, e)
+            causes.append((e, _edge_text(R, beta, c * 1.0, d, e)))
+        if math.isfinite(t.tail_exponent) and not t.edges:
+            tail_exp = min(tail_exp, t.tail_exponent)
+            causes.append((t.tail_exponent, f"the closed form of {atom.name} decays like "
+                                            f"rho^-{_fmt_exp(t.tail_exponent)}"))
+    # boundary singularities of analysed terms: combine equal supports and equal beta (cancellation)
     edge = {}
-    for c, a, an in atoms:
+    for c, a, _, an in analysed:
         if a.support is not None:
             for coef, beta in an.edge_terms:
                 edge.setdefault((a.support, round(beta, 12)), 0.0)
@@ -55,18 +101,12 @@ def finiteness(measure):
             leading[R] = (beta, coef)
     for R, (beta, coef) in leading.items():
         e = (d + 1) / 2 + beta
-        if e < tail_exp:
-            tail_exp = e
-        if beta == 0:
-            sing = f"jump of size {abs(coef):.4g} at r = {R:g}"
-        else:
-            sing = f"boundary singularity (R - r)^{beta:g} at r = R = {R:g}"
-        causes.append((e, f"{sing} gives |mu| ~ rho^(-(d+{2 * beta + 1:g})/2) = rho^-{_fmt_exp(e)}"))
-    for c, a, an in atoms:
+        tail_exp = min(tail_exp, e)
+        causes.append((e, _edge_text(R, beta, coef, d, e)))
+    for _, _, _, an in analysed:
         for coef, alpha, logp in an.origin_terms[:1]:
             e = d + alpha
-            if e < tail_exp:
-                tail_exp = e
+            tail_exp = min(tail_exp, e)
             term = f"r^{alpha:g}" + (" log r" if logp else "")
             causes.append((e, f"the term {term} of k at r = 0 gives |mu| ~ rho^-(d+{alpha:g}) = rho^-{_fmt_exp(e)}"))
     integrand = d - 1 - tail_exp
@@ -80,45 +120,52 @@ def finiteness(measure):
         finite = integrand < -1
         verdict = "finite" if finite else "divergent"
         extra = ""
-        for (R, (beta, coef)) in leading.items():
+        for R, beta in [(R, b) for R, (b, _) in leading.items()] + list(leading_closed.items()):
             if (d + 1) / 2 + beta == e_main:
-                extra = (f" (finite iff d < 1 + 2*beta = {1 + 2 * beta:g})")
+                extra = f" (finite iff d < 1 + 2*beta = {1 + 2 * beta:g})"
         reason = (f"{text}; mass integrand rho^(d-1)|mu| ~ rho^{_fmt_exp(integrand)} in d = {d}: "
                   f"{verdict}{extra}")
-    evidence.append("analysis (" + ", ".join(sorted({an.method for _, _, an in atoms})) + ") of k at r = 0"
-                    + (", at the support edge" if leading else "") + " and at infinity")
-    # numerical confirmation from partial masses over a few decades
+    methods = sorted({an.method for *_, an in analysed} | {t.method for _, a, t in terms if _is_closed_form(t)})
+    evidence.append("exponents from " + ", ".join(methods) + (" (k at r = 0, at the support edge and at infinity)"
+                                                              if analysed else "")
+                    + (", at the support edge" if leading or leading_closed else ""))
+    pm, slope = _partial_mass_evidence(measure, finite, integrand, evidence)
+    return FinitenessReport(finite, tail_exp, integrand, reason, tuple(evidence), pm, slope)
+
+
+def _partial_mass_evidence(measure, finite, integrand, evidence):
+    """Partial masses M(R) at R = (10, 30, 100, 300, 1000) x scale and the growth of their increments."""
     pm, slope = (), float("nan")
     try:
         scale = max(t.scale for _, t in measure.transforms)
         radii = scale * np.array([10.0, 30.0, 100.0, 300.0, 1000.0])
-        if measure._truncation is not None:
-            radii = radii[radii < measure._truncation]
-        if len(radii) >= 2:
-            vals = measure.partial_masses(radii)
-            pm = tuple((float(r_), float(v)) for r_, v in zip(radii, vals))
-            with np.errstate(invalid="ignore"):
-                inc = np.diff(vals)
-            ok = inc > 0
-            if np.count_nonzero(ok) >= 2:
-                # increments over equal log-steps scale like R^(e + 1), e the integrand exponent
-                lr = np.log(radii[1:])[ok]
-                slope = float(np.polyfit(lr[-3:], np.log(inc[ok][-3:]), 1)[0])
-            rel = inc[-1] / vals[-1] if vals[-1] > 0 else float("nan")
-            if not np.isfinite(slope) and finite and rel < 1e-12:
-                note = "consistent with convergence (no growth)"
-            elif np.isfinite(slope):
-                agrees = (slope < -0.15) if finite else (slope > -0.15)
-                note = ("consistent with " + ("convergence" if finite else "divergence")) if agrees else \
-                    "INCONCLUSIVE against the analysis"
-                if math.isfinite(integrand):
-                    note += f" (predicted {integrand + 1:.3g})"
-            else:
-                note = "INCONCLUSIVE"
-            evidence.append(
-                "partial masses M(R) = S_{d-1} int_0^R |mu| rho^(d-1): "
-                + ", ".join(f"M({r_:.3g}) = {v:.6g}" for r_, v in pm)
-                + f"; increments scale like R^{slope:.3g} — {note}")
+        if measure.truncation is not None:
+            radii = radii[radii < measure.truncation]
+        if len(radii) < 2:
+            return pm, slope
+        vals = measure.partial_masses(radii)
+        pm = tuple((float(r_), float(v)) for r_, v in zip(radii, vals))
+        with np.errstate(invalid="ignore"):
+            inc = np.diff(vals)
+        ok = inc > 0
+        if np.count_nonzero(ok) >= 2:
+            # increments over equal log-steps scale like R^(e + 1), e the integrand exponent
+            lr = np.log(radii[1:])[ok]
+            slope = float(np.polyfit(lr[-3:], np.log(inc[ok][-3:]), 1)[0])
+        rel = inc[-1] / vals[-1] if vals[-1] > 0 else float("nan")
+        if not np.isfinite(slope) and finite and not rel > 1e-12:
+            note = "consistent with convergence (no growth)"
+        elif np.isfinite(slope):
+            agrees = (slope < -0.15) if finite else (slope > -0.15)
+            note = ("consistent with " + ("convergence" if finite else "divergence")) if agrees else \
+                "INCONCLUSIVE against the analysis"
+            if math.isfinite(integrand):
+                note += f" (predicted {integrand + 1:.3g})"
+        else:
+            note = "INCONCLUSIVE"
+        evidence.append("partial masses M(R) = S_{d-1} int_0^R |mu| rho^(d-1): "
+                        + ", ".join(f"M({r_:.3g}) = {v:.6g}" for r_, v in pm)
+                        + f"; increments scale like R^{slope:.3g} — {note}")
     except (TransformError, ValueError, FloatingPointError, ZeroDivisionError) as exc:
         evidence.append(f"partial masses not computed: {exc}")
-    return FinitenessReport(finite, tail_exp, integrand, reason, tuple(evidence), pm, slope)
+    return pm, slope

@@ -18,18 +18,20 @@ Verdicts (per kernel *and* dimension):
 import math
 import numbers
 import time
+import warnings
 
 import numpy as np
 import sympy
 
 from .._numerics.special import log_sphere_area
-from ..exceptions import DivergentMassError, KernelDefinitionError
+from ..exceptions import AccuracyWarning, DivergentMassError, KernelDefinitionError
 from ..kernels import RadialKernel, from_spec
-from ..transforms import closed_form, transform_atom
+from ..transforms import closed_form, constant_transform, transform_atom
 from . import _cache
 from ._finiteness import finiteness
 from ._jordan import integrate_abs, jordan
-from ._results import Derivation, Estimate, RKKSReport, TermsSplit
+from ._progress import Progress
+from ._results import Derivation, Estimate, RKKSReport, Shell, TermsSplit
 
 __all__ = ["SpectralMeasure", "check_rkks", "MAX_DIM"]
 
@@ -69,6 +71,9 @@ def _validate_derivation(d):
     for lb in d.lobes:
         if not (lb.a < lb.b and lb.sign in (1, -1) and lb.mass >= 0 and lb.error >= 0):
             return f"invalid lobe {lb}"
+    for sh in d.shells:
+        if not (sh.radius >= 0 and sh.sign in (1, -1) and math.isfinite(sh.mass) and sh.mass >= 0):
+            return f"invalid shell {sh}"
     return None
 
 
@@ -82,11 +87,13 @@ class SpectralMeasure:
     dim : int
         Input dimension d (1 <= d <= 4096).
     sympy_budget : float, default 5.0
-        Seconds allowed for sympy's Hankel transform when no verified closed form applies.
+        CPU seconds allowed for sympy's Hankel transform when no verified closed form applies.
     cache_dir : str or path-like, optional
         Directory for the on-disk cache of derived quantities (JSON; never pickle). Defaults to
         the environment variable ``SPECTRALKIT_CACHE_DIR`` when set, else no disk cache. Derivations
         are always cached in memory for the process.
+    progress : bool, default False
+        Print the stages of a derivation that runs longer than a second on stderr.
 
     Notes
     -----
@@ -99,7 +106,7 @@ class SpectralMeasure:
     any transform).
     """
 
-    def __init__(self, kernel, dim, *, sympy_budget=5.0, cache_dir=None, _truncation=None):
+    def __init__(self, kernel, dim, *, sympy_budget=5.0, cache_dir=None, progress=False, _truncation=None):
         if isinstance(kernel, str):
             kernel = from_spec(kernel)
         if not isinstance(kernel, RadialKernel):
@@ -110,9 +117,11 @@ class SpectralMeasure:
             raise ValueError(f"sympy_budget must be a number >= 0 (seconds), got {sympy_budget!r}")
         self.sympy_budget = float(sympy_budget)
         self.cache_dir = cache_dir
+        self.progress = bool(progress)
         self._truncation = None if _truncation is None else float(_truncation)
         self._transforms = None
-        self._coefs = self._term_k0 = None
+        self._terms = None
+        self._term_k0 = None
         self._summary = None
 
     # -- densities -----------------------------------------------------------------------------
@@ -120,15 +129,41 @@ class SpectralMeasure:
     def transforms(self):
         """``((coef, RadialTransform), ...)`` for the kernel's terms (computed on first use)."""
         if self._transforms is None:
-            terms = _closed_form_terms(self.kernel, self.dim)
+            terms = self.terms
             self._transforms = tuple(
-                (c, _cache.memory_get_or_compute(
+                (c, constant_transform(self.dim) if atom is None else _cache.memory_get_or_compute(
                     ("transform", atom.key, self.dim, self.sympy_budget),
                     lambda atom=atom: transform_atom(atom, self.dim, sympy_budget=self.sympy_budget)))
                 for c, atom in terms)
-            self._coefs = [c for c, _ in terms]
-            self._term_k0 = [atom.value_at_zero() for _, atom in terms]
+            self._term_k0 = tuple(1.0 if atom is None else atom.value_at_zero() for _, atom in terms)
         return self._transforms
+
+    @property
+    def terms(self):
+        """``((coef, atom), ...)``: the kernel's terms, sums of closed forms split (None: a constant)."""
+        if self._terms is None:
+            self._terms = tuple(_closed_form_terms(self.kernel, self.dim))
+        return self._terms
+
+    @property
+    def transform_terms(self):
+        """``((coef, atom, RadialTransform), ...)``: the terms with their kernels (None: a constant)."""
+        ts = self.transforms
+        return tuple((c, atom, t) for (c, t), (_, atom) in zip(ts, self.terms))
+
+    @property
+    def shells(self):
+        """The singular part: ``((radius, signed mass), ...)`` of uniform measures on spheres.
+
+        Radius 0 is an atom at w = 0 (a constant added to the kernel). Shells of equal radius are
+        merged; :meth:`mu` and :meth:`radial_density` are the absolutely continuous part only.
+        """
+        acc = {}
+        for c, t in self.transforms:
+            for radius, weight in t.shells:
+                if self._truncation is None or radius <= self._truncation:
+                    acc[float(radius)] = acc.get(float(radius), 0.0) + c * weight
+        return tuple(sorted((r_, m) for r_, m in acc.items() if m != 0.0))
 
     @property
     def method(self):
@@ -139,7 +174,10 @@ class SpectralMeasure:
         return methods[0] if len(methods) == 1 else "sum[" + ", ".join(methods) + "]"
 
     def mu(self, rho):
-        """Signed spectral density mu(rho) at frequency norms ``rho >= 0`` (vectorised)."""
+        """Signed spectral density mu(rho) at frequency norms ``rho >= 0`` (vectorised).
+
+        The absolutely continuous part; shells (sphere measures, an atom at 0) are in :attr:`shells`.
+        """
         rho = self._check_rho(rho)
         logs = self._log_abs_mu(rho)
         if logs is None:
@@ -285,7 +323,7 @@ class SpectralMeasure:
         return self._derived().verdict == "PD"
 
     def partial_masses(self, radii):
-        """Partial total masses M(R) = S_{d-1} int_0^R |mu(rho)| rho^(d-1) drho at each R.
+        """Partial total masses M(R) = S_{d-1} int_0^R |mu(rho)| rho^(d-1) drho (+ shells within R).
 
         Finite measures converge as R grows; divergent ones grow like a power of R or log R.
         Returns an array of the same shape as ``radii``.
@@ -300,6 +338,8 @@ class SpectralMeasure:
             acc += integrate_abs(self.radial_density, prev, radii[i], self._oscillation())
             prev = radii[i]
             out[i] = acc
+        for radius, mass in self.shells:  # a sphere of radius <= R counts whole
+            out[radii >= radius] += abs(mass)
         return out
 
     def _oscillation(self):
@@ -315,6 +355,39 @@ class SpectralMeasure:
             raise ValueError(f"rho_max must be a finite number > 0, got {rho_max!r}")
         return SpectralMeasure(self.kernel, self.dim, sympy_budget=self.sympy_budget,
                                cache_dir=self.cache_dir, _truncation=float(rho_max))
+
+    def cumulative(self, rho):
+        """The exact cumulative signed mass int_0^rho f of the absolutely continuous part, or None.
+
+        Available when every term has an exact radial CDF (closed forms) and the measure is not
+        truncated: sum_i c_i m_i F_i(rho), m_i the term's absolutely continuous mass. ``rho`` may hold inf.
+        """
+        ts = self.transforms
+        if self._truncation is not None or not all(t.radial_cdf is not None for _, t in ts):
+            return None
+        masses = [t.ac_mass if t.ac_mass is not None else k0 for (_, t), k0 in zip(ts, self._term_k0)]
+        if not all(math.isfinite(m) for m in masses):
+            return None
+        rho = np.asarray(rho, dtype=np.float64)
+        total = np.zeros(rho.shape)
+        finite = np.isfinite(rho)
+        for (c, t), m in zip(ts, masses):
+            if m == 0.0:
+                continue
+            cdf = np.ones(rho.shape)  # F(inf) = 1
+            cdf[finite] = np.asarray(t.radial_cdf(rho[finite]), dtype=np.float64)
+            total += c * m * cdf
+        return total
+
+    @property
+    def singular_points(self):
+        """Radii where the density is infinite or jumps (lobes end there; never evaluated inside)."""
+        return tuple(sorted({float(p) for _, t in self.transforms for p in t.singular_points}))
+
+    @property
+    def has_cumulative(self):
+        """True when :meth:`cumulative` is exact (see there)."""
+        return self.cumulative(np.zeros(1)) is not None
 
     @property
     def truncation(self):
@@ -347,6 +420,8 @@ class SpectralMeasure:
     # -- the derivation ------------------------------------------------------------------------
     def _derive(self):
         t0 = time.perf_counter()
+        progress = Progress(f"{self.kernel.name} in d = {self.dim}", self.progress)
+        progress.stage("analysis of k, the spectral density of each term, finiteness of ||mu||")
         fin = finiteness(self)
         k0 = self.kernel.value_at_zero()
         if not fin.finite and not math.isfinite(fin.tail_exponent):
@@ -354,30 +429,42 @@ class SpectralMeasure:
         else:
             method = self.method
         if not fin.finite and self._truncation is None:
+            progress.done()
             return Derivation(method, "DIVERGENT", k0, fin, (), (), None, None, None,
                               time.perf_counter() - t0)
-        roots, lobes, tail = jordan(self)
-        mp = sum(lb.mass for lb in lobes if lb.sign > 0)
-        mm = sum(lb.mass for lb in lobes if lb.sign < 0)
-        ep = sum(lb.error for lb in lobes if lb.sign > 0)
-        em = sum(lb.error for lb in lobes if lb.sign < 0)
+        progress.stage("Jordan split (sign changes, lobes, tail)")
+        roots, lobes, tail, neglected = jordan(self)
+        rel = max(t.rel_error for _, t in self.transforms)
+        shells = tuple(Shell(r_, 1 if m > 0 else -1, abs(m), rel * abs(m)) for r_, m in self.shells)
+        mp = sum(lb.mass for lb in lobes if lb.sign > 0) + sum(sh.mass for sh in shells if sh.sign > 0)
+        mm = sum(lb.mass for lb in lobes if lb.sign < 0) + sum(sh.mass for sh in shells if sh.sign < 0)
+        ep = sum(lb.error for lb in lobes if lb.sign > 0) + neglected + sum(sh.error for sh in shells)
+        em = sum(lb.error for lb in lobes if lb.sign < 0) + neglected + sum(sh.error for sh in shells)
         if tail is not None:
             mp += tail.mass_plus.value
             ep += tail.mass_plus.error
             mm += tail.mass_minus.value
             em += tail.mass_minus.error
         analytic_pd = all(t.nonnegative and c > 0 for c, t in self.transforms)
-        # a negative part is real only if it exceeds what the density's own error can produce
-        rel = max(t.rel_error for _, t in self.transforms)
+        # a negative part is real only if it exceeds what the density's own error can produce (a
+        # negative shell always is)
         noise = max(em, rel * (mp + mm), 1e-14 * (mp + mm))
-        negative = mm > noise and not analytic_pd
+        negative = (mm > noise or any(sh.sign < 0 for sh in shells)) and not analytic_pd
         if not negative:
             # PD: spurious negative lobes (if any) are numerical noise; keep k(0) = m+ - m-
             ep, em = ep + mm, (mm + em if not analytic_pd else 0.0)
             mp, mm = mp - mm, 0.0
             roots = []
+        mass_plus, mass_minus = Estimate(mp, ep), Estimate(mm, em)
+        residual = k0 - (mp - mm)
+        if math.isfinite(k0) and abs(residual) > _k0_tolerance(mass_plus, mass_minus):
+            warnings.warn(AccuracyWarning(
+                f"{self.kernel.name} in d = {self.dim}: k(0) - (m+ - m-) = {residual:.3g} exceeds the summed "
+                f"mass errors {_k0_tolerance(mass_plus, mass_minus):.3g}: the masses m+ = {mass_plus}, "
+                f"m- = {mass_minus} are not proven to that accuracy"), stacklevel=4)
+        progress.done()
         return Derivation(method, "RKKS" if negative else "PD", k0, fin, tuple(float(z) for z in roots),
-                          tuple(lobes), tail, Estimate(mp, ep), Estimate(mm, em), time.perf_counter() - t0)
+                          tuple(lobes), tail, mass_plus, mass_minus, time.perf_counter() - t0, shells)
 
     def check_rkks(self):
         """The verdict PD / RKKS / DIVERGENT with masses, evidence and timing (:class:`RKKSReport`).
@@ -406,7 +493,7 @@ class SpectralMeasure:
                       f" and ||mu|| = {mp.value + mm.value:.6g} < inf: k = k+ - k- lives in an RKKS; {fin.reason}")
         return RKKSReport(self.kernel.name, self.dim, s.verdict, mp, mm, s.k0, residual, tol,
                           tuple(s.roots), fin.tail_exponent, s.method, reason, tuple(evidence),
-                          time.perf_counter() - t0)
+                          time.perf_counter() - t0, tuple(s.shells))
 
     def __repr__(self):
         return f"SpectralMeasure({self.kernel.name!r}, dim={self.dim})"
@@ -416,7 +503,8 @@ def _closed_form_terms(kernel, dim):
     """The kernel's terms, with user formulas that are sums of closed forms split into them.
 
     "exp(-r**2/2) - exp(-r**2/8)/2" is one atom to the user but two Gaussians to the transform:
-    transforming each exactly avoids cancellation between numerically computed transforms.
+    transforming each exactly avoids cancellation between numerically computed transforms. A
+    constant summand c (an atom c delta_0 of the measure) becomes the term ``(c, None)``.
     """
     out = []
     for c, atom in kernel.terms:
@@ -427,6 +515,12 @@ def _closed_form_terms(kernel, dim):
             split = []
             for part in parts:
                 coef, rest = part.as_coeff_Mul()
+                if rest.is_number:
+                    if atom.support is not None:  # a constant on [0, R] is a polynomial, not an atom
+                        split = None
+                        break
+                    split.append((c * float(coef * rest), None))
+                    continue
                 try:
                     sub = RadialKernel(rest, support=atom.support)
                 except KernelDefinitionError:
@@ -449,7 +543,8 @@ def check_rkks(kernel, dim, **options):
         Kernel or spec (``"matern:nu=1.5"``, a formula in r).
     dim : int
     **options
-        Passed to :class:`SpectralMeasure` (``sympy_budget``, ``cache_dir``).
+        Passed to :class:`SpectralMeasure` (``sympy_budget``, ``cache_dir``, ``progress``: print the
+        stages of a derivation that takes longer than a second on stderr).
 
     Returns
     -------

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Estimate", "Lobe", "TailModel", "FinitenessReport", "RKKSReport", "TermsSplit", "Derivation"]
+__all__ = ["Estimate", "Lobe", "Shell", "TailModel", "FinitenessReport", "RKKSReport", "TermsSplit", "Derivation"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,17 @@ class Lobe:
 
     a: float
     b: float
+    sign: int
+    mass: float
+    error: float
+
+
+@dataclass(frozen=True)
+class Shell:
+    """A singular part of the measure: mass ``mass`` (>= 0) of sign ``sign`` uniformly on the sphere
+    ||w|| = ``radius`` (radius 0: an atom at w = 0). Its frequency norms all equal ``radius``."""
+
+    radius: float
     sign: int
     mass: float
     error: float
@@ -119,7 +130,9 @@ class RKKSReport:
     reason : str
     evidence : tuple of str
     seconds : float
-        Time taken.
+        Wall time of the call (a cached derivation answers in milliseconds).
+    shells : tuple of Shell
+        The singular part: sphere measures (and an atom at 0), included in the masses.
     """
 
     kernel: str
@@ -136,6 +149,7 @@ class RKKSReport:
     reason: str
     evidence: tuple = ()
     seconds: float = 0.0
+    shells: tuple = ()
 
     def to_dict(self):
         """JSON-serialisable dict."""
@@ -144,6 +158,8 @@ class RKKSReport:
             value = getattr(self, name)
             if isinstance(value, Estimate):
                 value = value.to_dict()
+            elif name == "shells":
+                value = [{"radius": sh.radius, "sign": sh.sign, "mass": sh.mass, "error": sh.error} for sh in value]
             elif isinstance(value, tuple):
                 value = [float(v) if isinstance(v, (float, np.floating)) else v for v in value]
             elif isinstance(value, float) and not math.isfinite(value):
@@ -158,6 +174,9 @@ class RKKSReport:
             lines.append(f"mass -     {self.mass_minus}")
             lines.append(f"k(0)       {self.k0:.12g}  (k(0) - (m+ - m-) = {self.k0_residual:.2g}, "
                          f"tolerance {self.k0_tolerance:.2g})")
+        for sh in self.shells:
+            where = "an atom at w = 0" if sh.radius == 0 else f"the sphere ||w|| = {sh.radius:.6g}"
+            lines.append(f"shell      mass {'+' if sh.sign > 0 else '-'}{sh.mass:.12g} ± {sh.error:.2g} on {where}")
         zs = ", ".join(f"{z:.6g}" for z in self.sign_changes[:8])
         more = f" ... ({len(self.sign_changes)} in all)" if len(self.sign_changes) > 8 else ""
         lines.append(f"sign changes of mu: {zs or 'none'}{more}")
@@ -206,3 +225,4 @@ class Derivation:
     mass_plus: Estimate | None
     mass_minus: Estimate | None
     seconds: float
+    shells: tuple[Shell, ...] = ()

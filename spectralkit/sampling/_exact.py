@@ -12,6 +12,9 @@ by the whole row (per-coordinate draws would be wrong for d > 1); the family's r
 - rational quadratic (1 + r^2 / (2 alpha l^2))^(-alpha): t = sqrt(tau), tau ~ Gamma(shape alpha,
   rate alpha), so that E exp(-tau s^2 / 2) = (1 + s^2 / (2 alpha))^(-alpha).
 
+The Bessel family (``sinc``, ``bessel``) has an exact norm law instead: (rho l)^2 ~ Beta(d/2,
+nu - d/2 + 1), or rho = 1/l on the sphere shell (nu = d/2 - 1); its directions are uniform.
+
 These samplers are also the independent cross-check of the tabulated sampler (KS tests).
 """
 
@@ -24,7 +27,8 @@ from ..kernels import REGISTRY
 __all__ = ["ExactSampler", "exact_sampler", "EXACT_FAMILIES"]
 
 #: Families with an exact frequency law (keys of ``kernel.family``).
-EXACT_FAMILIES = frozenset(name for name, f in REGISTRY.items() if f.multiplier is not None)
+EXACT_FAMILIES = frozenset(name for name, f in REGISTRY.items()
+                           if f.multiplier is not None or f.norm_law is not None)
 
 
 def _check_dim(dim):
@@ -98,9 +102,11 @@ class ExactSampler:
         return self._record.multiplier(n, rng, self.params)
 
     def sample_norms(self, n, rng):
-        """``n`` i.i.d. norms ||w_iso|| of the isotropic law (t * chi_dim / l)."""
+        """``n`` i.i.d. norms ||w_iso|| of the isotropic law (t * chi_dim / l, or the family's norm law)."""
         n = _check_count(n)
         _check_rng(rng)
+        if self._record.norm_law is not None:
+            return self._record.norm_law(n, rng, self.params, self.dim)
         t = self._multiplier(n, rng)
         return t * np.sqrt(rng.chisquare(self.dim, n)) / self.lengthscale
 
@@ -112,9 +118,14 @@ class ExactSampler:
         """
         n = _check_count(n)
         _check_rng(rng)
-        t = self._multiplier(n, rng)
-        W = rng.standard_normal((n, self.dim)) * (t / self.lengthscale)[:, None]
-        norms = np.linalg.norm(W, axis=1)
+        if self._record.norm_law is not None:
+            g = rng.standard_normal((n, self.dim))
+            norms = self._record.norm_law(n, rng, self.params, self.dim)
+            W = g / np.linalg.norm(g, axis=1, keepdims=True) * norms[:, None]
+        else:
+            t = self._multiplier(n, rng)
+            W = rng.standard_normal((n, self.dim)) * (t / self.lengthscale)[:, None]
+            norms = np.linalg.norm(W, axis=1)
         if self._sqrt_shape is not None:
             W = W @ self._sqrt_shape
         return W, norms

@@ -103,12 +103,13 @@ class _LobeTable:
     _CHECK_T = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
     _DENSE_T = np.linspace(0.05, 0.95, 9) + 0.0137  # offset: not the refinement points
 
-    def __init__(self, density, a, b, tol, max_knots=100_000):
+    def __init__(self, density, a, b, tol, max_knots=100_000, cumulative=None):
         self.a, self.b, self.tol = float(a), float(b), float(tol)
         self._density = density
+        self._cumulative = cumulative
         x = self._initial_grid(self.a, self.b)
         g = density(x)
-        i16, i8 = _integrate(density, x[:-1], x[1:], 16), _integrate(density, x[:-1], x[1:], 8)
+        i16, i8 = self._mass(x[:-1], x[1:], 16), self._mass(x[:-1], x[1:], 8)
         need = np.ones(len(x) - 1, dtype=bool)
         err = np.zeros(len(x) - 1)
         dense_done = False
@@ -117,27 +118,51 @@ class _LobeTable:
             if not total > 0:
                 raise ValueError(f"the lobe [{self.a:g}, {self.b:g}] has zero mass")
             tol_abs = tol * total
+            # near an infinite density (an integrable singularity at a lobe end) one ulp of rho
+            # carries a mass that no table can resolve: that is the floor of the u-error there
+            floor = 4 * self._ulp_mass(x)
             hm = self._hermite_steps(x, g, i16)
             idx = np.nonzero(need)[0]
             if idx.size:
                 err[idx] = self._errors(x, i16, hm, idx, self._CHECK_T).max(axis=1)
-            bad = (err > tol_abs / 4) | (np.abs(i16 - i8) > 0.1 * tol_abs)
+            bad = (err > np.maximum(tol_abs / 4, floor)) | (np.abs(i16 - i8) > 0.1 * tol_abs)
             if not bad.any():
                 dense = self._errors(x, i16, hm, np.arange(len(i16)), self._DENSE_T).max(axis=1)
                 dense_done = True
-                if dense.max() <= tol_abs:
+                if np.all(dense <= np.maximum(tol_abs, floor)):
                     break
-                bad = dense > tol_abs / 4
+                bad = dense > np.maximum(tol_abs / 4, floor)
                 dense_done = False
             if len(x) + bad.sum() > max_knots:
                 break
-            x, g, i16, i8, err, need = self._split(density, x, g, i16, i8, err, bad)
+            x, g, i16, i8, err, need = self._split(x, g, i16, i8, err, bad)
         if not dense_done:
             hm = self._hermite_steps(x, g, i16)
             dense = self._errors(x, i16, hm, np.arange(len(i16)), self._DENSE_T).max(axis=1)
         self.u_error = float(dense.max() / i16.sum())
-        self.converged = self.u_error <= tol
+        #: the smallest u-error float64 can reach at this lobe's singular end (0 without one)
+        self.u_error_floor = float(np.max(4 * self._ulp_mass(x)) / i16.sum())
+        self.converged = self.u_error <= max(tol, self.u_error_floor)
         self._finalize(x, g, i16, i8)
+
+    def _ulp_mass(self, x):
+        """Per interval, the mass within one ulp of its ends where the density is infinite (else 0)."""
+        g = self._density(x)
+        singular = getattr(self._density, "singular", np.empty(0))
+        out = np.zeros(len(x) - 1)
+        for end, inside in ((0, np.nextafter(x[:-1], np.inf)), (1, np.nextafter(x[1:], -np.inf))):
+            ends = x[:-1] if end == 0 else x[1:]
+            sing = ~np.isfinite(g[:-1] if end == 0 else g[1:]) | np.isin(ends, singular)
+            if sing.any():
+                lo, hi = (ends, inside) if end == 0 else (inside, ends)
+                out[sing] = np.maximum(out[sing], self._mass(lo[sing], hi[sing], 16))
+        return out
+
+    def _mass(self, lo, hi, n):
+        """The lobe's mass over [lo_i, hi_i]: exact (cumulative mass) when given, else n-point rules."""
+        if self._cumulative is not None:
+            return np.abs(self._cumulative(hi) - self._cumulative(lo))
+        return _integrate(self._density, lo, hi, n)
 
     @staticmethod
     def _initial_grid(a, b):
@@ -171,17 +196,16 @@ class _LobeTable:
         xx = ((2 * t3 - 3 * t2 + 1) * x0[:, None] + (t3 - 2 * t2 + tt) * hl[:, None]
               + (-2 * t3 + 3 * t2) * x1[:, None] + (t3 - t2) * hr[:, None])
         xx = np.clip(xx, x0[:, None], x1[:, None])
-        part = _integrate(self._density, np.repeat(x0, len(t)), xx.ravel(), 16).reshape(xx.shape)
+        part = self._mass(np.repeat(x0, len(t)), xx.ravel(), 16).reshape(xx.shape)
         return np.abs(part - mass[idx][:, None] * tt)
 
-    @staticmethod
-    def _split(density, x, g, i16, i8, err, bad):
+    def _split(self, x, g, i16, i8, err, bad):
         """Bisect the ``bad`` intervals; new intervals and their neighbours are marked for checking."""
         lo, hi = x[:-1][bad], x[1:][bad]
         mid = 0.5 * (lo + hi)
-        gm = density(mid)
-        a16 = _integrate(density, np.r_[lo, mid], np.r_[mid, hi], 16)
-        a8 = _integrate(density, np.r_[lo, mid], np.r_[mid, hi], 8)
+        gm = self._density(mid)
+        a16 = self._mass(np.r_[lo, mid], np.r_[mid, hi], 16)
+        a8 = self._mass(np.r_[lo, mid], np.r_[mid, hi], 8)
         k = len(lo)
         pos = np.nonzero(bad)[0]
         x = np.insert(x, pos + 1, mid)
@@ -226,23 +250,33 @@ class _LobeTable:
 
 
 class _SignedPart:
-    """g(rho) = max(sign f(rho), 0): the density of one Jordan part (a class, so it pickles)."""
+    """g(rho) = max(sign f(rho), 0): the density of one Jordan part (a class, so it pickles).
 
-    def __init__(self, f, sign):
+    At the measure's singular points (an integrable singularity, a jump) f may be infinite: g is
+    then +inf there (a lobe end), never evaluated inside a lobe.
+    """
+
+    def __init__(self, f, sign, singular=()):
         self.f, self.sign = f, sign
+        self.singular = np.asarray(singular, dtype=np.float64)
 
     def __call__(self, rho):
         rho = np.asarray(rho, dtype=np.float64)
-        v = np.asarray(self.f(rho), dtype=np.float64)
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            v = np.asarray(self.f(rho), dtype=np.float64)
         at_zero = (rho == 0) & ~np.isfinite(v)
         if at_zero.any():
             # f(0) = lim rho^(d-1) mu(rho) is a 0 * inf form when mu is singular at 0 (e.g. the
             # rational quadratic in d >= 3): use f(0+), evaluated at rho = 1e-300
             v = np.where(at_zero, np.asarray(self.f(np.array([1e-300])), dtype=np.float64)[0], v)
-        if not np.all(np.isfinite(v)):
-            bad = np.asarray(rho)[~np.isfinite(v)]
-            raise TransformError(f"the radial density f(rho) is not finite at rho = {bad.ravel()[0]:.6g} "
-                                 f"({bad.size} of {v.size} points); cannot tabulate its inverse CDF")
+        bad = ~np.isfinite(v)
+        if bad.any() and self.singular.size:
+            bad &= ~np.isin(rho, self.singular)
+            v = np.where(np.isin(rho, self.singular) & ~np.isfinite(v), np.inf, v)
+        if bad.any():
+            where = rho[bad]
+            raise TransformError(f"the radial density f(rho) is not finite at rho = {where.ravel()[0]:.6g} "
+                                 f"({where.size} of {v.size} points); cannot tabulate its inverse CDF")
         return np.maximum(self.sign * v, 0.0)
 
 
@@ -308,7 +342,7 @@ class RadialSampler:
         self.tol = float(tol)
         self.dim = measure.dim
         s = self.sign
-        density = self._density = _SignedPart(measure.radial_density, s)
+        density = self._density = _SignedPart(measure.radial_density, s, getattr(measure, "singular_points", ()))
         # lobes/tail raise DivergentMassError (with the reason) when the mass is infinite
         lobes = [lb for lb in measure.lobes if lb.sign == s and lb.mass > 0]
         tail = measure.tail
@@ -318,14 +352,18 @@ class RadialSampler:
         scale = sum(lb.mass for lb in lobes) + tail_mass
         self.dropped_mass = float(sum(lb.mass for lb in lobes if lb.mass <= 1e-14 * scale))
         lobes = [lb for lb in lobes if lb.mass > 1e-14 * scale]
+        shells = [(float(radius), abs(float(m))) for radius, m in getattr(measure, "shells", ())
+                  if (m > 0) == (s > 0)]
+        scale += sum(m for _, m in shells)
+        cumulative = measure.cumulative if getattr(measure, "has_cumulative", False) else None
         tables, masses, discrepancy = [], [], []
         for lb in lobes:
             local_tol = min(self.tol * scale / lb.mass, 1e-4)
-            table = _LobeTable(density, lb.a, lb.b, local_tol)
+            table = _LobeTable(density, lb.a, lb.b, local_tol, cumulative=cumulative)
             tables.append(table)
             masses.append(float(lb.mass))
             discrepancy.append(abs(table.mass - lb.mass))
-        total = float(np.sum(masses) + tail_mass)
+        total = float(np.sum(masses) + sum(m for _, m in shells) + tail_mass)
         if total <= 0:
             which = "positive" if s > 0 else "negative"
             raise ValueError(f"the measure of {getattr(measure, 'kernel', measure)!r} in dim={self.dim} has no "
@@ -334,20 +372,25 @@ class RadialSampler:
         self.mass_error = float(sum(t.integration_error for t in tables))
         self.mass_discrepancy = float(max(discrepancy, default=0.0) / total)
         self.lobes = [(t.a, t.b) for t in tables]
-        self.weights = np.array(masses + [tail_mass]) / total
+        self.shells = shells
+        self.weights = np.array(masses + [m for _, m in shells] + [tail_mass]) / total
         self._tables = tables
         self.u_error = float(max((w * t.u_error for w, t in zip(self.weights, tables)), default=0.0))
         self.u_error_local = float(max((t.u_error for t in tables), default=0.0))
         self.n_knots = int(sum(len(t.x) for t in tables))
         self.tail = tail if tail_mass > 0 else None
-        if self.u_error > self.tol:
+        self.u_error_floor = float(max((w * t.u_error_floor for w, t in zip(self.weights, tables)), default=0.0))
+        if self.u_error > max(self.tol, self.u_error_floor):
             warnings.warn(f"RadialSampler: inverse-CDF error {self.u_error:.2g} exceeds tol={self.tol:g} "
                           f"(knot budget exhausted)", RuntimeWarning, stacklevel=2)
         if self.mass_discrepancy > 1e-6:
             warnings.warn(f"RadialSampler: integrated lobe masses differ from the measure's by "
                           f"{self.mass_discrepancy:.2g} of the total", RuntimeWarning, stacklevel=2)
         self._cum = np.concatenate([[0.0], np.cumsum(self.weights)])
-        self._head = float(self._cum[len(tables)]) if self.tail is not None else 1.0
+        # u in [0, lobes) -> tables; then one share per shell; the rest -> the tail
+        self._lobes_end = float(self._cum[len(tables)]) if (shells or self.tail is not None) else 1.0
+        self._shell_edges = self._cum[len(tables):len(tables) + len(shells) + 1]
+        self._head = float(self._cum[len(tables) + len(shells)]) if self.tail is not None else 1.0
         self._build_global_table(tables)
         if self.tail is not None:
             e, rc, bnd = self.tail.exponent, self.tail.rho_c, self.tail.bound
@@ -395,6 +438,8 @@ class RadialSampler:
         out = np.empty_like(u)
         if self._u_knots is not None:
             self._lookup(u, out)
+        for (radius, _), lo, hi in zip(self.shells, self._shell_edges[:-1], self._shell_edges[1:]):
+            out[(u >= lo) & (u < hi)] = radius  # a sphere shell: every norm equals its radius
         if self.tail is not None:
             idx = np.flatnonzero(u >= self._head)  # the tail's share of [0, 1): exact tail draws
             if idx.size:
@@ -427,9 +472,9 @@ class RadialSampler:
             us.append(u)
             xs.append(t.x)
             ms.append(t.slopes / w)
-        if self.tail is not None:
+        if self.tail is not None or self.shells:
             us.append(np.array([1.0]))
-            xs.append(np.array([self.tail.rho_c]))
+            xs.append(np.array([self.tail.rho_c if self.tail is not None else xs[-1][-1]]))
             ms.append(np.array([0.0]))
         u, x, m = np.concatenate(us), np.concatenate(xs), np.concatenate(ms)
         u[0], u[-1] = 0.0, 1.0

@@ -6,8 +6,15 @@ Hankel transform under a CPU-time budget, verified numerically (:mod:`._symbolic
 Hankel transform (:mod:`._hankel`). This layer sees only kernels; measures combine its results.
 """
 
-from ._closed_forms import closed_form
+from ._closed_forms import closed_form, constant_transform
 from ._dispatch import check_atom_and_dim, numeric_transform, transform_atom
 from ._types import RadialTransform
 
-__all__ = ["RadialTransform", "transform_atom", "numeric_transform", "closed_form", "check_atom_and_dim"]
+__all__ = [
+    "RadialTransform",
+    "transform_atom",
+    "numeric_transform",
+    "closed_form",
+    "constant_transform",
+    "check_atom_and_dim",
+]

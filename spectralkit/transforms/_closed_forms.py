@@ -40,13 +40,15 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
+from .._numerics.special import log_sphere_area
+from ..exceptions import TransformError
 from ..kernels import REGISTRY
 from ..kernels._parse import R, to_sympy_number
 from ._exp_power import exponential_power
 from ._forms import log_form, vectorised
 from ._types import RadialTransform, check_atom_and_dim
 
-__all__ = []  # private module
+__all__ = ["closed_form", "constant_transform"]
 
 _TINY = 1e-300
 
@@ -131,10 +133,11 @@ def _match_expression(atom):
     expr = atom.expr
     if atom.support is not None:
         return _match_truncated_polynomial(expr, atom.support)
-    match = _match_poly_exp(expr)
-    if match is not None:
-        return match
-    return _match_rational_quadratic(expr)
+    for matcher in (_match_poly_exp, _match_rational_quadratic, _match_bessel):
+        match = matcher(expr)
+        if match is not None:
+            return match
+    return None
 
 
 def _even_poly_coeffs(expr):
@@ -217,14 +220,40 @@ def _match_rational_quadratic(expr):
                                   "lengthscale": math.sqrt(A / (2 * alpha * B))}
 
 
+def _match_bessel(expr):
+    """c sin(a r)/r, c cos(a r), c r^-nu besselj(nu, a r): the sphere-average (Bessel) family."""
+    c, rest = expr.as_coeff_Mul()
+    factors = sympy.Mul.make_args(rest)
+    osc = [f for f in factors if isinstance(f, (sympy.sin, sympy.cos, sympy.besselj))]
+    if len(osc) != 1:
+        return None
+    f = osc[0]
+    others = sympy.Mul(*[g for g in factors if g is not f])
+    coef, power = others.as_coeff_exponent(R)
+    if not (coef.is_number and power.is_number and sympy.simplify(coef * R**power - others) == 0):
+        return None
+    nu = sympy.Rational(1, 2) if isinstance(f, sympy.sin) else (
+        sympy.Rational(-1, 2) if isinstance(f, sympy.cos) else f.args[0])
+    arg = f.args[-1]
+    a, rest_r = arg.as_coeff_Mul()
+    if rest_r != R or not nu.is_number:
+        return None
+    a, nu, C = _num(a), _num(nu), _num(c) * _num(coef)
+    if not (a > 0 and nu >= -0.5):
+        return None
+    if isinstance(f, sympy.sin) and power == -1:
+        return "bessel", {"c": C * a, "nu": 0.5, "lengthscale": 1.0 / a}
+    if isinstance(f, sympy.cos) and power == 0:
+        return "bessel", {"c": C, "nu": -0.5, "lengthscale": 1.0 / a}
+    if isinstance(f, sympy.besselj) and abs(_num(power) + nu) < 1e-15:
+        # r^-nu J_nu(a r) = a^nu (a r)^-nu J_nu(a r) = a^nu Omega(a r) / (Gamma(nu + 1) 2^nu)
+        return "bessel", {"c": C * a**nu / (math.gamma(nu + 1) * 2**nu), "nu": nu, "lengthscale": 1.0 / a}
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------------
-def _log_sphere(d):
-    """log S_{d-1} = log(2 pi^(d/2) / Gamma(d/2))."""
-    return math.log(2.0) + 0.5 * d * math.log(math.pi) - sc.gammaln(0.5 * d)
-
-
 # ---------------------------------------------------------------------------------------------
 # polynomial x Gaussian
 # ---------------------------------------------------------------------------------------------
@@ -450,11 +479,27 @@ def _truncated_polynomial(coeffs, support, dim):
             total = total + w * sc.hyp0f1(b, z)
         return shift + np.log(np.abs(total)), np.sign(total)
 
+    nus = orders - 1.0
+    log_gam = sc.gammaln(orders)
+
+    def tail_parts(rho):
+        # 0F1(; nu+1; -x^2/4) = Gamma(nu+1) (x/2)^-nu Re(e^(ix) hankel1e(nu, x)) (x = rho R real):
+        # mu = -Re(e^(i R rho) B), B = -sum_q w_q Gamma(nu_q+1) (x/2)^-nu_q hankel1e(nu_q, x)
+        x = np.asarray(rho, dtype=np.float64) * Rf
+        b = np.zeros(x.shape, dtype=np.complex128)
+        for w, nu, lg in zip(weights, nus, log_gam):
+            with np.errstate(under="ignore"):
+                b -= w * np.exp(shift + lg - nu * np.log(0.5 * x)) * sc.hankel1e(nu, x)
+        return np.zeros(x.shape), b
+
     mu = vectorised(log_abs_and_sign)
     peak = float(np.max(np.abs(mu(np.linspace(0.0, 4.0 * (d + 2 * len(qs)) / Rf, 512)))))
     return RadialTransform(
         mu=mu,
         log_abs_mu=log_form(log_abs_and_sign),
+        tail_parts=tail_parts,
+        tail_start=(2.0 * float(nus.max()) + 20.0) / Rf,
+        edges=((Rf, float(beta)),),
         method="closed-form:truncated-polynomial",
         rel_error=_REL_ERROR["truncated_polynomial"],
         abs_error=_ABS_ERROR_TRUNCATED,
@@ -467,12 +512,75 @@ def _truncated_polynomial(coeffs, support, dim):
     ) if peak > 0 else None
 
 
+# ---------------------------------------------------------------------------------------------
+# the Bessel (sphere-average) family: Omega_(2 nu + 2)(r / l), a shell or a Beta law
+# ---------------------------------------------------------------------------------------------
+def _bessel(c, nu, lengthscale, dim):
+    """c Omega_(2nu+2)(r/l) = c Gamma(nu+1) (2 l/r)^nu J_nu(r/l): the Fourier transform of the uniform
+    measure on the sphere of radius a = 1/l in R^(2nu+2), projected to R^d.
+
+    In R^d, with s = nu - d/2: for s > -1 an absolutely continuous law whose radial density is
+    f(rho) = c (2/a) t^(d-1) (1 - t^2)^s / B(d/2, s+1), t = rho/a < 1 (t^2 ~ Beta(d/2, s+1):
+    exact CDF, an integrable singularity at rho = a for s < 0, a jump for s = 0); for s = -1 the
+    shell of mass c on the sphere rho = a; for s < -1 no finite measure (k decays like an
+    oscillating r^-(nu+1/2), slower than the r^-(d-1)/2 of every finite radial measure).
+    """
+    d, a = dim, 1.0 / lengthscale
+    s = nu - 0.5 * d
+    name = "sinc" if nu == 0.5 else ("cosine" if nu == -0.5 else "bessel")
+    common = dict(method=f"closed-form:{name}", rel_error=_REL_ERROR["bessel"], abs_error=0.0, scale=a,
+                  tail_exponent=math.inf, tail_oscillation=0.0, zeros=np.empty(0))
+    if s < -1 - 1e-12:
+        reason = (f"k = Omega_{2 * nu + 2:g}(r/l) decays like an oscillating r^-{nu + 0.5:g}, slower than the "
+                  f"r^-{(d - 1) / 2:g} of every finite radial measure on R^{d}: its Fourier transform is not a "
+                  f"measure (finite only for d <= {2 * nu + 2:g})")
+        return RadialTransform(mu=_not_a_measure(reason), divergent=reason, **common)
+    if abs(s + 1) <= 1e-12:
+        return RadialTransform(mu=vectorised(lambda rho: (np.full(rho.shape, -np.inf), np.zeros(rho.shape))),
+                               log_abs_mu=log_form(lambda rho: (np.full(rho.shape, -np.inf), np.zeros(rho.shape))),
+                               shells=((a, float(c)),), ac_mass=0.0, nonnegative=c > 0,
+                               radial_cdf=lambda rho: np.zeros(np.shape(rho)), **common)
+    log_c = (math.log(2 * abs(c)) - d * math.log(a) - log_sphere_area(d) - sc.betaln(0.5 * d, s + 1))
+    sign = 1.0 if c > 0 else -1.0
+
+    def log_abs_and_sign(rho):
+        t2 = (rho / a) ** 2
+        inside = t2 < 1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            la = np.where(inside, log_c + s * np.log1p(-np.minimum(t2, 1.0)), -np.inf)
+        return la, np.where(inside, sign, 0.0)
+
+    def radial_cdf(rho):
+        t2 = np.minimum((np.asarray(rho, dtype=np.float64) / a) ** 2, 1.0)
+        return sc.betainc(0.5 * d, s + 1, t2)
+
+    return RadialTransform(mu=vectorised(log_abs_and_sign), log_abs_mu=log_form(log_abs_and_sign),
+                           nonnegative=c > 0, radial_cdf=radial_cdf, singular_points=(a,) if s <= 0 else (),
+                           ac_mass=float(c), **common)
+
+
+def constant_transform(dim):
+    """The measure of the constant kernel 1: an atom of mass 1 at w = 0 (a shell of radius 0)."""
+    zero = log_form(lambda rho: (np.full(rho.shape, -np.inf), np.zeros(rho.shape)))
+    return RadialTransform(mu=vectorised(lambda rho: (np.full(rho.shape, -np.inf), np.zeros(rho.shape))),
+                           log_abs_mu=zero, method="closed-form:constant", rel_error=0.0, abs_error=0.0,
+                           scale=1.0, tail_exponent=math.inf, nonnegative=True, zeros=np.empty(0),
+                           radial_cdf=lambda rho: np.zeros(np.shape(rho)), shells=((0.0, 1.0),), ac_mass=0.0)
+
+
+def _not_a_measure(reason):
+    def mu(rho):
+        raise TransformError(reason)
+    return mu
+
+
 _BUILDERS = {
     "poly_gaussian": _poly_gaussian,
     "matern": _matern,
     "rational_quadratic": _rational_quadratic,
     "truncated_polynomial": _truncated_polynomial,
     "exponential_power": exponential_power,
+    "bessel": _bessel,
 }
 
 # Accuracies verified by tests/test_closed_forms.py against mpmath references (d = 1..64).
@@ -482,5 +590,6 @@ _REL_ERROR = {
     "rational_quadratic": 5e-11,  # scipy kve at orders |a - d/2| ~ 8: ~2e-11 measured
     "truncated_polynomial": 1e-11,
     "exponential_power": 1e-11,
+    "bessel": 1e-13,
 }
 _ABS_ERROR_TRUNCATED = 1e-14

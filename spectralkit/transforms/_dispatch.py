@@ -84,6 +84,13 @@ def numeric_transform(atom, dim):
     """The numeric transform of :mod:`._hankel` as a :class:`RadialTransform` (no closed forms,
     no sympy). Same parameters and errors as :func:`transform_atom`."""
     info = analyze(atom)
+    if info.oscillating and info.decay in ("power", "none"):
+        raise TransformError(
+            f"kernel {atom.name} oscillates at infinity with a power-law envelope r^-{info.decay_rate:.3g}: its "
+            "spectral measure is singular at the oscillation's frequency (a sphere shell, an integrable "
+            "singularity or a jump), which spectralkit computes exactly for the Bessel family and its sums "
+            "(sin(a r)/(a r), cos(a r), besselj(nu, a r)/(a r)^nu: kernels.sinc, kernels.bessel) but not for "
+            "this formula; write it as such a sum if it is one")
     if info.decay in ("none", "growth") or (info.decay == "power" and not info.decay_rate > 0):
         raise TransformError(
             f"kernel {atom.name} does not decay (decay: {info.decay}): its spectral measure is "
@@ -105,7 +112,8 @@ def numeric_transform(atom, dim):
         mu=hank, method="numeric:gauss-legendre+steepest-descent", rel_error=hank.rel_error,
         abs_error=hank.abs_error, scale=hank.scale, tail_exponent=hank.tail_exponent,
         tail_oscillation=float(hank.tail_oscillation), nonnegative=False, radial_cdf=None,
-        zeros=None)
+        zeros=None, tail_parts=hank.tail_parts if (hank.has_ray or hank.has_edge) else None,
+        tail_start=hank.rho_x)
 
 
 def _length_scale(atom):
@@ -160,4 +168,5 @@ def _verified_sympy(atom, dim, budget, numeric):
         mu=mu, method="sympy", rel_error=max(rel, numeric.rel_error),
         abs_error=max(abs_err, numeric.abs_error),
         scale=numeric.scale, tail_exponent=numeric.tail_exponent,
-        tail_oscillation=numeric.tail_oscillation, nonnegative=False, radial_cdf=None, zeros=None)
+        tail_oscillation=numeric.tail_oscillation, nonnegative=False, radial_cdf=None, zeros=None,
+        tail_parts=numeric.tail_parts, tail_start=numeric.tail_start)

@@ -42,6 +42,29 @@ class RadialTransform:
         and the exponential-power series). Densities such as the rational quadratic's,
         ``~ rho^(2 alpha - d)`` at small rho, overflow float64 as values in high d although the
         radial density ``rho^(d-1) mu`` is moderate; the measure combines terms in logs with it.
+    tail_parts : callable or None
+        ``rho -> (A, B)`` (A real, B complex) with mu = A - Re(exp(i R rho) B), R =
+        ``tail_oscillation``, for rho >= ``tail_start``: the non-oscillating and the oscillating
+        amplitude, both slowly varying. The measure layer integrates oscillating tails with it. None
+        for densities without an oscillating tail (then A = mu, B = 0).
+    tail_start : float
+        Where ``tail_parts`` becomes valid.
+    shells : tuple of (float, float)
+        The singular part of the measure: ``(radius, mass)`` pairs, a uniform measure of total
+        ``mass`` (signed) on the sphere ||w|| = radius (radius 0: an atom at w = 0). ``mu`` is the
+        absolutely continuous part only.
+    singular_points : tuple of float
+        Radii where mu is infinite (an integrable singularity) or jumps: never evaluated there,
+        lobes end there.
+    ac_mass : float or None
+        int f drho of the absolutely continuous part (what ``radial_cdf`` is normalised by); None:
+        the kernel's k(0) (no shells).
+    divergent : str or None
+        Set when the transform is known analytically not to be a finite measure (the reason);
+        ``mu`` must not be used then.
+    edges : tuple of (float, float)
+        ``(R, beta)``: the kernel behaves like (R - r)^beta at a breakpoint R (beta = 0: a jump), which
+        gives the oscillating tail rho^-((d+1)/2+beta) (closed forms of compactly supported kernels).
     """
 
     mu: Callable[[np.ndarray], np.ndarray]
@@ -55,6 +78,13 @@ class RadialTransform:
     radial_cdf: Callable[[np.ndarray], np.ndarray] | None = None
     zeros: np.ndarray | None = None
     log_abs_mu: Callable[[np.ndarray], tuple] | None = None
+    tail_parts: Callable[[np.ndarray], tuple] | None = None
+    tail_start: float = 0.0
+    shells: tuple = ()
+    singular_points: tuple = ()
+    ac_mass: float | None = None
+    divergent: str | None = None
+    edges: tuple = ()
 
 
 def check_atom_and_dim(atom, dim, caller):
