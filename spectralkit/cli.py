@@ -570,7 +570,7 @@ def _cmd_featurize(args):
         if tmp_lab is not None:
             _create_npy(tmp_lab, np.float64, (info.n_rows,), f"--labels {str(labels_path)!r}")
         t1 = time.perf_counter()
-        _stream(io, rf, info, args, tmp_out, tmp_lab, dtype, width, _Progress(info.n_rows, show))
+        _stream(rf, info, args, tmp_out, tmp_lab, dtype, width, _Progress(info.n_rows, show))
         t_transform = time.perf_counter() - t1
         sidecar = _sidecar(args, kernel, rf, info, output, labels_path, dtype, width, t_fit, t_transform)
         with open(tmp_side, "w", encoding="utf-8") as fh:
@@ -581,7 +581,7 @@ def _cmd_featurize(args):
     return 0
 
 
-def _stream(io, rf, info, args, tmp_out, tmp_lab, dtype, width, progress):
+def _stream(rf, info, args, tmp_out, tmp_lab, dtype, width, progress):
     """Featurize the input chunk by chunk into the temporary .npy files."""
     window_rows = max(args.chunk_rows, (64 << 20) // max(1, width * dtype.itemsize))  # ~64 MiB
     out = lab = None
