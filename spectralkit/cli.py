@@ -614,6 +614,7 @@ def _stream(rf, info, args, tmp_out, tmp_lab, dtype, width, progress):
                           f"{width} output columns); lower --chunk-rows") from None
     finally:
         progress.close()
+        out = lab = None  # unmap the last window (also when a traceback keeps this frame)
 
 
 def _sidecar(args, kernel, rf, info, output, labels_path, dtype, width, t_fit, t_transform):
