@@ -7,19 +7,27 @@ library spec (``matern:nu=1.5``, ``spherical_polynomial:a=2,p=2``) or a formula 
 Errors made by the user (bad formula, unknown kernel, missing file, bad dimension, a kernel whose
 spectral mass is infinite where features are requested) print one line
 ``spectralkit: error: ...`` on stderr and exit with status 2 (usage: the arguments are wrong) or
-1 (the computation failed: divergent mass, unreadable data, accuracy not reachable). Set the
-environment variable ``SPECTRALKIT_TRACEBACK=1`` to get the Python traceback instead.
+1 (the computation failed: divergent mass, unreadable data, not enough memory, accuracy not
+reachable). Python and numpy warnings raised while a command runs are not printed as such: after
+a success they become ``spectralkit: warning: ...`` lines, after an error only the error line is
+printed. SIGTERM and Ctrl-C end a command cleanly (status 143 and 130): temporary files are
+removed and existing outputs are left as they were. Set the environment variable
+``SPECTRALKIT_TRACEBACK=1`` to get the Python traceback instead.
 
 The functions are importable: :func:`main` takes an argument list and returns the exit status,
 which is how the tests drive the CLI in-process.
 """
 
 import argparse
+import contextlib
+import errno
 import json
 import math
 import os
+import secrets
+import signal
 import sys
-import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -34,7 +42,7 @@ from .kernels import from_spec
 from .measures import SpectralMeasure, check_rkks
 from .plotting import plot_measure, save_figure
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 _PROG = "spectralkit"
 _DEFAULT_DEMO_KERNEL = "delta_gaussian:sigma1=1,sigma2=10"
@@ -46,6 +54,11 @@ class UsageError(Exception):
 
 class ComputationError(Exception):
     """The requested computation cannot be done: one line, exit status 1."""
+
+
+class _Terminated(BaseException):
+    """Raised by the CLI's SIGTERM handler so that cleanups run (a BaseException, like
+    KeyboardInterrupt, so that no ``except Exception`` swallows it)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -183,8 +196,13 @@ def build_parser():
                    help="input format (default: detected)")
     p.add_argument("--label-column", type=int, default=None, metavar="J",
                    help="CSV: column J holds labels, not features (negative counts from the end)")
+    p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
+                   help="CSV: is the first line a header? auto (default): yes exactly when none of its "
+                        "fields is a number, empty or NA")
     p.add_argument("--n-features", type=_positive_int("--n-features"), default=None,
                    help="LIBSVM: number of features (default: largest index in the file)")
+    p.add_argument("--zero-based", action="store_true",
+                   help="LIBSVM: feature indices start at 0 (default: at 1)")
     p.add_argument("--labels", default=None, metavar="FILE",
                    help="also write the numeric labels of the input to FILE (.npy)")
     p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
@@ -244,10 +262,14 @@ def _cmd_check(args):
 def _check_output_file(path, suffixes, what):
     p = Path(path)
     if p.suffix.lower() not in suffixes:
-        raise UsageError(f"{what} {path!r} must end with {', '.join(suffixes)}")
+        raise UsageError(f"{what} {str(path)!r} must end with {', '.join(suffixes)}")
+    if p.is_dir():
+        raise UsageError(f"{what} {str(path)!r} is a directory")
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
-        raise UsageError(f"{what} {path!r}: directory {str(parent)!r} does not exist")
+        raise UsageError(f"{what} {str(path)!r}: directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{what} {str(path)!r}: directory {str(parent)!r} is not writable")
     return p
 
 
@@ -299,84 +321,305 @@ def _sidecar_path(output):
     return output.with_suffix(".json")
 
 
+def _check_input_file(path):
+    if not os.path.exists(path):
+        raise UsageError(f"INPUT: input file {path!r} does not exist")
+    if os.path.isdir(path):
+        raise UsageError(f"INPUT: input file {path!r} is a directory, expected a data file")
+
+
+def _same_file(a, b):
+    """True when the paths name one file: any spelling, symlinks, hard links (existing files);
+    equal normalised real paths otherwise (files still to be created)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def _refuse_same_files(files):
+    """``files``: ``[(description, path or None), ...]``, the input first; any two the same file
+    is a usage error (before anything is read or written)."""
+    files = [(what, str(path)) for what, path in files if path is not None]
+    for i, (what_a, a) in enumerate(files):
+        for what_b, b in files[i + 1:]:
+            if _same_file(a, b):
+                why = "refusing to overwrite the input" if i == 0 else "two outputs cannot be one file"
+                raise UsageError(f"{what_b} {b!r} is the same file as {what_a} {a!r}: {why}")
+
+
+def _gb(n_bytes):
+    return f"{n_bytes / 1e9:.3g} GB"
+
+
+# SIGTERM / Ctrl-C: the handlers raise (so that cleanups run) except inside _signals_deferred(),
+# where the signal waits until the block is left: creating, renaming and removing output files
+# is never interrupted half-way
+_signal_state = {"depth": 0, "pending": None, "terminating": False}
+
+
+def _raise_for_signal(signum):
+    _signal_state["terminating"] = True
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise _Terminated(signum)
+
+
+def _on_signal(signum, frame):
+    if _signal_state["terminating"]:
+        return  # already on the way out: a repeated signal must not interrupt the cleanup
+    if _signal_state["depth"]:
+        _signal_state["pending"] = signum
+        return
+    _raise_for_signal(signum)
+
+
+@contextlib.contextmanager
+def _signals_deferred():
+    _signal_state["depth"] += 1
+    try:
+        yield
+    finally:
+        _signal_state["depth"] -= 1
+        pending = _signal_state["pending"]
+        if not _signal_state["depth"] and pending is not None:
+            _signal_state["pending"] = None
+            _raise_for_signal(pending)
+
+
+@contextlib.contextmanager
+def _signal_handlers():
+    """Install the SIGTERM handler (and the SIGINT one, unless the caller set its own) for the
+    duration of a command; restore the previous handlers afterwards. Only the main thread can
+    install handlers; elsewhere the command runs with the process's handlers."""
+    _signal_state.update(depth=0, pending=None, terminating=False)
+    installed = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(signum)
+            if previous is None or (signum == signal.SIGINT and previous is not signal.default_int_handler):
+                continue  # a handler set outside Python, or the caller's own Ctrl-C handling
+            signal.signal(signum, _on_signal)
+            installed[signum] = previous
+    try:
+        yield
+    finally:
+        for signum, previous in installed.items():
+            signal.signal(signum, previous)
+
+
+def _unique_name(target, suffix):
+    return target.parent / f".{target.name}.{secrets.token_hex(4)}{suffix}"
+
+
+class _Outputs:
+    """Output files written under temporary names and renamed into place together.
+
+    ``add(target)`` creates an empty ``.NAME.XXXXXXXX.part`` in the target's directory (same file
+    system, so the rename is atomic). ``commit()`` renames the temporary files onto their targets
+    in the order they were added (the sidecar last). If a rename fails, the renames already done
+    are undone: a target that existed before gets its previous content back (kept by a hard link
+    taken just before its rename), a new one is removed. Leaving the ``with`` block without a
+    commit (an error, Ctrl-C, SIGTERM) removes the temporary files and touches no target.
+    Signals wait while files are created, renamed or removed. Not covered: a power loss or
+    SIGKILL in the middle of the renames (a few system calls), and the data is not fsync'ed.
+    """
+
+    def __init__(self):
+        self._pairs = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        with _signals_deferred():
+            for tmp, _ in self._pairs:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(tmp)
+            self._pairs = []
+        return False
+
+    def add(self, target):
+        with _signals_deferred():
+            while True:
+                tmp = _unique_name(target, ".part")
+                try:  # created like any new file (permissions from the umask)
+                    os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+                except FileExistsError:
+                    continue
+                self._pairs.append((tmp, target))
+                return tmp
+
+    def commit(self):
+        with _signals_deferred():
+            backups, done = {}, []
+            try:
+                for tmp, target in self._pairs:
+                    if os.path.lexists(target):
+                        backups[target] = _hard_link(target)
+                    os.replace(tmp, target)
+                    done.append(target)
+            except OSError as exc:
+                raise ComputationError(f"cannot rename the outputs into place ({exc})"
+                                       f"{self._undo(done, backups)}") from None
+            finally:
+                for backup in backups.values():
+                    if backup is not None:
+                        with contextlib.suppress(OSError):
+                            os.remove(backup)
+            self._pairs = []
+
+    @staticmethod
+    def _undo(done, backups):
+        lost = []
+        for target in reversed(done):
+            try:
+                if target not in backups:
+                    os.remove(target)  # new: remove it
+                elif backups[target] is not None:
+                    os.replace(backups[target], target)  # existed: the previous content again
+                else:
+                    lost.append(str(target))
+            except OSError:
+                lost.append(str(target))
+        if lost:
+            return f"; could not restore the previous {', '.join(lost)}"
+        return "; no output was changed"
+
+
+def _hard_link(target):
+    """A hard link to ``target`` (a symlink itself, not what it points to) under a new hidden
+    name, or None where the file system cannot make one."""
+    while True:
+        backup = _unique_name(target, ".old")
+        try:
+            os.link(target, backup, follow_symlinks=False)
+        except FileExistsError:
+            continue
+        except (OSError, NotImplementedError):
+            return None
+        return backup
+
+
+def _create_npy(path, dtype, shape, what):
+    """Create a .npy file of ``shape`` (header and size) without keeping it mapped: the stream
+    maps a window of rows at a time, since a mapping held for the whole run would keep every
+    written page in this process's resident set. Its blocks are allocated now, so that a full
+    disk is a clean error here rather than a SIGBUS when a page of the map is written later."""
+    handle = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+    del handle  # unmapped
+    if not hasattr(os, "posix_fallocate"):
+        return
+    size = os.path.getsize(path)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise ComputationError(f"not enough disk space for {what}: need about {_gb(size)} "
+                                   f"({os.strerror(exc.errno)})") from None
+        # EINVAL, EOPNOTSUPP: this file system cannot reserve space; the writes will tell
+    finally:
+        os.close(fd)
+
+
 def _cmd_featurize(args):
     output = _check_output_file(args.output, (".npy",), "OUTPUT")
     labels_path = None if args.labels is None else _check_output_file(args.labels, (".npy",), "--labels")
+    sidecar_path = _check_output_file(_sidecar_path(output), (".json",), "the sidecar")
+    _check_input_file(args.input)
+    _refuse_same_files([("INPUT", args.input), ("OUTPUT", args.output), ("--labels", args.labels),
+                        ("the sidecar of OUTPUT", sidecar_path)])
     kernel = _kernel_from_args(args)
     try:
         info = io.scan(args.input, format=args.format, label_column=args.label_column,
-                       n_features=args.n_features)
-    except (FileNotFoundError, IsADirectoryError) as exc:
-        raise UsageError(f"INPUT: {exc}") from None
+                       n_features=args.n_features, zero_based=args.zero_based,
+                       header={"auto": None, "yes": True, "no": False}[args.header])
     except ValueError as exc:
         raise ComputationError(f"cannot read INPUT: {exc}") from None
     if args.dim is not None and args.dim != info.n_features:
         raise UsageError(f"--dim {args.dim} does not match the {info.n_features} features of {args.input!r}")
     if labels_path is not None and not info.has_labels:
         raise UsageError(f"--labels: {args.input!r} has no labels (give --label-column for CSV files)")
+    if labels_path is not None and not info.numeric_labels:
+        raise ComputationError(f"--labels needs numeric labels; {args.input!r} has text labels")
     dtype = np.dtype(args.dtype)
     t0 = time.perf_counter()
     rf = RandomFeatures(kernel, dim=info.n_features, n_components=args.components, method=args.method,
                         split=args.split, feature_map=args.feature_map, random_state=args.seed,
                         truncation=args.truncation)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", RuntimeWarning)
-        rf.fit()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            rf.fit()
+    except MemoryError:
+        raise MemoryError(f"not enough memory for --components {args.components} in dimension "
+                          f"{info.n_features}: the frequencies alone need about "
+                          f"{_gb(8 * args.components * info.n_features)}") from None
     for w in caught:  # the truncation bias report: one line, not a warnings traceback
         print(f"{_PROG}: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
     t_fit = time.perf_counter() - t0
     width = int(np.asarray(rf.signature_).size)
     show = args.progress == "always" or (args.progress == "auto" and info.n_rows >= 100_000)
-    progress = _Progress(info.n_rows, show)
-    # write to temporary files next to the outputs, renamed only on success
-    tmp_out = _temp_next_to(output)
-    tmp_lab = None if labels_path is None else _temp_next_to(labels_path)
-    try:
-        # create the .npy files (header + size), then map only a window of rows at a time: a
-        # mapping held for the whole run would keep every written page in this process's
-        # resident set; unmapping each window leaves them to the page cache / write-back
-        handle = np.lib.format.open_memmap(tmp_out, mode="w+", dtype=dtype, shape=(info.n_rows, width))
-        del handle
+    # every output goes to a temporary file next to its target; all are renamed at the end
+    with _Outputs() as outputs:
+        tmp_out = outputs.add(output)
+        tmp_lab = None if labels_path is None else outputs.add(labels_path)
+        tmp_side = outputs.add(sidecar_path)
+        _create_npy(tmp_out, dtype, (info.n_rows, width), f"OUTPUT {str(output)!r}")
         if tmp_lab is not None:
-            handle = np.lib.format.open_memmap(tmp_lab, mode="w+", dtype=np.float64, shape=(info.n_rows,))
-            del handle
-        window_rows = max(args.chunk_rows, (64 << 20) // max(1, width * dtype.itemsize))  # ~64 MiB
-        out = lab = None
-        window_start = 0
-        row = 0
+            _create_npy(tmp_lab, np.float64, (info.n_rows,), f"--labels {str(labels_path)!r}")
         t1 = time.perf_counter()
-        try:
-            for X, y in io.iter_chunks(args.input, chunk_rows=args.chunk_rows, label_column=args.label_column,
-                                       dtype=dtype, info=info):
-                if out is None or row + len(X) > window_start + window_rows:
-                    out = lab = None  # unmap the previous window
-                    window_start = row
-                    out = np.load(tmp_out, mmap_mode="r+")[window_start:window_start + window_rows]
-                    if tmp_lab is not None:
-                        lab = np.load(tmp_lab, mmap_mode="r+")[window_start:window_start + window_rows]
-                a, b = row - window_start, row - window_start + len(X)
-                rf.transform(X, out=out[a:b])
-                if lab is not None:
-                    if y.dtype.kind not in "fiu":
-                        raise ComputationError(f"--labels needs numeric labels; {args.input!r} has text labels")
-                    lab[a:b] = y
-                row += len(X)
-                progress.update(len(X))
-        except ValueError as exc:
-            raise ComputationError(f"cannot read INPUT: {exc}") from None
-        finally:
-            progress.close()
-            out = lab = None
+        _stream(rf, info, args, tmp_out, tmp_lab, dtype, width, _Progress(info.n_rows, show))
         t_transform = time.perf_counter() - t1
-        os.replace(tmp_out, output)
-        if tmp_lab is not None:
-            os.replace(tmp_lab, labels_path)
+        sidecar = _sidecar(args, kernel, rf, info, output, labels_path, dtype, width, t_fit, t_transform)
+        with open(tmp_side, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(sidecar, indent=2) + "\n")
+        outputs.commit()
+    _out(f"wrote {output} ({info.n_rows} x {width} {dtype.name}) and {sidecar_path} in "
+         f"{t_fit + t_transform:.2f} s (fit {t_fit:.2f} s, transform {t_transform:.2f} s)")
+    return 0
+
+
+def _stream(rf, info, args, tmp_out, tmp_lab, dtype, width, progress):
+    """Featurize the input chunk by chunk into the temporary .npy files."""
+    window_rows = max(args.chunk_rows, (64 << 20) // max(1, width * dtype.itemsize))  # ~64 MiB
+    out = lab = None
+    window_start = row = 0
+    try:
+        for X, y in io.iter_chunks(args.input, chunk_rows=args.chunk_rows, dtype=dtype, info=info):
+            if out is None or row + len(X) > window_start + window_rows:
+                out = lab = None  # unmap the previous window
+                window_start = row
+                out = np.load(tmp_out, mmap_mode="r+")[window_start:window_start + window_rows]
+                if tmp_lab is not None:
+                    lab = np.load(tmp_lab, mmap_mode="r+")[window_start:window_start + window_rows]
+            a, b = row - window_start, row - window_start + len(X)
+            rf.transform(X, out=out[a:b])
+            if not np.isfinite(out[a:b]).all():  # never write NaN features silently
+                raise ComputationError(
+                    f"the features of input rows {row} to {row + len(X) - 1} are not finite: the input "
+                    f"values (largest |x| = {float(np.abs(X).max()):g}) are too large for this kernel; "
+                    "rescale the data")
+            if lab is not None:
+                lab[a:b] = y
+            row += len(X)
+            progress.update(len(X))
+    except ValueError as exc:
+        raise ComputationError(f"cannot read INPUT: {exc}") from None
+    except MemoryError:
+        per_row = info.n_features * (8 + dtype.itemsize) + 2 * width * dtype.itemsize
+        raise MemoryError(f"not enough memory for chunks of --chunk-rows {args.chunk_rows} rows: need "
+                          f"about {_gb(args.chunk_rows * per_row)} per chunk ({info.n_features} input and "
+                          f"{width} output columns); lower --chunk-rows") from None
     finally:
-        for t in (tmp_out, tmp_lab):
-            if t is not None and os.path.exists(t):
-                os.remove(t)
+        progress.close()
+        out = lab = None  # unmap the last window (also when a traceback keeps this frame)
+
+
+def _sidecar(args, kernel, rf, info, output, labels_path, dtype, width, t_fit, t_transform):
     measure = getattr(rf, "measure_", None)
-    sidecar = {
+    return {
         "spectralkit_version": __version__,
         "kernel": kernel.name,
         "kernel_spec": args.kernel,
@@ -406,11 +649,6 @@ def _cmd_featurize(args):
                   + (" without bias" if args.truncation is None else " with the truncation bias above")),
         "seconds": {"fit": t_fit, "transform": t_transform},
     }
-    side = _sidecar_path(output)
-    side.write_text(json.dumps(sidecar, indent=2) + "\n")
-    _out(f"wrote {output} ({info.n_rows} x {width} {dtype.name}) and {side} in "
-         f"{t_fit + t_transform:.2f} s (fit {t_fit:.2f} s, transform {t_transform:.2f} s)")
-    return 0
 
 
 def _mass_errors(measure, split):
@@ -421,12 +659,6 @@ def _mass_errors(measure, split):
         return {"plus": float(measure.mass_plus.error), "minus": float(measure.mass_minus.error)}
     except (AttributeError, DivergentMassError):
         return None
-
-
-def _temp_next_to(path):
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent or ".")
-    os.close(fd)
-    return name
 
 
 # ---------------------------------------------------------------------------------------------
@@ -450,7 +682,8 @@ def _demo_data(choice, seed):
             from sklearn.datasets import load_digits
         except ImportError:
             if choice == "digits":
-                raise UsageError("--dataset digits needs scikit-learn (pip install 'spectralkit[sklearn]')") from None
+                raise UsageError("--dataset digits needs scikit-learn "
+                                 "(pip install 'spectralkit[sklearn]')") from None
         else:
             X = load_digits().data / 16.0
             return X, "scikit-learn digits (1797 x 64, pixel values scaled to [0, 1])"
@@ -462,7 +695,8 @@ def _demo_data(choice, seed):
             note = "" if choice == "letter" else " (scikit-learn not installed: using the shared letter data)"
             return X, f"UCI letter recognition (20000 x 16, scaled to [0, 1]){note}"
         if choice == "letter":
-            raise UsageError("--dataset letter needs ../shared/data/letter-recognition.data next to the project")
+            raise UsageError("--dataset letter needs ../shared/data/letter-recognition.data next to the "
+                             "project")
     rng = np.random.default_rng(seed)
     centers = rng.uniform(size=(10, 16))
     X = np.clip(centers[rng.integers(0, 10, 2000)] + 0.1 * rng.normal(size=(2000, 16)), 0, 1)
@@ -535,15 +769,55 @@ def _error(message):
     print(f"{_PROG}: error: {message}", file=sys.stderr, flush=True)
 
 
+def _warn_once(caught):
+    """Warnings recorded during a successful command, as one line each (duplicates and warnings
+    meant for developers, such as deprecations, left out)."""
+    seen = set()
+    for w in caught:
+        if not issubclass(w.category, (RuntimeWarning, UserWarning)):
+            continue
+        text = " ".join(str(w.message).split())
+        if text not in seen:
+            seen.add(text)
+            print(f"{_PROG}: warning: {text}", file=sys.stderr, flush=True)
+
+
+def _memory_message(exc):
+    text = " ".join(str(exc).split())
+    if text.startswith("not enough memory"):
+        return text
+    return f"not enough memory ({text})" if text else "not enough memory"
+
+
 def main(argv=None):
     """Run the command line ``argv`` (default ``sys.argv[1:]``); return the exit status.
 
-    0 on success, 1 for computation errors, 2 for usage errors; errors are printed as one line
-    ``spectralkit: error: ...`` on stderr.
+    0 on success, 1 for computation errors, 2 for usage errors, 130 after Ctrl-C, 143 after
+    SIGTERM; errors are printed as one line ``spectralkit: error: ...`` on stderr. While the
+    command runs, SIGTERM (and Ctrl-C, unless the caller installed its own handler) raise inside
+    it so that temporary files are removed; the previous handlers are restored afterwards.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     debug = os.environ.get("SPECTRALKIT_TRACEBACK", "") not in ("", "0")
+    with _signal_handlers():
+        try:
+            with warnings.catch_warnings(record=not debug) as caught:
+                if not debug:
+                    warnings.simplefilter("always")
+                status = _run(parser, argv, debug)
+            if status == 0 and caught:
+                _warn_once(caught)
+            return status
+        except _Terminated:
+            _error("terminated by SIGTERM")
+            return 128 + signal.SIGTERM
+        except KeyboardInterrupt:
+            _error("interrupted")
+            return 130
+
+
+def _run(parser, argv, debug):
     try:
         try:
             args = parser.parse_args(argv)
@@ -553,39 +827,31 @@ def main(argv=None):
             parser.print_help()
             return 2
         return int(args.func(args) or 0)
-    except UsageError as exc:
+    except (UsageError, KernelDefinitionError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
         if debug:
             raise
         _error(exc)
         return 2
-    except (ComputationError, DivergentMassError, TransformError) as exc:
+    except MemoryError as exc:
+        if debug:
+            raise
+        _error(_memory_message(exc))
+        return 1
+    except (ComputationError, DivergentMassError, TransformError, ValueError, OSError) as exc:
         if debug:
             raise
         _error(exc)
         return 1
-    except KernelDefinitionError as exc:
-        if debug:
-            raise
-        _error(exc)
-        return 2
-    except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        if debug:
-            raise
-        _error(exc)
-        return 2
     except ImportError as exc:  # an optional extra is missing (the message says which)
         if debug:
             raise
         _error(exc)
         return 1
-    except (ValueError, OSError, MemoryError) as exc:
+    except (ArithmeticError, RecursionError) as exc:  # a computation that failed on this input
         if debug:
             raise
-        _error(exc)
+        _error(f"the computation failed ({type(exc).__name__}: {exc})")
         return 1
-    except KeyboardInterrupt:
-        _error("interrupted")
-        return 130
     except Exception as exc:  # a bug: still one line, but say how to get the traceback
         if debug:
             raise

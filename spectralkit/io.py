@@ -11,16 +11,35 @@ Formats
     A 2-D numeric array saved with :func:`numpy.save`; read through a memory map, so a chunk
     costs only its own rows. No labels.
 ``csv``
-    Delimited text (``,``, tab or runs of spaces, detected from the first data line), an
-    optional header line (detected: a first line that is not all numbers), ``#`` comments.
-    Labels only when ``label_column`` is given (numeric labels become floats, others strings).
+    Delimited text (``,``, tab or runs of spaces, detected from the first line), ``#``
+    comments, an optional header line. Labels only when ``label_column`` is given: numbers
+    (floats) when every label is a number, otherwise strings.
 ``libsvm``
     ``label index:value index:value ...`` with 1-based indices (``zero_based=True`` for
     0-based files), ``qid:`` fields ignored, ``#`` comments. Missing entries are 0.
 
-Compression is recognised from the file's magic bytes (bzip2, gzip, xz), not its name. The
-format is ``npy`` for the ``.npy`` suffix (or numpy's magic bytes); for text it is sniffed from
-the first data lines: ``index:value`` tokens mean LIBSVM, anything else CSV.
+Text is UTF-8; a byte-order mark at the start of the file is removed. Lines end with ``\\n``,
+``\\r\\n`` or ``\\r``; blank lines and lines starting with ``#`` are skipped.
+
+Header rule (``header=None``, the default): the first line of a CSV file is a header exactly
+when none of its fields is a number and none is empty or a missing-value marker (``NA``,
+``N/A``, ``NaN``, ``null``, ``None``, ``?``, any case). ``header=True`` always skips the
+first line, ``header=False`` never does. A header must have as many fields as the data rows.
+
+Nothing is guessed or repaired in the data: a CSV row with the wrong number of fields, an empty,
+missing (``NA`` ...) or non-numeric feature field, a LIBSVM token that is not
+``integer:number`` (``3:``, ``:4``, ``a:b``, ``3:4:5``, ``1.5:2``), a repeated, negative or
+too small index (0 in a 1-based file), a non-numeric label and any NaN or infinite value raise
+:class:`ValueError` with ``path:line:``, what was found and, where it helps, what is allowed.
+
+Compression is recognised from the file's magic bytes (bzip2, gzip, xz), not its name. A
+truncated or corrupt compressed file and text that is not UTF-8 raise :class:`ValueError`
+naming the file and the problem (never ``EOFError``, ``zlib.error``, ``lzma.LZMAError`` or
+``UnicodeDecodeError``). The integrity checks of the compression formats are at the end of a
+block or of the stream, so :func:`scan`, which reads everything, finds any such damage;
+:func:`detect_format` reads only the first lines. The format is ``npy`` for numpy's magic
+bytes; for text it is sniffed from the first 64 data lines: ``index:value`` tokens mean LIBSVM,
+anything else CSV. Inputs must be regular files (the readers read them more than once).
 
 Examples
 --------
@@ -37,22 +56,41 @@ array([ 1., -1.])
 """
 
 import bz2
+import codecs
 import gzip
+import io as _stdio
 import itertools
 import lzma
+import math
 import numbers
 import os
+import re
+import stat
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DatasetInfo", "detect_format", "scan", "iter_chunks", "load", "FORMATS"]
+__all__ = ["FORMATS", "DatasetInfo", "detect_format", "iter_chunks", "load", "scan"]
 
 #: The formats understood by the readers.
 FORMATS = ("npy", "csv", "libsvm")
 
 _NPY_MAGIC = b"\x93NUMPY"
 _COMPRESSION_MAGIC = ((b"BZh", "bz2"), (b"\x1f\x8b", "gzip"), (b"\xfd7zXZ\x00", "xz"))
+_COMPRESSION_NAME = {"bz2": "bzip2", "gzip": "gzip", "xz": "xz"}
+# what the decompressors raise on damaged input (gzip.BadGzipFile and bz2's errors are OSErrors)
+_DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
+# a parse error in a compressed file is checked against this much more of the stream: damage
+# usually shows up as garbage text before the block or stream checksum that detects it
+_INTEGRITY_LOOKAHEAD = 16 << 20
+#: CSV fields that mean "missing" (compared case-insensitively)
+_NA_MARKERS = frozenset({"na", "n/a", "nan", "null", "none", "?"})
+#: the largest LIBSVM feature index (15 digits: exact in float64)
+_MAX_INDEX = 10**15 - 1
+# lines "label index:value ..." and nothing else (no qid, comment, sign or non-digit in an index)
+_LIBSVM_PLAIN_LINE = r"[^\s:#]+(?:[^\S\n]+[0-9]{1,15}:[^\s:#]+)*"
+_LIBSVM_PLAIN_BLOCK = re.compile(rf"{_LIBSVM_PLAIN_LINE}(?:\n{_LIBSVM_PLAIN_LINE})*")
 
 
 @dataclass(frozen=True)
@@ -74,7 +112,14 @@ class DatasetInfo:
     delimiter : str or None
         CSV delimiter (None: runs of whitespace); None for other formats.
     header : bool
-        True when the CSV file's first data line is a header (skipped).
+        True when the CSV file's first line is a header (skipped).
+    label_column : int or None
+        CSV: the label column as given to :func:`scan`.
+    zero_based : bool
+        LIBSVM: indices start at 0.
+    numeric_labels : bool
+        True when the labels are numbers (always for LIBSVM); False for text labels and for
+        files without labels.
     """
 
     path: str
@@ -85,10 +130,13 @@ class DatasetInfo:
     compression: object = None
     delimiter: object = None
     header: bool = False
+    label_column: object = None
+    zero_based: bool = False
+    numeric_labels: bool = False
 
 
 # ---------------------------------------------------------------------------------------------
-# validation and opening
+# validation
 # ---------------------------------------------------------------------------------------------
 def _check_path(path):
     if not isinstance(path, (str, os.PathLike)):
@@ -96,8 +144,12 @@ def _check_path(path):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"input file {path!r} does not exist")
-    if os.path.isdir(path):
+    mode = os.stat(path).st_mode
+    if stat.S_ISDIR(mode):
         raise IsADirectoryError(f"input file {path!r} is a directory, expected a data file")
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"input file {path!r} is not a regular file (a pipe, socket or device); "
+                         "the readers read their input more than once: save it to a file first")
     return path
 
 
@@ -114,31 +166,157 @@ def _check_dtype(dtype):
     return dt
 
 
+def _check_label_column(label_column):
+    if label_column is None:
+        return None
+    if isinstance(label_column, bool) or not isinstance(label_column, numbers.Integral):
+        raise TypeError(f"label_column must be an integer column index or None, got {label_column!r}")
+    return int(label_column)
+
+
+def _check_n_features(n_features):
+    if n_features is None:
+        return None
+    if isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral) or n_features < 1:
+        raise ValueError(f"n_features must be an integer >= 1 or None, got {n_features!r}")
+    return int(n_features)
+
+
+def _check_flag(name, value, allow_none=False):
+    if (value is None and allow_none) or isinstance(value, (bool, np.bool_)):
+        return None if value is None else bool(value)
+    allowed = "True, False or None (detect)" if allow_none else "True or False"
+    raise ValueError(f"{name} must be {allowed}, got {value!r}")
+
+
+def _resolve_format(path, format):
+    if format is None:
+        return detect_format(path)
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {', '.join(FORMATS)} or None (detect), got {format!r}")
+    return format
+
+
+def _gb(n_bytes):
+    return f"{n_bytes / 1e9:.3g} GB"
+
+
+def _allocate(shape, dtype, what):
+    """``np.zeros(shape, dtype)``; failure is a MemoryError saying what and how much."""
+    try:
+        return np.zeros(shape, dtype=dtype)
+    except (MemoryError, ValueError):  # ValueError: "array is too big" for absurd shapes
+        need = math.prod(shape) * np.dtype(dtype).itemsize
+        raise MemoryError(f"not enough memory for {what}: need about {_gb(need)}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# reading text (plain or compressed) with every failure a ValueError naming the file
+# ---------------------------------------------------------------------------------------------
+class _ReadError(ValueError):
+    """The file cannot be read as text (damaged compressed data, not UTF-8); complete message."""
+
+
 def _compression(path):
     with open(path, "rb") as fh:
-        head = fh.read(8)
+        head = fh.read(6)
     for magic, name in _COMPRESSION_MAGIC:
-        if head.startswith(magic):
+        n = min(len(magic), len(head))  # a file shorter than the magic: a truncated stream
+        if n >= 2 and head[:n] == magic[:n]:
             return name
     return None
 
 
+def _open_binary(path, compression):
+    opener = {"bz2": bz2.open, "gzip": gzip.open, "xz": lzma.open}.get(compression, open)
+    return opener(path, "rb")
+
+
 def _open_text(path, compression):
-    if compression == "bz2":
-        return bz2.open(path, "rt", encoding="utf-8", errors="strict")
-    if compression == "gzip":
-        return gzip.open(path, "rt", encoding="utf-8", errors="strict")
-    if compression == "xz":
-        return lzma.open(path, "rt", encoding="utf-8", errors="strict")
-    return open(path, encoding="utf-8", errors="strict")
+    return _stdio.TextIOWrapper(_open_binary(path, compression), encoding="utf-8-sig", errors="strict")
 
 
-def _data_lines(fh):
-    """Yield ``(line_number, stripped_line)`` for non-blank, non-comment lines (1-based)."""
-    for number, line in enumerate(fh, start=1):
-        text = line.strip()
-        if text and not text.startswith("#"):
-            yield number, text
+def _decompression_error(path, compression, exc):
+    kind = _COMPRESSION_NAME[compression]
+    if isinstance(exc, EOFError):
+        return _ReadError(f"{path}: truncated {kind} file: the compressed data ends early ({exc})")
+    return _ReadError(f"{path}: corrupt {kind} data ({exc})")
+
+
+def _first_undecodable(path, compression):
+    """``(line, column, byte)`` of the first byte that is not UTF-8, or None if not found.
+
+    Lines are split exactly as in the UTF-8 reading (``\\n``, ``\\r\\n``, ``\\r``): those bytes
+    never occur inside a UTF-8 sequence, so a latin-1 reading splits at the same places.
+    """
+    try:
+        with _stdio.TextIOWrapper(_open_binary(path, compression), encoding="latin-1") as fh:
+            for number, line in enumerate(fh, start=1):
+                raw = line.encode("latin-1")
+                if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                    raw = raw[len(codecs.BOM_UTF8):]
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    return number, len(raw[:exc.start].decode("utf-8")) + 1, raw[exc.start]
+    except _DECOMPRESSION_ERRORS:
+        pass
+    return None
+
+
+class _TextFile:
+    """A text file, maybe compressed, read line by line.
+
+    Decompression and decoding failures become :class:`_ReadError`. A format error (any other
+    ValueError) raised inside the ``with`` block of a compressed file is first checked against
+    the rest of the stream: damaged compressed data often decodes to garbage text before the
+    checksum that detects it, and the damage is then the error to report.
+    """
+
+    def __init__(self, path, compression):
+        self.path, self.compression = path, compression
+        self.fh = _open_text(path, compression)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if (self.compression is not None and isinstance(exc, ValueError)
+                    and not isinstance(exc, _ReadError)):
+                self._raise_if_damaged()
+        finally:
+            self.fh.close()
+        return False
+
+    def _raise_if_damaged(self):
+        try:
+            for _ in range(_INTEGRITY_LOOKAHEAD >> 20):
+                if not self.fh.buffer.read(1 << 20):
+                    return
+        except _DECOMPRESSION_ERRORS as exc:
+            raise _decompression_error(self.path, self.compression, exc) from None
+
+    def lines(self):
+        """Yield ``(line_number, stripped_line)`` for non-blank, non-comment lines (1-based)."""
+        try:
+            for number, line in enumerate(self.fh, start=1):
+                text = line.strip()
+                if text and not text.startswith("#"):
+                    yield number, text
+        except UnicodeDecodeError as exc:
+            if self.compression is not None:
+                self._raise_if_damaged()
+            where = _first_undecodable(self.path, self.compression)
+            if where is None:
+                raise _ReadError(f"{self.path}: not UTF-8 text ({exc.reason})") from None
+            line, column, byte = where
+            raise _ReadError(f"{self.path}:{line}: not UTF-8 text (byte 0x{byte:02x} at column {column}); "
+                             "the readers take .npy files and UTF-8 CSV or LIBSVM text") from None
+        except _DECOMPRESSION_ERRORS as exc:
+            if self.compression is None:
+                raise
+            raise _decompression_error(self.path, self.compression, exc) from exc
 
 
 def _is_number(token):
@@ -153,30 +331,35 @@ def _split_csv(text, delimiter):
     return [t.strip() for t in text.split(delimiter)] if delimiter is not None else text.split()
 
 
+def _is_header(fields):
+    return all(f and f.lower() not in _NA_MARKERS and not _is_number(f) for f in fields)
+
+
+# ---------------------------------------------------------------------------------------------
+# format detection and scan
+# ---------------------------------------------------------------------------------------------
 def detect_format(path):
     """Detect the format of ``path``: ``"npy"``, ``"csv"`` or ``"libsvm"``.
 
     ``.npy`` files are recognised by numpy's magic bytes; text files (optionally compressed)
     by their first 64 data lines: a line whose tokens after the first are all of the form
-    ``index:value`` means LIBSVM, otherwise CSV.
+    ``index:value`` means LIBSVM, otherwise CSV. Only the first lines are read, so damage
+    further into a compressed file is found by :func:`scan`, not here.
 
     Raises
     ------
     FileNotFoundError
         If the file does not exist.
     ValueError
-        If the file is empty (no data line) or not text.
+        If the file is not a regular file, is empty (no data line), is not UTF-8 text, or is a
+        truncated or corrupt compressed file (as far as read).
     """
     path = _check_path(path)
     with open(path, "rb") as fh:
         if fh.read(6) == _NPY_MAGIC:
             return "npy"
-    compression = _compression(path)
-    try:
-        with _open_text(path, compression) as fh:
-            head = list(itertools.islice(_data_lines(fh), 64))
-    except (UnicodeDecodeError, OSError, EOFError) as exc:
-        raise ValueError(f"input file {path!r} is not a .npy file nor readable text ({exc})") from None
+    with _TextFile(path, _compression(path)) as tf:
+        head = list(itertools.islice(tf.lines(), 64))
     if not head:
         raise ValueError(f"input file {path!r} contains no data lines")
     # LIBSVM rows may be bare labels (all features zero), so look at a few lines
@@ -187,29 +370,12 @@ def detect_format(path):
     return "csv"
 
 
-def _resolve_format(path, format):
-    if format is None:
-        return detect_format(path)
-    if format not in FORMATS:
-        raise ValueError(f"format must be one of {', '.join(FORMATS)} or None (detect), got {format!r}")
-    return format
-
-
-def _check_label_column(label_column):
-    if label_column is None:
-        return None
-    if isinstance(label_column, bool) or not isinstance(label_column, numbers.Integral):
-        raise ValueError(f"label_column must be an integer column index or None, got {label_column!r}")
-    return int(label_column)
-
-
-# ---------------------------------------------------------------------------------------------
-# scan
-# ---------------------------------------------------------------------------------------------
 def _npy_array(path):
     try:
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except ValueError as exc:
+    except PermissionError:
+        raise
+    except (ValueError, OSError, EOFError) as exc:
         raise ValueError(f"cannot read {path!r} as .npy: {exc}") from None
     if arr.ndim != 2:
         raise ValueError(
@@ -217,33 +383,97 @@ def _npy_array(path):
         )
     if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_) or np.iscomplexobj(arr):
         raise ValueError(f"the array in {path!r} must be real numeric, got dtype {arr.dtype}")
+    if 0 in arr.shape:
+        raise ValueError(f"the array in {path!r} is empty (shape {arr.shape})")
     return arr
 
 
-def _csv_layout(path, compression):
-    """Return (delimiter, header) from the first data line(s)."""
-    with _open_text(path, compression) as fh:
-        lines = _data_lines(fh)
+def _scan_csv(path, compression, label_column, header):
+    """(n_rows, n_features, delimiter, header, numeric_labels) in one pass."""
+    with _TextFile(path, compression) as tf:
+        lines = tf.lines()
         first = next(lines, None)
         if first is None:
             raise ValueError(f"input file {path!r} contains no data lines")
-        text = first[1]
+        number, text = first
         delimiter = "," if "," in text else ("\t" if "\t" in text else None)
-        tokens = _split_csv(text, delimiter)
-        header = not all(_is_number(t) for t in tokens)
-        if header:
-            second = next(lines, None)
-            if second is not None and not any(_is_number(t) for t in _split_csv(second[1], delimiter)):
-                header = False  # e.g. a label column of strings: the first line is data too
-            elif second is not None:
-                # a header has no numeric fields where data rows have them
-                first_numeric = [_is_number(t) for t in tokens]
-                second_numeric = [_is_number(t) for t in _split_csv(second[1], delimiter)]
-                header = first_numeric != second_numeric
-    return delimiter, header
+        if header is None:
+            header = _is_header(_split_csv(text, delimiter))
+        header_line = first if header else None
+        rows = lines if header else itertools.chain([first], lines)
+        n_rows, width = 0, None
+        numeric, non_finite = True, None  # labels: all numbers? first non-finite one
+        for number, text in rows:
+            if label_column is None:
+                w = text.count(delimiter) + 1 if delimiter is not None else len(text.split())
+            else:
+                fields = _split_csv(text, delimiter)
+                w = len(fields)
+            if width is None:
+                width = w
+                _check_csv_width(path, header_line, delimiter, width, number, label_column)
+            elif w != width:
+                raise ValueError(f"{path}:{number}: expected {width} fields like the first data row, got {w}")
+            if label_column is not None:
+                label = fields[label_column]
+                if not label:
+                    raise ValueError(f"{path}:{number}: the label (field {label_column % width}) is empty")
+                if numeric:
+                    try:
+                        value = float(label)
+                    except ValueError:
+                        numeric = False
+                    else:
+                        if non_finite is None and not math.isfinite(value):
+                            non_finite = (number, label)
+            n_rows += 1
+    if n_rows == 0:
+        raise ValueError(f"input file {path!r} contains a header but no data rows")
+    if label_column is not None and numeric and non_finite is not None:
+        raise ValueError(f"{path}:{non_finite[0]}: labels must be finite numbers, got {non_finite[1]!r}")
+    return n_rows, width - (label_column is not None), delimiter, header, label_column is not None and numeric
 
 
-def scan(path, *, format=None, label_column=None, n_features=None, zero_based=False):
+def _check_csv_width(path, header_line, delimiter, width, number, label_column):
+    if header_line is not None:
+        hw = len(_split_csv(header_line[1], delimiter))
+        if hw != width:
+            raise ValueError(f"{path}:{header_line[0]}: the header has {hw} fields but the first data row "
+                             f"(line {number}) has {width}")
+    if label_column is not None:
+        if not -width <= label_column < width:
+            raise ValueError(
+                f"label_column must be in [{-width}, {width - 1}] for {width} columns, got {label_column}"
+            )
+        if width < 2:
+            raise ValueError(f"input file {path!r} has no feature columns (only the label column)")
+
+
+def _scan_libsvm(path, compression, zero_based, n_features):
+    n_rows, max_index = 0, -1
+    with _TextFile(path, compression) as tf:
+        lines = tf.lines()
+        while block := list(itertools.islice(lines, 4096)):
+            _, _, idx, _ = _parse_libsvm_block(path, block, zero_based)
+            if idx.size:
+                max_index = max(max_index, int(idx.max()))
+            n_rows += len(block)
+    if n_rows == 0:
+        raise ValueError(f"input file {path!r} contains no data lines")
+    width = max_index + 1
+    if n_features is not None:
+        if n_features < width:
+            raise ValueError(
+                f"n_features={n_features} is smaller than the largest feature index in {path!r} "
+                f"({width} with {'0' if zero_based else '1'}-based indices)"
+            )
+        width = n_features
+    if width < 1:
+        raise ValueError(f"input file {path!r} has no features (every row is a bare label)")
+    return n_rows, width
+
+
+def scan(path, *, format=None, label_column=None, n_features=None, zero_based=False, header=None):
     """Learn the shape of a data file in one streaming pass (bounded memory).
 
     Parameters
@@ -260,17 +490,31 @@ def scan(path, *, format=None, label_column=None, n_features=None, zero_based=Fa
         index present). Must be at least that index.
     zero_based : bool, default False
         LIBSVM only: indices start at 0 instead of 1.
+    header : bool or None, default None
+        CSV only: True skips the first line, False reads it as data, None applies the header
+        rule of the module docstring (no field a number, none empty or ``NA``).
 
     Returns
     -------
     DatasetInfo
+
+    Raises
+    ------
+    ValueError
+        For options that do not apply to the file's format, malformed rows (``path:line:``),
+        damaged compressed data and text that is not UTF-8.
     """
     path = _check_path(path)
-    format = _resolve_format(path, format)
     label_column = _check_label_column(label_column)
-    if n_features is not None and (isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral)
-                                   or n_features < 1):
-        raise ValueError(f"n_features must be an integer >= 1 or None, got {n_features!r}")
+    n_features = _check_n_features(n_features)
+    zero_based = _check_flag("zero_based", zero_based)
+    header = _check_flag("header", header, allow_none=True)
+    format = _resolve_format(path, format)
+    if format != "libsvm" and (n_features is not None or zero_based):
+        option = "n_features" if n_features is not None else "zero_based"
+        raise ValueError(f"{option} applies to LIBSVM files only; {path!r} is read as {format}")
+    if format != "csv" and header:
+        raise ValueError(f"header=True applies to CSV files only; {path!r} is read as {format}")
     if format == "npy":
         if label_column is not None:
             raise ValueError("label_column applies to CSV files only; .npy files hold features only")
@@ -278,97 +522,99 @@ def scan(path, *, format=None, label_column=None, n_features=None, zero_based=Fa
         return DatasetInfo(path, "npy", int(arr.shape[0]), int(arr.shape[1]), False)
     compression = _compression(path)
     if format == "csv":
-        delimiter, header = _csv_layout(path, compression)
-        n_rows, width = 0, None
-        with _open_text(path, compression) as fh:
-            lines = _data_lines(fh)
-            if header:
-                next(lines)
-            for number, text in lines:
-                w = len(_split_csv(text, delimiter))
-                if width is None:
-                    width = w
-                elif w != width:
-                    raise ValueError(
-                        f"{path}:{number}: expected {width} fields like the first data row, got {w}"
-                    )
-                n_rows += 1
-        if n_rows == 0:
-            raise ValueError(f"input file {path!r} contains a header but no data rows")
-        n_feat = width
-        if label_column is not None:
-            if not -width <= label_column < width:
-                raise ValueError(
-                    f"label_column must be in [{-width}, {width - 1}] for {width} columns, got {label_column}"
-                )
-            n_feat -= 1
-        if n_feat < 1:
-            raise ValueError(f"input file {path!r} has no feature columns")
+        n_rows, n_feat, delimiter, header, numeric = _scan_csv(path, compression, label_column, header)
         return DatasetInfo(path, "csv", n_rows, n_feat, label_column is not None, compression,
-                           delimiter, header)
-    # libsvm
+                           delimiter, header, label_column, False, numeric)
     if label_column is not None:
         raise ValueError("label_column applies to CSV files only; LIBSVM rows start with their label")
-    n_rows, max_index = 0, -1
-    with _open_text(path, compression) as fh:
-        for number, text in _data_lines(fh):
-            _, idx, _ = _parse_libsvm_line(path, number, text, zero_based)
-            if idx.size:
-                max_index = max(max_index, int(idx.max()))
-            n_rows += 1
-    if n_rows == 0:
-        raise ValueError(f"input file {path!r} contains no data lines")
-    width = max_index + 1
-    if n_features is not None:
-        if n_features < width:
-            raise ValueError(
-                f"n_features={n_features} is smaller than the largest feature index in {path!r} "
-                f"({width} with {'0' if zero_based else '1'}-based indices)"
-            )
-        width = int(n_features)
-    if width < 1:
-        raise ValueError(f"input file {path!r} has no features (every row is a bare label)")
-    return DatasetInfo(path, "libsvm", n_rows, width, True, compression)
+    n_rows, width = _scan_libsvm(path, compression, zero_based, n_features)
+    return DatasetInfo(path, "libsvm", n_rows, width, True, compression, None, False, None, zero_based, True)
 
 
-def _parse_libsvm_line(path, number, text, zero_based):
-    # fast path: "label i:v i:v ..." -> one float conversion of all numbers
-    if "#" not in text and "q" not in text:
-        parts = text.replace(":", " ").split()
-        if len(parts) % 2 == 1 and text.count(":") == len(parts) // 2:
-            try:
-                nums = np.array(parts, dtype=np.float64)
-            except ValueError:
-                pass  # fall through to the checked path for a precise message
-            else:
-                idx = nums[1::2]
-                if np.all(idx == np.floor(idx)):
-                    idx = idx.astype(np.int64) - (0 if zero_based else 1)
-                    if idx.size == 0 or idx.min() >= 0:
-                        return float(nums[0]), idx, nums[2::2]
+# ---------------------------------------------------------------------------------------------
+# LIBSVM lines
+# ---------------------------------------------------------------------------------------------
+def _parse_libsvm_block(path, block, zero_based):
+    """``(labels, rows, indices, values)`` of a block of ``(line_number, text)`` LIBSVM lines.
+
+    ``rows[j]`` is the block row of the entry ``(indices[j], values[j])``; indices are 0-based.
+    Anything irregular is a ValueError naming its line.
+    """
+    texts = [text for _, text in block]
+    joined = "\n".join(texts)
+    # fast path for the plain layout (no qid, comment, sign or non-digit in an index): one regex
+    # and one float conversion for the whole block, then array checks; whatever it does not
+    # accept is parsed line by line, which names the problem
+    if _LIBSVM_PLAIN_BLOCK.fullmatch(joined):
+        try:
+            nums = np.array(joined.replace(":", " ").split(), dtype=np.float64)
+        except ValueError:
+            nums = None
+        if nums is not None and np.isfinite(nums).all():
+            counts = np.fromiter((t.count(":") for t in texts), dtype=np.int64, count=len(texts))
+            starts = np.zeros(len(texts), dtype=np.int64)
+            np.cumsum(1 + 2 * counts[:-1], out=starts[1:])
+            is_feature = np.ones(nums.size, dtype=bool)
+            is_feature[starts] = False
+            pairs = nums[is_feature]
+            idx = pairs[0::2].astype(np.int64) - (0 if zero_based else 1)
+            rows = np.repeat(np.arange(len(texts)), counts)
+            # indices must be >= 0 and strictly increasing within a row (hence distinct)
+            if idx.size == 0 or (idx.min() >= 0 and np.all((idx[1:] > idx[:-1]) | (rows[1:] != rows[:-1]))):
+                return nums[starts], rows, idx, pairs[1::2]
+    labels, idxs, vals = np.empty(len(block)), [], []
+    for k, (number, text) in enumerate(block):
+        labels[k], idx, val = _parse_libsvm_checked(f"{path}:{number}", text, zero_based)
+        idxs.append(idx)
+        vals.append(val)
+    rows = np.repeat(np.arange(len(block)), [len(i) for i in idxs])
+    return labels, rows, np.concatenate(idxs), np.concatenate(vals)
+
+
+def _parse_libsvm_checked(where, text, zero_based):
     tokens = text.split("#", 1)[0].split()
     try:
         label = float(tokens[0])
     except ValueError:
-        raise ValueError(f"{path}:{number}: LIBSVM label must be a number, got {tokens[0]!r}") from None
-    idx, val = [], []
+        raise ValueError(f"{where}: LIBSVM label must be a number, got {tokens[0]!r}") from None
+    if not math.isfinite(label):
+        raise ValueError(f"{where}: LIBSVM label must be finite, got {tokens[0]!r}")
+    first = 0 if zero_based else 1
+    idx, val, seen = [], [], set()
     for tok in tokens[1:]:
         key, sep, value = tok.partition(":")
         if not sep:
-            raise ValueError(f"{path}:{number}: expected index:value, got {tok!r}")
+            raise ValueError(f"{where}: expected index:value, got {tok!r}")
+        if ":" in value:
+            raise ValueError(f"{where}: expected index:value with a single ':', got {tok!r}")
         if key == "qid":
+            if not (value.isascii() and value.isdigit()):
+                raise ValueError(f"{where}: qid must be a non-negative integer, got {tok!r}")
             continue
+        if not key:
+            raise ValueError(f"{where}: missing feature index in {tok!r}")
+        if not value:
+            raise ValueError(f"{where}: missing feature value in {tok!r}")
+        if not (key.isascii() and key.isdigit()):
+            if key[0] == "-" and key[1:].isascii() and key[1:].isdigit():
+                raise ValueError(f"{where}: negative feature index in {tok!r}")
+            raise ValueError(f"{where}: feature index must be an integer, got {key!r} in {tok!r}")
+        i = int(key)
+        if i > _MAX_INDEX:
+            raise ValueError(f"{where}: feature index {key} is too large (at most {_MAX_INDEX})")
+        if i < first:
+            raise ValueError(f"{where}: feature index {key} is below the first index {first} "
+                             "(for a 0-based file use zero_based=True, on the command line --zero-based)")
+        if i in seen:
+            raise ValueError(f"{where}: feature index {i} appears more than once")
         try:
-            i = int(key) - (0 if zero_based else 1)
             v = float(value)
         except ValueError:
-            raise ValueError(f"{path}:{number}: expected index:value with an integer index, got {tok!r}") from None
-        if i < 0:
-            raise ValueError(
-                f"{path}:{number}: feature index {key} is below the first index "
-                f"{'0' if zero_based else '1'} (use zero_based=True for 0-based files)"
-            )
-        idx.append(i)
+            raise ValueError(f"{where}: feature value must be a number, got {value!r} in {tok!r}") from None
+        if not math.isfinite(v):
+            raise ValueError(f"{where}: feature value must be finite, got {value!r} in {tok!r}")
+        seen.add(i)
+        idx.append(i - first)
         val.append(v)
     return label, np.asarray(idx, dtype=np.int64), np.asarray(val, dtype=np.float64)
 
@@ -376,35 +622,109 @@ def _parse_libsvm_line(path, number, text, zero_based):
 # ---------------------------------------------------------------------------------------------
 # chunks
 # ---------------------------------------------------------------------------------------------
-def _labels_array(labels):
-    try:
-        return np.asarray([float(v) for v in labels])
-    except ValueError:
-        return np.asarray(labels, dtype=str)
+def _first_non_finite(X):
+    """``(row, column)`` of the first non-finite entry of X, or None."""
+    if np.isfinite(X).all():
+        return None
+    r, c = np.argwhere(~np.isfinite(X))[0]
+    return int(r), int(c)
 
 
-def _csv_block(path, block, delimiter, label_column, width, dtype):
+def _csv_block(info, block, dtype):
+    path, delimiter, lc = info.path, info.delimiter, info.label_column
+    width = info.n_features + info.has_labels
     rows, labels = [], []
     for number, text in block:
         fields = _split_csv(text, delimiter)
         if len(fields) != width:
-            raise ValueError(f"{path}:{number}: expected {width} fields like the first data row, got {len(fields)}")
-        if label_column is not None:
-            labels.append(fields.pop(label_column))
+            raise ValueError(f"{path}:{number}: expected {width} fields like the first data row, "
+                             f"got {len(fields)}")
+        if lc is not None:
+            labels.append(fields.pop(lc))
         rows.append(fields)
+    columns = [j for j in range(width) if lc is None or j != lc % width]  # feature -> field
     try:
-        X = np.asarray(rows, dtype=str).astype(np.float64).astype(dtype, copy=False)
+        X64 = np.asarray(rows, dtype=str).astype(np.float64)
     except ValueError:
-        for (number, _), fields in zip(block, rows):
-            for col, f in enumerate(fields):
-                if not _is_number(f):
-                    raise ValueError(f"{path}:{number}: feature field {col} is not a number: {f!r}") from None
+        _raise_bad_field(path, block, rows, columns)
         raise
-    return X, (_labels_array(labels) if label_column is not None else None)
+    with np.errstate(over="ignore"):
+        X = X64.astype(dtype, copy=False)
+    bad = _first_non_finite(X)
+    if bad is not None:
+        r, c = bad
+        note = f" (overflows {dtype})" if np.isfinite(X64[r, c]) else ""
+        raise ValueError(f"{path}:{block[r][0]}: features must be finite, got {rows[r][c]!r} "
+                         f"in field {columns[c]}{note}")
+    y = None
+    if lc is not None:
+        if not info.numeric_labels:
+            y = np.asarray(labels, dtype=str)
+        else:
+            try:
+                y = np.asarray(labels, dtype=np.float64)
+            except ValueError:
+                raise _changed(info) from None
+            if not np.isfinite(y).all():
+                raise _changed(info)
+    return X, y
+
+
+def _raise_bad_field(path, block, rows, columns):
+    for (number, _), fields in zip(block, rows):
+        for c, f in enumerate(fields):
+            if _is_number(f):
+                continue
+            if not f:
+                raise ValueError(f"{path}:{number}: feature field {columns[c]} is empty")
+            if f.lower() in _NA_MARKERS:
+                raise ValueError(f"{path}:{number}: feature field {columns[c]} is a missing value {f!r} "
+                                 "(missing values are not supported)")
+            raise ValueError(f"{path}:{number}: feature field {columns[c]} is not a number: {f!r}")
+
+
+def _libsvm_block(info, block, dtype):
+    path, n_features = info.path, info.n_features
+    first = 0 if info.zero_based else 1
+    labels, rows, idx, val = _parse_libsvm_block(path, block, info.zero_based)
+    if idx.size and idx.max() >= n_features:
+        j = int(np.argmax(idx >= n_features))
+        raise ValueError(f"{path}:{block[rows[j]][0]}: feature index {int(idx[j]) + first} "
+                         f"exceeds n_features={n_features}")
+    X = _allocate((len(block), n_features), dtype, f"a chunk of {len(block)} rows x {n_features} features")
+    with np.errstate(over="ignore"):
+        X[rows, idx] = val
+    bad = _first_non_finite(X)
+    if bad is not None:
+        r, c = bad
+        raise ValueError(f"{path}:{block[r][0]}: feature {c + first} overflows {dtype}")
+    return X, labels
+
+
+def _changed(info):
+    return ValueError(f"{info.path} changed since it was scanned: read it again with scan()")
+
+
+def _check_info(info, path, options):
+    if not isinstance(info, DatasetInfo):
+        raise TypeError(f"info must be a DatasetInfo from scan(), got {type(info).__name__}")
+    defaults = {"format": None, "label_column": None, "n_features": None, "zero_based": False, "header": None}
+    for name, value in options.items():
+        if value != defaults[name] and value != getattr(info, name):
+            raise ValueError(f"{name}={value!r} conflicts with info.{name}={getattr(info, name)!r} "
+                             "(the options of scan() apply; leave them out or pass the same)")
+    if path is not None:
+        given = os.fspath(path)
+        try:
+            same = os.path.samefile(given, info.path)
+        except OSError:
+            same = False
+        if not same:
+            raise ValueError(f"info describes {info.path!r}, not {given!r}")
 
 
 def iter_chunks(path, *, chunk_rows=4096, format=None, label_column=None, n_features=None,
-                zero_based=False, dtype=np.float64, info=None):
+                zero_based=False, header=None, dtype=np.float64, info=None):
     """Yield ``(X, y)`` blocks of at most ``chunk_rows`` rows, streaming (bounded memory).
 
     Parameters
@@ -413,12 +733,13 @@ def iter_chunks(path, *, chunk_rows=4096, format=None, label_column=None, n_feat
         The data file.
     chunk_rows : int, default 4096
         Maximum rows per block; only one block (plus a read buffer) is in memory at a time.
-    format, label_column, n_features, zero_based
+    format, label_column, n_features, zero_based, header
         As in :func:`scan`.
     dtype : {numpy.float64, numpy.float32}, default float64
         dtype of the feature blocks.
     info : DatasetInfo, optional
-        The result of an earlier :func:`scan` of the same file (saves the scanning pass).
+        The result of an earlier :func:`scan` of the same file (saves the scanning pass). Its
+        options apply; options given here must be left out or agree with it.
 
     Yields
     ------
@@ -426,67 +747,78 @@ def iter_chunks(path, *, chunk_rows=4096, format=None, label_column=None, n_feat
         C-contiguous, ``dtype``. Every value is finite or a :class:`ValueError` names its line.
     y : ndarray of shape (rows,) or None
         Labels (float, or str for non-numeric CSV labels), None when the file has none.
+
+    Raises
+    ------
+    ValueError
+        At the call for bad arguments and files that cannot be scanned; while iterating for a
+        malformed row (``path:line:``) or a file that changed since ``info`` was made.
+    MemoryError
+        When a block does not fit in memory (the message says how much it needs).
     """
     chunk_rows = _check_chunk_rows(chunk_rows)
     dtype = _check_dtype(dtype)
+    options = {"format": format, "label_column": label_column, "n_features": n_features,
+               "zero_based": zero_based, "header": header}
     if info is None:
-        info = scan(path, format=format, label_column=label_column, n_features=n_features,
-                    zero_based=zero_based)
-    label_column = _check_label_column(label_column)
-    path = info.path
-    if info.format == "npy":
-        arr = _npy_array(path)
-        for start in range(0, info.n_rows, chunk_rows):
-            X = np.array(arr[start:start + chunk_rows], dtype=dtype, order="C")
-            _check_finite(X, path, start)
-            yield X, None
-        return
-    with _open_text(path, info.compression) as fh:
-        lines = _data_lines(fh)
-        if info.format == "csv":
-            if info.header:
-                next(lines)
-            width = info.n_features + (1 if info.has_labels else 0)
-            row = 0
-            while True:
-                block = list(itertools.islice(lines, chunk_rows))
-                if not block:
-                    return
-                X, y = _csv_block(path, block, info.delimiter, label_column, width, dtype)
-                _check_finite(X, path, row, block)
-                row += len(block)
-                yield X, y
+        info = scan(path, **options)
+    else:
+        _check_info(info, path, options)
+    return _chunks(info, chunk_rows, dtype)
+
+
+def _chunks(info, chunk_rows, dtype):
+    try:
+        if info.format == "npy":
+            yield from _npy_chunks(info, chunk_rows, dtype)
         else:
-            row = 0
-            while True:
-                block = list(itertools.islice(lines, chunk_rows))
-                if not block:
-                    return
-                X = np.zeros((len(block), info.n_features), dtype=dtype)
-                y = np.empty(len(block))
-                for k, (number, text) in enumerate(block):
-                    label, idx, val = _parse_libsvm_line(path, number, text, zero_based)
-                    if idx.size and idx.max() >= info.n_features:
-                        raise ValueError(
-                            f"{path}:{number}: feature index {int(idx.max()) + (0 if zero_based else 1)} "
-                            f"exceeds n_features={info.n_features}"
-                        )
-                    X[k, idx] = val
-                    y[k] = label
-                _check_finite(X, path, row, block)
-                row += len(block)
-                yield X, y
+            yield from _text_chunks(info, chunk_rows, dtype)
+    except MemoryError as exc:
+        if str(exc).startswith("not enough memory"):
+            raise
+        need = chunk_rows * info.n_features * (8 + dtype.itemsize)
+        raise MemoryError(f"not enough memory for chunks of {chunk_rows} rows x {info.n_features} features: "
+                          f"need about {_gb(need)} (use a smaller chunk_rows)") from None
 
 
-def _check_finite(X, path, first_row, block=None):
-    if not np.all(np.isfinite(X)):
-        bad = int(np.argwhere(~np.isfinite(X))[0][0])
-        where = f"{path}:{block[bad][0]}" if block is not None else f"{path} row {first_row + bad}"
-        raise ValueError(f"{where}: features must be finite, got NaN or inf "
-                         f"(or a value that overflows the dtype)")
+def _npy_chunks(info, chunk_rows, dtype):
+    arr = _npy_array(info.path)
+    if arr.shape != (info.n_rows, info.n_features):
+        raise _changed(info)
+    for start in range(0, info.n_rows, chunk_rows):
+        src = arr[start:start + chunk_rows]
+        with np.errstate(over="ignore", invalid="ignore"):
+            X = np.array(src, dtype=dtype, order="C")
+        bad = _first_non_finite(X)
+        if bad is not None:
+            r, c = bad
+            value = float(src[r, c])
+            note = f" (overflows {dtype})" if math.isfinite(value) else ""
+            raise ValueError(f"{info.path}: row {start + r}, column {c}: features must be finite, "
+                             f"got {value!r}{note}")
+        yield X, None
 
 
-def load(path, *, format=None, label_column=None, n_features=None, zero_based=False,
+def _text_chunks(info, chunk_rows, dtype):
+    block_of = _csv_block if info.format == "csv" else _libsvm_block
+    with _TextFile(info.path, info.compression) as tf:
+        lines = tf.lines()
+        if info.header:
+            next(lines, None)
+        row = 0
+        while True:
+            block = list(itertools.islice(lines, chunk_rows))
+            if not block:
+                break
+            row += len(block)
+            if row > info.n_rows:
+                raise _changed(info)
+            yield block_of(info, block, dtype)
+        if row != info.n_rows:
+            raise _changed(info)
+
+
+def load(path, *, format=None, label_column=None, n_features=None, zero_based=False, header=None,
          dtype=np.float64, chunk_rows=65536):
     """Read a whole data file into memory: ``(X, y)``.
 
@@ -497,17 +829,17 @@ def load(path, *, format=None, label_column=None, n_features=None, zero_based=Fa
     X : ndarray of shape (n_rows, n_features)
     y : ndarray of shape (n_rows,) or None
     """
-    info = scan(path, format=format, label_column=label_column, n_features=n_features,
-                zero_based=zero_based)
+    chunk_rows = _check_chunk_rows(chunk_rows)
     dtype = _check_dtype(dtype)
-    X = np.empty((info.n_rows, info.n_features), dtype=dtype)
+    info = scan(path, format=format, label_column=label_column, n_features=n_features,
+                zero_based=zero_based, header=header)
+    X = _allocate((info.n_rows, info.n_features), dtype,
+                  f"loading {info.path} ({info.n_rows} x {info.n_features} {dtype})")
     ys, row = [], 0
-    for Xc, yc in iter_chunks(path, chunk_rows=chunk_rows, label_column=label_column,
-                              zero_based=zero_based, dtype=dtype, info=info):
+    for Xc, yc in _chunks(info, chunk_rows, dtype):
         X[row:row + len(Xc)] = Xc
         row += len(Xc)
         if yc is not None:
             ys.append(yc)
     y = np.concatenate(ys) if ys else None
     return X, y
-

@@ -2,16 +2,20 @@
 
 import bz2
 import gzip
+import lzma
+import os
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from spectralkit import io
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(os.environ.get("SPECTRALKIT_DATA")
+            or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 
 
 def _write(path, text, compress=None):
@@ -122,7 +126,7 @@ def test_chunks_reassemble_the_file(tmp_path_factory, n, d, chunk, fmt):
         ("1,2\n3\n", {}, r":2: expected 2 fields"),
         ("1,2\n3,abc\n", {}, r":2: feature field 1 is not a number: 'abc'"),
         ("1,2\nnan,1\n", {}, r":2: features must be finite"),
-        ("1 1:2\n1 2:x\n", {}, r":2: expected index:value"),
+        ("1 1:2\n1 2:x\n", {}, r":2: feature value must be a number, got 'x' in '2:x'"),
         ("1 1:2\nfoo 2:1\n", {}, r":2: LIBSVM label must be a number"),
         ("1 1:2\n", {"label_column": 0, "format": "libsvm"}, "label_column applies to CSV"),
         ("1,2\n", {"label_column": 5}, r"label_column must be in \[-2, 1\]"),
@@ -153,7 +157,7 @@ def test_errors_for_files_and_arguments(tmp_path):
     with pytest.raises(ValueError, match="dtype must be float32 or float64, got int64"):
         io.load(tmp_path / "ok.npy", dtype=np.int64)
     (tmp_path / "bin.dat").write_bytes(b"\xff\xfe\x00\x81" * 10)
-    with pytest.raises(ValueError, match="not a .npy file nor readable text"):
+    with pytest.raises(ValueError, match=r"bin.dat:1: not UTF-8 text \(byte 0xff at column 1\); the readers"):
         io.detect_format(tmp_path / "bin.dat")
 
 
@@ -166,3 +170,335 @@ def test_shared_usps_matches_its_readme():
     X, y = next(io.iter_chunks(DATA / "usps.bz2", chunk_rows=500, info=info))
     assert X.shape == (500, 256) and X.min() >= -1 and X.max() <= 1
     assert set(np.unique(y)) <= set(range(1, 11))
+
+
+# -- CSV header: one documented rule, never a silently dropped row ------------------------------
+@pytest.mark.parametrize(
+    "content, header, rows, has_header",
+    [
+        (b"a,b\n1,2\n3,4\n", None, [[1, 2], [3, 4]], True),
+        (b"1,2\n3,4\n", None, [[1, 2], [3, 4]], False),
+        (b"\xef\xbb\xbf1,2\n3,4\n", None, [[1, 2], [3, 4]], False),     # BOM: stripped, row kept
+        (b"\xef\xbb\xbfa,b\r\n1,2\r\n", None, [[1, 2]], True),           # BOM + CRLF
+        (b"1,2\r\n3,4\r\n", None, [[1, 2], [3, 4]], False),             # CRLF
+        (b"1,2\r3,4\r", None, [[1, 2], [3, 4]], False),                 # CR only
+        (b"a b\n1 2\n", None, [[1, 2]], True),                          # whitespace-delimited
+        (b"x\ty\n1\t2\n", None, [[1, 2]], True),                        # tabs
+        (b"1,2\n3,4\n", True, [[3, 4]], True),                          # header=True: always skipped
+        (b"# comment\na,b\n1,2\n", None, [[1, 2]], True),               # comments are not lines
+    ],
+)
+def test_csv_header_rule(tmp_path, content, header, rows, has_header):
+    path = tmp_path / "h.csv"
+    path.write_bytes(content)
+    info = io.scan(path, header=header)
+    assert info.header is has_header and info.n_rows == len(rows)
+    X, _ = io.load(path, header=header)
+    np.testing.assert_array_equal(X, rows)
+
+
+@pytest.mark.parametrize(
+    "content, header, match",
+    [
+        # a first line with an empty or missing field is data under the rule, so it fails loudly
+        (b",2\n3,4\n", None, r"h.csv:1: feature field 0 is empty"),
+        (b"NA,2\n3,4\n", None, r"h.csv:1: feature field 0 is a missing value 'NA' \(missing values are not"),
+        (b"a,NA\n1,2\n", None, r"h.csv:1: feature field 0 is not a number: 'a'"),
+        (b"a,\n1,2\n", None, r"h.csv:1: feature field 0 is not a number: 'a'"),
+        (b"a,b\n1,2\n", False, r"h.csv:1: feature field 0 is not a number: 'a'"),
+        (b"nan,2\n3,4\n", None, r"h.csv:1: features must be finite, got 'nan' in field 0"),
+        (b"a,b,c\n1,2\n", None, r"h.csv:1: the header has 3 fields but the first data row \(line 2\) has 2"),
+        (b"a,b\n", None, "contains a header but no data rows"),
+        (b"1,2\n", True, "contains a header but no data rows"),
+        # data rows: empty, NA, text, wrong counts, non-finite, overflow, all with their line
+        (b"1,2\n3,\n", None, r"h.csv:2: feature field 1 is empty"),
+        (b"1,2\n3,N/A\n", None, r"h.csv:2: feature field 1 is a missing value 'N/A'"),
+        (b"1,2\n3,?\n", None, r"h.csv:2: feature field 1 is a missing value '\?'"),
+        (b"1\t2\n3\t\t4\n", None, r"h.csv:2: expected 2 fields like the first data row, got 3"),
+        (b"1,2\n3,4,5\n", None, r"h.csv:2: expected 2 fields like the first data row, got 3"),
+        (b"1,2\n\n# c\n3,inf\n", None, r"h.csv:4: features must be finite, got 'inf' in field 1"),
+        (b"1,2\n3,1e400\n", None, r"h.csv:2: features must be finite, got '1e400' in field 1"),
+        (b"1,2\n3,\xff\n", None, r"h.csv:2: not UTF-8 text \(byte 0xff at column 3\)"),
+        (b"\xff\xfe1\x00,\x002\x00\n\x00", None, r"h.csv:1: not UTF-8 text \(byte 0xff at column 1\)"),
+    ],
+)
+def test_csv_rejects_with_line_numbers(tmp_path, content, header, match):
+    path = tmp_path / "h.csv"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=match):
+        io.load(path, header=header)
+
+
+def test_csv_float32_overflow_and_labels(tmp_path):
+    path = _write(tmp_path / "o.csv", "1,2\n3,1e300\n")
+    with pytest.raises(ValueError, match=r"o.csv:2: features must be finite, got '1e300' in field 1 "
+                                         r"\(overflows float32\)"):
+        io.load(path, dtype=np.float32)
+    path = _write(tmp_path / "l.csv", "1,x\n2,\n")
+    with pytest.raises(ValueError, match=r"l.csv:2: the label \(field 1\) is empty"):
+        io.scan(path, label_column=-1)
+    path = _write(tmp_path / "n.csv", "1,0\n2,inf\n")
+    with pytest.raises(ValueError, match=r"n.csv:2: labels must be finite numbers, got 'inf'"):
+        io.scan(path, label_column=1)
+    # labels are numbers only if all are: the kind does not change from chunk to chunk
+    path = _write(tmp_path / "m.csv", "1,0\n2,1\n3,cat\n")
+    info = io.scan(path, label_column=1)
+    assert info.has_labels and not info.numeric_labels
+    ys = [y for _, y in io.iter_chunks(path, chunk_rows=1, info=info)]
+    assert all(y.dtype.kind == "U" for y in ys) and [str(y[0]) for y in ys] == ["0", "1", "cat"]
+    info = io.scan(_write(tmp_path / "f.csv", "1,0\n2,1\n"), label_column=1)
+    assert info.numeric_labels
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=st.lists(st.sampled_from(["1", "-2.5", "1e3", "nan", "", "NA", "n/a", "NULL", "?", "None",
+                                       "abc", "x1", "label", "\ufeff1"]), min_size=1, max_size=4),
+       bom=st.booleans(), crlf=st.booleans())
+def test_csv_first_row_is_never_silently_dropped(tmp_path_factory, first, bom, crlf):
+    # any first line: a header only if no field is a number, empty or NA; otherwise it is a data
+    # row (read or rejected with line 1), never dropped
+    width = len(first)
+    nl = "\r\n" if crlf else "\n"
+    text = ",".join(first) + nl + ",".join(["7"] * width) + nl
+    path = tmp_path_factory.mktemp("first") / "f.csv"
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode())
+    decoded = text if bom or not text.startswith("\ufeff") else text[1:]  # one leading BOM is removed
+    line = decoded.split(nl)[0]
+    assume(line.strip())  # a blank line is no line at all
+    fields = [f.strip() for f in line.split(",")]
+    expect_header = all(f and f.lower() not in {"na", "n/a", "nan", "null", "none", "?"} and not _is_float(f)
+                        for f in fields)
+    try:
+        X, _ = io.load(path)
+    except ValueError as exc:
+        assert not expect_header
+        assert re.search(r"f\.csv:1: ", str(exc)), str(exc)
+    else:
+        assert len(X) == (1 if expect_header else 2)
+        if not expect_header:
+            np.testing.assert_array_equal(X[0], [float(f) for f in fields])
+
+
+def _is_float(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def test_header_and_other_options_are_checked(tmp_path):
+    csv = _write(tmp_path / "a.csv", "1,2\n")
+    svm = _write(tmp_path / "a.svm", "1 1:2\n")
+    with pytest.raises(ValueError, match="header must be True, False or None .detect., got 'yes'"):
+        io.scan(csv, header="yes")
+    with pytest.raises(ValueError, match="header=True applies to CSV files only; .* is read as libsvm"):
+        io.scan(svm, header=True)
+    with pytest.raises(ValueError, match="n_features applies to LIBSVM files only; .* is read as csv"):
+        io.scan(csv, n_features=3)
+    with pytest.raises(ValueError, match="zero_based applies to LIBSVM files only"):
+        io.load(csv, zero_based=True)
+    with pytest.raises(ValueError, match="zero_based must be True or False, got 1"):
+        io.scan(svm, zero_based=1)
+    with pytest.raises(TypeError, match="label_column must be an integer column index or None, got 'x'"):
+        io.scan(csv, label_column="x")
+
+
+# -- LIBSVM: every irregular token is an error naming its line -----------------------------------
+@pytest.mark.parametrize(
+    "line, match",
+    [
+        ("1 1:2 1:3", "feature index 1 appears more than once"),
+        ("1 2:1 1:3 2:4", "feature index 2 appears more than once"),      # unsorted duplicate
+        ("1 0:2", r"feature index 0 is below the first index 1 \(for a 0-based file use zero_based=True"),
+        ("1 -1:2", r"negative feature index in '-1:2'"),
+        ("1 1.5:2", r"feature index must be an integer, got '1.5' in '1.5:2'"),
+        ("1 1.0:2", r"feature index must be an integer, got '1.0'"),
+        ("1 1e0:2", r"feature index must be an integer, got '1e0'"),
+        ("1 +1:2", r"feature index must be an integer, got '\+1'"),
+        ("1 a:b", r"feature index must be an integer, got 'a' in 'a:b'"),
+        ("1 ١:2", r"feature index must be an integer, got '١'"),       # a non-ASCII digit
+        ("1 3:", r"missing feature value in '3:'"),
+        ("1 3: 4", r"missing feature value in '3:'"),                  # was read as 3:4
+        ("1 :4", r"missing feature index in ':4'"),
+        ("1 3 :4", r"expected index:value, got '3'"),                  # was read as 3:4
+        ("1 3:4:5", r"expected index:value with a single ':', got '3:4:5'"),
+        ("1 3", r"expected index:value, got '3'"),
+        ("1 1:x", r"feature value must be a number, got 'x' in '1:x'"),
+        ("1 1:nan", r"feature value must be finite, got 'nan' in '1:nan'"),
+        ("1 1:-inf", r"feature value must be finite, got '-inf'"),
+        ("1 1:1e400", r"feature value must be finite, got '1e400'"),
+        ("1 1234567890123456:1", r"feature index 1234567890123456 is too large \(at most 999999999999999\)"),
+        ("foo 1:2", r"LIBSVM label must be a number, got 'foo'"),
+        ("nan 1:2", r"LIBSVM label must be finite, got 'nan'"),
+        ("inf", r"LIBSVM label must be finite, got 'inf'"),
+        ("1 qid:x 1:2", r"qid must be a non-negative integer, got 'qid:x'"),
+        ("1 qid:-1 1:2", r"qid must be a non-negative integer, got 'qid:-1'"),
+    ],
+)
+@pytest.mark.parametrize("fn", ["scan", "load"])
+def test_libsvm_rejects_with_line_numbers(tmp_path, line, match, fn):
+    path = _write(tmp_path / "bad.svm", f"1 1:1 2:2\n# comment\n{line}\n-1 2:1\n")
+    with pytest.raises(ValueError, match=r"bad.svm:3: " + match):
+        getattr(io, fn)(path, format="libsvm")
+
+
+def test_libsvm_accepts_what_it_documents(tmp_path):
+    path = _write(tmp_path / "ok.svm", "1 qid:3 3:1 1:2  # unsorted indices, qid, comment\n-1\n+2 2:-1e-3\n")
+    X, y = io.load(path)
+    np.testing.assert_array_equal(X, [[2, 0, 1], [0, 0, 0], [0, -1e-3, 0]])
+    np.testing.assert_array_equal(y, [1, -1, 2])
+    path = _write(tmp_path / "z.svm", "1 0:1 2:3\n")
+    with pytest.raises(ValueError, match=r"zn.svm:1: negative feature index in '-1:2'"):
+        io.load(_write(tmp_path / "zn.svm", "1 -1:2\n"), zero_based=True)
+    np.testing.assert_array_equal(io.load(path, zero_based=True)[0], [[1, 0, 3]])
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 7, 5000])
+def test_libsvm_line_numbers_beyond_the_first_block(tmp_path, chunk_rows):
+    lines = [f"{k % 2} 1:{k} 3:0.5" for k in range(6000)]
+    path = _write(tmp_path / "big.svm", "\n".join(lines) + "\n")
+    info = io.scan(path)
+    lines[4999] = "1 1:2 1:3"
+    _write(path, "\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"big.svm:5000: feature index 1 appears more than once"):
+        io.scan(path)
+    with pytest.raises(ValueError, match=r"big.svm:5000: feature index 1 appears more than once"):
+        for _ in io.iter_chunks(path, chunk_rows=chunk_rows, info=info):
+            pass
+
+
+def test_libsvm_float32_overflow_and_n_features(tmp_path):
+    path = _write(tmp_path / "o.svm", "1 1:1\n1 2:1e300\n")
+    with pytest.raises(ValueError, match=r"o.svm:2: feature 2 overflows float32"):
+        io.load(path, dtype=np.float32)
+    info = io.scan(path, n_features=2)
+    path2 = _write(tmp_path / "o.svm", "1 1:1\n1 3:1\n")  # the file changed after the scan
+    with pytest.raises(ValueError, match=r"o.svm:2: feature index 3 exceeds n_features=2"):
+        list(io.iter_chunks(path2, info=info))
+
+
+# -- compressed files: truncated or corrupt anywhere is a ValueError naming the file --------------
+# compressor, length of the fixed stream header, name in the messages
+_COMPRESS = {"bz2": (bz2.compress, 4, "bzip2"), "gzip": (gzip.compress, 10, "gzip"),
+             "xz": (lzma.compress, 12, "xz")}
+
+
+def _svm_text(n_lines):
+    rng = np.random.default_rng(0)
+    rows = [(rng.integers(0, 2), rng.uniform(size=6)) for _ in range(n_lines)]
+    return "".join(f"{y} " + " ".join(f"{j}:{v:.4f}" for j, v in enumerate(x, 1)) + "\n" for y, x in rows)
+
+
+def _damaged(kind, damage, n_lines=40):
+    compress, header, _ = _COMPRESS[kind]
+    data = compress(_svm_text(n_lines).encode())
+    n = len(data)
+    if damage.startswith("truncate"):
+        return data[:{"truncate-start": header + 2, "truncate-middle": n // 2, "truncate-end": n - 1}[damage]]
+    pos = {"flip-start": header, "flip-middle": n // 2, "flip-end": n - 5}[damage]
+    data = bytearray(data)
+    data[pos] ^= 0x10  # one bit
+    return bytes(data)
+
+
+_DAMAGES = ["truncate-start", "truncate-middle", "truncate-end", "flip-start", "flip-middle", "flip-end"]
+
+
+@pytest.mark.parametrize("damage", _DAMAGES)
+@pytest.mark.parametrize("kind", sorted(_COMPRESS))
+def test_damaged_compressed_files_are_value_errors(tmp_path, kind, damage):
+    name = _COMPRESS[kind][2]
+    path = tmp_path / "data.bin"
+    path.write_bytes(_damaged(kind, damage))
+    what = "truncated" if damage.startswith("truncate") else "(corrupt|truncated)"
+    pattern = re.escape(str(path)) + rf": {what} {name} (file|data)"
+    # a 40-line file is read whole even by detect_format (which reads at most 64 data lines)
+    for call in (io.detect_format, io.scan, io.load, lambda p: list(io.iter_chunks(p, chunk_rows=8))):
+        with pytest.raises(ValueError, match=pattern):
+            call(path)
+    # damage after a scan (a stale info): found while iterating, after some rows maybe
+    path.write_bytes(_COMPRESS[kind][0](_svm_text(40).encode()))
+    info = io.scan(path)
+    path.write_bytes(_damaged(kind, damage))
+    with pytest.raises(ValueError, match=re.escape(str(path))):
+        list(io.iter_chunks(path, chunk_rows=8, info=info))
+
+
+@pytest.mark.parametrize("kind", sorted(_COMPRESS))
+def test_compressed_text_errors_keep_their_line(tmp_path, kind):
+    # an intact compressed file: the text's own errors, not "corrupt"
+    compress = _COMPRESS[kind][0]
+    good = tmp_path / "good.bin"
+    good.write_bytes(compress(b"1,2\n3,\xff\n"))
+    with pytest.raises(ValueError, match=r"good.bin:2: not UTF-8 text \(byte 0xff at column 3\)"):
+        io.load(good)
+    good.write_bytes(compress(b"1,2\n3,x\n"))
+    with pytest.raises(ValueError, match=r"good.bin:2: feature field 1 is not a number: 'x'"):
+        io.load(good)
+    good.write_bytes(compress(b""))
+    with pytest.raises(ValueError, match="contains no data lines"):
+        io.scan(good)
+
+
+def test_big_file_undecodable_byte_line_number(tmp_path):
+    # the decoder works in blocks: the line number comes from a second, exact pass
+    lines = [b"%d,%d" % (k, k + 1) for k in range(5000)]
+    lines[3456] = b"1,\xc3("
+    path = tmp_path / "big.csv"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with pytest.raises(ValueError, match=r"big.csv:3457: not UTF-8 text \(byte 0xc3 at column 3\)"):
+        io.scan(path)
+
+
+def test_inputs_must_be_regular_files(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # would block or be read once; refused without opening it
+    with pytest.raises(ValueError, match="is not a regular file .a pipe, socket or device."):
+        io.scan(fifo)
+    with pytest.raises(ValueError, match="is not a regular file"):
+        io.detect_format(fifo)
+
+
+def test_info_must_match_the_file_and_options(tmp_path):
+    path = _write(tmp_path / "a.csv", "1,2,0\n3,4,1\n")
+    other = _write(tmp_path / "b.csv", "1,2,0\n")
+    info = io.scan(path, label_column=-1)
+    X, y = next(io.iter_chunks(path, info=info))
+    assert X.shape == (2, 2) and list(y) == [0, 1]
+    with pytest.raises(ValueError, match=r"label_column=0 conflicts with info.label_column=-1"):
+        io.iter_chunks(path, label_column=0, info=info)
+    with pytest.raises(ValueError, match=r"info describes .*a.csv', not .*b.csv'"):
+        io.iter_chunks(other, info=info)
+    Path(path).write_text("1,2,0\n3,4,1\n5,6,0\n")  # more rows than scanned
+    with pytest.raises(ValueError, match="a.csv changed since it was scanned"):
+        list(io.iter_chunks(path, info=info))
+    Path(path).write_text("1,2,0\n")  # fewer
+    with pytest.raises(ValueError, match="a.csv changed since it was scanned"):
+        list(io.iter_chunks(path, info=info))
+    np.save(tmp_path / "e.npy", np.ones((0, 3)))
+    with pytest.raises(ValueError, match=r"e.npy' is empty \(shape \(0, 3\)\)"):
+        io.scan(tmp_path / "e.npy")
+
+
+def test_npy_non_finite_and_overflow(tmp_path):
+    A = np.ones((5, 3))
+    A[3, 2] = np.inf
+    np.save(tmp_path / "i.npy", A)
+    with pytest.raises(ValueError, match=r"i.npy: row 3, column 2: features must be finite, got inf"):
+        io.load(tmp_path / "i.npy")
+    A[3, 2] = 1e300
+    np.save(tmp_path / "o.npy", A)
+    with pytest.raises(ValueError, match=r"o.npy: row 3, column 2: .* \(overflows float32\)"):
+        io.load(tmp_path / "o.npy", dtype=np.float32, chunk_rows=2)
+
+
+def test_memory_errors_say_how_much(tmp_path):
+    path = _write(tmp_path / "wide.svm", "1 999999999999999:1\n")
+    info = io.scan(path)
+    assert info.n_features == 10**15 - 1
+    with pytest.raises(MemoryError, match=r"not enough memory for loading .*wide.svm "
+                                          r"\(1 x 999999999999999 float64\): need about 8e\+06 GB"):
+        io.load(path)
+    with pytest.raises(MemoryError, match=r"not enough memory for a chunk of 1 rows x 999999999999999 feat"):
+        list(io.iter_chunks(path, info=info))
