@@ -1,0 +1,1145 @@
+"""Exact spectral densities of compactly supported piecewise-polynomial radial kernels on R^d.
+
+Convention (angular frequency, ``docs/conventions.md``): for a radial kernel k on R^d,
+nu = d/2 - 1,
+
+    mu(rho) = (2 pi)^(-d/2) int_0^inf k(r) r^(d-1) Lambda_nu(rho r) dr,
+    Lambda_nu(x) = x^(-nu) J_nu(x),   Lambda_nu(0) = 2^(-nu) / Gamma(nu + 1),
+
+so that k(z) = int exp(i w.z) mu(|w|) dw and S_(d-1) int_0^inf rho^(d-1) mu(rho) drho = k(0),
+S_(d-1) = 2 pi^(d/2) / Gamma(d/2).
+
+Kernel class
+------------
+k(r) = P_i(r) on [b_(i-1), b_i], i = 1..m, 0 = b_0 < ... < b_m = R, k = 0 beyond R, each P_i
+a polynomial in r (odd powers allowed) with exact rational coefficients (floats are taken at
+their exact binary value, other sympy numbers at 60 digits). Writing
+Q_i = P_i - P_(i+1) (P_(m+1) = 0), the jump of k at b_i as a whole polynomial,
+
+    k(r) = sum_i Q_i(r) 1[r <= b_i],
+
+so mu = sum_i mu_i is a sum of transforms of truncated polynomials ("components"); breakpoints
+with Q_i = 0 are dropped. Everything below is exact algebra on these rationals, evaluated in one
+of three ways depending on x = rho b (b = R for the whole kernel, b_i for a component).
+
+1. Power series (small x)
+-------------------------
+int_0^b r^(n+d-1) Lambda_nu(rho r) dr
+    = Lambda_nu(0) b^(n+d)/(n+d) 1F2((n+d)/2; d/2, (n+d)/2 + 1; -(rho b)^2/4),
+and summing the monomials gives one entire series in x^2 whose coefficients are moments:
+
+    mu(rho) = (2 pi)^(-d/2) Lambda_nu(0) b^d sum_k (-1)^k M_k (x/2)^(2k) / (k! (nu+1)_k),
+    M_k = int_0^b k(r) r^(d-1+2k) dr / b^(d+2k)      (exact rationals per component).
+
+The series is normalised by W_0, where W_k = sum_n |q_n b^n| / (n+d+2k) >= |M_k| (for the whole
+kernel the same bound summed over the pieces, so no extrapolated polynomial enters), and written
+m(x) = sum_k alpha_k x^(2k), mu = S m, S = (2 pi)^(-d/2) Lambda_nu(0) b^d W_0.
+
+* float64 evaluation (Horner): error <= gamma eps E(x), E(x) = sum_k |alpha_k| x^(2k). It is used
+  while E(x) <= 16 env(x), env = the largest |m| within +-pi of x (the local oscillation
+  amplitude), i.e. while at most ~4 bits are lost to cancellation. gamma is measured at build
+  against the high-precision evaluation (``_SERIES_POINTS`` points, margin 4). Truncation: the
+  terms are bounded by the majorant tau_k = W_k/W_0 (x/2)^(2k)/(k! (nu+1)_k), whose ratio
+  decreases, and summation stops when they are 1e-3 eps below E.
+* high-precision evaluation (mpmath Horner at 22 + L digits, L = log10(sum tau_k / |m|) the
+  digits lost to cancellation, ~ x^2/(2(nu+1)) / ln 10 for x < nu): exact to 22 digits for any
+  x; used to build and verify the tables below, never at evaluation time.
+
+2. Steepest descent (large x): mu = A - sum_i Re(exp(i b_i rho) B_i)
+--------------------------------------------------------------------
+With F(z) = Q(z) z^(d/2), J_nu = Re H1_nu on the real axis and Cauchy's theorem,
+int_0^b F J_nu(rho r) dr = Re[int_0^(i inf) F H1_nu(rho z) dz - int_b^(b + i inf) F H1_nu(rho z) dz].
+
+* Origin: int_0^inf t^s K_nu(t) dt = 2^(s-1) Gamma((s+1+nu)/2) Gamma((s+1-nu)/2) gives, for a
+  term q_n r^n (s = n + nu + 1), the real part 0 for even n and, for odd n,
+
+      A(rho) = sum_(n odd) q_n C_n rho^(-(n+d)),
+      C_n = 2^n pi^(-d/2-1) (-1)^((n+1)/2) Gamma((n+d)/2) Gamma(n/2+1)
+
+  (the Fourier transform of |x|^n: C_n = 2^(n+d) pi^(d/2) Gamma((n+d)/2)/Gamma(-n/2) (2 pi)^(-d)).
+  Summed over the components only the odd coefficients of P_1 remain: A is an exact finite sum.
+* Breakpoint b with jump Q(b(1+w)) = sum_(j>=beta) e_j w^j (expanded at b, exact, so a zero of
+  order beta costs no cancellation), on z = b + i t/rho, u = 1/x = 1/(rho b):
+
+      B(rho) = i sgn(e_beta) (2 pi)^(-d/2) b^(d/2-beta-1/2) |e_beta| sqrt(2/pi)
+               rho^(-((d+1)/2 + beta)) G(u),
+      G(u) = int_0^inf sum_j (e_j/e_beta) u^(j-beta) (i t)^j (1 + i t u)^(d/2)
+             H(nu, 1/u, t) e^(-t) dt,   H = hankel1e(nu, x + i t) sqrt(pi x/2),
+
+  G(0) = i^beta beta! exp(-i(nu pi/2 + pi/4)). G is smooth and non-oscillating in u (a
+  polynomial in u for odd d); it is computed by 40-point Gauss-Laguerre (error estimate: the
+  difference to 56 points) and tabulated by piecewise Chebyshev interpolation on [0, 1/x_T]
+  (24 points per panel, panels bisected until the interpolant matches direct quadrature at the
+  test points between the nodes). |mu| = O(rho^-p) with p = min(min_(n odd) (d+n),
+  min_i ((d+1)/2 + beta_i)).
+
+  The split cancels (|A| + |B| >> |mu|) below the turning point x ~ nu + beta + 1, where
+  H1_nu ~ Y_nu is exponentially larger than J_nu; x_T is the smallest x from which, descending
+  a grid from nu + beta + 1 + 4 (nu + beta + 1)^(1/3) + 8, the split agrees with the
+  high-precision series to the tolerance set by its own accuracy at the top of the grid
+  (relative to the local amplitude).
+
+3. The band between (high d)
+----------------------------
+For d >~ 32 the float series fails (x_S ~ c sqrt(nu)) before the split works (x_T ~ nu): on
+[x_S, x_T] m(x) is tabulated from the high-precision series by piecewise Chebyshev
+interpolation in x of log|m| (panels where m keeps its sign) or of m exp(-lambda(x)) with an
+affine envelope lambda (panels with a zero), bisected until the interpolant matches the
+high-precision values at the test points between the nodes.
+
+Assembly and accuracy
+---------------------
+rho <= rho_S (float series of the whole kernel valid): that series. rho >= rho_tail (every
+component past its x_T): A - sum_i Re(exp(i b_i rho) B_i) with the exact A of P_1. Between: the
+sum of the components, each by its own method. Every method carries a measured error relative to
+its own magnitude scale E (series: E(x); band: |m| or exp(lambda); split: |A| + sum |B_i|);
+``error_bound(rho)`` is the sum of epsilon E over the methods used plus 4 eps |mu| (margins
+included), and
+
+    rel_error = the largest epsilon (accuracy relative to the local scale, i.e. the relative
+                error wherever mu is not near one of its zeros),
+    abs_error = max over a dense grid of error_bound / max|mu|,
+
+so |mu - exact| <= error_bound(rho) <= rel_error |mu| + abs_error max|mu| for every rho >= 0.
+The log form carries the extra rounding eps |log|mu|| of any floating-point logarithm.
+"""
+
+import math
+import numbers
+import time
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import scipy.special as sc
+import sympy
+from scipy.ndimage import maximum_filter1d
+
+__all__ = ["PolynomialTransform", "compact_polynomial_transform"]
+
+_MAX_DIM = 4096
+_MAX_DEGREE = 64
+_MAX_PIECES = 64
+_EPS = float(np.finfo(np.float64).eps)
+_LN10 = math.log(10.0)
+# Gauss-Laguerre rules of increasing order: near the turning point in high d the vertical-path
+# integrand oscillates like exp(i t (nu+1)/x) and 40 points are not enough (d = 4096: 1e-6 at
+# x = nu + 50, 1e-12 from 112 points on)
+_LAGUERRE_RULES = [sc.roots_laguerre(n) for n in (40, 56, 80, 112, 160)]
+_LAGUERRE = _LAGUERRE_RULES[0]
+_CHEB_N = 24                 # Chebyshev points per panel
+_SERIES_LOSS = 16.0          # float series used while E(x) <= 16 env(x)
+_SERIES_STEP = 0.125         # grid step (in x) for the float-series limit
+_SERIES_POINTS = 16          # high-precision checks of the float series
+_HP_DIGITS = 22              # correct digits of the high-precision series
+_MAX_HP_DIGITS = 4000
+_MARGIN = 4.0                # safety factor on every measured error
+_TOL_MIN = 4e-15             # best accuracy asked of a table (relative to its scale)
+
+
+# ---------------------------------------------------------------------------------------------
+# input
+# ---------------------------------------------------------------------------------------------
+def _to_fraction(value, what):
+    """Exact rational value of a real number (a float at its exact binary value)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{what} must be a real number, got the bool {value!r}")
+    if isinstance(value, sympy.Basic):
+        if value.is_Rational:
+            return Fraction(int(value.p), int(value.q))
+        if value.is_number:
+            num = sympy.N(value, 60)
+            re_, im_ = num.as_real_imag()
+            if im_ == 0 and re_.is_finite and (re_.is_Float or re_.is_Rational):
+                rat = sympy.Rational(re_)
+                return Fraction(int(rat.p), int(rat.q))
+            raise ValueError(f"{what} must be a finite real number, got {value}")
+        raise TypeError(f"{what} must be a number, got the expression {value}")
+    if isinstance(value, numbers.Rational):
+        return Fraction(int(value.numerator), int(value.denominator))
+    if isinstance(value, numbers.Real):
+        v = float(value)
+        if not math.isfinite(v):
+            raise ValueError(f"{what} must be finite, got {v!r}")
+        return Fraction(v)
+    raise TypeError(f"{what} must be a real number (int, float, Fraction or sympy number), "
+                    f"got {type(value).__name__} {value!r}")
+
+
+def _check_dim(dim):
+    if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"dim must be an integer in [1, {_MAX_DIM}], got {dim!r}")
+    if not 1 <= int(dim) <= _MAX_DIM:
+        raise ValueError(f"dim must be an integer in [1, {_MAX_DIM}], got {dim!r}")
+    return int(dim)
+
+
+def _parse_pieces(pieces):
+    """[(b_lo, b_hi, [coefficients])] as Fractions, trailing zero pieces removed."""
+    if isinstance(pieces, (str, bytes, dict)) or not hasattr(pieces, "__iter__"):
+        raise TypeError(f"pieces must be a sequence of (b_lo, b_hi, coeffs) triples, got {pieces!r}")
+    pieces = list(pieces)
+    if not pieces:
+        raise ValueError("pieces must contain at least one (b_lo, b_hi, coeffs) triple, got none")
+    if len(pieces) > _MAX_PIECES:
+        raise ValueError(f"pieces: at most {_MAX_PIECES} pieces are supported, got {len(pieces)}")
+    out = []
+    for i, piece in enumerate(pieces):
+        if isinstance(piece, (str, bytes)) or not hasattr(piece, "__len__") or len(piece) != 3:
+            raise ValueError(f"pieces[{i}] must be a (b_lo, b_hi, coeffs) triple, got {piece!r}")
+        lo = _to_fraction(piece[0], f"pieces[{i}] b_lo")
+        hi = _to_fraction(piece[1], f"pieces[{i}] b_hi")
+        if i == 0 and lo != 0:
+            raise ValueError(f"pieces[0] must start at b_lo = 0, got {piece[0]!r}")
+        if i > 0 and lo != out[-1][1]:
+            raise ValueError(f"pieces must be contiguous: pieces[{i}] starts at b_lo = {piece[0]!r} but "
+                             f"pieces[{i - 1}] ends at b_hi = {float(out[-1][1])!r}")
+        if not hi > lo:
+            raise ValueError(f"pieces[{i}] needs b_hi > b_lo, got b_lo = {piece[0]!r}, b_hi = {piece[1]!r}")
+        raw = piece[2]
+        if isinstance(raw, (str, bytes)) or not hasattr(raw, "__len__"):
+            raise TypeError(f"pieces[{i}] coeffs must be a sequence of numbers (coefficient n of r^n), "
+                            f"got {raw!r}")
+        coeffs = [_to_fraction(c, f"pieces[{i}] coeffs[{n}]") for n, c in enumerate(list(raw))]
+        while coeffs and coeffs[-1] == 0:
+            coeffs.pop()
+        if len(coeffs) > _MAX_DEGREE + 1:
+            raise ValueError(f"pieces[{i}] coeffs: degree at most {_MAX_DEGREE} is supported, "
+                             f"got degree {len(coeffs) - 1}")
+        out.append((lo, hi, coeffs))
+    while out and not out[-1][2]:
+        out.pop()
+    if not out:
+        raise ValueError("pieces: the kernel is identically zero (every coefficient is 0)")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# exact polynomial algebra (Fractions; coefficient n multiplies r^n)
+# ---------------------------------------------------------------------------------------------
+def _poly_sub(p, q):
+    n = max(len(p), len(q))
+    out = [(p[i] if i < len(p) else 0) - (q[i] if i < len(q) else 0) for i in range(n)]
+    while out and out[-1] == 0:
+        out.pop()
+    return out
+
+
+def _scaled(q, b):
+    """Coefficients of Q(b s) in powers of s."""
+    return [c * b**n for n, c in enumerate(q)]
+
+
+def _shift_one(qhat):
+    """Coefficients e_j of Q(b (1 + w)) in powers of w, from those of Q(b s)."""
+    return [sum(math.comb(n, j) * qhat[n] for n in range(j, len(qhat))) for j in range(len(qhat))]
+
+
+def _log_abs_fraction(f):
+    return math.log(abs(f.numerator)) - math.log(f.denominator)
+
+
+def _logsumexp(logs, axis=None):
+    logs = np.asarray(logs, dtype=np.float64)
+    top = np.max(logs, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(logs - top), axis=axis, keepdims=True)) + top
+    return out.squeeze() if axis is None else np.squeeze(out, axis=axis)
+
+
+def _mpf_log(v):
+    """float log|v| of an mpf without overflow (-inf for 0)."""
+    if not v:
+        return -math.inf
+    man, exp_ = mpmath.frexp(abs(v))
+    return math.log(float(man)) + int(exp_) * math.log(2.0)
+
+
+def _log_prefactor(d):
+    """log((2 pi)^(-d/2) Lambda_nu(0)), nu = d/2 - 1."""
+    nu = d / 2 - 1
+    return -0.5 * d * math.log(2 * math.pi) - nu * math.log(2.0) - float(sc.gammaln(nu + 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# piecewise Chebyshev interpolation
+# ---------------------------------------------------------------------------------------------
+_NODES = np.cos(np.pi * (np.arange(_CHEB_N) + 0.5) / _CHEB_N)
+_TESTS = np.cos(np.pi * np.arange(1, _CHEB_N, 3) / _CHEB_N)  # between nodes
+_CHEB_MAT = np.cos(np.pi * np.outer(np.arange(_CHEB_N), np.arange(_CHEB_N) + 0.5) / _CHEB_N) * (2.0 / _CHEB_N)
+_CHEB_MAT[0] *= 0.5
+
+
+def _cheb_fit(values):
+    """Chebyshev coefficients from values at the first-kind points ``_NODES`` (last axis)."""
+    return values @ _CHEB_MAT.T
+
+
+def _clenshaw(coef, t):
+    """sum_k coef[:, k] T_k(t), one coefficient row per point."""
+    b1 = np.zeros(t.shape, dtype=coef.dtype)
+    b2 = np.zeros(t.shape, dtype=coef.dtype)
+    for k in range(coef.shape[1] - 1, 0, -1):
+        b1, b2 = coef[:, k] + 2 * t * b1 - b2, b1
+    return coef[:, 0] + t * b1 - b2
+
+
+def _locate(edges, x):
+    idx = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, len(edges) - 2)
+    a, b = edges[idx], edges[idx + 1]
+    return idx, (2 * x - a - b) / (b - a)
+
+
+def _panel_points(a, b):
+    """Nodes then test points of the panel [a, b]."""
+    return 0.5 * (a + b) + 0.5 * (b - a) * np.concatenate([_NODES, _TESTS])
+
+
+# ---------------------------------------------------------------------------------------------
+# the power series of one truncated transform
+# ---------------------------------------------------------------------------------------------
+class _Series:
+    """m(x) = sum_k alpha_k x^(2k), mu = S m (module docstring, section 1).
+
+    ``moment(k, dps)`` returns M_k (mpf, at least ``dps`` correct digits), ``log_majorant(k)``
+    log W_k for an integer array k (W_k >= |M_k|, decreasing).
+    """
+
+    def __init__(self, dim, length, moment, log_majorant, w0):
+        self.d = dim
+        self.nu = dim / 2 - 1
+        self.length = float(length)
+        self._moment = moment
+        self._w0 = w0  # W_0 as an exact Fraction or mpf
+        self.log_w0 = float(log_majorant(np.array([0]))[0])
+        with mpmath.workdps(30):
+            w0m = w0 if isinstance(w0, mpmath.mpf) else mpmath.mpf(w0.numerator) / w0.denominator
+            nu = mpmath.mpf(dim) / 2 - 1
+            scale = ((2 * mpmath.pi) ** (-mpmath.mpf(dim) / 2) * 2 ** (-nu) / mpmath.gamma(nu + 1)
+                     * (mpmath.mpf(length.numerator) / length.denominator) ** dim * w0m)
+            self.log_scale = float(mpmath.log(scale))
+            self.scale_f = _float_or_nan(scale)
+        k = np.arange(20001)
+        lfac = k * math.log(4.0) + sc.gammaln(k + 1.0) + sc.gammaln(self.nu + 1.0 + k) - sc.gammaln(self.nu + 1.0)
+        self.log_tau = log_majorant(k) - self.log_w0 - lfac  # log of the majorant coefficients
+        self._cache = {}  # dps bucket -> (list of mpf alpha_k, last c_k)
+        self._log_alpha = []
+        self.gamma = None
+        self.x_limit = None
+
+    # -- exact coefficients ------------------------------------------------------------------
+    def coefficients(self, dps, count):
+        """alpha_0..alpha_(count-1) as mpf with ``dps`` digits (cached per 20-digit bucket)."""
+        dps = 20 * math.ceil(dps / 20)
+        alphas, c_last = self._cache.get(dps, ([], None))
+        if len(alphas) < count:
+            with mpmath.workdps(dps + 10):
+                w0 = self._w0 if isinstance(self._w0, mpmath.mpf) else (
+                    mpmath.mpf(self._w0.numerator) / self._w0.denominator)
+                c = mpmath.mpf(1) if c_last is None else c_last
+                for k in range(len(alphas), count):
+                    if k > 0:
+                        c = c / (2 * k * (self.d - 2 + 2 * k))  # 1/(4^k k! (nu+1)_k)
+                    a = self._moment(k, dps + 10) * c / w0
+                    alphas.append(-a if k % 2 else +a)
+                    if k >= len(self._log_alpha):
+                        self._log_alpha.append(_mpf_log(alphas[-1]))
+            self._cache[dps] = (alphas, c)
+        return alphas[:count]
+
+    def log_alpha(self, count):
+        if len(self._log_alpha) < count:
+            self.coefficients(40, count)
+        return np.array(self._log_alpha[:count])
+
+    def _terms_needed(self, x, digits_below):
+        """Number of terms after which the majorant terms stay below max * 10^-digits_below."""
+        lt = self.log_tau + 2 * np.arange(self.log_tau.size) * math.log(max(x, 1e-300))
+        top = int(np.argmax(lt))
+        small = np.nonzero(lt[top:] < lt[top] - digits_below * _LN10)[0]
+        if small.size == 0:
+            raise ArithmeticError(f"the power series needs more than {lt.size} terms at x = {x:.6g}")
+        return top + int(small[0]) + 1, float(lt[top])
+
+    # -- high precision ------------------------------------------------------------------------
+    def hp(self, x, log_hint=None):
+        """m(x) with ``_HP_DIGITS`` correct digits (mpf): Horner at a precision covering the
+        cancellation, raised until the result keeps the digits."""
+        if x == 0:
+            return self.coefficients(30, 1)[0] * 1
+        lost = 0.0
+        if log_hint is not None and np.isfinite(log_hint):
+            _, lmax = self._terms_needed(x, 30)
+            lost = max(0.0, (lmax - log_hint) / _LN10)
+        while True:
+            dps = int(_HP_DIGITS + lost + 8)
+            if dps > _MAX_HP_DIGITS:
+                raise ArithmeticError(f"the power series needs more than {_MAX_HP_DIGITS} digits at x = {x:.6g}")
+            n, lmax = self._terms_needed(x, dps + 3)
+            coefs = self.coefficients(dps, n)
+            with mpmath.workdps(dps):
+                xx = mpmath.mpf(x) ** 2
+                s = mpmath.mpf(0)
+                for a in reversed(coefs):
+                    s = s * xx + a
+            got = _mpf_log(s)
+            new_lost = (lmax - got) / _LN10 if s else lost + 40.0
+            if new_lost <= lost + 1.0:
+                return s
+            lost = new_lost + 2.0
+
+    # -- float64 -------------------------------------------------------------------------------
+    def setup_float(self, x_max):
+        """Float coefficients for x <= x_max, the limit x_S of the float series and its
+        measured rounding constant gamma (error <= gamma eps E(x))."""
+        n, _ = self._terms_needed(x_max, 40)
+        self.alpha = np.array([float(a) for a in self.coefficients(40, n)])
+        self.abs_alpha = np.abs(self.alpha)
+        grid = np.arange(0.0, x_max + _SERIES_STEP / 2, _SERIES_STEP)
+        m = self.float_eval(grid)
+        e = self.abs_sum(grid)
+        env = maximum_filter1d(np.abs(m), size=2 * int(math.ceil(math.pi / _SERIES_STEP)) + 1)
+        bad = np.nonzero(~(e <= _SERIES_LOSS * env))[0]
+        j = (int(bad[0]) - 1) if bad.size else grid.size - 1
+        self.x_limit = float(grid[max(j, 0)])
+        # truncate to the terms that matter up to x_limit (majorant tail < 1e-3 eps E)
+        keep, _ = self._terms_needed(max(self.x_limit, 1e-3), 20)
+        self.alpha = self.alpha[:keep]
+        self.abs_alpha = self.abs_alpha[:keep]
+        # measured rounding against the high-precision series
+        pts = np.linspace(self.x_limit / _SERIES_POINTS, self.x_limit, _SERIES_POINTS)
+        ratios = [0.0]
+        for x in pts:
+            ref = self.hp(float(x))
+            diff = abs(float(ref - mpmath.mpf(float(self.float_eval(np.array([x]))[0]))))
+            ratios.append(diff / (_EPS * float(self.abs_sum(np.array([x]))[0])))
+        self.gamma = _MARGIN * max(1.0, max(ratios))
+        return self.x_limit
+
+    def float_eval(self, x):
+        xx = x * x
+        s = np.zeros_like(xx)
+        for a in self.alpha[::-1]:
+            s = s * xx + a
+        return s
+
+    def abs_sum(self, x):
+        xx = x * x
+        s = np.zeros_like(xx)
+        for a in self.abs_alpha[::-1]:
+            s = s * xx + a
+        return s
+
+
+# ---------------------------------------------------------------------------------------------
+# one component: the transform of Q(r) 1[r <= b]
+# ---------------------------------------------------------------------------------------------
+def _phase(rho, b_hi, b_lo):
+    """exp(i rho b) with rho b formed in double-double (b = b_hi + b_lo): the phase is exact to
+    rounding even for rho b ~ 1e8 (a plain product would lose ~ulp(rho b) radians)."""
+    split = 134217729.0  # 2^27 + 1 (Veltkamp)
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = rho * b_hi
+        ra = rho * split
+        rh = ra - (ra - rho)
+        rl = rho - rh
+        ba = b_hi * split
+        bh = ba - (ba - b_hi)
+        bl = b_hi - bh
+        err = ((rh * bh - p) + rh * bl + rl * bh) + rl * bl
+    err = np.where(np.isfinite(err), err, 0.0) + rho * b_lo
+    c, s = np.cos(p), np.sin(p)
+    return (c - s * err) + 1j * (s + c * err)
+
+
+class _Part:
+    """One additive part of mu on an array of rho: value = mant exp(logmag); ``fval`` the same
+    value formed without logarithms (nan where not representable); ``errm`` the error bound in the
+    same scale (error <= errm exp(logmag))."""
+
+    __slots__ = ("logmag", "mant", "fval", "errm")
+
+    def __init__(self, logmag, mant, fval, errm):
+        self.logmag, self.mant, self.fval, self.errm = logmag, mant, fval, errm
+
+
+def _combine(parts, n):
+    """Sum of parts -> (L, v, F, err_v): value = v e^L (log path) or F (float path)."""
+    if not parts:
+        z = np.zeros(n)
+        return np.full(n, -np.inf), z, z.copy(), z.copy()
+    logs = np.array([np.broadcast_to(p.logmag, (n,)) for p in parts])
+    top = np.max(np.where(np.isfinite(logs), logs, -np.inf), axis=0)
+    top = np.where(np.isfinite(top), top, 0.0)
+    v = np.zeros(n)
+    err = np.zeros(n)
+    fval = np.zeros(n)
+    with np.errstate(under="ignore", over="ignore", invalid="ignore"):
+        for p, lg in zip(parts, logs):
+            w = np.exp(lg - top)
+            v += p.mant * w
+            err += p.errm * w
+            fval = fval + p.fval
+    return top, v, fval, err
+
+
+class _Component:
+    """mu_i(rho) = (2 pi)^(-d/2) int_0^b Q(r) r^(d-1) Lambda_nu(rho r) dr (module docstring)."""
+
+    def __init__(self, b, q, dim):
+        self.b = b
+        self.bf = float(b)
+        self.b_lo = float(b - Fraction(self.bf))
+        self.d = dim
+        self.nu = dim / 2 - 1
+        self.q = q
+        qhat = _scaled(q, b)
+        self.e = _shift_one(qhat)
+        self.beta = next(j for j, c in enumerate(self.e) if c != 0)
+        self.nu_eff = self.nu + self.beta + 1
+        d = dim
+        log_q = np.array([_log_abs_fraction(c) if c != 0 else -np.inf for c in qhat])
+        n_idx = np.arange(len(qhat))
+        self._qhat = qhat
+        self._moments = []
+
+        def moment(k, dps):
+            f = self.moment_fraction(k)
+            with mpmath.workdps(dps):
+                return mpmath.mpf(f.numerator) / f.denominator
+
+        def log_majorant(k):
+            return _logsumexp(log_q[None, :] - np.log(n_idx[None, :] + d + 2.0 * k[:, None]), axis=1)
+
+        w0 = sum(abs(c) / (n + d) for n, c in enumerate(qhat))
+        self.series = _Series(dim, b, moment, log_majorant, w0)
+        # steepest-descent constants
+        self.origin = _origin_terms(q, dim)
+        eb = self.e[self.beta]
+        self.sigma = 1.0 if eb > 0 else -1.0
+        self.p_b = (d + 1) / 2 + self.beta
+        with mpmath.workdps(30):
+            bc = ((2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * mpmath.mpf(b.numerator) ** (mpmath.mpf(d) / 2 - self.beta - 0.5)
+                  / mpmath.mpf(b.denominator) ** (mpmath.mpf(d) / 2 - self.beta - 0.5)
+                  * abs(mpmath.mpf(eb.numerator) / eb.denominator) * mpmath.sqrt(2 / mpmath.pi))
+            self.log_bc = float(mpmath.log(bc))
+            self.bc_f = _float_or_nan(bc)
+        self.ratios = np.array([float(c / eb) for c in self.e[self.beta:]])
+        self.x_tail = None
+        self.eps_tail = None
+        self.band = None
+
+    def moment_fraction(self, k):
+        """M_k = sum_n q_n b^n / (n + d + 2k), exactly."""
+        while len(self._moments) <= k:
+            kk = len(self._moments)
+            self._moments.append(sum(c / (n + self.d + 2 * kk) for n, c in enumerate(self._qhat) if c != 0))
+        return self._moments[k]
+
+    # -- the vertical path ----------------------------------------------------------------------
+    def g_direct(self, u, rule=_LAGUERRE):
+        """G(u) by Gauss-Laguerre (module docstring), u > 0 (array)."""
+        t, w = rule
+        uu = np.asarray(u, dtype=np.float64)[:, None]
+        it = 1j * t[None, :]
+        poly = np.zeros((uu.shape[0], t.size), dtype=np.complex128)
+        for j in range(len(self.ratios) - 1, -1, -1):  # Horner in u (it)
+            poly = poly * (uu * it) + self.ratios[j] * it ** self.beta
+        fac = np.exp((self.d / 2) * np.log1p(it * uu))
+        h = sc.hankel1e(self.nu, 1.0 / uu + it) * np.sqrt(np.pi / (2 * uu))
+        return (w[None, :] * poly * fac * h).sum(axis=1)
+
+    def g_adaptive(self, u, tol=2e-15):
+        """G(u) and an error estimate (relative, per point): successive Gauss-Laguerre orders
+        until two agree to ``tol`` or the largest is reached (its error is then the difference)."""
+        prev = self.g_direct(u, _LAGUERRE_RULES[0])
+        last = math.inf
+        for rule in _LAGUERRE_RULES[1:]:
+            g = self.g_direct(u, rule)
+            err = np.abs(g - prev) / np.abs(g)
+            worst = float(np.max(err))
+            if worst <= tol or worst > 0.5 * last:  # converged, or down to the noise of hankel1e
+                break
+            prev, last = g, worst
+        return g, err
+
+    def g0(self):
+        """G(0) = i^beta beta! exp(-i (nu pi/2 + pi/4))."""
+        return (1j ** self.beta) * math.factorial(self.beta) * np.exp(-1j * (self.nu * math.pi / 2 + math.pi / 4))
+
+    def tail_parts(self, rho, g, with_origin=True):
+        """Parts of A_i and -Re(e^(i rho b) B_i) given G at u = 1/(rho b)."""
+        lr = np.log(rho)
+        parts = []
+        if with_origin:
+            parts += _origin_parts(self.origin, rho, lr, self.eps_tail_or0())
+        mant = self.sigma * np.imag(_phase(rho, self.bf, self.b_lo) * g)
+        logmag = self.log_bc - self.p_b * lr
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            fval = self.bc_f * rho ** (-self.p_b) * mant
+        parts.append(_Part(logmag, mant, fval, self.eps_tail_or0() * np.abs(g)))
+        return parts
+
+    def eps_tail_or0(self):
+        return 0.0 if self.eps_tail is None else self.eps_tail
+
+    # -- crossover -------------------------------------------------------------------------------
+    def _split_vs_series(self, x, log_hint):
+        """(log|H|, sign H, |split - H| / |H| incl. the quadrature estimate, E_T / |H|) at x."""
+        ref = self.series.hp(float(x), log_hint)
+        lh = _mpf_log(ref)
+        sh = 1.0 if ref > 0 else -1.0
+        g, qerr = self.g_adaptive(np.array([1.0 / x]))
+        parts = self.tail_parts(np.array([x / self.bf]), g)
+        top_l, v, _, _ = _combine(parts, 1)
+        k = math.exp(float(top_l[0]) - self.series.log_scale - lh)
+        sizes = [math.exp(float(p.logmag[0]) - top_l[0]) * k for p in parts]
+        b_size = sizes[-1] * abs(g[0])  # the amplitude |B|, not |Re(e^(ix) B)|
+        scale = sum(sizes[:-1]) + b_size
+        return lh, sh, abs(v[0] * k - sh) + float(qerr[0]) * b_size, scale
+
+    def find_tail_start(self, x_series):
+        """Smallest x of a descending grid from which the split agrees with the high-precision
+        series (relative to the local amplitude: the largest |m| within +-pi); the tolerance is
+        8 times the disagreement at the top of the grid, at least 1e-14. Sets x_tail (= x_series
+        when the split is already accurate there) and eps_split (the agreement relative to the
+        split's own scale |A| + |B|)."""
+        c = max(self.nu_eff, 1.0) ** (1.0 / 3.0)
+        h = max(0.25, c / 4)
+        top = max(self.nu_eff + 4 * c + 8, x_series + 4 * h)
+        bottom = max(x_series, self.nu_eff - 6 * c - 4)
+        rec = {}
+        while True:
+            grid = np.arange(top, bottom - 1e-9, -h)
+            if grid[-1] > bottom + 1e-9:
+                grid = np.append(grid, bottom)
+            hint = None
+            for x in grid:
+                x = float(x)
+                if x not in rec:
+                    rec[x] = self._split_vs_series(x, hint)
+                hint = rec[x][0]
+            xs = np.array(sorted(rec, reverse=True))
+            lh = np.array([rec[x][0] for x in xs])
+            err = np.array([rec[x][2] for x in xs])
+            reach = max(math.pi, 1.01 * h)
+            rel = np.array([err[j] * math.exp(lh[j] - np.max(lh[np.abs(xs - xs[j]) <= reach]))
+                            for j in range(xs.size)])
+            tol = max(1e-14, 8 * float(np.max(rel[:4])))
+            last = 0
+            while last + 1 < xs.size and rel[last + 1] <= tol:
+                last += 1
+            if rel[0] > tol or not np.isfinite(rel[0]):
+                raise ArithmeticError(f"the steepest-descent split does not reach the high-precision series at "
+                                      f"x = {xs[0]:.6g} (d = {self.d}, b = {self.bf})")
+            if last == xs.size - 1 and bottom > x_series:
+                bottom = max(x_series, bottom - 8 * c - 8)
+                continue
+            break
+        self.x_tail = float(xs[last])
+        self.eps_split = float(max(rec[x][2] / rec[x][3] for x in xs[:last + 1]))
+        return self.x_tail
+
+    # -- tables ------------------------------------------------------------------------------------
+    def build_tail_table(self):
+        """Piecewise Chebyshev table of G on [0, 1/x_tail]; sets eps_tail (interpolation error at
+        the test points, quadrature error estimate, split-vs-series agreement; margin 4)."""
+        u_max = 1.0 / self.x_tail
+        todo = [(0.0, u_max / 2, 0), (u_max / 2, u_max, 0)]
+        done, worst = [], 0.0
+        while todo:
+            a, b, depth = todo.pop()
+            g, qerr = self.g_adaptive(_panel_points(a, b))
+            coef = _cheb_fit(g[:_CHEB_N])
+            approx = _clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS)
+            err_i = float(np.max(np.abs(approx - g[_CHEB_N:]) / np.abs(g[_CHEB_N:])))
+            err_q = float(np.max(qerr))
+            if err_i > max(_TOL_MIN, 2 * err_q) and depth < 40 and len(done) + len(todo) < 4000:
+                m = 0.5 * (a + b)
+                todo += [(a, m, depth + 1), (m, b, depth + 1)]
+            else:
+                done.append((a, b, coef))
+                worst = max(worst, err_i, err_q)
+        done.sort(key=lambda p: p[0])
+        self.g_edges = np.array([p[0] for p in done] + [done[-1][1]])
+        self.g_coef = np.array([p[2] for p in done])
+        g_small = self.g_table(np.array([u_max * 1e-9]))[0]
+        err0 = abs(g_small - self.g0()) / abs(self.g0())
+        if err0 > 1e-6:  # G(0) is known exactly: the table must approach it
+            raise ArithmeticError(f"the edge table misses G(0) (relative {err0:.2g}, d = {self.d}, b = {self.bf})")
+        self.eps_tail = _MARGIN * max(worst, self.eps_split, _EPS)
+
+    def g_table(self, u):
+        idx, t = _locate(self.g_edges, u)
+        return _clenshaw(self.g_coef[idx], t)
+
+    def build_band(self):
+        """Table of m on [x_series, x_tail] from the high-precision series: per panel log|m|
+        (m of one sign) or m exp(-lambda) with lambda affine through the panel ends, whichever
+        matches the series at the test points; panels are bisected until one does."""
+        xa, xb = self.series.x_limit, self.x_tail
+        if xb <= xa:
+            self.band = None
+            self.eps_band = 0.0
+            return
+        c = max(self.nu_eff, 1.0) ** (1.0 / 3.0)
+        n0 = max(1, int(math.ceil((xb - xa) / (4 * c))))
+        edges0 = np.linspace(xa, xb, n0 + 1)
+        todo = [(e0, e1, 0) for e0, e1 in zip(edges0[:-1], edges0[1:])][::-1]
+        done, worst = [], 0.0
+        hint = None
+        tt = np.concatenate([_NODES, _TESTS])
+        while todo:
+            a, b, depth = todo.pop()
+            xs = _panel_points(a, b)
+            logs, signs = np.empty(xs.size), np.empty(xs.size)
+            for i in np.argsort(xs):
+                v = self.series.hp(float(xs[i]), hint)
+                logs[i] = _mpf_log(v)
+                signs[i] = 1.0 if v > 0 else -1.0
+                hint = logs[i]
+            noise = 8 * _EPS * float(np.max(np.abs(logs)))
+            tol = max(_TOL_MIN, noise)
+            fits = []
+            if np.all(signs == signs[0]):
+                coef = _cheb_fit(logs[:_CHEB_N])
+                approx = _clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS)
+                fits.append((float(np.max(np.abs(approx - logs[_CHEB_N:]))), coef, 0, float(signs[0]), (0.0, 0.0)))
+            # affine envelope through the panel ends (largest log|m| of the three outer nodes)
+            la, lb = float(np.max(logs[_CHEB_N - 3:_CHEB_N])), float(np.max(logs[:3]))
+            lam = (0.5 * (la + lb), 0.5 * (lb - la))  # lambda(t) = lam0 + lam1 t, t in [-1, 1]
+            f = signs * np.exp(logs - (lam[0] + lam[1] * tt))
+            coef = _cheb_fit(f[:_CHEB_N])
+            approx = _clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS)
+            fits.append((float(np.max(np.abs(approx - f[_CHEB_N:]))), coef, 1, 1.0, lam))
+            err, coef, mode, sign, lam = min(fits, key=lambda q: q[0])
+            if err > tol and depth < 12:
+                m = 0.5 * (a + b)
+                todo += [(m, b, depth + 1), (a, m, depth + 1)]
+            else:
+                done.append((a, b, coef, mode, sign, lam))
+                worst = max(worst, err, noise)
+        done.sort(key=lambda p: p[0])
+        self.band = {
+            "edges": np.array([p[0] for p in done] + [done[-1][1]]),
+            "coef": np.array([p[2] for p in done]),
+            "mode": np.array([p[3] for p in done]),
+            "sign": np.array([p[4] for p in done]),
+            "lam": np.array([p[5] for p in done]),
+        }
+        self.eps_band = _MARGIN * worst
+
+    def band_eval(self, x):
+        """(log|m| or lambda, mantissa) on the band: m = mant exp(first)."""
+        bd = self.band
+        idx, t = _locate(bd["edges"], x)
+        val = _clenshaw(bd["coef"][idx], t)
+        mode = bd["mode"][idx]
+        lam = bd["lam"][idx]
+        log_part = np.where(mode == 0, val, lam[:, 0] + lam[:, 1] * t)
+        mant = np.where(mode == 0, bd["sign"][idx], val)
+        return log_part, mant
+
+    # -- evaluation ------------------------------------------------------------------------------
+    def parts(self, rho):
+        """Parts of mu_i at rho (array, rho > 0), by the method of each x = rho b."""
+        x = rho * self.bf
+        s = self.series
+        out = []
+        m1 = x <= s.x_limit
+        m3 = x >= self.x_tail
+        m2 = ~(m1 | m3)
+        n = rho.size
+        logmag = np.full(n, s.log_scale)
+        mant = np.zeros(n)
+        errm = np.zeros(n)
+        if np.any(m1):
+            mant[m1] = s.float_eval(x[m1])
+            errm[m1] = s.gamma * _EPS * s.abs_sum(x[m1])
+        if np.any(m2):
+            lp, mt = self.band_eval(x[m2])
+            logmag[m2] += lp
+            mant[m2] = mt
+            errm[m2] = self.eps_band
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            fval = np.where(m3, 0.0, s.scale_f * np.exp(logmag - s.log_scale) * mant)
+        head = _Part(np.where(m3, -np.inf, logmag), np.where(m3, 0.0, mant), fval, np.where(m3, 0.0, errm))
+        out.append(head)
+        if np.any(m3):
+            g = np.zeros(n, dtype=np.complex128)
+            g[m3] = self.g_table(1.0 / x[m3])
+            safe = np.where(m3, rho, 1.0)
+            for p in self.tail_parts(safe, g):
+                out.append(_Part(np.where(m3, p.logmag, -np.inf), np.where(m3, p.mant, 0.0),
+                                 np.where(m3, p.fval, 0.0), np.where(m3, p.errm, 0.0)))
+        return out
+
+
+def _float_or_nan(v):
+    try:
+        f = float(v)
+    except (OverflowError, ValueError):
+        return math.nan
+    return f if (math.isfinite(f) and (f == 0 or abs(f) >= 1e-300)) else math.nan
+
+
+def _origin_terms(q, dim):
+    """[(n + d, log|a_n|, sign a_n, float a_n or nan)] for the odd n: a_n = q_n C_n (docstring)."""
+    out = []
+    d = dim
+    with mpmath.workdps(30):
+        for n, c in enumerate(q):
+            if n % 2 == 0 or c == 0:
+                continue
+            a = (mpmath.mpf(c.numerator) / c.denominator * mpmath.mpf(2) ** n * mpmath.pi ** (-mpmath.mpf(d) / 2 - 1)
+                 * (-1) ** ((n + 1) // 2) * mpmath.gamma(mpmath.mpf(n + d) / 2) * mpmath.gamma(mpmath.mpf(n) / 2 + 1))
+            out.append((n + d, float(mpmath.log(abs(a))), 1.0 if a > 0 else -1.0, _float_or_nan(a)))
+    return out
+
+
+def _origin_parts(origin, rho, lr, eps):
+    """Parts a_n rho^-(n+d) of A (error eps relative to each term)."""
+    parts = []
+    for p, la, sg, af in origin:
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            fval = af * rho ** (-float(p))
+        parts.append(_Part(la - p * lr, np.full(rho.shape, sg), fval, np.full(rho.shape, eps)))
+    return parts
+
+
+def _whole_series(pieces, comps, dim):
+    """The power series of the whole kernel in x = rho R: moments sum_i (b_i/R)^(d+2k) M_k^(i)
+    (mpf, precision raised until the sum over the components keeps the digits asked for), majorant
+    from the pieces themselves (no extrapolated jump polynomial enters)."""
+    d = dim
+    R = pieces[-1][1]
+    ratios = [c.b / R for c in comps]
+
+    def moment(k, dps):
+        guard = 10
+        while True:
+            with mpmath.workdps(dps + guard):
+                terms = [(mpmath.mpf(r.numerator) / r.denominator) ** (d + 2 * k)
+                         * (lambda f: mpmath.mpf(f.numerator) / f.denominator)(c.moment_fraction(k))
+                         for r, c in zip(ratios, comps)]
+                total = mpmath.fsum(terms)
+                size = mpmath.fsum(abs(t) for t in terms)
+            if not size or (total and _mpf_log(size) - _mpf_log(total) < (guard - 5) * _LN10):
+                return total
+            guard = min(guard * 2 + 10, 4 * _MAX_HP_DIGITS) if total else guard + 200
+            if guard >= 4 * _MAX_HP_DIGITS:
+                return total
+
+    logs, lows, highs = [], [], []
+    for lo, hi, coeffs in pieces:
+        for n, c in enumerate(coeffs):
+            if c != 0:
+                logs.append(_log_abs_fraction(c * R**n) - 0.0)
+                lows.append(float(lo / R))
+                highs.append((n, float(hi / R)))
+    log_c = np.array(logs)
+    lo_arr = np.array(lows)
+    n_arr = np.array([n for n, _ in highs], dtype=float)
+    hi_arr = np.array([h for _, h in highs])
+
+    def log_majorant(k):
+        big_n = n_arr[None, :] + d + 2.0 * k[:, None]
+        with np.errstate(divide="ignore"):
+            log_hi = big_n * np.log(hi_arr)[None, :]
+            ratio = np.where(lo_arr[None, :] > 0, np.exp(big_n * (np.log(np.maximum(lo_arr, 1e-300)) - np.log(hi_arr))[None, :]), 0.0)
+        return _logsumexp(log_c[None, :] + log_hi + np.log1p(-ratio) - np.log(big_n), axis=1)
+
+    with mpmath.workdps(40):
+        w0 = mpmath.mpf(0)
+        for lo, hi, coeffs in pieces:
+            for n, c in enumerate(coeffs):
+                if c != 0:
+                    big_n = n + d
+                    span = ((mpmath.mpf(hi.numerator) / hi.denominator / (mpmath.mpf(R.numerator) / R.denominator)) ** big_n
+                            - (mpmath.mpf(lo.numerator) / lo.denominator / (mpmath.mpf(R.numerator) / R.denominator)) ** big_n)
+                    w0 += abs(mpmath.mpf(c.numerator) / c.denominator) * (mpmath.mpf(R.numerator) / R.denominator) ** n * span / big_n
+    return _Series(dim, R, moment, log_majorant, w0)
+
+
+# ---------------------------------------------------------------------------------------------
+# public API
+# ---------------------------------------------------------------------------------------------
+class PolynomialTransform:
+    """mu(rho) of a compactly supported piecewise-polynomial radial kernel on R^dim.
+
+    Build with :func:`compact_polynomial_transform`. All methods are vectorised over rho >= 0
+    (float64, any shape; the shape is preserved) and raise ValueError for NaN or negative rho.
+
+    Attributes
+    ----------
+    dim : int
+        Dimension d.
+    support : float
+        R, the end of the support.
+    scale : float
+        1 / R, the frequency scale.
+    rho_series : float
+        mu is the float power series of the whole kernel for rho <= rho_series.
+    rho_tail : float
+        mu = A - sum_i Re(exp(i b_i rho) B_i) (``tail_parts``) for rho >= rho_tail.
+    rel_error : float
+        Accuracy relative to the local magnitude scale (the relative error of mu wherever mu is
+        not near one of its zeros; ``error_bound`` gives the pointwise bound).
+    abs_error : float
+        max over rho of error_bound / max|mu|: |mu - exact| <= rel_error |mu| + abs_error max|mu|.
+    log_max_abs : float
+        log max|mu| (max|mu| itself underflows in high d; ``max_abs`` is its float value).
+    tail_exponent : float
+        |mu| = O(rho^-tail_exponent): min over the odd origin powers (d + n) and the breakpoints
+        ((d + 1)/2 + beta_i).
+    oscillations : tuple
+        ((b_i, beta_i), ...): breakpoints with an oscillating part and the order of their jump.
+    origin_terms : tuple
+        ((a_n, n), ...): A(rho) = sum a_n rho^-(n+d) over the odd n (a_n as float; inf or 0 when
+        not representable, see ``origin_terms_log``).
+    origin_terms_log : tuple
+        ((log|a_n|, sign a_n, n), ...).
+    zeros_hint : None
+        Not provided.
+    build_seconds : float
+        Wall time of the construction.
+    """
+
+    def __init__(self, pieces, dim):
+        t0 = time.perf_counter()
+        d = dim
+        self.dim = d
+        self.nu = d / 2 - 1
+        self._pieces = pieces
+        R = pieces[-1][1]
+        self.support = float(R)
+        self.scale = 1.0 / self.support
+        comps = []
+        for i, (_, hi, coeffs) in enumerate(pieces):
+            nxt = pieces[i + 1][2] if i + 1 < len(pieces) else []
+            q = _poly_sub(coeffs, nxt)
+            if q:
+                comps.append(_Component(hi, q, d))
+        self._comps = comps
+        if len(comps) == 1 and comps[0].b == R:
+            whole = comps[0].series
+        else:
+            whole = _whole_series(pieces, comps, d)
+        self._whole = whole
+        x_float = 6 * math.sqrt(self.nu + 1) + 16
+        whole.setup_float(x_float)
+        for c in comps:
+            if c.series is not whole:
+                c.series.setup_float(x_float)
+            c.find_tail_start(c.series.x_limit)
+            c.build_tail_table()
+            c.build_band()
+        self.rho_series = whole.x_limit / self.support
+        self.rho_tail = max(c.x_tail / c.bf for c in comps)
+        self._origin = _origin_terms(pieces[0][2], d)
+        self._eps_tail = max(c.eps_tail for c in comps)
+        self._mix = 1.0
+        if len(comps) > 1:
+            self._verify_mixed()
+        self._set_errors()
+        self.tail_exponent = float(min([p for p, _, _, _ in self._origin] + [c.p_b for c in comps]))
+        self.oscillations = tuple((c.bf, c.beta) for c in comps)
+        self.origin_terms = tuple((af if math.isfinite(af) else (math.copysign(math.inf, sg) if la > 0 else 0.0),
+                                   p - d) for p, la, sg, af in self._origin)
+        self.origin_terms_log = tuple((la, sg, p - d) for p, la, sg, af in self._origin)
+        self.zeros_hint = None
+        self.method = "exact:piecewise-polynomial"
+        self.build_seconds = time.perf_counter() - t0
+
+    # -- evaluation ------------------------------------------------------------------------------
+    def _parts_tail(self, rho):
+        lr = np.log(rho)
+        parts = _origin_parts(self._origin, rho, lr, self._eps_tail)
+        for c in self._comps:
+            g = c.g_table(1.0 / (rho * c.bf))
+            parts += c.tail_parts(rho, g, with_origin=False)
+        return parts
+
+    def _evaluate(self, rho):
+        """(L, v, F, err) on a flat array of finite rho >= 0: mu = v e^L (= F when F is finite and
+        normal), |error| <= err e^L."""
+        n = rho.size
+        L = np.full(n, -np.inf)
+        v = np.zeros(n)
+        F = np.zeros(n)
+        err = np.zeros(n)
+        m1 = rho <= self.rho_series
+        m3 = (rho >= self.rho_tail) & ~m1
+        m2 = ~(m1 | m3)
+        s = self._whole
+        if np.any(m1):
+            x = rho[m1] * self.support
+            L[m1] = s.log_scale
+            v[m1] = s.float_eval(x)
+            F[m1] = s.scale_f * v[m1]
+            err[m1] = s.gamma * _EPS * s.abs_sum(x)
+        for mask, parts_of, mix in ((m3, self._parts_tail, 1.0), (m2, self._parts_mixed, self._mix)):
+            if np.any(mask):
+                r = rho[mask]
+                Lp, vp, Fp, ep = _combine(parts_of(r), r.size)
+                L[mask], v[mask], F[mask], err[mask] = Lp, vp, Fp, ep * mix
+        return L, v, F, err
+
+    def _parts_mixed(self, rho):
+        parts = []
+        for c in self._comps:
+            parts += c.parts(rho)
+        return parts
+
+    def _prepare(self, rho):
+        arr = np.asarray(rho, dtype=np.float64)
+        bad = ~(arr >= 0)
+        if np.any(bad):
+            raise ValueError(f"rho must be >= 0 and not NaN, got {float(arr[bad].ravel()[0])!r}")
+        return arr, arr.ravel()
+
+    def _run(self, flat):
+        fin = np.isfinite(flat)
+        n = flat.size
+        L = np.full(n, -np.inf)
+        v = np.zeros(n)
+        F = np.zeros(n)
+        err = np.zeros(n)
+        if np.any(fin):
+            with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+                L[fin], v[fin], F[fin], err[fin] = self._evaluate(flat[fin])
+        return L, v, F, err
+
+    def log_abs_mu(self, rho):
+        """(log|mu(rho)|, sign mu(rho)): the log form, free of overflow and underflow in any d
+        (log|mu| = -inf where mu = 0, e.g. rho = inf). Its rounding is eps |log|mu|| on top of
+        ``error_bound``."""
+        arr, flat = self._prepare(rho)
+        L, v, _, _ = self._run(flat)
+        with np.errstate(divide="ignore"):
+            la = L + np.log(np.abs(v))
+        la = np.where(v == 0, -np.inf, la)
+        return la.reshape(arr.shape), np.sign(v).reshape(arr.shape)
+
+    def mu(self, rho):
+        """The signed density mu(rho) (float64, same shape as rho; 0 where it underflows)."""
+        arr, flat = self._prepare(rho)
+        L, v, F, _ = self._run(flat)
+        ok = np.isfinite(F) & ((np.abs(F) >= 1e-290) | (v == 0))
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            fallback = np.sign(v) * np.exp(L + np.log(np.abs(v)))
+        out = np.where(ok, F, np.where(v == 0, 0.0, fallback))
+        return out.reshape(arr.shape)
+
+    def __call__(self, rho):
+        return self.mu(rho)
+
+    def error_bound(self, rho, relative=False):
+        """Pointwise bound on |mu - exact| (or on |mu - exact| / |mu| with ``relative=True``, which
+        does not underflow in high d)."""
+        arr, flat = self._prepare(rho)
+        L, v, _, err = self._run(flat)
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            if relative:
+                out = err / np.abs(v) + 4 * _EPS
+            else:
+                out = err * np.exp(L) + 4 * _EPS * np.abs(v) * np.exp(L)
+        return out.reshape(arr.shape)
+
+    def tail_parts(self, rho):
+        """(A, [(b_i, B_i), ...]) with mu = A - sum_i Re(exp(i b_i rho) B_i), for rho >= rho_tail.
+
+        A is real, the B_i complex and non-oscillating (float64; they underflow in high d where
+        ``tail_parts_log`` does not)."""
+        log_scale, a, bs = self.tail_parts_log(rho)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            k = np.exp(log_scale)
+            return a * k, [(b, bb * k) for b, bb in bs]
+
+    def tail_parts_log(self, rho):
+        """(log_scale, A_s, [(b_i, B_i_s), ...]): the parts of ``tail_parts`` times exp(-log_scale)."""
+        arr, flat = self._prepare(rho)
+        if np.any(flat < self.rho_tail):
+            raise ValueError(f"tail_parts needs rho >= rho_tail = {self.rho_tail!r}, got {float(flat.min())!r}")
+        fin = np.isfinite(flat)
+        r = np.where(fin, flat, 1.0)
+        lr = np.log(r)
+        logs = [la - p * lr for p, la, _, _ in self._origin]
+        logs += [c.log_bc - c.p_b * lr for c in self._comps]
+        top = np.max(np.array(logs), axis=0) if logs else np.zeros(r.shape)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            a = np.zeros(r.shape)
+            for (p, la, sg, _), lg in zip(self._origin, logs):
+                a += sg * np.exp(lg - top)
+            bs = []
+            for c, lg in zip(self._comps, logs[len(self._origin):]):
+                g = c.g_table(1.0 / (r * c.bf))
+                bb = 1j * c.sigma * np.exp(lg - top) * g
+                bs.append((c.bf, np.where(fin, bb, 0).reshape(arr.shape)))
+        top = np.where(fin, top, -np.inf)
+        return top.reshape(arr.shape), np.where(fin, a, 0.0).reshape(arr.shape), bs
+
+    # -- accuracy --------------------------------------------------------------------------------
+    def _verify_mixed(self):
+        """Check the sum of the components (rho_series < rho < rho_tail and a little beyond) against
+        the high-precision series of the whole kernel; scale their error bounds if it is exceeded."""
+        lo, hi = self.rho_series, 1.5 * self.rho_tail
+        if not hi > lo:
+            return
+        rho = np.linspace(lo, hi, 41)[1:]
+        L, v, _, err = self._evaluate(rho)
+        worst = 0.0
+        hint = None
+        for r, l_, v_, e_ in zip(rho, L, v, err):
+            ref = self._whole.hp(float(r * self.support), hint)
+            hint = _mpf_log(ref)
+            diff = abs(float(mpmath.mpf(v_) * mpmath.exp(l_ - self._whole.log_scale) - ref))
+            bound = e_ * math.exp(l_ - self._whole.log_scale)
+            worst = max(worst, diff / bound if bound > 0 else (0.0 if diff == 0 else math.inf))
+        if worst > 1:
+            self._mix = 2 * worst
+
+    def _set_errors(self):
+        R = self.support
+        grid = np.concatenate([np.linspace(0.0, 2 * self.rho_tail + 8 / R, 1500),
+                               np.geomspace(2 * self.rho_tail + 8 / R, 1e8 / R, 300)])
+        L, v, _, err = self._evaluate(grid)
+        with np.errstate(divide="ignore"):
+            la = L + np.log(np.abs(v))
+        self.log_max_abs = float(np.max(la))
+        self.max_abs = float(np.exp(self.log_max_abs)) if self.log_max_abs > -745 else 0.0
+        with np.errstate(under="ignore"):
+            self.abs_error = float(2 * np.max(err * np.exp(L - self.log_max_abs)))
+        eps = [self._whole.gamma * _EPS, self._eps_tail * self._mix]
+        for c in self._comps:
+            eps += [c.series.gamma * _EPS * self._mix, c.eps_band * self._mix]
+        self.rel_error = float(max(eps) + 4 * _EPS)
+
+
+def compact_polynomial_transform(pieces, dim):
+    """Exact spectral density of a compactly supported piecewise-polynomial radial kernel.
+
+    Parameters
+    ----------
+    pieces : sequence of (b_lo, b_hi, coeffs)
+        k(r) = sum_n coeffs[n] r^n on [b_lo, b_hi]; contiguous from b_lo = 0 to the support R
+        (k = 0 beyond R). Numbers may be int, float (taken at their exact binary value),
+        Fraction or sympy numbers (rationals exactly, others at 60 digits).
+    dim : int
+        Dimension d, 1 <= d <= 4096.
+
+    Returns
+    -------
+    PolynomialTransform
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad input (the message names the argument, the value and what is allowed).
+    ArithmeticError
+        If a verification of the construction fails (not expected; reported, never silent).
+    """
+    d = _check_dim(dim)
+    parsed = _parse_pieces(pieces)
+    return PolynomialTransform(parsed, d)
