@@ -122,10 +122,8 @@ _MAX_DEGREE = 64
 _MAX_PIECES = 64
 _EPS = float(np.finfo(np.float64).eps)
 _LN10 = math.log(10.0)
-# Gauss-Laguerre rules of increasing order: near the turning point in high d the vertical-path
-# integrand oscillates like exp(i t (nu+1)/x) and 40 points are not enough (d = 4096: 1e-6 at
-# x = nu + 50, 1e-12 from 112 points on)
-_LAGUERRE_RULES = [sc.roots_laguerre(n) for n in (40, 56, 80, 112, 160)]
+# Gauss-Laguerre rules of increasing order for the edge integral G (tried in turn until two agree)
+_LAGUERRE_RULES = [sc.roots_laguerre(n) for n in (32, 40, 56, 80, 112)]
 _LAGUERRE = _LAGUERRE_RULES[0]
 _CHEB_N = 24                 # Chebyshev points per panel
 _SERIES_LOSS = 16.0          # float series used while E(x) <= 16 env(x)
@@ -256,10 +254,57 @@ def _mpf_log(v):
     return math.log(float(man)) + int(exp_) * math.log(2.0)
 
 
-def _log_prefactor(d):
-    """log((2 pi)^(-d/2) Lambda_nu(0)), nu = d/2 - 1."""
-    nu = d / 2 - 1
-    return -0.5 * d * math.log(2 * math.pi) - nu * math.log(2.0) - float(sc.gammaln(nu + 1))
+def _horner_pairs(coeffs, var, prec):
+    """sum_k c_k var^k by Horner in Python integers (values man 2^exp), ``prec``-bit rounding per
+    step; the accumulator is normalised only when it grows 32 bits beyond ``prec`` (one big-int
+    multiply, shift and add per step: ~10x cheaper than mpmath's mpf arithmetic)."""
+    vm, ve = var
+    acc, e = 0, 0
+    for cm, ce in reversed(coeffs):
+        acc *= vm
+        e += ve
+        if acc == 0:
+            acc, e = cm, ce
+        elif cm:
+            if ce >= e:
+                acc += cm << (ce - e)
+            elif abs(cm).bit_length() + ce > abs(acc).bit_length() + e - prec - 8:  # else negligible
+                acc = (acc << (e - ce)) + cm
+                e = ce
+        bl = abs(acc).bit_length()
+        if bl > prec + 32:
+            acc >>= bl - prec
+            e += bl - prec
+    return acc, e
+
+
+def _pair_log(pair):
+    """log|man 2^exp| to rounding eps |result| (man is scaled into [1/2, 1) first: log of the
+    integer plus exp ln 2 would cancel, ~1e-14 for results of size 1)."""
+    m, e = pair
+    if not m:
+        return -math.inf
+    bl = abs(m).bit_length()
+    top = abs(m) >> (bl - 60) if bl > 60 else abs(m) << (60 - bl)
+    return math.log(top / 2.0**60) + (e + bl) * math.log(2.0)
+
+
+def _pair_sign(pair):
+    return 1.0 if pair[0] > 0 else -1.0
+
+
+def _pair_float(pair):
+    m, e = pair
+    try:
+        return math.ldexp(float(m), e) if abs(m).bit_length() < 1000 else float(_pair_mpf(pair))
+    except OverflowError:
+        return math.copysign(math.inf, m)
+
+
+def _pair_mpf(pair):
+    m, e = pair
+    with mpmath.workprec(max(abs(m).bit_length(), 53) + 8):
+        return mpmath.ldexp(mpmath.mpf(m), e)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -320,38 +365,48 @@ class _Series:
                      * (mpmath.mpf(length.numerator) / length.denominator) ** dim * w0m)
             self.log_scale = float(mpmath.log(scale))
             self.scale_f = _float_or_nan(scale)
+            self.scale_mp = scale
         k = np.arange(20001)
         lfac = k * math.log(4.0) + sc.gammaln(k + 1.0) + sc.gammaln(self.nu + 1.0 + k) - sc.gammaln(self.nu + 1.0)
         self.log_tau = log_majorant(k) - self.log_w0 - lfac  # log of the majorant coefficients
-        self._cache = {}  # dps bucket -> (list of mpf alpha_k, last c_k)
-        self._log_alpha = []
+        self._dps, self._pairs, self._c, self._trunc = 0, [], None, {}
         self.gamma = None
         self.x_limit = None
 
     # -- exact coefficients ------------------------------------------------------------------
-    def coefficients(self, dps, count):
-        """alpha_0..alpha_(count-1) as mpf with ``dps`` digits (cached per 20-digit bucket)."""
-        dps = 20 * math.ceil(dps / 20)
-        alphas, c_last = self._cache.get(dps, ([], None))
-        if len(alphas) < count:
-            with mpmath.workdps(dps + 10):
+    def _master(self, dps, count):
+        """alpha_0..alpha_(count-1) to ``dps`` digits as (mantissa, exponent) integer pairs; all of
+        them are recomputed (at >= 1.5x the digits) when more digits are asked for."""
+        if dps > self._dps:
+            self._dps = max(dps, int(1.5 * self._dps), 40)
+            self._pairs, self._c, self._trunc = [], None, {}
+        if len(self._pairs) < count:
+            with mpmath.workdps(self._dps + 10):
                 w0 = self._w0 if isinstance(self._w0, mpmath.mpf) else (
                     mpmath.mpf(self._w0.numerator) / self._w0.denominator)
-                c = mpmath.mpf(1) if c_last is None else c_last
-                for k in range(len(alphas), count):
+                c = mpmath.mpf(1) if self._c is None else self._c
+                for k in range(len(self._pairs), count):
                     if k > 0:
                         c = c / (2 * k * (self.d - 2 + 2 * k))  # 1/(4^k k! (nu+1)_k)
-                    a = self._moment(k, dps + 10) * c / w0
-                    alphas.append(-a if k % 2 else +a)
-                    if k >= len(self._log_alpha):
-                        self._log_alpha.append(_mpf_log(alphas[-1]))
-            self._cache[dps] = (alphas, c)
-        return alphas[:count]
+                    a = self._moment(k, self._dps + 10) * c / w0
+                    sign, man, exp_, _ = a._mpf_
+                    self._pairs.append((-man if (sign ^ (k % 2)) else man, exp_))
+                self._c = c
+            self._trunc = {}
+        return self._pairs
 
-    def log_alpha(self, count):
-        if len(self._log_alpha) < count:
-            self.coefficients(40, count)
-        return np.array(self._log_alpha[:count])
+    def coefficient_pairs(self, dps, count):
+        """The coefficients rounded to ``dps`` digits (buckets of 20), as integer pairs."""
+        bucket = 20 * math.ceil(dps / 20)
+        master = self._master(bucket, count)
+        cached = self._trunc.get(bucket, [])
+        if len(cached) < count:
+            bits = int(bucket * 3.33) + 16
+            for m, e in master[len(cached):count]:
+                extra = abs(m).bit_length() - bits
+                cached.append((m >> extra, e + extra) if extra > 0 else (m, e))
+            self._trunc[bucket] = cached
+        return cached[:count]
 
     def _terms_needed(self, x, digits_below):
         """Number of terms after which the majorant terms stay below max * 10^-digits_below."""
@@ -364,29 +419,28 @@ class _Series:
 
     # -- high precision ------------------------------------------------------------------------
     def hp(self, x, log_hint=None):
-        """m(x) with ``_HP_DIGITS`` correct digits (mpf): Horner at a precision covering the
-        cancellation, raised until the result keeps the digits."""
+        """m(x) with ``_HP_DIGITS`` correct digits as an integer pair (value = man 2^exp): Horner in
+        big integers at a precision covering the cancellation, raised until the result keeps the
+        digits. ``log_hint`` (a guess of log|m(x)|) saves the first, too short, attempt."""
         if x == 0:
-            return self.coefficients(30, 1)[0] * 1
+            return self.coefficient_pairs(30, 1)[0]
         lost = 0.0
         if log_hint is not None and np.isfinite(log_hint):
             _, lmax = self._terms_needed(x, 30)
             lost = max(0.0, (lmax - log_hint) / _LN10)
+        frac, ex = math.frexp(float(x))
+        xm = int(frac * 2**53)
+        var = (xm * xm, 2 * (ex - 53))
         while True:
             dps = int(_HP_DIGITS + lost + 8)
             if dps > _MAX_HP_DIGITS:
                 raise ArithmeticError(f"the power series needs more than {_MAX_HP_DIGITS} digits at x = {x:.6g}")
             n, lmax = self._terms_needed(x, dps + 3)
-            coefs = self.coefficients(dps, n)
-            with mpmath.workdps(dps):
-                xx = mpmath.mpf(x) ** 2
-                s = mpmath.mpf(0)
-                for a in reversed(coefs):
-                    s = s * xx + a
-            got = _mpf_log(s)
-            new_lost = (lmax - got) / _LN10 if s else lost + 40.0
+            pair = _horner_pairs(self.coefficient_pairs(dps, n), var, int(dps * 3.33) + 16)
+            got = _pair_log(pair)
+            new_lost = (lmax - got) / _LN10 if pair[0] else lost + 40.0
             if new_lost <= lost + 1.0:
-                return s
+                return pair
             lost = new_lost + 2.0
 
     # -- float64 -------------------------------------------------------------------------------
@@ -394,7 +448,7 @@ class _Series:
         """Float coefficients for x <= x_max, the limit x_S of the float series and its
         measured rounding constant gamma (error <= gamma eps E(x))."""
         n, _ = self._terms_needed(x_max, 40)
-        self.alpha = np.array([float(a) for a in self.coefficients(40, n)])
+        self.alpha = np.array([_pair_float(p) for p in self.coefficient_pairs(40, n)])
         self.abs_alpha = np.abs(self.alpha)
         grid = np.arange(0.0, x_max + _SERIES_STEP / 2, _SERIES_STEP)
         m = self.float_eval(grid)
@@ -411,7 +465,7 @@ class _Series:
         pts = np.linspace(self.x_limit / _SERIES_POINTS, self.x_limit, _SERIES_POINTS)
         ratios = [0.0]
         for x in pts:
-            ref = self.hp(float(x))
+            ref = _pair_mpf(self.hp(float(x)))
             diff = abs(float(ref - mpmath.mpf(float(self.float_eval(np.array([x]))[0]))))
             ratios.append(diff / (_EPS * float(self.abs_sum(np.array([x]))[0])))
         self.gamma = _MARGIN * max(1.0, max(ratios))
@@ -465,23 +519,26 @@ class _Part:
 
 
 def _combine(parts, n):
-    """Sum of parts -> (L, v, F, err_v): value = v e^L (log path) or F (float path)."""
+    """Sum of parts -> (L, v, F, err, mag): value = v e^L (log path) or F (float path), error
+    <= err e^L, mag e^L = sum of the parts' magnitudes (sets the rounding of the log path)."""
     if not parts:
         z = np.zeros(n)
-        return np.full(n, -np.inf), z, z.copy(), z.copy()
+        return np.full(n, -np.inf), z, z.copy(), z.copy(), z.copy()
     logs = np.array([np.broadcast_to(p.logmag, (n,)) for p in parts])
     top = np.max(np.where(np.isfinite(logs), logs, -np.inf), axis=0)
     top = np.where(np.isfinite(top), top, 0.0)
     v = np.zeros(n)
     err = np.zeros(n)
+    mag = np.zeros(n)
     fval = np.zeros(n)
     with np.errstate(under="ignore", over="ignore", invalid="ignore"):
         for p, lg in zip(parts, logs):
             w = np.exp(lg - top)
             v += p.mant * w
             err += p.errm * w
+            mag += np.abs(p.mant) * w
             fval = fval + p.fval
-    return top, v, fval, err
+    return top, v, fval, err, mag
 
 
 class _Component:
@@ -525,6 +582,7 @@ class _Component:
                   * abs(mpmath.mpf(eb.numerator) / eb.denominator) * mpmath.sqrt(2 / mpmath.pi))
             self.log_bc = float(mpmath.log(bc))
             self.bc_f = _float_or_nan(bc)
+            self.bc_mp = bc
         self.ratios = np.array([float(c / eb) for c in self.e[self.beta:]])
         self.x_tail = None
         self.eps_tail = None
@@ -539,16 +597,27 @@ class _Component:
 
     # -- the vertical path ----------------------------------------------------------------------
     def g_direct(self, u, rule=_LAGUERRE):
-        """G(u) by Gauss-Laguerre (module docstring), u > 0 (array)."""
+        """G(u) by Gauss-Laguerre on the ray z = b (1 + eta u), eta = i e^(i phi) s, u > 0 (array).
+
+        The ray is tilted towards the origin by phi = atan(d u / 4), half the phase rate d u / 2 of
+        (1 + i t u)^(d/2) on the vertical: in high d near the turning point the vertical-path
+        integrand oscillates like exp(i t (nu+1) u) and Gauss-Laguerre then needs >= 112 points
+        for 1e-12 (d = 4096), the tilted one converges with 24-40. Any ray into the upper
+        half-plane gives the same G (Cauchy; H1(rho z) decays there)."""
         t, w = rule
         uu = np.asarray(u, dtype=np.float64)[:, None]
-        it = 1j * t[None, :]
-        poly = np.zeros((uu.shape[0], t.size), dtype=np.complex128)
-        for j in range(len(self.ratios) - 1, -1, -1):  # Horner in u (it)
-            poly = poly * (uu * it) + self.ratios[j] * it ** self.beta
-        fac = np.exp((self.d / 2) * np.log1p(it * uu))
-        h = sc.hankel1e(self.nu, 1.0 / uu + it) * np.sqrt(np.pi / (2 * uu))
-        return (w[None, :] * poly * fac * h).sum(axis=1)
+        phi = np.arctan(0.25 * self.d * uu)
+        direction = 1j * np.exp(1j * phi)
+        s = t[None, :] / np.cos(phi)
+        eta = direction * s
+        poly = np.zeros(eta.shape, dtype=np.complex128)
+        for j in range(len(self.ratios) - 1, -1, -1):  # Horner in u eta
+            poly = poly * (uu * eta) + self.ratios[j] * eta ** self.beta
+        fac = np.exp((self.d / 2) * np.log1p(eta * uu))
+        h = sc.hankel1e(self.nu, 1.0 / uu + eta) * np.sqrt(np.pi / (2 * uu))
+        osc = np.exp(-1j * s * np.sin(phi))  # e^(i eta) = e^(-t) osc with t = s cos(phi)
+        vals = w[None, :] * poly * fac * h * osc
+        return vals.sum(axis=1) * (direction[:, 0] / (1j * np.cos(phi[:, 0])))
 
     def g_adaptive(self, u, tol=2e-15):
         """G(u) and an error estimate (relative, per point): successive Gauss-Laguerre orders
@@ -586,18 +655,22 @@ class _Component:
 
     # -- crossover -------------------------------------------------------------------------------
     def _split_vs_series(self, x, log_hint):
-        """(log|H|, sign H, |split - H| / |H| incl. the quadrature estimate, E_T / |H|) at x."""
-        ref = self.series.hp(float(x), log_hint)
-        lh = _mpf_log(ref)
-        sh = 1.0 if ref > 0 else -1.0
+        """(log|H|, sign H, |split - H| / |H| incl. the quadrature estimate, (|A| + |B|) / |H|) at
+        x, H the high-precision series. The split is summed in mpmath from its exact constants
+        (only G and the phase are float), so the comparison adds no rounding of its own."""
+        pair = self.series.hp(float(x), log_hint)
+        ref = _pair_mpf(pair)
         g, qerr = self.g_adaptive(np.array([1.0 / x]))
-        parts = self.tail_parts(np.array([x / self.bf]), g)
-        top_l, v, _, _ = _combine(parts, 1)
-        k = math.exp(float(top_l[0]) - self.series.log_scale - lh)
-        sizes = [math.exp(float(p.logmag[0]) - top_l[0]) * k for p in parts]
-        b_size = sizes[-1] * abs(g[0])  # the amplitude |B|, not |Re(e^(ix) B)|
-        scale = sum(sizes[:-1]) + b_size
-        return lh, sh, abs(v[0] * k - sh) + float(qerr[0]) * b_size, scale
+        rho = x / self.bf
+        with mpmath.workdps(30):
+            r = mpmath.mpf(rho)
+            a_parts = [a * r ** (-p) for p, _, _, _, a in self.origin]
+            mant = self.sigma * float(np.imag(_phase(np.array([rho]), self.bf, self.b_lo)[0] * g[0]))
+            b_amp = self.bc_mp * r ** (-self.p_b)
+            value = (mpmath.fsum(a_parts) + b_amp * mant) / self.series.scale_mp
+            size = (mpmath.fsum(abs(a) for a in a_parts) + b_amp * abs(g[0])) / self.series.scale_mp
+            err = abs(value - ref) + b_amp * float(qerr[0]) / self.series.scale_mp
+            return _pair_log(pair), _pair_sign(pair), float(err / abs(ref)), float(size / abs(ref))
 
     def find_tail_start(self, x_series):
         """Smallest x of a descending grid from which the split agrees with the high-precision
@@ -696,19 +769,22 @@ class _Component:
             logs, signs = np.empty(xs.size), np.empty(xs.size)
             for i in np.argsort(xs):
                 v = self.series.hp(float(xs[i]), hint)
-                logs[i] = _mpf_log(v)
-                signs[i] = 1.0 if v > 0 else -1.0
+                logs[i] = _pair_log(v)
+                signs[i] = _pair_sign(v)
                 hint = logs[i]
-            noise = 8 * _EPS * float(np.max(np.abs(logs)))
+            noise = 2 * _EPS * float(np.max(np.abs(logs)))  # rounding of log|m| itself
             tol = max(_TOL_MIN, noise)
             fits = []
             if np.all(signs == signs[0]):
                 coef = _cheb_fit(logs[:_CHEB_N])
                 approx = _clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS)
                 fits.append((float(np.max(np.abs(approx - logs[_CHEB_N:]))), coef, 0, float(signs[0]), (0.0, 0.0)))
-            # affine envelope through the panel ends (largest log|m| of the three outer nodes)
-            la, lb = float(np.max(logs[_CHEB_N - 3:_CHEB_N])), float(np.max(logs[:3]))
-            lam = (0.5 * (la + lb), 0.5 * (lb - la))  # lambda(t) = lam0 + lam1 t, t in [-1, 1]
+            # affine envelope through the largest log|m| of each outer third of the nodes (nodes
+            # run from t = 1 down to t = -1), raised so that |f| <= 1
+            third = _CHEB_N // 3
+            la, lb = float(np.max(logs[_CHEB_N - third:_CHEB_N])), float(np.max(logs[:third]))
+            lam = [0.5 * (la + lb), 0.5 * (lb - la)]  # lambda(t) = lam0 + lam1 t, t in [-1, 1]
+            lam[0] += max(0.0, float(np.max(logs - (lam[0] + lam[1] * tt))))
             f = signs * np.exp(logs - (lam[0] + lam[1] * tt))
             coef = _cheb_fit(f[:_CHEB_N])
             approx = _clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS)
@@ -794,14 +870,14 @@ def _origin_terms(q, dim):
                 continue
             a = (mpmath.mpf(c.numerator) / c.denominator * mpmath.mpf(2) ** n * mpmath.pi ** (-mpmath.mpf(d) / 2 - 1)
                  * (-1) ** ((n + 1) // 2) * mpmath.gamma(mpmath.mpf(n + d) / 2) * mpmath.gamma(mpmath.mpf(n) / 2 + 1))
-            out.append((n + d, float(mpmath.log(abs(a))), 1.0 if a > 0 else -1.0, _float_or_nan(a)))
+            out.append((n + d, float(mpmath.log(abs(a))), 1.0 if a > 0 else -1.0, _float_or_nan(a), a))
     return out
 
 
 def _origin_parts(origin, rho, lr, eps):
     """Parts a_n rho^-(n+d) of A (error eps relative to each term)."""
     parts = []
-    for p, la, sg, af in origin:
+    for p, la, sg, af, _ in origin:
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             fval = af * rho ** (-float(p))
         parts.append(_Part(la - p * lr, np.full(rho.shape, sg), fval, np.full(rho.shape, eps)))
@@ -943,11 +1019,11 @@ class PolynomialTransform:
         if len(comps) > 1:
             self._verify_mixed()
         self._set_errors()
-        self.tail_exponent = float(min([p for p, _, _, _ in self._origin] + [c.p_b for c in comps]))
+        self.tail_exponent = float(min([p for p, _, _, _, _ in self._origin] + [c.p_b for c in comps]))
         self.oscillations = tuple((c.bf, c.beta) for c in comps)
         self.origin_terms = tuple((af if math.isfinite(af) else (math.copysign(math.inf, sg) if la > 0 else 0.0),
-                                   p - d) for p, la, sg, af in self._origin)
-        self.origin_terms_log = tuple((la, sg, p - d) for p, la, sg, af in self._origin)
+                                   p - d) for p, la, sg, af, _ in self._origin)
+        self.origin_terms_log = tuple((la, sg, p - d) for p, la, sg, af, _ in self._origin)
         self.zeros_hint = None
         self.method = "exact:piecewise-polynomial"
         self.build_seconds = time.perf_counter() - t0
@@ -962,13 +1038,14 @@ class PolynomialTransform:
         return parts
 
     def _evaluate(self, rho):
-        """(L, v, F, err) on a flat array of finite rho >= 0: mu = v e^L (= F when F is finite and
-        normal), |error| <= err e^L."""
+        """(L, v, F, err, mag) on a flat array of finite rho >= 0: mu = v e^L (= F when F is finite
+        and normal), |error| <= err e^L, mag e^L the magnitude of the summed parts."""
         n = rho.size
         L = np.full(n, -np.inf)
         v = np.zeros(n)
         F = np.zeros(n)
         err = np.zeros(n)
+        mag = np.zeros(n)
         m1 = rho <= self.rho_series
         m3 = (rho >= self.rho_tail) & ~m1
         m2 = ~(m1 | m3)
@@ -979,12 +1056,13 @@ class PolynomialTransform:
             v[m1] = s.float_eval(x)
             F[m1] = s.scale_f * v[m1]
             err[m1] = s.gamma * _EPS * s.abs_sum(x)
+            mag[m1] = np.abs(v[m1])
         for mask, parts_of, mix in ((m3, self._parts_tail, 1.0), (m2, self._parts_mixed, self._mix)):
             if np.any(mask):
                 r = rho[mask]
-                Lp, vp, Fp, ep = _combine(parts_of(r), r.size)
-                L[mask], v[mask], F[mask], err[mask] = Lp, vp, Fp, ep * mix
-        return L, v, F, err
+                Lp, vp, Fp, ep, gp = _combine(parts_of(r), r.size)
+                L[mask], v[mask], F[mask], err[mask], mag[mask] = Lp, vp, Fp, ep * mix, gp
+        return L, v, F, err, mag
 
     def _parts_mixed(self, rho):
         parts = []
@@ -1006,17 +1084,18 @@ class PolynomialTransform:
         v = np.zeros(n)
         F = np.zeros(n)
         err = np.zeros(n)
+        mag = np.zeros(n)
         if np.any(fin):
             with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-                L[fin], v[fin], F[fin], err[fin] = self._evaluate(flat[fin])
-        return L, v, F, err
+                L[fin], v[fin], F[fin], err[fin], mag[fin] = self._evaluate(flat[fin])
+        return L, v, F, err, mag
 
     def log_abs_mu(self, rho):
         """(log|mu(rho)|, sign mu(rho)): the log form, free of overflow and underflow in any d
         (log|mu| = -inf where mu = 0, e.g. rho = inf). Its rounding is eps |log|mu|| on top of
         ``error_bound``."""
         arr, flat = self._prepare(rho)
-        L, v, _, _ = self._run(flat)
+        L, v, _, _, _ = self._run(flat)
         with np.errstate(divide="ignore"):
             la = L + np.log(np.abs(v))
         la = np.where(v == 0, -np.inf, la)
@@ -1025,7 +1104,7 @@ class PolynomialTransform:
     def mu(self, rho):
         """The signed density mu(rho) (float64, same shape as rho; 0 where it underflows)."""
         arr, flat = self._prepare(rho)
-        L, v, F, _ = self._run(flat)
+        L, v, F, _, _ = self._run(flat)
         ok = np.isfinite(F) & ((np.abs(F) >= 1e-290) | (v == 0))
         with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
             fallback = np.sign(v) * np.exp(L + np.log(np.abs(v)))
@@ -1036,13 +1115,15 @@ class PolynomialTransform:
         return self.mu(rho)
 
     def error_bound(self, rho, relative=False):
-        """Pointwise bound on |mu - exact| (or on |mu - exact| / |mu| with ``relative=True``, which
-        does not underflow in high d)."""
+        """Pointwise bound on |mu - exact| for ``mu`` (float path), or, with ``relative=True``, on
+        |mu - exact| / |mu| for both ``mu`` and exp(``log_abs_mu``): the latter adds the rounding
+        of the logarithms, 2 eps (|log scale| + 2) times the magnitude of the summed parts, and
+        does not underflow in high d."""
         arr, flat = self._prepare(rho)
-        L, v, _, err = self._run(flat)
+        L, v, _, err, mag = self._run(flat)
         with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
             if relative:
-                out = err / np.abs(v) + 4 * _EPS
+                out = (err + 2 * _EPS * (np.abs(L) + 2) * mag) / np.abs(v) + 4 * _EPS
             else:
                 out = err * np.exp(L) + 4 * _EPS * np.abs(v) * np.exp(L)
         return out.reshape(arr.shape)
@@ -1065,12 +1146,12 @@ class PolynomialTransform:
         fin = np.isfinite(flat)
         r = np.where(fin, flat, 1.0)
         lr = np.log(r)
-        logs = [la - p * lr for p, la, _, _ in self._origin]
+        logs = [la - p * lr for p, la, _, _, _ in self._origin]
         logs += [c.log_bc - c.p_b * lr for c in self._comps]
         top = np.max(np.array(logs), axis=0) if logs else np.zeros(r.shape)
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             a = np.zeros(r.shape)
-            for (p, la, sg, _), lg in zip(self._origin, logs):
+            for (p, la, sg, _, _), lg in zip(self._origin, logs):
                 a += sg * np.exp(lg - top)
             bs = []
             for c, lg in zip(self._comps, logs[len(self._origin):]):
@@ -1088,12 +1169,13 @@ class PolynomialTransform:
         if not hi > lo:
             return
         rho = np.linspace(lo, hi, 41)[1:]
-        L, v, _, err = self._evaluate(rho)
+        L, v, _, err, _ = self._evaluate(rho)
         worst = 0.0
         hint = None
         for r, l_, v_, e_ in zip(rho, L, v, err):
-            ref = self._whole.hp(float(r * self.support), hint)
-            hint = _mpf_log(ref)
+            pair = self._whole.hp(float(r * self.support), hint)
+            hint = _pair_log(pair)
+            ref = _pair_mpf(pair)
             diff = abs(float(mpmath.mpf(v_) * mpmath.exp(l_ - self._whole.log_scale) - ref))
             bound = e_ * math.exp(l_ - self._whole.log_scale)
             worst = max(worst, diff / bound if bound > 0 else (0.0 if diff == 0 else math.inf))
@@ -1104,7 +1186,7 @@ class PolynomialTransform:
         R = self.support
         grid = np.concatenate([np.linspace(0.0, 2 * self.rho_tail + 8 / R, 1500),
                                np.geomspace(2 * self.rho_tail + 8 / R, 1e8 / R, 300)])
-        L, v, _, err = self._evaluate(grid)
+        L, v, _, err, _ = self._evaluate(grid)
         with np.errstate(divide="ignore"):
             la = L + np.log(np.abs(v))
         self.log_max_abs = float(np.max(la))
