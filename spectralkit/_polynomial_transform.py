@@ -584,6 +584,14 @@ class _Component:
             self.bc_f = _float_or_nan(bc)
             self.bc_mp = bc
         self.ratios = np.array([float(c / eb) for c in self.e[self.beta:]])
+        if not np.all(np.isfinite(self.ratios)):
+            raise ArithmeticError(f"the jump of the kernel at r = {self.bf} spans more than 300 orders of "
+                                  "magnitude between its Taylor coefficients")
+        # psi(u) = sum_j |e_j / e_beta| j! u^(j-beta) > 0: the size of G when the orders do not
+        # cancel. G is tabulated as G / psi, so that a tiny low-order jump (e.g. float coefficients
+        # of (0.3 - r)^2 leave e_0 ~ 1e-17) keeps its relative accuracy at every u.
+        self.psi_coef = np.abs(self.ratios) * np.array([math.factorial(j) for j in range(self.beta, len(self.e))],
+                                                       dtype=np.float64)
         self.x_tail = None
         self.eps_tail = None
         self.band = None
@@ -619,14 +627,25 @@ class _Component:
         vals = w[None, :] * poly * fac * h * osc
         return vals.sum(axis=1) * (direction[:, 0] / (1j * np.cos(phi[:, 0])))
 
+    def psi(self, u):
+        out = np.zeros(np.shape(u))
+        for c in self.psi_coef[::-1]:
+            out = out * u + c
+        return out
+
+    def g_scale(self, u, g):
+        """The scale errors of G are measured against: |G|, at least psi(u)/100."""
+        return np.maximum(np.abs(g), 0.01 * self.psi(u))
+
     def g_adaptive(self, u, tol=2e-15):
-        """G(u) and an error estimate (relative, per point): successive Gauss-Laguerre orders
-        until two agree to ``tol`` or the largest is reached (its error is then the difference)."""
+        """G(u) and an error estimate (relative to ``g_scale``, per point): successive
+        Gauss-Laguerre orders until two agree to ``tol`` or stop improving (the noise of hankel1e
+        in high d); the error estimate is the last difference."""
         prev = self.g_direct(u, _LAGUERRE_RULES[0])
         last = math.inf
         for rule in _LAGUERRE_RULES[1:]:
             g = self.g_direct(u, rule)
-            err = np.abs(g - prev) / np.abs(g)
+            err = np.abs(g - prev) / self.g_scale(u, g)
             worst = float(np.max(err))
             if worst <= tol or worst > 0.5 * last:  # converged, or down to the noise of hankel1e
                 break
@@ -647,7 +666,7 @@ class _Component:
         logmag = self.log_bc - self.p_b * lr
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             fval = self.bc_f * rho ** (-self.p_b) * mant
-        parts.append(_Part(logmag, mant, fval, self.eps_tail_or0() * np.abs(g)))
+        parts.append(_Part(logmag, mant, fval, self.eps_tail_or0() * self.g_scale(1.0 / (rho * self.bf), g)))
         return parts
 
     def eps_tail_or0(self):
@@ -668,8 +687,9 @@ class _Component:
             mant = self.sigma * float(np.imag(_phase(np.array([rho]), self.bf, self.b_lo)[0] * g[0]))
             b_amp = self.bc_mp * r ** (-self.p_b)
             value = (mpmath.fsum(a_parts) + b_amp * mant) / self.series.scale_mp
-            size = (mpmath.fsum(abs(a) for a in a_parts) + b_amp * abs(g[0])) / self.series.scale_mp
-            err = abs(value - ref) + b_amp * float(qerr[0]) / self.series.scale_mp
+            g_size = float(self.g_scale(np.array([1.0 / x]), g)[0])
+            size = (mpmath.fsum(abs(a) for a in a_parts) + b_amp * g_size) / self.series.scale_mp
+            err = abs(value - ref) + b_amp * float(qerr[0]) * g_size / self.series.scale_mp
             return _pair_log(pair), _pair_sign(pair), float(err / abs(ref)), float(size / abs(ref))
 
     def find_tail_start(self, x_series):
@@ -723,10 +743,12 @@ class _Component:
         done, worst = [], 0.0
         while todo:
             a, b, depth = todo.pop()
-            g, qerr = self.g_adaptive(_panel_points(a, b))
-            coef = _cheb_fit(g[:_CHEB_N])
-            approx = _clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS)
-            err_i = float(np.max(np.abs(approx - g[_CHEB_N:]) / np.abs(g[_CHEB_N:])))
+            us = _panel_points(a, b)
+            g, qerr = self.g_adaptive(us)
+            psi = self.psi(us)
+            coef = _cheb_fit(g[:_CHEB_N] / psi[:_CHEB_N])
+            approx = _clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS) * psi[_CHEB_N:]
+            err_i = float(np.max(np.abs(approx - g[_CHEB_N:]) / self.g_scale(us[_CHEB_N:], g[_CHEB_N:])))
             err_q = float(np.max(qerr))
             if err_i > max(_TOL_MIN, 2 * err_q) and depth < 40 and len(done) + len(todo) < 4000:
                 m = 0.5 * (a + b)
@@ -737,15 +759,20 @@ class _Component:
         done.sort(key=lambda p: p[0])
         self.g_edges = np.array([p[0] for p in done] + [done[-1][1]])
         self.g_coef = np.array([p[2] for p in done])
-        g_small = self.g_table(np.array([u_max * 1e-9]))[0]
+        # G(0) is known exactly and G(u) - G(0) = O(nu^2 u + psi(u) - psi(0)): the table must
+        # approach it
+        u_c = min(u_max, 1e-10 / max(1.0, self.nu_eff) ** 2)
+        while self.psi(u_c) > self.psi_coef[0] * (1 + 1e-10) and u_c > 1e-300:
+            u_c /= 16
+        g_small = self.g_table(np.array([u_c]))[0]
         err0 = abs(g_small - self.g0()) / abs(self.g0())
-        if err0 > 1e-6:  # G(0) is known exactly: the table must approach it
+        if err0 > 1e-8:
             raise ArithmeticError(f"the edge table misses G(0) (relative {err0:.2g}, d = {self.d}, b = {self.bf})")
         self.eps_tail = _MARGIN * max(worst, self.eps_split, _EPS)
 
     def g_table(self, u):
         idx, t = _locate(self.g_edges, u)
-        return _clenshaw(self.g_coef[idx], t)
+        return _clenshaw(self.g_coef[idx], t) * self.psi(u)
 
     def build_band(self):
         """Table of m on [x_series, x_tail] from the high-precision series: per panel log|m|
