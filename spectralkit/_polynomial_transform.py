@@ -132,6 +132,7 @@ _SERIES_POINTS = 16          # high-precision checks of the float series
 _HP_DIGITS = 22              # correct digits of the high-precision series
 _MAX_HP_DIGITS = 4000
 _MARGIN = 4.0                # safety factor on every measured error
+_VERIFY_TERMS = 600          # largest high-precision series used to verify a sum of components
 _TOL_MIN = 4e-15             # best accuracy asked of a table (relative to its scale)
 
 
@@ -408,7 +409,7 @@ class _Series:
             self._trunc[bucket] = cached
         return cached[:count]
 
-    def _terms_needed(self, x, digits_below):
+    def terms_needed(self, x, digits_below):
         """Number of terms after which the majorant terms stay below max * 10^-digits_below."""
         lt = self.log_tau + 2 * np.arange(self.log_tau.size) * math.log(max(x, 1e-300))
         top = int(np.argmax(lt))
@@ -426,7 +427,7 @@ class _Series:
             return self.coefficient_pairs(30, 1)[0]
         lost = 0.0
         if log_hint is not None and np.isfinite(log_hint):
-            _, lmax = self._terms_needed(x, 30)
+            _, lmax = self.terms_needed(x, 30)
             lost = max(0.0, (lmax - log_hint) / _LN10)
         frac, ex = math.frexp(float(x))
         xm = int(frac * 2**53)
@@ -435,7 +436,7 @@ class _Series:
             dps = int(_HP_DIGITS + lost + 8)
             if dps > _MAX_HP_DIGITS:
                 raise ArithmeticError(f"the power series needs more than {_MAX_HP_DIGITS} digits at x = {x:.6g}")
-            n, lmax = self._terms_needed(x, dps + 3)
+            n, lmax = self.terms_needed(x, dps + 3)
             pair = _horner_pairs(self.coefficient_pairs(dps, n), var, int(dps * 3.33) + 16)
             got = _pair_log(pair)
             new_lost = (lmax - got) / _LN10 if pair[0] else lost + 40.0
@@ -447,7 +448,7 @@ class _Series:
     def setup_float(self, x_max):
         """Float coefficients for x <= x_max, the limit x_S of the float series and its
         measured rounding constant gamma (error <= gamma eps E(x))."""
-        n, _ = self._terms_needed(x_max, 40)
+        n, _ = self.terms_needed(x_max, 40)
         self.alpha = np.array([_pair_float(p) for p in self.coefficient_pairs(40, n)])
         self.abs_alpha = np.abs(self.alpha)
         grid = np.arange(0.0, x_max + _SERIES_STEP / 2, _SERIES_STEP)
@@ -458,7 +459,7 @@ class _Series:
         j = (int(bad[0]) - 1) if bad.size else grid.size - 1
         self.x_limit = float(grid[max(j, 0)])
         # truncate to the terms that matter up to x_limit (majorant tail < 1e-3 eps E)
-        keep, _ = self._terms_needed(max(self.x_limit, 1e-3), 20)
+        keep, _ = self.terms_needed(max(self.x_limit, 1e-3), 20)
         self.alpha = self.alpha[:keep]
         self.abs_alpha = self.abs_alpha[:keep]
         # measured rounding against the high-precision series
@@ -689,7 +690,9 @@ class _Component:
             value = (mpmath.fsum(a_parts) + b_amp * mant) / self.series.scale_mp
             g_size = float(self.g_scale(np.array([1.0 / x]), g)[0])
             size = (mpmath.fsum(abs(a) for a in a_parts) + b_amp * g_size) / self.series.scale_mp
-            err = abs(value - ref) + b_amp * float(qerr[0]) * g_size / self.series.scale_mp
+            # quadrature estimate, plus the rounding the float evaluation of the same sum will
+            # make (the origin terms cancel at moderate x for high-degree kernels)
+            err = abs(value - ref) + b_amp * float(qerr[0]) * g_size / self.series.scale_mp + 4 * _EPS * size
             return _pair_log(pair), _pair_sign(pair), float(err / abs(ref)), float(size / abs(ref))
 
     def find_tail_start(self, x_series):
@@ -1196,16 +1199,21 @@ class PolynomialTransform:
         if not hi > lo:
             return
         rho = np.linspace(lo, hi, 41)[1:]
-        L, v, _, err, _ = self._evaluate(rho)
+        # only where the whole kernel's series is affordable (a breakpoint at b << R puts
+        # rho_tail R far out): the components are verified on their own anyway
+        rho = rho[[self._whole.terms_needed(float(r * self.support), 30)[0] <= _VERIFY_TERMS for r in rho]]
+        L, v, _, err, mag = self._evaluate(rho)
         worst = 0.0
         hint = None
-        for r, l_, v_, e_ in zip(rho, L, v, err):
+        for r, l_, v_, e_, g_ in zip(rho, L, v, err, mag):
             pair = self._whole.hp(float(r * self.support), hint)
             hint = _pair_log(pair)
-            ref = _pair_mpf(pair)
-            diff = abs(float(mpmath.mpf(v_) * mpmath.exp(l_ - self._whole.log_scale) - ref))
-            bound = e_ * math.exp(l_ - self._whole.log_scale)
-            worst = max(worst, diff / bound if bound > 0 else (0.0 if diff == 0 else math.inf))
+            with mpmath.workdps(30):
+                k = mpmath.exp(mpmath.mpf(l_) - mpmath.mpf(self._whole.log_scale))
+                diff = abs(mpmath.mpf(v_) * k - _pair_mpf(pair))
+                # the bound of the log form (the comparison goes through the logarithms)
+                bound = (e_ + 2 * _EPS * (abs(l_) + 2) * g_) * k
+            worst = max(worst, float(diff / bound) if bound > 0 else (0.0 if diff == 0 else math.inf))
         if worst > 1:
             self._mix = 2 * worst
 
