@@ -1,7 +1,6 @@
 """Exact spectral densities of compactly supported piecewise-polynomial radial kernels on R^d.
 
-Convention (angular frequency, ``docs/conventions.md``): for a radial kernel k on R^d,
-nu = d/2 - 1,
+Convention (angular frequency, ``docs/conventions.md``): for a radial kernel k on R^d, nu = d/2 - 1,
 
     mu(rho) = (2 pi)^(-d/2) int_0^inf k(r) r^(d-1) Lambda_nu(rho r) dr,
     Lambda_nu(x) = x^(-nu) J_nu(x),   Lambda_nu(0) = 2^(-nu) / Gamma(nu + 1),
@@ -11,99 +10,130 @@ S_(d-1) = 2 pi^(d/2) / Gamma(d/2).
 
 Kernel class
 ------------
-k(r) = P_i(r) on [b_(i-1), b_i], i = 1..m, 0 = b_0 < ... < b_m = R, k = 0 beyond R, each P_i
-a polynomial in r (odd powers allowed) with exact rational coefficients (floats are taken at
-their exact binary value, other sympy numbers at 60 digits). Writing
-Q_i = P_i - P_(i+1) (P_(m+1) = 0), the jump of k at b_i as a whole polynomial,
+k(r) = P_i(r) on [b_(i-1), b_i], i = 1..m, 0 = b_0 < ... < b_m = R, k = 0 beyond R, each P_i a
+polynomial in r (odd powers allowed). Coefficients and breakpoints are exact rationals: ints,
+Fractions and sympy rationals as they are, floats at their exact binary value (so float
+coefficients of (0.3 - r)^2 leave a jump of ~1e-17 at 0.3, which is then transformed exactly),
+other sympy numbers at 60 digits. With Q_i = P_i - P_(i+1) (P_(m+1) = 0), the jump of k at b_i
+as a whole polynomial,
 
     k(r) = sum_i Q_i(r) 1[r <= b_i],
 
-so mu = sum_i mu_i is a sum of transforms of truncated polynomials ("components"); breakpoints
-with Q_i = 0 are dropped. Everything below is exact algebra on these rationals, evaluated in one
-of three ways depending on x = rho b (b = R for the whole kernel, b_i for a component).
+so mu = sum_i mu_i, each mu_i the transform of one truncated polynomial (a "component";
+breakpoints where k is one polynomial on both sides have Q_i = 0 and are dropped). All algebra
+below is exact (Fractions); floating point enters only in the evaluation. Three evaluations are
+used, by the size of x = rho b (b = R for the whole kernel, b_i for a component).
 
 1. Power series (small x)
 -------------------------
-int_0^b r^(n+d-1) Lambda_nu(rho r) dr
-    = Lambda_nu(0) b^(n+d)/(n+d) 1F2((n+d)/2; d/2, (n+d)/2 + 1; -(rho b)^2/4),
-and summing the monomials gives one entire series in x^2 whose coefficients are moments:
+int_0^b r^(n+d-1) Lambda_nu(rho r) dr = Lambda_nu(0) b^(n+d)/(n+d) 1F2((n+d)/2; d/2, (n+d)/2+1; -x^2/4)
+for each monomial; summed, one entire series in x^2 whose coefficients are moments of k:
 
     mu(rho) = (2 pi)^(-d/2) Lambda_nu(0) b^d sum_k (-1)^k M_k (x/2)^(2k) / (k! (nu+1)_k),
-    M_k = int_0^b k(r) r^(d-1+2k) dr / b^(d+2k)      (exact rationals per component).
+    M_k = b^-(d+2k) int_0^b k(r) r^(d-1+2k) dr = sum_n q_n b^n / (n + d + 2k)   (exact).
 
-The series is normalised by W_0, where W_k = sum_n |q_n b^n| / (n+d+2k) >= |M_k| (for the whole
-kernel the same bound summed over the pieces, so no extrapolated polynomial enters), and written
-m(x) = sum_k alpha_k x^(2k), mu = S m, S = (2 pi)^(-d/2) Lambda_nu(0) b^d W_0.
+Normalised by W_0, W_k = sum_n |q_n b^n| / (n + d + 2k) >= |M_k| (for the whole kernel summed
+over the pieces' own polynomials, so no extrapolated jump polynomial enters), it reads
+mu = S m(x), m(x) = sum_k alpha_k x^(2k), S = (2 pi)^(-d/2) Lambda_nu(0) b^d W_0.
 
-* float64 evaluation (Horner): error <= gamma eps E(x), E(x) = sum_k |alpha_k| x^(2k). It is used
-  while E(x) <= 16 env(x), env = the largest |m| within +-pi of x (the local oscillation
-  amplitude), i.e. while at most ~4 bits are lost to cancellation. gamma is measured at build
-  against the high-precision evaluation (``_SERIES_POINTS`` points, margin 4). Truncation: the
-  terms are bounded by the majorant tau_k = W_k/W_0 (x/2)^(2k)/(k! (nu+1)_k), whose ratio
-  decreases, and summation stops when they are 1e-3 eps below E.
-* high-precision evaluation (mpmath Horner at 22 + L digits, L = log10(sum tau_k / |m|) the
-  digits lost to cancellation, ~ x^2/(2(nu+1)) / ln 10 for x < nu): exact to 22 digits for any
-  x; used to build and verify the tables below, never at evaluation time.
+* float64 Horner. Rounding <= gamma eps E(x), E(x) = sum_k |alpha_k| x^(2k). Used up to x_S, the
+  largest x of a grid (step 1/8) below which E(x) <= 16 env(x), env the largest |m| within
+  +-pi (the local amplitude): at most 4 bits lost to the alternating series. gamma = 4 x the
+  largest |float - exact| / (eps E) seen at 16 points on (0, x_S], at least 4. Truncation: the
+  terms are bounded by tau_k = W_k/W_0 (x/2)^(2k)/(k! (nu+1)_k), whose ratio decreases; the sum
+  stops where they are below 1e-20 of the largest.
+* high precision. Horner in Python integers (mantissa, exponent) at 22 + L + 8 digits,
+  L = log10(max tau_k / |m|) the digits lost to cancellation (~x^2/(2(nu+1))/ln 10 for x < nu,
+  d = 4096 at x = 2100: ~800 digits), raised until the result keeps 22 digits. Builds and
+  verifies the tables below; never used to evaluate.
 
 2. Steepest descent (large x): mu = A - sum_i Re(exp(i b_i rho) B_i)
 --------------------------------------------------------------------
 With F(z) = Q(z) z^(d/2), J_nu = Re H1_nu on the real axis and Cauchy's theorem,
-int_0^b F J_nu(rho r) dr = Re[int_0^(i inf) F H1_nu(rho z) dz - int_b^(b + i inf) F H1_nu(rho z) dz].
 
-* Origin: int_0^inf t^s K_nu(t) dt = 2^(s-1) Gamma((s+1+nu)/2) Gamma((s+1-nu)/2) gives, for a
-  term q_n r^n (s = n + nu + 1), the real part 0 for even n and, for odd n,
+    int_0^b F(r) J_nu(rho r) dr = Re[int_0^(i inf) F H1_nu(rho z) dz - int_ray(b) F H1_nu(rho z) dz]
+
+for any ray from b into the upper half-plane (H1_nu(rho z) decays there).
+
+* Origin. int_0^inf t^s K_nu(t) dt = 2^(s-1) Gamma((s+1+nu)/2) Gamma((s+1-nu)/2) makes the real
+  part of a term q_n z^n vanish for even n; for odd n
 
       A(rho) = sum_(n odd) q_n C_n rho^(-(n+d)),
       C_n = 2^n pi^(-d/2-1) (-1)^((n+1)/2) Gamma((n+d)/2) Gamma(n/2+1)
 
-  (the Fourier transform of |x|^n: C_n = 2^(n+d) pi^(d/2) Gamma((n+d)/2)/Gamma(-n/2) (2 pi)^(-d)).
-  Summed over the components only the odd coefficients of P_1 remain: A is an exact finite sum.
-* Breakpoint b with jump Q(b(1+w)) = sum_(j>=beta) e_j w^j (expanded at b, exact, so a zero of
-  order beta costs no cancellation), on z = b + i t/rho, u = 1/x = 1/(rho b):
+  (= 2^(n+d) pi^(d/2) Gamma((n+d)/2)/Gamma(-n/2) (2 pi)^(-d), the transform of |x|^n). Summed
+  over the components only the odd coefficients of P_1 remain: A is an exact finite sum.
+* Breakpoint b with jump Q(b(1 + w)) = sum_(j>=beta) e_j w^j (Taylor at b, exact, so a zero of
+  order beta costs no cancellation), on z = b(1 + eta u), u = 1/x = 1/(rho b):
 
       B(rho) = i sgn(e_beta) (2 pi)^(-d/2) b^(d/2-beta-1/2) |e_beta| sqrt(2/pi)
                rho^(-((d+1)/2 + beta)) G(u),
-      G(u) = int_0^inf sum_j (e_j/e_beta) u^(j-beta) (i t)^j (1 + i t u)^(d/2)
-             H(nu, 1/u, t) e^(-t) dt,   H = hankel1e(nu, x + i t) sqrt(pi x/2),
+      G(u) = (1/i) int sum_j (e_j/e_beta) u^(j-beta) eta^j (1 + eta u)^(d/2) H(nu, 1/u + eta) e^(i eta) d eta,
+      H(nu, x + eta) = hankel1e(nu, x + eta) sqrt(pi x / 2),   G(0) = i^beta beta! e^(-i(nu pi/2 + pi/4)).
 
-  G(0) = i^beta beta! exp(-i(nu pi/2 + pi/4)). G is smooth and non-oscillating in u (a
-  polynomial in u for odd d); it is computed by 40-point Gauss-Laguerre (error estimate: the
-  difference to 56 points) and tabulated by piecewise Chebyshev interpolation on [0, 1/x_T]
-  (24 points per panel, panels bisected until the interpolant matches direct quadrature at the
-  test points between the nodes). |mu| = O(rho^-p) with p = min(min_(n odd) (d+n),
-  min_i ((d+1)/2 + beta_i)).
+  The ray eta = i e^(i phi) s is tilted towards the origin by phi = atan(d u / 4), half the phase
+  rate of (1 + i t u)^(d/2) on the vertical: near the turning point in high d the vertical
+  integrand oscillates like exp(i t (nu+1) u) and Gauss-Laguerre needs >= 112 points for 1e-12
+  (d = 4096), the tilted one converges with 24-40 (in low d phi ~ 0). G is computed by
+  Gauss-Laguerre of orders 32, 40, 56, 80, 112 in turn until two agree to 2e-15 or stop
+  improving (then the noise of scipy's hankel1e, ~1e-14 at nu ~ 100, 1e-13..1e-12 at
+  nu ~ 1000); the last difference is the quadrature error estimate. G / psi(u),
+  psi(u) = sum_j |e_j/e_beta| j! u^(j-beta), is tabulated by piecewise Chebyshev interpolation on
+  [0, 1/x_T] (24 first-kind points per panel, panels bisected until the interpolant matches the
+  quadrature at the 8 test points between the nodes to max(4e-15, 2 x quadrature error)); psi
+  keeps the relative accuracy when a low order of the jump is tiny. The table must reproduce
+  G(0) (checked). G is smooth and non-oscillating in u (a polynomial for odd d).
 
-  The split cancels (|A| + |B| >> |mu|) below the turning point x ~ nu + beta + 1, where
-  H1_nu ~ Y_nu is exponentially larger than J_nu; x_T is the smallest x from which, descending
-  a grid from nu + beta + 1 + 4 (nu + beta + 1)^(1/3) + 8, the split agrees with the
-  high-precision series to the tolerance set by its own accuracy at the top of the grid
-  (relative to the local amplitude).
+  |mu| = O(rho^-p), p = min(min_(n odd, q_n != 0) (d + n), min_i ((d + 1)/2 + beta_i)).
+
+  The split cancels (|A| + |B| >> |mu|) below the turning point x ~ nu + beta + 1, where H1_nu
+  ~ i Y_nu is exponentially larger than J_nu. x_T is the lowest point of a descending grid (step
+  max(1/4, c/4), c = (nu + beta + 1)^(1/3), from nu + beta + 1 + 4c + 8) down to which the split
+  (summed in mpmath from its exact constants) agrees with the high-precision series, relative to
+  the local amplitude, to max(1e-14, 8 x its disagreement at the top four points); the
+  disagreement includes the quadrature estimate and 4 eps (|A| + |B|), the rounding of the float
+  evaluation of the split (high-degree kernels: the origin terms cancel at moderate x). The
+  agreement relative to |A| + |B| is eps_split.
 
 3. The band between (high d)
 ----------------------------
-For d >~ 32 the float series fails (x_S ~ c sqrt(nu)) before the split works (x_T ~ nu): on
-[x_S, x_T] m(x) is tabulated from the high-precision series by piecewise Chebyshev
-interpolation in x of log|m| (panels where m keeps its sign) or of m exp(-lambda(x)) with an
-affine envelope lambda (panels with a zero), bisected until the interpolant matches the
-high-precision values at the test points between the nodes.
+For d >~ 32 the float series stops (x_S ~ 2.5 sqrt(nu)) before the split works (x_T ~ nu): on
+[x_S, x_T] m(x) is tabulated from the high-precision series by piecewise Chebyshev interpolation
+in x, per panel of log|m| (m of one sign) or of m exp(-lambda) with lambda affine through the
+largest log|m| of each outer third of the nodes, whichever matches the series at the test
+points; panels are bisected until one does to max(4e-15, 2 eps max|log m|) (the rounding of
+log|m| itself).
 
-Assembly and accuracy
----------------------
-rho <= rho_S (float series of the whole kernel valid): that series. rho >= rho_tail (every
-component past its x_T): A - sum_i Re(exp(i b_i rho) B_i) with the exact A of P_1. Between: the
-sum of the components, each by its own method. Every method carries a measured error relative to
-its own magnitude scale E (series: E(x); band: |m| or exp(lambda); split: |A| + sum |B_i|);
-``error_bound(rho)`` is the sum of epsilon E over the methods used plus 4 eps |mu| (margins
-included), and
+Assembly, accuracy and cost
+---------------------------
+rho <= rho_series = x_S / R: the float series of the whole kernel. rho >= rho_tail =
+max_i x_T,i / b_i: A - sum_i Re(exp(i b_i rho) B_i) with the exact A of P_1 (``tail_parts``).
+Between: the sum of the components, each by its own method (one component: the band). The phase
+b rho is formed in double-double (a plain product loses ~ulp(b rho) radians at b rho ~ 1e8). With
+several components their sum is checked at 40 points against the high-precision series of the
+whole kernel (where that costs <= 600 terms); a bound exceeded there scales the bounds of that
+region.
 
-    rel_error = the largest epsilon (accuracy relative to the local scale, i.e. the relative
-                error wherever mu is not near one of its zeros),
-    abs_error = max over a dense grid of error_bound / max|mu|,
+Every method carries a measured error relative to its own magnitude scale E (series: gamma eps
+E(x); band: eps_band |m| or eps_band exp(lambda), eps_band = 4 x the worst test-point error;
+split: eps_tail (|A| + |B|), eps_tail = 4 x max(eps_split, table and quadrature errors)).
+``error_bound(rho)`` is the sum over the parts used plus 4 eps |mu|; ``error_bound(rho,
+relative=True)`` bounds |mu - exact| / |mu| for ``mu`` and for exp(``log_abs_mu``): it adds the
+rounding of the logarithms, 2 eps (|log scale| + 2) times the magnitude of the summed parts. Then
 
-so |mu - exact| <= error_bound(rho) <= rel_error |mu| + abs_error max|mu| for every rho >= 0.
-The log form carries the extra rounding eps |log|mu|| of any floating-point logarithm.
+    rel_error = the largest of those epsilons (+ 4 eps): the relative error wherever mu is not
+                near one of its zeros;
+    abs_error = 2 x max over a grid (1500 points on [0, 2 rho_tail + 8/R], 300 log-spaced up to
+                1e8/R) of error_bound / max|mu|,
+
+so |mu - exact| <= error_bound(rho) <= rel_error |mu| + abs_error max|mu|. Measured against 40-
+to 200-digit references (``tests/test_polynomial_transform.py``): rel_error ~1e-14 for d <= 16,
+<= 2e-13 up to d = 256, 5e-12..4e-11 at d = 4096 (scipy's hankel1e), and the errors stay below
+error_bound. Build: 20-150 ms for one piece in d <= 64, 0.1-1 s for d <= 256 and up to three
+pieces, ~5 s at d = 4096; evaluation: ~0.2-0.6 us per point (numpy, vectorised).
 """
 
+import itertools
 import math
 import numbers
 import time
@@ -125,15 +155,15 @@ _LN10 = math.log(10.0)
 # Gauss-Laguerre rules of increasing order for the edge integral G (tried in turn until two agree)
 _LAGUERRE_RULES = [sc.roots_laguerre(n) for n in (32, 40, 56, 80, 112)]
 _LAGUERRE = _LAGUERRE_RULES[0]
-_CHEB_N = 24                 # Chebyshev points per panel
-_SERIES_LOSS = 16.0          # float series used while E(x) <= 16 env(x)
-_SERIES_STEP = 0.125         # grid step (in x) for the float-series limit
-_SERIES_POINTS = 16          # high-precision checks of the float series
-_HP_DIGITS = 22              # correct digits of the high-precision series
+_CHEB_N = 24  # Chebyshev points per panel
+_SERIES_LOSS = 16.0  # float series used while E(x) <= 16 env(x)
+_SERIES_STEP = 0.125  # grid step (in x) for the float-series limit
+_SERIES_POINTS = 16  # high-precision checks of the float series
+_HP_DIGITS = 22  # correct digits of the high-precision series
 _MAX_HP_DIGITS = 4000
-_MARGIN = 4.0                # safety factor on every measured error
-_VERIFY_TERMS = 600          # largest high-precision series used to verify a sum of components
-_TOL_MIN = 4e-15             # best accuracy asked of a table (relative to its scale)
+_MARGIN = 4.0  # safety factor on every measured error
+_VERIFY_TERMS = 600  # largest high-precision series used to verify a sum of components
+_TOL_MIN = 4e-15  # best accuracy asked of a table (relative to its scale)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,8 +191,10 @@ def _to_fraction(value, what):
         if not math.isfinite(v):
             raise ValueError(f"{what} must be finite, got {v!r}")
         return Fraction(v)
-    raise TypeError(f"{what} must be a real number (int, float, Fraction or sympy number), "
-                    f"got {type(value).__name__} {value!r}")
+    raise TypeError(
+        f"{what} must be a real number (int, float, Fraction or sympy number), "
+        f"got {type(value).__name__} {value!r}"
+    )
 
 
 def _check_dim(dim):
@@ -191,20 +223,24 @@ def _parse_pieces(pieces):
         if i == 0 and lo != 0:
             raise ValueError(f"pieces[0] must start at b_lo = 0, got {piece[0]!r}")
         if i > 0 and lo != out[-1][1]:
-            raise ValueError(f"pieces must be contiguous: pieces[{i}] starts at b_lo = {piece[0]!r} but "
-                             f"pieces[{i - 1}] ends at b_hi = {float(out[-1][1])!r}")
+            raise ValueError(
+                f"pieces must be contiguous: pieces[{i}] starts at b_lo = {piece[0]!r} but "
+                f"pieces[{i - 1}] ends at b_hi = {float(out[-1][1])!r}"
+            )
         if not hi > lo:
             raise ValueError(f"pieces[{i}] needs b_hi > b_lo, got b_lo = {piece[0]!r}, b_hi = {piece[1]!r}")
         raw = piece[2]
         if isinstance(raw, (str, bytes)) or not hasattr(raw, "__len__"):
-            raise TypeError(f"pieces[{i}] coeffs must be a sequence of numbers (coefficient n of r^n), "
-                            f"got {raw!r}")
+            raise TypeError(
+                f"pieces[{i}] coeffs must be a sequence of numbers (coefficient n of r^n), got {raw!r}"
+            )
         coeffs = [_to_fraction(c, f"pieces[{i}] coeffs[{n}]") for n, c in enumerate(list(raw))]
         while coeffs and coeffs[-1] == 0:
             coeffs.pop()
         if len(coeffs) > _MAX_DEGREE + 1:
-            raise ValueError(f"pieces[{i}] coeffs: degree at most {_MAX_DEGREE} is supported, "
-                             f"got degree {len(coeffs) - 1}")
+            raise ValueError(
+                f"pieces[{i}] coeffs: degree at most {_MAX_DEGREE} is supported, got degree {len(coeffs) - 1}"
+            )
         out.append((lo, hi, coeffs))
     while out and not out[-1][2]:
         out.pop()
@@ -245,6 +281,11 @@ def _logsumexp(logs, axis=None):
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(logs - top), axis=axis, keepdims=True)) + top
     return out.squeeze() if axis is None else np.squeeze(out, axis=axis)
+
+
+def _frac_mpf(f):
+    """mpf of a Fraction at the working precision."""
+    return mpmath.mpf(f.numerator) / f.denominator
 
 
 def _mpf_log(v):
@@ -360,16 +401,20 @@ class _Series:
         self._w0 = w0  # W_0 as an exact Fraction or mpf
         self.log_w0 = float(log_majorant(np.array([0]))[0])
         with mpmath.workdps(30):
-            w0m = w0 if isinstance(w0, mpmath.mpf) else mpmath.mpf(w0.numerator) / w0.denominator
+            w0m = w0 if isinstance(w0, mpmath.mpf) else _frac_mpf(w0)
             nu = mpmath.mpf(dim) / 2 - 1
-            scale = ((2 * mpmath.pi) ** (-mpmath.mpf(dim) / 2) * 2 ** (-nu) / mpmath.gamma(nu + 1)
-                     * (mpmath.mpf(length.numerator) / length.denominator) ** dim * w0m)
+            scale = (
+                (2 * mpmath.pi) ** (-mpmath.mpf(dim) / 2)
+                * 2 ** (-nu)
+                / mpmath.gamma(nu + 1)
+                * _frac_mpf(length) ** dim
+                * w0m
+            )
             self.log_scale = float(mpmath.log(scale))
             self.scale_f = _float_or_nan(scale)
             self.scale_mp = scale
-        k = np.arange(20001)
-        lfac = k * math.log(4.0) + sc.gammaln(k + 1.0) + sc.gammaln(self.nu + 1.0 + k) - sc.gammaln(self.nu + 1.0)
-        self.log_tau = log_majorant(k) - self.log_w0 - lfac  # log of the majorant coefficients
+        self._log_majorant = log_majorant
+        self._log_tau = None
         self._dps, self._pairs, self._c, self._trunc = 0, [], None, {}
         self.gamma = None
         self.x_limit = None
@@ -383,8 +428,7 @@ class _Series:
             self._pairs, self._c, self._trunc = [], None, {}
         if len(self._pairs) < count:
             with mpmath.workdps(self._dps + 10):
-                w0 = self._w0 if isinstance(self._w0, mpmath.mpf) else (
-                    mpmath.mpf(self._w0.numerator) / self._w0.denominator)
+                w0 = self._w0 if isinstance(self._w0, mpmath.mpf) else _frac_mpf(self._w0)
                 c = mpmath.mpf(1) if self._c is None else self._c
                 for k in range(len(self._pairs), count):
                     if k > 0:
@@ -396,6 +440,25 @@ class _Series:
             self._trunc = {}
         return self._pairs
 
+    def __getstate__(self):
+        # the high-precision coefficients are only needed while building: not pickled
+        state = self.__dict__.copy()
+        state.update(_dps=0, _pairs=[], _c=None, _trunc={}, _log_tau=None)
+        return state
+
+    def log_tau(self):
+        """log of the majorant coefficients W_k / W_0 / (4^k k! (nu+1)_k), k < 20001."""
+        if self._log_tau is None:
+            k = np.arange(20001)
+            lfac = (
+                k * math.log(4.0)
+                + sc.gammaln(k + 1.0)
+                + sc.gammaln(self.nu + 1.0 + k)
+                - sc.gammaln(self.nu + 1.0)
+            )
+            self._log_tau = self._log_majorant(k) - self.log_w0 - lfac
+        return self._log_tau
+
     def coefficient_pairs(self, dps, count):
         """The coefficients rounded to ``dps`` digits (buckets of 20), as integer pairs."""
         bucket = 20 * math.ceil(dps / 20)
@@ -403,7 +466,7 @@ class _Series:
         cached = self._trunc.get(bucket, [])
         if len(cached) < count:
             bits = int(bucket * 3.33) + 16
-            for m, e in master[len(cached):count]:
+            for m, e in master[len(cached) : count]:
                 extra = abs(m).bit_length() - bits
                 cached.append((m >> extra, e + extra) if extra > 0 else (m, e))
             self._trunc[bucket] = cached
@@ -411,7 +474,8 @@ class _Series:
 
     def terms_needed(self, x, digits_below):
         """Number of terms after which the majorant terms stay below max * 10^-digits_below."""
-        lt = self.log_tau + 2 * np.arange(self.log_tau.size) * math.log(max(x, 1e-300))
+        log_tau = self.log_tau()
+        lt = log_tau + 2 * np.arange(log_tau.size) * math.log(max(x, 1e-300))
         top = int(np.argmax(lt))
         small = np.nonzero(lt[top:] < lt[top] - digits_below * _LN10)[0]
         if small.size == 0:
@@ -435,7 +499,9 @@ class _Series:
         while True:
             dps = int(_HP_DIGITS + lost + 8)
             if dps > _MAX_HP_DIGITS:
-                raise ArithmeticError(f"the power series needs more than {_MAX_HP_DIGITS} digits at x = {x:.6g}")
+                raise ArithmeticError(
+                    f"the power series needs more than {_MAX_HP_DIGITS} digits at x = {x:.6g}"
+                )
             n, lmax = self.terms_needed(x, dps + 3)
             pair = _horner_pairs(self.coefficient_pairs(dps, n), var, int(dps * 3.33) + 16)
             got = _pair_log(pair)
@@ -454,7 +520,7 @@ class _Series:
         grid = np.arange(0.0, x_max + _SERIES_STEP / 2, _SERIES_STEP)
         m = self.float_eval(grid)
         e = self.abs_sum(grid)
-        env = maximum_filter1d(np.abs(m), size=2 * int(math.ceil(math.pi / _SERIES_STEP)) + 1)
+        env = maximum_filter1d(np.abs(m), size=2 * math.ceil(math.pi / _SERIES_STEP) + 1)
         bad = np.nonzero(~(e <= _SERIES_LOSS * env))[0]
         j = (int(bad[0]) - 1) if bad.size else grid.size - 1
         self.x_limit = float(grid[max(j, 0)])
@@ -513,7 +579,7 @@ class _Part:
     value formed without logarithms (nan where not representable); ``errm`` the error bound in the
     same scale (error <= errm exp(logmag))."""
 
-    __slots__ = ("logmag", "mant", "fval", "errm")
+    __slots__ = ("errm", "fval", "logmag", "mant")
 
     def __init__(self, logmag, mant, fval, errm):
         self.logmag, self.mant, self.fval, self.errm = logmag, mant, fval, errm
@@ -557,42 +623,38 @@ class _Component:
         self.beta = next(j for j, c in enumerate(self.e) if c != 0)
         self.nu_eff = self.nu + self.beta + 1
         d = dim
-        log_q = np.array([_log_abs_fraction(c) if c != 0 else -np.inf for c in qhat])
-        n_idx = np.arange(len(qhat))
         self._qhat = qhat
+        self._log_q = np.array([_log_abs_fraction(c) if c != 0 else -np.inf for c in qhat])
         self._moments = []
-
-        def moment(k, dps):
-            f = self.moment_fraction(k)
-            with mpmath.workdps(dps):
-                return mpmath.mpf(f.numerator) / f.denominator
-
-        def log_majorant(k):
-            return _logsumexp(log_q[None, :] - np.log(n_idx[None, :] + d + 2.0 * k[:, None]), axis=1)
-
         w0 = sum(abs(c) / (n + d) for n, c in enumerate(qhat))
-        self.series = _Series(dim, b, moment, log_majorant, w0)
+        self.series = _Series(dim, b, self._moment, self._log_majorant, w0)
         # steepest-descent constants
         self.origin = _origin_terms(q, dim)
         eb = self.e[self.beta]
         self.sigma = 1.0 if eb > 0 else -1.0
         self.p_b = (d + 1) / 2 + self.beta
         with mpmath.workdps(30):
-            bc = ((2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * mpmath.mpf(b.numerator) ** (mpmath.mpf(d) / 2 - self.beta - 0.5)
-                  / mpmath.mpf(b.denominator) ** (mpmath.mpf(d) / 2 - self.beta - 0.5)
-                  * abs(mpmath.mpf(eb.numerator) / eb.denominator) * mpmath.sqrt(2 / mpmath.pi))
+            bc = (
+                (2 * mpmath.pi) ** (-mpmath.mpf(d) / 2)
+                * _frac_mpf(b) ** (mpmath.mpf(d) / 2 - self.beta - 0.5)
+                * abs(_frac_mpf(eb))
+                * mpmath.sqrt(2 / mpmath.pi)
+            )
             self.log_bc = float(mpmath.log(bc))
             self.bc_f = _float_or_nan(bc)
             self.bc_mp = bc
-        self.ratios = np.array([float(c / eb) for c in self.e[self.beta:]])
+        self.ratios = np.array([float(c / eb) for c in self.e[self.beta :]])
         if not np.all(np.isfinite(self.ratios)):
-            raise ArithmeticError(f"the jump of the kernel at r = {self.bf} spans more than 300 orders of "
-                                  "magnitude between its Taylor coefficients")
+            raise ArithmeticError(
+                f"the jump of the kernel at r = {self.bf} spans more than 300 orders of "
+                "magnitude between its Taylor coefficients"
+            )
         # psi(u) = sum_j |e_j / e_beta| j! u^(j-beta) > 0: the size of G when the orders do not
         # cancel. G is tabulated as G / psi, so that a tiny low-order jump (e.g. float coefficients
         # of (0.3 - r)^2 leave e_0 ~ 1e-17) keeps its relative accuracy at every u.
-        self.psi_coef = np.abs(self.ratios) * np.array([math.factorial(j) for j in range(self.beta, len(self.e))],
-                                                       dtype=np.float64)
+        self.psi_coef = np.abs(self.ratios) * np.array(
+            [math.factorial(j) for j in range(self.beta, len(self.e))], dtype=np.float64
+        )
         self.x_tail = None
         self.eps_tail = None
         self.band = None
@@ -603,6 +665,15 @@ class _Component:
             kk = len(self._moments)
             self._moments.append(sum(c / (n + self.d + 2 * kk) for n, c in enumerate(self._qhat) if c != 0))
         return self._moments[k]
+
+    def _moment(self, k, dps):
+        with mpmath.workdps(dps):
+            return _frac_mpf(self.moment_fraction(k))
+
+    def _log_majorant(self, k):
+        """log W_k, W_k = sum_n |q_n b^n| / (n + d + 2k) (k: integer array)."""
+        n_idx = np.arange(self._log_q.size)
+        return _logsumexp(self._log_q[None, :] - np.log(n_idx[None, :] + self.d + 2.0 * k[:, None]), axis=1)
 
     # -- the vertical path ----------------------------------------------------------------------
     def g_direct(self, u, rule=_LAGUERRE):
@@ -621,7 +692,7 @@ class _Component:
         eta = direction * s
         poly = np.zeros(eta.shape, dtype=np.complex128)
         for j in range(len(self.ratios) - 1, -1, -1):  # Horner in u eta
-            poly = poly * (uu * eta) + self.ratios[j] * eta ** self.beta
+            poly = poly * (uu * eta) + self.ratios[j] * eta**self.beta
         fac = np.exp((self.d / 2) * np.log1p(eta * uu))
         h = sc.hankel1e(self.nu, 1.0 / uu + eta) * np.sqrt(np.pi / (2 * uu))
         osc = np.exp(-1j * s * np.sin(phi))  # e^(i eta) = e^(-t) osc with t = s cos(phi)
@@ -655,7 +726,9 @@ class _Component:
 
     def g0(self):
         """G(0) = i^beta beta! exp(-i (nu pi/2 + pi/4))."""
-        return (1j ** self.beta) * math.factorial(self.beta) * np.exp(-1j * (self.nu * math.pi / 2 + math.pi / 4))
+        return (
+            (1j**self.beta) * math.factorial(self.beta) * np.exp(-1j * (self.nu * math.pi / 2 + math.pi / 4))
+        )
 
     def tail_parts(self, rho, g, with_origin=True):
         """Parts of A_i and -Re(e^(i rho b) B_i) given G at u = 1/(rho b)."""
@@ -720,21 +793,24 @@ class _Component:
             lh = np.array([rec[x][0] for x in xs])
             err = np.array([rec[x][2] for x in xs])
             reach = max(math.pi, 1.01 * h)
-            rel = np.array([err[j] * math.exp(lh[j] - np.max(lh[np.abs(xs - xs[j]) <= reach]))
-                            for j in range(xs.size)])
+            rel = np.array(
+                [err[j] * math.exp(lh[j] - np.max(lh[np.abs(xs - xs[j]) <= reach])) for j in range(xs.size)]
+            )
             tol = max(1e-14, 8 * float(np.max(rel[:4])))
             last = 0
             while last + 1 < xs.size and rel[last + 1] <= tol:
                 last += 1
             if rel[0] > tol or not np.isfinite(rel[0]):
-                raise ArithmeticError(f"the steepest-descent split does not reach the high-precision series at "
-                                      f"x = {xs[0]:.6g} (d = {self.d}, b = {self.bf})")
+                raise ArithmeticError(
+                    f"the steepest-descent split does not reach the high-precision series at "
+                    f"x = {xs[0]:.6g} (d = {self.d}, b = {self.bf})"
+                )
             if last == xs.size - 1 and bottom > x_series:
                 bottom = max(x_series, bottom - 8 * c - 8)
                 continue
             break
         self.x_tail = float(xs[last])
-        self.eps_split = float(max(rec[x][2] / rec[x][3] for x in xs[:last + 1]))
+        self.eps_split = float(max(rec[x][2] / rec[x][3] for x in xs[: last + 1]))
         return self.x_tail
 
     # -- tables ------------------------------------------------------------------------------------
@@ -770,7 +846,9 @@ class _Component:
         g_small = self.g_table(np.array([u_c]))[0]
         err0 = abs(g_small - self.g0()) / abs(self.g0())
         if err0 > 1e-8:
-            raise ArithmeticError(f"the edge table misses G(0) (relative {err0:.2g}, d = {self.d}, b = {self.bf})")
+            raise ArithmeticError(
+                f"the edge table misses G(0) (relative {err0:.2g}, d = {self.d}, b = {self.bf})"
+            )
         self.eps_tail = _MARGIN * max(worst, self.eps_split, _EPS)
 
     def g_table(self, u):
@@ -787,9 +865,9 @@ class _Component:
             self.eps_band = 0.0
             return
         c = max(self.nu_eff, 1.0) ** (1.0 / 3.0)
-        n0 = max(1, int(math.ceil((xb - xa) / (4 * c))))
+        n0 = max(1, math.ceil((xb - xa) / (4 * c)))
         edges0 = np.linspace(xa, xb, n0 + 1)
-        todo = [(e0, e1, 0) for e0, e1 in zip(edges0[:-1], edges0[1:])][::-1]
+        todo = [(e0, e1, 0) for e0, e1 in itertools.pairwise(edges0)][::-1]
         done, worst = [], 0.0
         hint = None
         tt = np.concatenate([_NODES, _TESTS])
@@ -808,11 +886,13 @@ class _Component:
             if np.all(signs == signs[0]):
                 coef = _cheb_fit(logs[:_CHEB_N])
                 approx = _clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS)
-                fits.append((float(np.max(np.abs(approx - logs[_CHEB_N:]))), coef, 0, float(signs[0]), (0.0, 0.0)))
+                fits.append(
+                    (float(np.max(np.abs(approx - logs[_CHEB_N:]))), coef, 0, float(signs[0]), (0.0, 0.0))
+                )
             # affine envelope through the largest log|m| of each outer third of the nodes (nodes
             # run from t = 1 down to t = -1), raised so that |f| <= 1
             third = _CHEB_N // 3
-            la, lb = float(np.max(logs[_CHEB_N - third:_CHEB_N])), float(np.max(logs[:third]))
+            la, lb = float(np.max(logs[_CHEB_N - third : _CHEB_N])), float(np.max(logs[:third]))
             lam = [0.5 * (la + lb), 0.5 * (lb - la)]  # lambda(t) = lam0 + lam1 t, t in [-1, 1]
             lam[0] += max(0.0, float(np.max(logs - (lam[0] + lam[1] * tt))))
             f = signs * np.exp(logs - (lam[0] + lam[1] * tt))
@@ -877,8 +957,14 @@ class _Component:
             g[m3] = self.g_table(1.0 / x[m3])
             safe = np.where(m3, rho, 1.0)
             for p in self.tail_parts(safe, g):
-                out.append(_Part(np.where(m3, p.logmag, -np.inf), np.where(m3, p.mant, 0.0),
-                                 np.where(m3, p.fval, 0.0), np.where(m3, p.errm, 0.0)))
+                out.append(
+                    _Part(
+                        np.where(m3, p.logmag, -np.inf),
+                        np.where(m3, p.mant, 0.0),
+                        np.where(m3, p.fval, 0.0),
+                        np.where(m3, p.errm, 0.0),
+                    )
+                )
         return out
 
 
@@ -898,8 +984,14 @@ def _origin_terms(q, dim):
         for n, c in enumerate(q):
             if n % 2 == 0 or c == 0:
                 continue
-            a = (mpmath.mpf(c.numerator) / c.denominator * mpmath.mpf(2) ** n * mpmath.pi ** (-mpmath.mpf(d) / 2 - 1)
-                 * (-1) ** ((n + 1) // 2) * mpmath.gamma(mpmath.mpf(n + d) / 2) * mpmath.gamma(mpmath.mpf(n) / 2 + 1))
+            a = (
+                _frac_mpf(c)
+                * mpmath.mpf(2) ** n
+                * mpmath.pi ** (-mpmath.mpf(d) / 2 - 1)
+                * (-1) ** ((n + 1) // 2)
+                * mpmath.gamma(mpmath.mpf(n + d) / 2)
+                * mpmath.gamma(mpmath.mpf(n) / 2 + 1)
+            )
             out.append((n + d, float(mpmath.log(abs(a))), 1.0 if a > 0 else -1.0, _float_or_nan(a), a))
     return out
 
@@ -914,58 +1006,72 @@ def _origin_parts(origin, rho, lr, eps):
     return parts
 
 
-def _whole_series(pieces, comps, dim):
-    """The power series of the whole kernel in x = rho R: moments sum_i (b_i/R)^(d+2k) M_k^(i)
-    (mpf, precision raised until the sum over the components keeps the digits asked for), majorant
-    from the pieces themselves (no extrapolated jump polynomial enters)."""
-    d = dim
-    R = pieces[-1][1]
-    ratios = [c.b / R for c in comps]
+class _WholeMoments:
+    """Moments of the whole kernel in units of R, for its power series in x = rho R:
+    M_k = sum_i (b_i/R)^(d+2k) M_k^(i) over the components (mpf; the precision is raised until the
+    sum keeps the digits asked for), majorant W_k from the pieces themselves (no extrapolated jump
+    polynomial enters)."""
 
-    def moment(k, dps):
+    def __init__(self, pieces, comps, dim):
+        self.d = dim
+        R = pieces[-1][1]
+        self.ratios = [c.b / R for c in comps]
+        self.comps = comps
+        logs, lows, highs, powers = [], [], [], []
+        for lo, hi, coeffs in pieces:
+            for n, c in enumerate(coeffs):
+                if c != 0:
+                    logs.append(_log_abs_fraction(c * R**n))
+                    lows.append(float(lo / R))
+                    highs.append(float(hi / R))
+                    powers.append(n)
+        self._log_c = np.array(logs)
+        self._lo = np.array(lows)
+        self._hi = np.array(highs)
+        self._n = np.array(powers, dtype=np.float64)
+        with mpmath.workdps(40):
+            w0 = mpmath.mpf(0)
+            for lo, hi, coeffs in pieces:
+                for n, c in enumerate(coeffs):
+                    if c != 0:
+                        span = _frac_mpf(hi / R) ** (n + dim) - _frac_mpf(lo / R) ** (n + dim)
+                        w0 += abs(_frac_mpf(c * R**n)) * span / (n + dim)
+        self.w0 = w0
+
+    def moment(self, k, dps):
         guard = 10
         while True:
             with mpmath.workdps(dps + guard):
-                terms = [(mpmath.mpf(r.numerator) / r.denominator) ** (d + 2 * k)
-                         * (lambda f: mpmath.mpf(f.numerator) / f.denominator)(c.moment_fraction(k))
-                         for r, c in zip(ratios, comps)]
+                terms = [
+                    _frac_mpf(r) ** (self.d + 2 * k) * _frac_mpf(c.moment_fraction(k))
+                    for r, c in zip(self.ratios, self.comps)
+                ]
                 total = mpmath.fsum(terms)
                 size = mpmath.fsum(abs(t) for t in terms)
             if not size or (total and _mpf_log(size) - _mpf_log(total) < (guard - 5) * _LN10):
                 return total
-            guard = min(guard * 2 + 10, 4 * _MAX_HP_DIGITS) if total else guard + 200
             if guard >= 4 * _MAX_HP_DIGITS:
                 return total
+            guard = min(guard * 2 + 10, 4 * _MAX_HP_DIGITS) if total else guard + 200
 
-    logs, lows, highs = [], [], []
-    for lo, hi, coeffs in pieces:
-        for n, c in enumerate(coeffs):
-            if c != 0:
-                logs.append(_log_abs_fraction(c * R**n) - 0.0)
-                lows.append(float(lo / R))
-                highs.append((n, float(hi / R)))
-    log_c = np.array(logs)
-    lo_arr = np.array(lows)
-    n_arr = np.array([n for n, _ in highs], dtype=float)
-    hi_arr = np.array([h for _, h in highs])
+    def log_majorant(self, k):
+        """log W_k, W_k = sum over the pieces and monomials of |p_n R^n| (s_i^N - s_(i-1)^N) / N,
+        N = n + d + 2k, s = b / R."""
+        big_n = self._n[None, :] + self.d + 2.0 * k[:, None]
+        with np.errstate(divide="ignore", under="ignore"):
+            log_hi = big_n * np.log(self._hi)[None, :]
+            low = np.where(
+                self._lo[None, :] > 0,
+                np.exp(big_n * (np.log(np.maximum(self._lo, 1e-300)) - np.log(self._hi))[None, :]),
+                0.0,
+            )
+        return _logsumexp(self._log_c[None, :] + log_hi + np.log1p(-low) - np.log(big_n), axis=1)
 
-    def log_majorant(k):
-        big_n = n_arr[None, :] + d + 2.0 * k[:, None]
-        with np.errstate(divide="ignore"):
-            log_hi = big_n * np.log(hi_arr)[None, :]
-            ratio = np.where(lo_arr[None, :] > 0, np.exp(big_n * (np.log(np.maximum(lo_arr, 1e-300)) - np.log(hi_arr))[None, :]), 0.0)
-        return _logsumexp(log_c[None, :] + log_hi + np.log1p(-ratio) - np.log(big_n), axis=1)
 
-    with mpmath.workdps(40):
-        w0 = mpmath.mpf(0)
-        for lo, hi, coeffs in pieces:
-            for n, c in enumerate(coeffs):
-                if c != 0:
-                    big_n = n + d
-                    span = ((mpmath.mpf(hi.numerator) / hi.denominator / (mpmath.mpf(R.numerator) / R.denominator)) ** big_n
-                            - (mpmath.mpf(lo.numerator) / lo.denominator / (mpmath.mpf(R.numerator) / R.denominator)) ** big_n)
-                    w0 += abs(mpmath.mpf(c.numerator) / c.denominator) * (mpmath.mpf(R.numerator) / R.denominator) ** n * span / big_n
-    return _Series(dim, R, moment, log_majorant, w0)
+def _whole_series(pieces, comps, dim):
+    """The power series of the whole kernel in x = rho R (see ``_WholeMoments``)."""
+    moments = _WholeMoments(pieces, comps, dim)
+    return _Series(dim, pieces[-1][1], moments.moment, moments.log_majorant, moments.w0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -974,15 +1080,17 @@ def _whole_series(pieces, comps, dim):
 class PolynomialTransform:
     """mu(rho) of a compactly supported piecewise-polynomial radial kernel on R^dim.
 
-    Build with :func:`compact_polynomial_transform`. All methods are vectorised over rho >= 0
-    (float64, any shape; the shape is preserved) and raise ValueError for NaN or negative rho.
+    Build with :func:`compact_polynomial_transform` (the constructor takes the validated, exact
+    pieces). Every method is vectorised over rho >= 0 (float64, any shape, preserved; rho = inf
+    gives mu = 0) and raises ValueError for NaN or negative rho. The module docstring states the
+    formulas and how each error is measured.
 
     Attributes
     ----------
     dim : int
         Dimension d.
     support : float
-        R, the end of the support.
+        R, the end of the support (trailing zero pieces removed).
     scale : float
         1 / R, the frequency scale.
     rho_series : float
@@ -990,24 +1098,28 @@ class PolynomialTransform:
     rho_tail : float
         mu = A - sum_i Re(exp(i b_i rho) B_i) (``tail_parts``) for rho >= rho_tail.
     rel_error : float
-        Accuracy relative to the local magnitude scale (the relative error of mu wherever mu is
-        not near one of its zeros; ``error_bound`` gives the pointwise bound).
+        Relative error of mu wherever mu is not near one of its zeros (the largest measured error
+        of the methods, relative to their magnitude scales); ``error_bound`` is pointwise.
     abs_error : float
-        max over rho of error_bound / max|mu|: |mu - exact| <= rel_error |mu| + abs_error max|mu|.
-    log_max_abs : float
-        log max|mu| (max|mu| itself underflows in high d; ``max_abs`` is its float value).
+        2 max_rho error_bound(rho) / max|mu|, so that
+        |mu - exact| <= rel_error |mu| + abs_error max|mu| for every rho.
+    max_abs, log_max_abs : float
+        max|mu| over the verification grid (the float value underflows to 0 in high d) and its log.
     tail_exponent : float
-        |mu| = O(rho^-tail_exponent): min over the odd origin powers (d + n) and the breakpoints
-        ((d + 1)/2 + beta_i).
+        |mu| = O(rho^-tail_exponent): the minimum over the odd powers n of P_1 (d + n) and over the
+        breakpoints ((d + 1)/2 + beta_i).
     oscillations : tuple
-        ((b_i, beta_i), ...): breakpoints with an oscillating part and the order of their jump.
+        ((b_i, beta_i), ...): the breakpoints with an oscillating part exp(i b_i rho) and the
+        order beta_i of the jump of k there (its first non-zero Taylor coefficient).
     origin_terms : tuple
-        ((a_n, n), ...): A(rho) = sum a_n rho^-(n+d) over the odd n (a_n as float; inf or 0 when
-        not representable, see ``origin_terms_log``).
+        ((a_n, n), ...): A(rho) = sum_n a_n rho^-(n+d) over the odd n, a_n = q_n C_n exactly
+        rounded (inf or 0 where not representable, as in very high d: see ``origin_terms_log``).
     origin_terms_log : tuple
         ((log|a_n|, sign a_n, n), ...).
     zeros_hint : None
         Not provided.
+    method : str
+        ``"exact:piecewise-polynomial"``.
     build_seconds : float
         Wall time of the construction.
     """
@@ -1051,8 +1163,10 @@ class PolynomialTransform:
         self._set_errors()
         self.tail_exponent = float(min([p for p, _, _, _, _ in self._origin] + [c.p_b for c in comps]))
         self.oscillations = tuple((c.bf, c.beta) for c in comps)
-        self.origin_terms = tuple((af if math.isfinite(af) else (math.copysign(math.inf, sg) if la > 0 else 0.0),
-                                   p - d) for p, la, sg, af, _ in self._origin)
+        self.origin_terms = tuple(
+            (af if math.isfinite(af) else (math.copysign(math.inf, sg) if la > 0 else 0.0), p - d)
+            for p, la, sg, af, _ in self._origin
+        )
         self.origin_terms_log = tuple((la, sg, p - d) for p, la, sg, af, _ in self._origin)
         self.zeros_hint = None
         self.method = "exact:piecewise-polynomial"
@@ -1172,7 +1286,9 @@ class PolynomialTransform:
         """(log_scale, A_s, [(b_i, B_i_s), ...]): the parts of ``tail_parts`` times exp(-log_scale)."""
         arr, flat = self._prepare(rho)
         if np.any(flat < self.rho_tail):
-            raise ValueError(f"tail_parts needs rho >= rho_tail = {self.rho_tail!r}, got {float(flat.min())!r}")
+            raise ValueError(
+                f"tail_parts needs rho >= rho_tail = {self.rho_tail!r}, got {float(flat.min())!r}"
+            )
         fin = np.isfinite(flat)
         r = np.where(fin, flat, 1.0)
         lr = np.log(r)
@@ -1184,7 +1300,7 @@ class PolynomialTransform:
             for (p, la, sg, _, _), lg in zip(self._origin, logs):
                 a += sg * np.exp(lg - top)
             bs = []
-            for c, lg in zip(self._comps, logs[len(self._origin):]):
+            for c, lg in zip(self._comps, logs[len(self._origin) :]):
                 g = c.g_table(1.0 / (r * c.bf))
                 bb = 1j * c.sigma * np.exp(lg - top) * g
                 bs.append((c.bf, np.where(fin, bb, 0).reshape(arr.shape)))
@@ -1219,8 +1335,12 @@ class PolynomialTransform:
 
     def _set_errors(self):
         R = self.support
-        grid = np.concatenate([np.linspace(0.0, 2 * self.rho_tail + 8 / R, 1500),
-                               np.geomspace(2 * self.rho_tail + 8 / R, 1e8 / R, 300)])
+        grid = np.concatenate(
+            [
+                np.linspace(0.0, 2 * self.rho_tail + 8 / R, 1500),
+                np.geomspace(2 * self.rho_tail + 8 / R, 1e8 / R, 300),
+            ]
+        )
         L, v, _, err, _ = self._evaluate(grid)
         with np.errstate(divide="ignore"):
             la = L + np.log(np.abs(v))
