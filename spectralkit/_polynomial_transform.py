@@ -396,7 +396,6 @@ class _Series:
     def __init__(self, dim, length, moment, log_majorant, w0):
         self.d = dim
         self.nu = dim / 2 - 1
-        self.length = float(length)
         self._moment = moment
         self._w0 = w0  # W_0 as an exact Fraction or mpf
         self.log_w0 = float(log_majorant(np.array([0]))[0])
@@ -617,7 +616,6 @@ class _Component:
         self.b_lo = float(b - Fraction(self.bf))
         self.d = dim
         self.nu = dim / 2 - 1
-        self.q = q
         qhat = _scaled(q, b)
         self.e = _shift_one(qhat)
         self.beta = next(j for j, c in enumerate(self.e) if c != 0)
@@ -1129,7 +1127,6 @@ class PolynomialTransform:
         d = dim
         self.dim = d
         self.nu = d / 2 - 1
-        self._pieces = pieces
         R = pieces[-1][1]
         self.support = float(R)
         self.scale = 1.0 / self.support
@@ -1252,7 +1249,7 @@ class PolynomialTransform:
         ok = np.isfinite(F) & ((np.abs(F) >= 1e-290) | (v == 0))
         with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
             fallback = np.sign(v) * np.exp(L + np.log(np.abs(v)))
-        out = np.where(ok, F, np.where(v == 0, 0.0, fallback))
+        out = np.where(ok, F, np.where(v == 0, 0.0, fallback)) + 0.0  # no -0.0 from underflow
         return out.reshape(arr.shape)
 
     def __call__(self, rho):
