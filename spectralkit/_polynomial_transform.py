@@ -320,6 +320,14 @@ def _horner_pairs(coeffs, var, prec):
     return acc, e
 
 
+def _polyval(coef, t):
+    """sum_k coef[k] t^k by Horner (vectorised over t)."""
+    out = np.zeros(np.shape(t))
+    for c in coef[::-1]:
+        out = out * t + c
+    return out
+
+
 def _pair_log(pair):
     """log|man 2^exp| to rounding eps |result| (man is scaled into [1/2, 1) first: log of the
     integer plus exp ln 2 would cancel, ~1e-14 for results of size 1)."""
@@ -538,18 +546,12 @@ class _Series:
         return self.x_limit
 
     def float_eval(self, x):
-        xx = x * x
-        s = np.zeros_like(xx)
-        for a in self.alpha[::-1]:
-            s = s * xx + a
-        return s
+        """m(x) by float64 Horner in x^2."""
+        return _polyval(self.alpha, x * x)
 
     def abs_sum(self, x):
-        xx = x * x
-        s = np.zeros_like(xx)
-        for a in self.abs_alpha[::-1]:
-            s = s * xx + a
-        return s
+        """E(x) = sum_k |alpha_k| x^(2k), the rounding scale of ``float_eval``."""
+        return _polyval(self.abs_alpha, x * x)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -584,12 +586,16 @@ class _Part:
         self.logmag, self.mant, self.fval, self.errm = logmag, mant, fval, errm
 
 
+def _zero_value(n):
+    """(L, v, F, err, mag) of mu = 0 on n points."""
+    return np.full(n, -np.inf), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+
+
 def _combine(parts, n):
     """Sum of parts -> (L, v, F, err, mag): value = v e^L (log path) or F (float path), error
     <= err e^L, mag e^L = sum of the parts' magnitudes (sets the rounding of the log path)."""
     if not parts:
-        z = np.zeros(n)
-        return np.full(n, -np.inf), z, z.copy(), z.copy(), z.copy()
+        return _zero_value(n)
     logs = np.array([np.broadcast_to(p.logmag, (n,)) for p in parts])
     top = np.max(np.where(np.isfinite(logs), logs, -np.inf), axis=0)
     top = np.where(np.isfinite(top), top, 0.0)
@@ -698,10 +704,7 @@ class _Component:
         return vals.sum(axis=1) * (direction[:, 0] / (1j * np.cos(phi[:, 0])))
 
     def psi(self, u):
-        out = np.zeros(np.shape(u))
-        for c in self.psi_coef[::-1]:
-            out = out * u + c
-        return out
+        return _polyval(self.psi_coef, np.asarray(u, dtype=np.float64))
 
     def g_scale(self, u, g):
         """The scale errors of G are measured against: |G|, at least psi(u)/100."""
@@ -1181,12 +1184,7 @@ class PolynomialTransform:
     def _evaluate(self, rho):
         """(L, v, F, err, mag) on a flat array of finite rho >= 0: mu = v e^L (= F when F is finite
         and normal), |error| <= err e^L, mag e^L the magnitude of the summed parts."""
-        n = rho.size
-        L = np.full(n, -np.inf)
-        v = np.zeros(n)
-        F = np.zeros(n)
-        err = np.zeros(n)
-        mag = np.zeros(n)
+        L, v, F, err, mag = _zero_value(rho.size)
         m1 = rho <= self.rho_series
         m3 = (rho >= self.rho_tail) & ~m1
         m2 = ~(m1 | m3)
@@ -1220,12 +1218,7 @@ class PolynomialTransform:
 
     def _run(self, flat):
         fin = np.isfinite(flat)
-        n = flat.size
-        L = np.full(n, -np.inf)
-        v = np.zeros(n)
-        F = np.zeros(n)
-        err = np.zeros(n)
-        mag = np.zeros(n)
+        L, v, F, err, mag = _zero_value(flat.size)  # mu(inf) = 0
         if np.any(fin):
             with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
                 L[fin], v[fin], F[fin], err[fin], mag[fin] = self._evaluate(flat[fin])
