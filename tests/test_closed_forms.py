@@ -302,7 +302,7 @@ SPHERICAL = [
 def test_spherical_polynomial_vs_bessel_sum(a, p, cq, d):
     tr = closed_form(kernels.spherical_polynomial(a, p), d)
     beta = next(q for q, c in enumerate(cq) if c)
-    assert tr.method == "closed-form:truncated-polynomial"
+    assert tr.method == "closed-form:compact-polynomial"
     assert tr.tail_exponent == (d + 1) / 2 + beta and tr.tail_oscillation == 2.0
     assert not tr.nonnegative and tr.zeros is None
     rho = RHO[RHO > 0]
@@ -331,8 +331,11 @@ def test_user_truncated_polynomial_and_rejections():
     rho = np.geomspace(1e-3, 300, 25)
     assert_close(tr, rho, sonine_ref(list(cq), 1.5, 3, rho))
     assert tr.tail_exponent == 2.0  # jump: beta = 0
-    # odd powers, no support, non-polynomial with support: no closed form
-    assert closed_form(F("1 - r", support=1.0), 2) is None
+    # odd powers on a support are closed forms too (the triangle: (1 - cos rho) / (pi rho^2) in d = 1)
+    tri = closed_form(F("1 - r", support=1.0), 1)
+    assert tri.method == "closed-form:compact-polynomial"
+    np.testing.assert_allclose(tri.mu(rho), 2 * np.sin(rho / 2) ** 2 / (np.pi * rho**2), rtol=1e-12, atol=1e-16)
+    # no support, non-polynomial with support: no closed form
     assert closed_form(F("1 - r**2"), 2) is None
     assert closed_form(kernels.ntk_relu_sphere(), 1) is None
     assert closed_form(kernels.log_kernel(), 1) is None

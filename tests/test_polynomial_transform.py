@@ -1,4 +1,4 @@
-"""Tests of spectralkit._polynomial_transform against independent high-precision references.
+"""Tests of spectralkit.transforms._polynomial against independent high-precision references.
 
 Convention: mu(rho) = (2 pi)^(-d/2) int_0^R k(r) r^(d-1) Lambda_nu(rho r) dr, Lambda_nu(x) = x^-nu J_nu(x),
 nu = d/2 - 1. References, computed here from first principles with mpmath (40-200 digits):
@@ -22,7 +22,7 @@ import pytest
 import sympy
 from scipy.optimize import brentq
 
-from spectralkit._polynomial_transform import PolynomialTransform, compact_polynomial_transform
+from spectralkit.transforms._polynomial import PolynomialTransform, compact_polynomial_transform
 
 R_SYM = sympy.Symbol("r")
 

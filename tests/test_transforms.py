@@ -65,8 +65,9 @@ def test_sympy_result_accepted_after_verification():
 
 
 def test_sympy_zero_extension_of_compact_kernel():
-    # (1 - r/2)^2 on [0, 2]: sympy integrates over [0, R] only; verify against the numeric mu
-    k = K.RadialKernel.from_string("(1 - r/2)**2", support=2.0)
+    # exp(-r) on [0, 2] (no closed form: not a polynomial): sympy integrates over [0, R] only; verify
+    # against the numeric mu
+    k = K.RadialKernel.from_string("exp(-r)", support=2.0)
     T = transform_atom(k, 1, sympy_budget=10.0)
     N = numeric_transform(k, 1)
     assert T.method == "sympy"

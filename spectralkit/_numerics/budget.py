@@ -54,6 +54,9 @@ def _die_with_parent(parent_pid):
 def _child_main(write_fd, func, args, seconds, parent_pid):
     try:
         _die_with_parent(parent_pid)
+        # the parent's handlers (e.g. the CLI's cleanup on SIGTERM) must not run in the child
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         if resource is not None:
             cpu = max(1, int(math.ceil(seconds)))
             try:

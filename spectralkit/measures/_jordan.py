@@ -176,7 +176,8 @@ class _TailParts:
                     f"the oscillating tail of {measure.kernel.name} has no smooth parts ({t.method}); "
                     "its masses cannot be integrated")
         self.start = max([t.tail_start for _, t in measure.transforms] + [0.0])
-        self.frequencies = sorted({R for _, R, _ in self.items if R > 0})
+        self.frequencies = sorted({R for _, R, _ in self.items if R > 0}
+                                  | {float(b) for _, t in measure.transforms for b, _ in t.edges})
 
     def __call__(self, rho):
         rho = np.asarray(rho, dtype=np.float64)
@@ -185,13 +186,17 @@ class _TailParts:
         amps = {R: np.zeros(rho.shape, dtype=np.complex128) for R in self.frequencies}
         with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
             for c, R, parts in self.items:
-                A, B = parts(rho)
+                out = parts(rho)
+                lp = log_pref + out[0] if len(out) == 3 else log_pref  # log-scaled parts
+                A, B = out[-2:]
                 A = np.asarray(A, dtype=np.float64)
-                a += np.where(A != 0, np.sign(A) * np.exp(np.log(np.abs(A)) + log_pref), 0.0) * c
-                if B is not None and R > 0:
-                    B = np.asarray(B, dtype=np.complex128)
-                    mag = np.where(B != 0, np.exp(np.log(np.abs(B)) + log_pref), 0.0)
-                    amps[R] += c * mag * np.exp(1j * np.angle(B))
+                a += np.where(A != 0, np.sign(A) * np.exp(np.log(np.abs(A)) + lp), 0.0) * c
+                # one amplitude, or several ((R_i, B_i), ...) for several breakpoints
+                for Ri, Bi in ([] if B is None else B if isinstance(B, list) else [(R, B)]):
+                    Bi = np.asarray(Bi, dtype=np.complex128)
+                    mag = np.where(Bi != 0, np.exp(np.log(np.abs(Bi)) + lp), 0.0)
+                    amps.setdefault(float(Ri), np.zeros(rho.shape, dtype=np.complex128))
+                    amps[float(Ri)] += c * mag * np.exp(1j * np.angle(Bi))
         return a, amps
 
 

@@ -46,6 +46,7 @@ from ..kernels import REGISTRY
 from ..kernels._parse import R, to_sympy_number
 from ._exp_power import exponential_power
 from ._forms import log_form, vectorised
+from ._polynomial import compact_polynomial_transform
 from ._types import RadialTransform, check_atom_and_dim
 
 __all__ = ["closed_form", "constant_transform"]
@@ -132,7 +133,7 @@ def _recognise(atom):
 def _match_expression(atom):
     expr = atom.expr
     if atom.support is not None:
-        return _match_truncated_polynomial(expr, atom.support)
+        return _match_compact_polynomial(expr, atom.support)
     for matcher in (_match_poly_exp, _match_rational_quadratic, _match_bessel):
         match = matcher(expr)
         if match is not None:
@@ -153,11 +154,14 @@ def _even_poly_coeffs(expr):
     return [sympy.nsimplify(c, rational=True) if isinstance(c, sympy.Float) else c for c in coeffs[0::2]]
 
 
-def _match_truncated_polynomial(expr, support):
-    coeffs = _even_poly_coeffs(expr)
-    if coeffs is None:
+def _match_compact_polynomial(expr, support):
+    """Any polynomial in r on [0, R] (zero beyond): odd powers allowed."""
+    if not expr.is_polynomial(R):
         return None
-    return "truncated_polynomial", {"coeffs": coeffs, "support": to_sympy_number(support)}
+    coeffs = sympy.Poly(sympy.expand(expr), R).all_coeffs()[::-1]
+    if not all(c.is_number for c in coeffs) or all(c == 0 for c in coeffs):
+        return None
+    return "compact_polynomial", {"coeffs": coeffs, "support": to_sympy_number(support)}
 
 
 def _match_poly_exp(expr):
@@ -441,75 +445,37 @@ def _rational_quadratic(c, alpha, lengthscale, dim):
 
 
 # ---------------------------------------------------------------------------------------------
-# truncated polynomial in r^2 (zero extension beyond R): Sonine
+# polynomials on [0, R] (zero beyond): exact, see _polynomial
 # ---------------------------------------------------------------------------------------------
-def _truncated_polynomial(coeffs, support, dim):
-    """(4 pi)^(-d/2) R^d sum_q c_q q! R^(2q)/Gamma(q+d/2+1) 0F1(; q+d/2+1; -(rho R)^2/4).
+def _compact_polynomial(coeffs, support, dim):
+    """Exact mu of sum_n c_n r^n on [0, R] (zero beyond) in every d (:mod:`._polynomial`).
 
-    c_q are the exact coefficients of P(r^2) = sum_q c_q (R^2 - r^2)^q. The edge exponent is the
-    smallest q with c_q != 0 (beta), so |mu| ~ rho^(-(d+1)/2-beta) with an oscillation of period
-    2 pi/R. Each term is a bounded oscillation times a known prefactor; the sum is accurate to
-    ~1e-15 of the leading term's local envelope, hence relative accuracy is lost only close to
-    the zeros of mu (the floor ``abs_error``, in units of max|mu| = |mu(0)|-ish).
+    The power series of the moments at small rho, the split A - Re(exp(i R rho) B) (origin terms of
+    the odd powers, the edge expansion) at large rho, a verified high-precision table between; each
+    with a measured error (``rel_error`` is relative to the local amplitude of mu, see there).
     """
-    d = dim
-    R2 = sympy.sympify(support) ** 2
-    s = sympy.Symbol("s")
-    p_of_u = sympy.Add(*[c * sympy.Symbol("u") ** j for j, c in enumerate(coeffs)])
-    q_poly = sympy.Poly(sympy.expand(p_of_u.subs(sympy.Symbol("u"), R2 - s)), s)
-    cq = [sympy.nsimplify(c, rational=True) if isinstance(c, sympy.Float) else c for c in q_poly.all_coeffs()[::-1]]
-    if all(c == 0 for c in cq):
-        return None
-    Rf = _num(sympy.sympify(support))
-    qs = [q for q, c in enumerate(cq) if c != 0]
-    beta = qs[0]
-    # log of |c_q| q! R^(2q) R^d (4 pi)^(-d/2) / Gamma(q + d/2 + 1), and its sign
-    logs = np.array([math.log(abs(_num(cq[q]))) + sc.gammaln(q + 1) + 2 * q * math.log(Rf)
-                     + d * math.log(Rf) - 0.5 * d * math.log(4 * math.pi) - sc.gammaln(q + 0.5 * d + 1)
-                     for q in qs])
-    signs = np.array([1.0 if _num(cq[q]) > 0 else -1.0 for q in qs])
-    shift = logs.max()
-    weights = signs * np.exp(logs - shift)
-    orders = np.array([q + 0.5 * d + 1 for q in qs])
+    try:
+        pt = compact_polynomial_transform([(0, support, list(coeffs))], dim)
+    except ArithmeticError as exc:
+        raise TransformError(f"the exact polynomial transform failed its own verification in d = {dim}: {exc}") \
+            from exc
 
-    def log_abs_and_sign(rho):
-        z = -(rho * Rf) ** 2 / 4
-        total = np.zeros_like(rho)
-        for w, b in zip(weights, orders):
-            total = total + w * sc.hyp0f1(b, z)
-        return shift + np.log(np.abs(total)), np.sign(total)
-
-    nus = orders - 1.0
-    log_gam = sc.gammaln(orders)
-
-    def tail_parts(rho):
-        # 0F1(; nu+1; -x^2/4) = Gamma(nu+1) (x/2)^-nu Re(e^(ix) hankel1e(nu, x)) (x = rho R real):
-        # mu = -Re(e^(i R rho) B), B = -sum_q w_q Gamma(nu_q+1) (x/2)^-nu_q hankel1e(nu_q, x)
-        x = np.asarray(rho, dtype=np.float64) * Rf
-        b = np.zeros(x.shape, dtype=np.complex128)
-        for w, nu, lg in zip(weights, nus, log_gam):
-            with np.errstate(under="ignore"):
-                b -= w * np.exp(shift + lg - nu * np.log(0.5 * x)) * sc.hankel1e(nu, x)
-        return np.zeros(x.shape), b
-
-    mu = vectorised(log_abs_and_sign)
-    peak = float(np.max(np.abs(mu(np.linspace(0.0, 4.0 * (d + 2 * len(qs)) / Rf, 512)))))
     return RadialTransform(
-        mu=mu,
-        log_abs_mu=log_form(log_abs_and_sign),
-        tail_parts=tail_parts,
-        tail_start=(2.0 * float(nus.max()) + 20.0) / Rf,
-        edges=((Rf, float(beta)),),
-        method="closed-form:truncated-polynomial",
-        rel_error=_REL_ERROR["truncated_polynomial"],
-        abs_error=_ABS_ERROR_TRUNCATED,
-        scale=1.0 / Rf,
-        tail_exponent=0.5 * (d + 1) + beta,
-        tail_oscillation=Rf,
+        mu=pt.mu,
+        log_abs_mu=pt.log_abs_mu,
+        method="closed-form:compact-polynomial",
+        rel_error=pt.rel_error,
+        abs_error=pt.abs_error,
+        scale=pt.scale,
+        tail_exponent=pt.tail_exponent,
+        tail_oscillation=max(b for b, _ in pt.oscillations),
+        tail_parts=pt.tail_parts_log,  # in log-scaled form: the parts underflow in high d
+        tail_start=pt.rho_tail,
+        edges=tuple((float(b), float(beta)) for b, beta in pt.oscillations),
         nonnegative=False,
         radial_cdf=None,
         zeros=None,
-    ) if peak > 0 else None
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -578,7 +544,7 @@ _BUILDERS = {
     "poly_gaussian": _poly_gaussian,
     "matern": _matern,
     "rational_quadratic": _rational_quadratic,
-    "truncated_polynomial": _truncated_polynomial,
+    "compact_polynomial": _compact_polynomial,
     "exponential_power": exponential_power,
     "bessel": _bessel,
 }
@@ -588,8 +554,6 @@ _REL_ERROR = {
     "poly_gaussian": 1e-12,
     "matern": 1e-12,
     "rational_quadratic": 5e-11,  # scipy kve at orders |a - d/2| ~ 8: ~2e-11 measured
-    "truncated_polynomial": 1e-11,
     "exponential_power": 1e-11,
     "bessel": 1e-13,
 }
-_ABS_ERROR_TRUNCATED = 1e-14

@@ -45,8 +45,11 @@ class RadialTransform:
     tail_parts : callable or None
         ``rho -> (A, B)`` (A real, B complex) with mu = A - Re(exp(i R rho) B), R =
         ``tail_oscillation``, for rho >= ``tail_start``: the non-oscillating and the oscillating
-        amplitude, both slowly varying. The measure layer integrates oscillating tails with it. None
-        for densities without an oscillating tail (then A = mu, B = 0).
+        amplitude, both slowly varying. B may also be a list ``[(R_i, B_i), ...]`` (several
+        breakpoints), and the result may be log-scaled, ``(log_scale, A_s, B_s)`` with
+        (A, B) = exp(log_scale) (A_s, B_s), where the parts underflow (high d). The measure layer
+        integrates oscillating tails with it. None for densities without an oscillating tail
+        (then A = mu, B = 0).
     tail_start : float
         Where ``tail_parts`` becomes valid.
     shells : tuple of (float, float)
