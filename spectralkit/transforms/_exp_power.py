@@ -12,6 +12,7 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
+from .._numerics.bigfloat import horner_pairs, int_pair
 from .._numerics.chebyshev import fit_adaptive
 from ..kernels._parse import to_sympy_number
 from ._forms import log_form, vectorised
@@ -30,40 +31,6 @@ _TINY = 1e-300
 _MAX_TERMS = 3000      # longest series we accept
 _MAX_DPS = 400         # largest working precision (digits) we accept
 _TARGET_DIGITS = 14    # relative accuracy aimed at for each evaluation
-
-
-def _int_pair(mpf_tuple):
-    """(signed mantissa, exponent) of a raw mpf tuple: value = mantissa * 2**exponent."""
-    sign, man, exp_, _ = mpf_tuple
-    return (-man if sign else man), exp_
-
-
-def _horner_int(coeffs, var, prec):
-    """sum_i c_i var^i by Horner in Python integers with a lazily normalised binary exponent.
-
-    ``coeffs`` and ``var`` are (mantissa, exponent) pairs. The accumulator is truncated to
-    ``prec`` bits only when it grows 32 bits beyond, so each step is one big-int multiply, one
-    shift and one add (about 10x cheaper than mpmath's normalising mpf arithmetic); the rounding
-    error is that of ``prec``-bit floating point per step.
-    """
-    vm, ve = var
-    acc, e = 0, 0
-    for cm, ce in reversed(coeffs):
-        acc *= vm
-        e += ve
-        if acc == 0:
-            acc, e = cm, ce
-        elif cm:
-            if ce >= e:
-                acc += cm << (ce - e)
-            elif cm.bit_length() + ce > acc.bit_length() + e - prec - 8:  # else negligible
-                acc = (acc << (e - ce)) + cm
-                e = ce
-        bl = acc.bit_length()
-        if bl > prec + 32:
-            acc >>= bl - prec
-            e += bl - prec
-    return acc, e
 
 
 class _ExpPowerSeries:
@@ -119,7 +86,7 @@ class _ExpPowerSeries:
                         k = i + 1
                         c = ((-1) ** k * mpmath.mpf(2) ** (alpha * k) * mpmath.gamma((alpha * k + d) / 2)
                              * mpmath.rgamma(-alpha * k / 2) / mpmath.factorial(k))
-                    cached.append(_int_pair(c._mpf_))
+                    cached.append(int_pair(c._mpf_))
             self._coef_cache[key] = cached
         return cached[:n]
 
@@ -213,7 +180,7 @@ class _ExpPowerSeries:
             prec = int(dps * 3.33) + 16
             with mpmath.workdps(dps):
                 var = mpmath.mpf(r) ** 2 if which == "small" else mpmath.mpf(r) ** (-self._alpha_mp(dps))
-                man, exp_ = _horner_int(coeffs, _int_pair(var._mpf_), prec)
+                man, exp_ = horner_pairs(coeffs, int_pair(var._mpf_), prec)
                 acc = mpmath.mpf(man) * mpmath.mpf(2) ** exp_
                 if acc == 0:
                     lost += 30

@@ -145,6 +145,11 @@ import scipy.special as sc
 import sympy
 from scipy.ndimage import maximum_filter1d
 
+from .._numerics.bigfloat import horner_pairs
+from .._numerics.chebyshev import clenshaw
+from .._numerics.chebyshev import coefficients as cheb_coefficients
+from .._numerics.chebyshev import nodes as cheb_nodes
+
 __all__ = ["PolynomialTransform", "compact_polynomial_transform"]
 
 _MAX_DIM = 4096
@@ -296,30 +301,6 @@ def _mpf_log(v):
     return math.log(float(man)) + int(exp_) * math.log(2.0)
 
 
-def _horner_pairs(coeffs, var, prec):
-    """sum_k c_k var^k by Horner in Python integers (values man 2^exp), ``prec``-bit rounding per
-    step; the accumulator is normalised only when it grows 32 bits beyond ``prec`` (one big-int
-    multiply, shift and add per step: ~10x cheaper than mpmath's mpf arithmetic)."""
-    vm, ve = var
-    acc, e = 0, 0
-    for cm, ce in reversed(coeffs):
-        acc *= vm
-        e += ve
-        if acc == 0:
-            acc, e = cm, ce
-        elif cm:
-            if ce >= e:
-                acc += cm << (ce - e)
-            elif abs(cm).bit_length() + ce > abs(acc).bit_length() + e - prec - 8:  # else negligible
-                acc = (acc << (e - ce)) + cm
-                e = ce
-        bl = abs(acc).bit_length()
-        if bl > prec + 32:
-            acc >>= bl - prec
-            e += bl - prec
-    return acc, e
-
-
 def _polyval(coef, t):
     """sum_k coef[k] t^k by Horner (vectorised over t)."""
     out = np.zeros(np.shape(t))
@@ -360,24 +341,8 @@ def _pair_mpf(pair):
 # ---------------------------------------------------------------------------------------------
 # piecewise Chebyshev interpolation
 # ---------------------------------------------------------------------------------------------
-_NODES = np.cos(np.pi * (np.arange(_CHEB_N) + 0.5) / _CHEB_N)
+_NODES = cheb_nodes(_CHEB_N)
 _TESTS = np.cos(np.pi * np.arange(1, _CHEB_N, 3) / _CHEB_N)  # between nodes
-_CHEB_MAT = np.cos(np.pi * np.outer(np.arange(_CHEB_N), np.arange(_CHEB_N) + 0.5) / _CHEB_N) * (2.0 / _CHEB_N)
-_CHEB_MAT[0] *= 0.5
-
-
-def _cheb_fit(values):
-    """Chebyshev coefficients from values at the first-kind points ``_NODES`` (last axis)."""
-    return values @ _CHEB_MAT.T
-
-
-def _clenshaw(coef, t):
-    """sum_k coef[:, k] T_k(t), one coefficient row per point."""
-    b1 = np.zeros(t.shape, dtype=coef.dtype)
-    b2 = np.zeros(t.shape, dtype=coef.dtype)
-    for k in range(coef.shape[1] - 1, 0, -1):
-        b1, b2 = coef[:, k] + 2 * t * b1 - b2, b1
-    return coef[:, 0] + t * b1 - b2
 
 
 def _locate(edges, x):
@@ -510,7 +475,7 @@ class _Series:
                     f"the power series needs more than {_MAX_HP_DIGITS} digits at x = {x:.6g}"
                 )
             n, lmax = self.terms_needed(x, dps + 3)
-            pair = _horner_pairs(self.coefficient_pairs(dps, n), var, int(dps * 3.33) + 16)
+            pair = horner_pairs(self.coefficient_pairs(dps, n), var, int(dps * 3.33) + 16)
             got = _pair_log(pair)
             new_lost = (lmax - got) / _LN10 if pair[0] else lost + 40.0
             if new_lost <= lost + 1.0:
@@ -826,8 +791,8 @@ class _Component:
             us = _panel_points(a, b)
             g, qerr = self.g_adaptive(us)
             psi = self.psi(us)
-            coef = _cheb_fit(g[:_CHEB_N] / psi[:_CHEB_N])
-            approx = _clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS) * psi[_CHEB_N:]
+            coef = cheb_coefficients(g[:_CHEB_N] / psi[:_CHEB_N])
+            approx = clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS) * psi[_CHEB_N:]
             err_i = float(np.max(np.abs(approx - g[_CHEB_N:]) / self.g_scale(us[_CHEB_N:], g[_CHEB_N:])))
             err_q = float(np.max(qerr))
             if err_i > max(_TOL_MIN, 2 * err_q) and depth < 40 and len(done) + len(todo) < 4000:
@@ -854,7 +819,7 @@ class _Component:
 
     def g_table(self, u):
         idx, t = _locate(self.g_edges, u)
-        return _clenshaw(self.g_coef[idx], t) * self.psi(u)
+        return clenshaw(self.g_coef[idx], t) * self.psi(u)
 
     def build_band(self):
         """Table of m on [x_series, x_tail] from the high-precision series: per panel log|m|
@@ -885,8 +850,8 @@ class _Component:
             tol = max(_TOL_MIN, noise)
             fits = []
             if np.all(signs == signs[0]):
-                coef = _cheb_fit(logs[:_CHEB_N])
-                approx = _clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS)
+                coef = cheb_coefficients(logs[:_CHEB_N])
+                approx = clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS)
                 fits.append(
                     (float(np.max(np.abs(approx - logs[_CHEB_N:]))), coef, 0, float(signs[0]), (0.0, 0.0))
                 )
@@ -897,8 +862,8 @@ class _Component:
             lam = [0.5 * (la + lb), 0.5 * (lb - la)]  # lambda(t) = lam0 + lam1 t, t in [-1, 1]
             lam[0] += max(0.0, float(np.max(logs - (lam[0] + lam[1] * tt))))
             f = signs * np.exp(logs - (lam[0] + lam[1] * tt))
-            coef = _cheb_fit(f[:_CHEB_N])
-            approx = _clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS)
+            coef = cheb_coefficients(f[:_CHEB_N])
+            approx = clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS)
             fits.append((float(np.max(np.abs(approx - f[_CHEB_N:]))), coef, 1, 1.0, lam))
             err, coef, mode, sign, lam = min(fits, key=lambda q: q[0])
             if err > tol and depth < 12:
@@ -921,7 +886,7 @@ class _Component:
         """(log|m| or lambda, mantissa) on the band: m = mant exp(first)."""
         bd = self.band
         idx, t = _locate(bd["edges"], x)
-        val = _clenshaw(bd["coef"][idx], t)
+        val = clenshaw(bd["coef"][idx], t)
         mode = bd["mode"][idx]
         lam = bd["lam"][idx]
         log_part = np.where(mode == 0, val, lam[:, 0] + lam[:, 1] * t)
