@@ -24,7 +24,7 @@ import numpy as np
 from dask.base import tokenize
 
 from .features import RandomFeatures
-from .kernels import RadialKernel, from_spec
+from .kernels import DensityKernel, RadialKernel, from_spec
 
 __all__ = ["fit_dask", "transform_dask", "DaskSpectralFeatures"]
 
@@ -174,9 +174,9 @@ class DaskSpectralFeatures:
     def fit(self, X, y=None):
         """Draw the frequencies for ``X.shape[1]`` (X: dask array; its values are not read)."""
         X = _check_dask_array(X)
-        if isinstance(self.kernel, RadialKernel):
+        if isinstance(self.kernel, (RadialKernel, DensityKernel)):
             if self.kernel_params:
-                raise ValueError("kernel_params must be None when kernel is a RadialKernel object")
+                raise ValueError("kernel_params must be None when kernel is a kernel object")
             kernel = self.kernel
         else:
             kernel = from_spec(self.kernel, params=self.kernel_params)

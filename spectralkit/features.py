@@ -38,7 +38,7 @@ from . import _compiled
 from .exceptions import DivergentMassError
 from ._numerics.quadrature import gauss_legendre
 from ._numerics.special import omega as _omega
-from .kernels import RadialKernel, from_spec
+from .kernels import DensityKernel, RadialKernel, from_spec
 from .measures import SpectralMeasure
 from .sampling import RadialSampler, exact_sampler
 from .sampling.directions import METHODS, draw_frequencies
@@ -240,9 +240,9 @@ class RandomFeatures:
             kernel = self.kernel
             if isinstance(kernel, str):
                 kernel = from_spec(kernel)
-            if not isinstance(kernel, RadialKernel):
-                raise TypeError(f"kernel must be a RadialKernel, a SpectralMeasure or a spec string, "
-                                f"got {type(kernel).__name__}")
+            if not isinstance(kernel, (RadialKernel, DensityKernel)):
+                raise TypeError(f"kernel must be a RadialKernel, a DensityKernel, a SpectralMeasure or a spec "
+                                f"string, got {type(kernel).__name__}")
             measure = SpectralMeasure(kernel, dim)
         rng = self.random_state if isinstance(self.random_state, np.random.Generator) \
             else np.random.default_rng(self.random_state)

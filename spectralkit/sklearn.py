@@ -44,7 +44,7 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .features import RandomFeatures
-from .kernels import RadialKernel, from_spec
+from .kernels import DensityKernel, RadialKernel, from_spec
 from .measures import SpectralMeasure
 
 __all__ = ["SpectralFeatures", "KreinRidgeRegressor", "KreinRidgeClassifier"]
@@ -62,9 +62,9 @@ def _check_choice(name, value, allowed):
 def _resolve_kernel(kernel, kernel_params):
     if kernel_params is not None and not isinstance(kernel_params, dict):
         raise ValueError(f"kernel_params must be a dict or None, got {type(kernel_params).__name__}")
-    if isinstance(kernel, RadialKernel):
+    if isinstance(kernel, (RadialKernel, DensityKernel)):
         if kernel_params:
-            raise ValueError("kernel_params must be None when kernel is a RadialKernel object")
+            raise ValueError("kernel_params must be None when kernel is a kernel object")
         return kernel
     if not isinstance(kernel, str):
         raise ValueError(

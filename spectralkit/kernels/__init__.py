@@ -22,11 +22,13 @@ Examples
 [1.0, -1.0]
 """
 
+from ._density import DensityKernel
 from ._families import LIBRARY, REGISTRY, Family, Param, from_spec
 from ._kernel import RadialKernel, r
 
 __all__ = [
     "RadialKernel",
+    "DensityKernel",
     "gaussian",
     "laplacian",
     "matern",

@@ -35,7 +35,7 @@ def _edge_text(R, beta, coef, d, e):
 
 
 def _is_closed_form(t):
-    return t.method.startswith(("closed-form", "series"))
+    return t.method.startswith(("closed-form", "series", "given"))
 
 
 def finiteness(measure):

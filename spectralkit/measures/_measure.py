@@ -25,7 +25,7 @@ import sympy
 
 from .._numerics.special import log_sphere_area
 from ..exceptions import AccuracyWarning, DivergentMassError, KernelDefinitionError
-from ..kernels import RadialKernel, from_spec
+from ..kernels import DensityKernel, RadialKernel, from_spec
 from ..transforms import closed_form, constant_transform, transform_atom
 from . import _cache
 from ._finiteness import finiteness
@@ -109,8 +109,9 @@ class SpectralMeasure:
     def __init__(self, kernel, dim, *, sympy_budget=5.0, cache_dir=None, progress=False, _truncation=None):
         if isinstance(kernel, str):
             kernel = from_spec(kernel)
-        if not isinstance(kernel, RadialKernel):
-            raise TypeError(f"kernel must be a RadialKernel or a spec string, got {type(kernel).__name__}")
+        if not isinstance(kernel, (RadialKernel, DensityKernel)):
+            raise TypeError(f"kernel must be a RadialKernel, a DensityKernel or a spec string, got "
+                            f"{type(kernel).__name__}")
         self.kernel = kernel
         self.dim = _check_dim(dim)
         if not (isinstance(sympy_budget, numbers.Real) and sympy_budget >= 0):
@@ -508,6 +509,9 @@ def _closed_form_terms(kernel, dim):
     """
     out = []
     for c, atom in kernel.terms:
+        if isinstance(atom, DensityKernel):
+            out.append((c, atom))
+            continue
         parts = sympy.Add.make_args(sympy.expand(atom.expr, deep=False, mul=True, power_exp=False,
                                                  power_base=False, log=False, multinomial=False))
         split = None

@@ -42,7 +42,7 @@ import sympy
 
 from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
-from ..kernels import REGISTRY
+from ..kernels import REGISTRY, DensityKernel
 from ..kernels._parse import R, to_sympy_number
 from ._exp_power import exponential_power
 from ._forms import log_form, vectorised
@@ -82,6 +82,8 @@ def closed_form(atom, dim):
         If ``dim`` is not an integer >= 1.
     """
     check_atom_and_dim(atom, dim, "closed_form")
+    if isinstance(atom, DensityKernel):
+        return _given_density(atom, dim)
     match = _recognise(atom)
     if match is None:
         return None
@@ -532,6 +534,29 @@ def constant_transform(dim):
                            log_abs_mu=zero, method="closed-form:constant", rel_error=0.0, abs_error=0.0,
                            scale=1.0, tail_exponent=math.inf, nonnegative=True, zeros=np.empty(0),
                            radial_cdf=lambda rho: np.zeros(np.shape(rho)), shells=((0.0, 1.0),), ac_mass=0.0)
+
+
+def _given_density(atom, dim):
+    """The measure of a :class:`~spectralkit.kernels.DensityKernel`: mu = f / (S_(d-1) rho^(d-1))."""
+    if dim != atom.dim:
+        raise TransformError(f"{atom.name} is given by its spectral measure on R^{atom.dim}; it has no "
+                             f"measure on R^{dim} (the measure of a radial kernel depends on the dimension)")
+    log_s = log_sphere_area(dim)
+
+    def log_abs_and_sign(rho):
+        f = np.asarray(atom.density(rho), dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            la = np.log(np.abs(f)) - log_s - (dim - 1) * np.log(rho)
+        # f(0) = 0 in d > 1 is a 0/0 for mu: take mu(0+) from a tiny rho
+        if dim > 1 and np.any(rho == 0):
+            f0 = np.asarray(atom.density(np.array([1e-12 * atom.scale])), dtype=np.float64)[0]
+            la = np.where(rho == 0, np.log(abs(f0)) - log_s - (dim - 1) * math.log(1e-12 * atom.scale), la)
+            f = np.where(rho == 0, f0, f)
+        return la, np.sign(f)
+
+    return RadialTransform(mu=vectorised(log_abs_and_sign), log_abs_mu=log_form(log_abs_and_sign),
+                           method="given:radial-density", rel_error=atom.rel_error, abs_error=0.0,
+                           scale=atom.scale, tail_exponent=math.inf, nonnegative=False, zeros=None)
 
 
 def _not_a_measure(reason):

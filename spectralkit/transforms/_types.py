@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels import RadialKernel
+from ..kernels import DensityKernel, RadialKernel
 
 __all__ = ["RadialTransform", "check_atom_and_dim"]
 
@@ -92,8 +92,8 @@ class RadialTransform:
 
 def check_atom_and_dim(atom, dim, caller):
     """Validate an atomic RadialKernel and a dimension for ``caller``; return ``int(dim)``."""
-    if not isinstance(atom, RadialKernel):
-        raise TypeError(f"atom must be a RadialKernel, got {type(atom).__name__}")
+    if not isinstance(atom, (RadialKernel, DensityKernel)):
+        raise TypeError(f"atom must be a RadialKernel or a DensityKernel, got {type(atom).__name__}")
     if atom.is_combination:
         raise TypeError(f"{caller} needs an atomic kernel, got the combination {atom.name}; "
                         "transform its terms")
