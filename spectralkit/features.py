@@ -40,7 +40,7 @@ from ._numerics.quadrature import gauss_legendre
 from ._numerics.special import omega as _omega
 from .kernels import DensityKernel, RadialKernel, from_spec
 from .measures import SpectralMeasure
-from .sampling import RadialSampler, exact_sampler
+from .sampling import exact_sampler, radial_sampler
 from .sampling.directions import METHODS, draw_frequencies
 
 __all__ = ["RandomFeatures", "SPLITS", "FEATURE_MAPS"]
@@ -77,7 +77,7 @@ def _norm_sampler(measure, sign, use_exact):
         ex = exact_sampler(measure.kernel, measure.dim)
         if ex is not None:
             return ex.sample_norms, ex
-    rs = RadialSampler(measure, sign)
+    rs = radial_sampler(measure, sign)
     return rs.sample, rs
 
 

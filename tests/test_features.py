@@ -226,7 +226,7 @@ def test_parameter_errors():
         RandomFeatures(DG, dim=3, truncation=-1.0).fit()
     with pytest.raises(ValueError, match="random_state must be None, a non-negative int or a numpy Generator"):
         RandomFeatures(DG, dim=3, random_state="seed").fit()
-    with pytest.raises(TypeError, match="kernel must be a RadialKernel, a SpectralMeasure or a spec string"):
+    with pytest.raises(TypeError, match="kernel must be a RadialKernel, a DensityKernel, a SpectralMeasure or a spec string"):
         RandomFeatures(3.0, dim=3).fit()
     with pytest.raises(ValueError, match="invalid parameter 'gamma'"):
         RandomFeatures(DG, dim=3).set_params(gamma=1.0)

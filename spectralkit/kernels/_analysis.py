@@ -364,6 +364,12 @@ def _finite_on_grid(atom):
 # ---------------------------------------------------------------------------------------------
 # public entry (private module)
 # ---------------------------------------------------------------------------------------------
+def analysis_budget(sympy_budget):
+    """CPU seconds for each symbolic expansion of k, given the derivation's ``sympy_budget``:
+    four times it, between 2 and 20 (the sphere kernels' expansions take 2-15 s)."""
+    return min(20.0, max(2.0, 4.0 * float(sympy_budget)))
+
+
 def analyze(atom, *, budget=20.0):
     """Asymptotic analysis of an atomic radial kernel (Contract 4); cached per (kernel, budget).
 

@@ -31,6 +31,16 @@ __all__ = ["RadialKernel", "r"]
 #: The radius symbol used in every kernel expression.
 r = R
 
+# complex-capable versions of the special functions (scipy's accept complex arguments)
+_COMPLEX_MODULES = {
+    "besselj": scipy.special.jv,
+    "besselk": scipy.special.kv,
+    "besseli": scipy.special.iv,
+    "gamma": scipy.special.gamma,
+    "erf": scipy.special.erf,
+    "erfc": scipy.special.erfc,
+}
+
 _LAMBDIFY_MODULES = [
     {
         "besselj": scipy.special.jv,
@@ -68,6 +78,33 @@ def _check_positive(name, value, allow_zero=False):
         bound = ">= 0" if allow_zero else "> 0"
         raise KernelDefinitionError(f"{name} must be {bound}, got {value!r}")
     return float(value)
+
+
+def _check_real_valued(expr, support):
+    """Refuse formulas that are complex somewhere on 0 <= r <= R (R = support, else r up to 1e8).
+
+    sqrt(r - 5), acos(r) or (r - 1)^(1/3) are complex-valued on part of the half line (principal
+    branches); evaluated in real arithmetic they would give NaN there and the derivation a false
+    verdict. The formula is evaluated in complex arithmetic on a dense grid; points where it is not
+    finite (poles, 0 * inf at r = 0) are left to the analysis of k.
+    """
+    top = float(support) if support is not None else 1e8
+    grid = np.unique(np.concatenate([np.linspace(0.0, min(top, 50.0), 2001), np.geomspace(1e-8, top, 2000),
+                                     [top]]))
+    fn = sympy.lambdify(R, expr, modules=[_COMPLEX_MODULES, "numpy"])
+    with np.errstate(all="ignore"):
+        try:
+            vals = np.broadcast_to(np.asarray(fn(grid.astype(np.complex128)), dtype=np.complex128), grid.shape)
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError, AttributeError):
+            return  # not evaluable on complex input: the real evaluation will judge it
+    ok = np.isfinite(vals)
+    bad = ok & (np.abs(vals.imag) > 1e-9 * np.maximum(1.0, np.abs(vals.real)))
+    if np.any(bad):
+        r0 = float(grid[np.argmax(bad)])
+        raise KernelDefinitionError(
+            f"kernel expression {expr} is not real-valued at r = {r0:.6g} (value {complex(vals[np.argmax(bad)]):.4g}): "
+            "a kernel must be real for every r >= 0 (on its support); e.g. take abs() inside roots of "
+            "negative numbers, or give support=R where the formula stops being real")
 
 
 class RadialKernel:
@@ -147,6 +184,7 @@ class RadialKernel:
                 f"kernel expression {numeric} does not depend on r; a constant kernel has the "
                 "spectral measure k * delta_0, which spectralkit does not sample"
             )
+        _check_real_valued(numeric, support)
         self._name = str(name) if name is not None else str(numeric)
         self._frozen = True
 

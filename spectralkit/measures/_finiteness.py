@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..exceptions import TransformError
-from ..kernels._analysis import analyze
+from ..kernels._analysis import analysis_budget, analyze
 from ..transforms import closed_form
 from ._results import FinitenessReport
 
@@ -47,7 +47,8 @@ def finiteness(measure):
             return FinitenessReport(False, math.nan, math.nan, t.divergent, (f"closed form ({t.method})",))
     # the analysis decides before any numeric transform is attempted: unbounded or slowly oscillating
     # kernels have no finite measure, and their transforms do not exist
-    analysed = [(c, atom, None, analyze(atom)) for c, atom in measure.terms
+    budget = analysis_budget(measure.sympy_budget)
+    analysed = [(c, atom, None, analyze(atom, budget=budget)) for c, atom in measure.terms
                 if atom is not None and closed[atom] is None]
     evidence = []
     for c, a, t, an in analysed:
@@ -77,7 +78,7 @@ def finiteness(measure):
         if atom is None or not _is_closed_form(t):
             continue
         if atom.support is not None and supports.count(atom.support) > 1:
-            analysed.append((c, atom, t, analyze(atom)))
+            analysed.append((c, atom, t, analyze(atom, budget=budget)))
             continue
         for R, beta in t.edges:
             leading_closed[R] = beta

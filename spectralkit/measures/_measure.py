@@ -15,16 +15,24 @@ Verdicts (per kernel *and* dimension):
   for masses raises :class:`~spectralkit.DivergentMassError`.
 """
 
+import contextlib
 import math
 import numbers
 import time
 import warnings
 
+import mpmath
 import numpy as np
 import sympy
 
 from .._numerics.special import log_sphere_area
-from ..exceptions import AccuracyWarning, DivergentMassError, KernelDefinitionError
+from ..exceptions import (
+    AccuracyWarning,
+    DivergentMassError,
+    KernelDefinitionError,
+    SpectralkitError,
+    TransformError,
+)
 from ..kernels import DensityKernel, RadialKernel, from_spec
 from ..transforms import closed_form, constant_transform, transform_atom
 from . import _cache
@@ -43,6 +51,26 @@ def _check_dim(dim):
     if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or not 1 <= dim <= MAX_DIM:
         raise ValueError(f"dim must be an integer in [1, {MAX_DIM}], got {dim!r}")
     return int(dim)
+
+
+#: Failures of the numerical and symbolic libraries inside a derivation (reported as TransformError).
+_THIRD_PARTY = (ArithmeticError, NotImplementedError, RecursionError, mpmath.libmp.NoConvergence,
+                sympy.SympifyError, sympy.PolynomialError, sympy.PoleError)
+
+
+@contextlib.contextmanager
+def _translated(measure):
+    """Turn third-party failures during a derivation into TransformError (with the reason)."""
+    try:
+        yield
+    except SpectralkitError:
+        raise
+    except MemoryError:
+        raise TransformError(f"not enough memory to derive the spectral measure of {measure.kernel.name} in "
+                             f"d = {measure.dim}") from None
+    except _THIRD_PARTY as exc:
+        raise TransformError(f"the spectral measure of {measure.kernel.name} in d = {measure.dim} could not be "
+                             f"computed: {type(exc).__name__}: {exc}") from exc
 
 
 def _k0_tolerance(mass_plus, mass_minus):
@@ -130,6 +158,12 @@ class SpectralMeasure:
     def transforms(self):
         """``((coef, RadialTransform), ...)`` for the kernel's terms (computed on first use)."""
         if self._transforms is None:
+            with _translated(self):
+                self._compute_transforms()
+        return self._transforms
+
+    def _compute_transforms(self):
+        if self._transforms is None:
             terms = self.terms
             self._transforms = tuple(
                 (c, constant_transform(self.dim) if atom is None else _cache.memory_get_or_compute(
@@ -137,7 +171,6 @@ class SpectralMeasure:
                     lambda atom=atom: transform_atom(atom, self.dim, sympy_budget=self.sympy_budget)))
                 for c, atom in terms)
             self._term_k0 = tuple(1.0 if atom is None else atom.value_at_zero() for _, atom in terms)
-        return self._transforms
 
     @property
     def terms(self):
@@ -262,8 +295,9 @@ class SpectralMeasure:
     def _derived(self):
         if self._summary is None:
             key = ("measure", self.kernel.key, self.dim, self.sympy_budget, self._truncation)
-            self._summary = _cache.get_or_compute(key, self._derive, cache_dir=self.cache_dir,
-                                                  expected=Derivation, validate=_validate_derivation)
+            with _translated(self):
+                self._summary = _cache.get_or_compute(key, self._derive, cache_dir=self.cache_dir,
+                                                      expected=Derivation, validate=_validate_derivation)
         return self._summary
 
     @property

@@ -7,7 +7,7 @@ the Gaussian scale-mixture families).
 """
 
 from ._exact import EXACT_FAMILIES, ExactSampler, exact_sampler
-from ._radial import RadialSampler, sobol_uniforms
+from ._radial import RadialSampler, radial_sampler, sobol_uniforms
 from .directions import (
     METHODS,
     directions,
@@ -21,6 +21,7 @@ from .directions import (
 
 __all__ = [
     "RadialSampler",
+    "radial_sampler",
     "ExactSampler",
     "exact_sampler",
     "EXACT_FAMILIES",

@@ -27,8 +27,9 @@ from scipy.stats import qmc
 from .. import _compiled
 from .._numerics.quadrature import unit_rule
 from ..exceptions import DivergentMassError, TransformError
+from ..measures._cache import memory_get_or_compute
 
-__all__ = ["RadialSampler", "sobol_uniforms"]
+__all__ = ["RadialSampler", "radial_sampler", "sobol_uniforms"]
 
 # Batches below this size are looked up in numpy (see RadialSampler._lookup).
 _SMALL_BATCH = 4096
@@ -512,3 +513,14 @@ class RadialSampler:
                 return out
         raise RuntimeError(f"tail rejection sampler accepted only {filled} of {n} draws "
                            f"(acceptance {self.tail_acceptance:.2g})")
+
+
+def radial_sampler(measure, sign=+1, *, tol=1e-10):
+    """The :class:`RadialSampler` of ``measure``'s part ``sign``, built once per process.
+
+    Tables depend only on the measure (kernel, dimension, truncation), the sign and the tolerance:
+    refitting features with another seed, width or method reuses them.
+    """
+    key = ("sampler", measure.kernel.key, measure.dim, getattr(measure, "truncation", None),
+           getattr(measure, "sympy_budget", None), int(sign), float(tol))
+    return memory_get_or_compute(key, lambda: RadialSampler(measure, sign, tol=tol))

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..exceptions import TransformError
 from ..kernels import REGISTRY
-from ..kernels._analysis import analyze
+from ..kernels._analysis import analysis_budget, analyze
 from ._closed_forms import closed_form
 from ._hankel import NumericHankel
 from ._symbolic import complex_evaluator, sympy_transform
@@ -69,7 +69,7 @@ def transform_atom(atom, dim, *, sympy_budget=5.0):
     cf = closed_form(atom, dim)
     if cf is not None:
         return cf
-    numeric = numeric_transform(atom, dim)
+    numeric = numeric_transform(atom, dim, analysis=analysis_budget(sympy_budget))
     # sympy times out on some families with every method (arc-cosine, NTK) or returns unusable
     # Meijer-G forms (exponential power): their records say so
     family = REGISTRY.get(atom.family[0]) if atom.family else None
@@ -80,10 +80,10 @@ def transform_atom(atom, dim, *, sympy_budget=5.0):
     return numeric
 
 
-def numeric_transform(atom, dim):
+def numeric_transform(atom, dim, *, analysis=20.0):
     """The numeric transform of :mod:`._hankel` as a :class:`RadialTransform` (no closed forms,
     no sympy). Same parameters and errors as :func:`transform_atom`."""
-    info = analyze(atom)
+    info = analyze(atom, budget=analysis)
     if info.oscillating and info.decay in ("power", "none"):
         raise TransformError(
             f"kernel {atom.name} oscillates at infinity with a power-law envelope r^-{info.decay_rate:.3g}: its "

@@ -276,7 +276,8 @@ class NumericHankel:
         mag = np.empty(rho.shape)
         for s in range(0, rho.size, block):
             rb = rho[s:s + block, None]
-            vals = self._F(t[None, :] * e / rb) * h1w[None, :]
+            with np.errstate(all="ignore"):  # non-finite products are dropped just below
+                vals = self._F(t[None, :] * e / rb) * h1w[None, :]
             vals = np.where(np.isfinite(vals), vals, 0.0)
             out[s:s + block] = vals.sum(axis=1) / rb[:, 0]
             mag[s:s + block] = np.abs(vals).sum(axis=1) / rb[:, 0]
@@ -297,7 +298,8 @@ class NumericHankel:
                 kz = sum(c * dz ** beta for c, beta in self.edge_terms)
                 vals = kz * (x0 - dz) ** (self.dim / 2.0) * h * (w * np.exp(-t))[None, :]
             else:
-                vals = self._F(x0 + 1j * t[None, :] / rb) * h * (w * np.exp(-t))[None, :]
+                with np.errstate(all="ignore"):  # non-finite products are dropped just below
+                    vals = self._F(x0 + 1j * t[None, :] / rb) * h * (w * np.exp(-t))[None, :]
             vals = np.where(np.isfinite(vals), vals, 0.0)
             out[s:s + block] = 1j * vals.sum(axis=1) / rb[:, 0]
         return out
