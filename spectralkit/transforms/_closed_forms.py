@@ -34,6 +34,7 @@ rho -> 0, REFERENCE §5b). Every formula is checked against independent mpmath r
 ``tests/test_closed_forms.py``; the accuracies stored in ``rel_error`` are what those tests verify.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -82,6 +83,13 @@ def closed_form(atom, dim):
         If ``dim`` is not an integer >= 1.
     """
     check_atom_and_dim(atom, dim, "closed_form")
+    return _closed_form_cached(atom, int(dim))
+
+
+@functools.lru_cache(maxsize=512)
+def _closed_form_cached(atom, dim):
+    """Closed forms are pure functions of (kernel, d): built once per process (the exponential-power
+    interpolant and the polynomial tables take 0.1-5 s)."""
     if isinstance(atom, DensityKernel):
         return _given_density(atom, dim)
     match = _recognise(atom)

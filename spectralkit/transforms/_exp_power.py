@@ -239,7 +239,7 @@ def _log_interpolant(log_abs_and_sign, t_lo, t_hi):
 
     eps = np.finfo(float).eps
     interp, _ = fit_adaptive(log_abs, t_lo, t_hi, n_init=int(math.ceil((t_hi - t_lo) / 0.5)), degree=21,
-                             tol=1e-13, relative=False, noise=lambda v: 8 * eps * float(np.max(np.abs(v))),
+                             tol=2e-12, relative=False, noise=lambda v: 8 * eps * float(np.max(np.abs(v))),
                              check_tail=3, max_depth=64, max_panels=1 << 16, min_width=0.02, fallback=True)
 
     def evaluate(rho):
