@@ -1,6 +1,6 @@
 """Unbiased random features for radial kernels with signed spectral measures (Contract 5).
 
-The estimator (REFERENCE §2): draw s_plus frequencies w_i ~ mu_plus / m_plus and s_minus
+The estimator (docs/theory.md §2): draw s_plus frequencies w_i ~ mu_plus / m_plus and s_minus
 frequencies v_j ~ mu_minus / m_minus and map
 
     phi(x) = [ a cos(W_plus x) | a sin(W_plus x) | b cos(W_minus x) | b sin(W_minus x) ],

@@ -6,7 +6,7 @@ here and nowhere else in spectralkit.
 :class:`SpectralFeatures` is a transformer wrapping :class:`spectralkit.features.RandomFeatures`:
 ``transform`` returns ``Phi = [Phi+ | Phi-]`` with the signature ``J = diag(signature_)`` such that
 ``Phi(x) J Phi(y)^T`` is an unbiased estimate of the (possibly indefinite) kernel k(||x - y||)
-(REFERENCE §2). Used as plain features in a linear model, the columns span H+ ⊕ H- (the
+(docs/theory.md §2). Used as plain features in a linear model, the columns span H+ ⊕ H- (the
 linear model then uses the positive definite kernel k+ + k-).
 
 :class:`KreinRidgeRegressor` and :class:`KreinRidgeClassifier` solve the Krein kernel ridge
@@ -135,7 +135,7 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     Notes
     -----
     The kernel's spectral measure depends on the input dimension: the same formula can be PD in
-    d = 1 and indefinite in d = 3 (REFERENCE §1). ``fit`` uses only ``X.shape[1]``, never the
+    d = 1 and indefinite in d = 3 (docs/theory.md §1). ``fit`` uses only ``X.shape[1]``, never the
     values of X. ``fit`` raises :class:`~spectralkit.DivergentMassError` when the kernel has no
     finite spectral mass in that dimension.
     """
@@ -373,7 +373,7 @@ class KreinRidgeRegressor(RegressorMixin, _KreinRidgeBase):
     __doc__ = ("""Kernel ridge regression with an indefinite kernel, on signed random features.
 
     Minimises the Krein-space ridge objective whose stationary point is
-    ``f(x) = phi(x)^T J (Phi^T Phi J + alpha I)^(-1) Phi^T y`` (REFERENCE §2), i.e. kernel ridge
+    ``f(x) = phi(x)^T J (Phi^T Phi J + alpha I)^(-1) Phi^T y`` (docs/theory.md §2), i.e. kernel ridge
     with the estimated Gram matrix ``K = Phi J Phi^T``. With a positive definite kernel it equals
     :class:`sklearn.linear_model.Ridge` on the features.
 """ + _KREIN_DOC)

@@ -1,7 +1,7 @@
 """Frequency matrices for random features: directions (i.i.d., orthogonal, jointly orthogonal) x norms.
 
 A radial spectral law factorises into a uniform direction on the unit sphere S^(d-1) and an
-independent norm rho ~ p(rho) (REFERENCE §2–§3). Every construction here draws *directions*; the
+independent norm rho ~ p(rho) (docs/theory.md §2–§3). Every construction here draws *directions*; the
 caller's norm samplers (:mod:`spectralkit.samplers`) provide the norms, and row i of a frequency
 matrix is ``rho_i * direction_i``.
 

@@ -1,6 +1,6 @@
 """Verified closed forms (and a convergent/asymptotic series) for the spectral density of known kernels.
 
-Convention (REFERENCE §1): k(z) = int exp(i w.z) mu(w) dw, so for radial k
+Convention (docs/theory.md §1): k(z) = int exp(i w.z) mu(w) dw, so for radial k
 
     mu(rho) = (2 pi)^(-d/2) rho^(1-d/2) int_0^inf k(r) r^(d/2) J_(d/2-1)(rho r) dr.
 
@@ -30,7 +30,7 @@ E exp(-tau r^2/2), tau ~ Gamma(a, rate a l^2), and int tau^(s-1) exp(-A/tau - B 
 int_0^R (R^2 - r^2)^q r^(d/2) J_(d/2-1)(rho r) dr = 2^q q! R^(q+d/2) rho^(-(q+1)) J_(q+d/2)(rho R)
 (note rho^(-(q+1)); together with the prefactor rho^(1-d/2) this is rho^(-(q+d/2))), and
 x^(-n) J_n(x) = 2^(-n) 0F1(; n+1; -x^2/4)/Gamma(n+1) is evaluated with ``hyp0f1`` (stable at
-rho -> 0, REFERENCE §5b). Every formula is checked against independent mpmath references in
+rho -> 0, docs/theory.md §6). Every formula is checked against independent mpmath references in
 ``tests/test_closed_forms.py``; the accuracies stored in ``rel_error`` are what those tests verify.
 """
 

@@ -26,7 +26,7 @@ Two complementary evaluations are combined:
   c r^alpha log(r)^m give the non-oscillating power tail rho^(-d-alpha); the edge terms
   (R - r)^beta give the oscillating tail rho^(-(d+1)/2-beta) cos(R rho - phase)) to all orders,
   with no cancellation: each path integral has the size of the result, so the accuracy does not
-  degrade with rho or d (direct quadrature loses eps * rho^((d+1)/2+beta), REFERENCE 5b). For
+  degrade with rho or d (direct quadrature loses eps * rho^((d+1)/2+beta), docs/theory.md §6). For
   infinite support only the ray remains. The tail is tabulated as two smooth functions of
   log(rho), A(rho) rho^p_A (non-oscillating) and B(rho) rho^p_B (complex, oscillation e^(iR rho)
   factored out): mu = A - Re(e^(i R rho) B). At large rho the paths only see the neighbourhood of

@@ -1,6 +1,6 @@
 """sympy's Hankel transform of a radial kernel, run under a time budget (symbolic layer).
 
-With the convention of ``docs/conventions.md`` (REFERENCE §1), for nu = d/2 - 1,
+With the convention of ``docs/conventions.md`` (docs/theory.md §1), for nu = d/2 - 1,
 
     mu(rho) = (2 pi)^(-d/2) rho^(1 - d/2) HT(rho),   HT(rho) = int_0^R k(r) r^(d/2 - 1) J_nu(rho r) r dr,
 
