@@ -12,8 +12,10 @@ This file also renders docs/api.md from the docstrings:
 and checks that api.md lists every public name of the public modules.
 """
 
+import contextlib
 import importlib
 import inspect
+import io
 import os
 import re
 import sys
@@ -33,8 +35,17 @@ API_MODULES = ["spectralkit", "spectralkit.kernels", "spectralkit.measures", "sp
                "spectralkit.cli", "spectralkit.exceptions"]
 
 
+OUTPUT = re.compile(r"\s*(?:Output:\s*)?^```text[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
+
+
 def python_blocks(text):
     """``[(line_number, code, skip_reason_or_None), ...]`` of the ```python blocks of ``text``."""
+    return [b[:3] for b in blocks_with_output(text)]
+
+
+def blocks_with_output(text):
+    """``[(line, code, skip_reason_or_None, expected_output_or_None), ...]``: a ```text block right
+    after a python block (optionally after a line ``Output:``) is the output it must print."""
     blocks = []
     for m in FENCE.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
@@ -42,8 +53,54 @@ def python_blocks(text):
         if "no-test" in before and not NO_TEST.search(before):
             raise AssertionError(f"line {line}: a no-test marker needs a reason: <!-- no-test: why -->")
         skip = NO_TEST.search(before)
-        blocks.append((line, m.group(1), skip.group(1) if skip else None))
+        out = OUTPUT.match(text, m.end() + 1)
+        blocks.append((line, m.group(1), skip.group(1) if skip else None, out.group(1) if out else None))
     return blocks
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan")
+
+
+def _numbers_agree(a, b):
+    """Printed numbers agree to 1e-6 relative; two numbers below 1e-6 in size (error bars, residuals:
+    rounding noise that depends on the machine) agree."""
+    x, y = float(a), float(b)
+    if x == y or (abs(x) < 1e-6 and abs(y) < 1e-6):
+        return True
+    return abs(x - y) <= 1e-6 * max(abs(x), abs(y))
+
+
+def _line_matches(expected, actual):
+    """``...`` matches any text; numbers are compared with :func:`_numbers_agree`; the rest exactly."""
+    pattern, numbers = "", []
+    pos = 0
+    for m in re.finditer(r"\.\.\.|" + _NUMBER.pattern, expected):
+        pattern += re.escape(expected[pos:m.start()])
+        if m.group(0) == "...":
+            pattern += ".*?"
+        else:
+            pattern += "(" + _NUMBER.pattern + ")"
+            numbers.append(m.group(0))
+        pos = m.end()
+    pattern += re.escape(expected[pos:])
+    found = re.fullmatch(pattern, actual)
+    return bool(found) and all(_numbers_agree(e, a) for e, a in zip(numbers, found.groups()))
+
+
+def outputs_match(expected, actual):
+    """Compare a documented output with the printed one, line by line (a line ``...`` alone matches any
+    number of lines, including none)."""
+    exp = [ln.rstrip() for ln in expected.strip("\n").splitlines()]
+    act = [ln.rstrip() for ln in actual.strip("\n").splitlines()]
+
+    def match(i, j):
+        if i == len(exp):
+            return j == len(act)
+        if exp[i].strip() == "...":
+            return any(match(i + 1, k) for k in range(j, len(act) + 1))
+        return j < len(act) and _line_matches(exp[i], act[j]) and match(i + 1, j + 1)
+
+    return match(0, 0)
 
 
 #: pages whose ```python blocks are not user examples (never executed, with the reason)
@@ -71,15 +128,30 @@ def test_code_blocks_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     namespace = {"__name__": "__docs__"}
     ran = 0
-    for line, code, skip in python_blocks(page.read_text()):
+    stale = []
+    for line, code, skip, expected in blocks_with_output(page.read_text()):
         if skip is not None:
             continue
+        printed = io.StringIO()
         try:
-            exec(compile(code, f"{page.name}:{line}", "exec"), namespace)
+            with contextlib.redirect_stdout(printed):
+                exec(compile(code, f"{page.name}:{line}", "exec"), namespace)
         except Exception as exc:
             raise AssertionError(f"{page.name}, block at line {line} failed: {type(exc).__name__}: {exc}") from exc
+        if expected is not None and not outputs_match(expected, printed.getvalue()):
+            stale.append(f"--- block at line {line}: documented\n{expected}--- printed\n{printed.getvalue()}")
         ran += 1
     assert ran > 0
+    assert not stale, f"{page.name}: documented output differs from what the code prints:\n" + "\n".join(stale)
+
+
+def test_output_comparison_rules():
+    assert outputs_match("mass +  1.00169484988 ± 2.9e-13", "mass +  1.0016948498801 ± 3.1e-13")
+    assert not outputs_match("mass +  1.0017", "mass +  1.0021")
+    assert outputs_match("time ... s\nverdict RKKS", "time 0.2 s\nverdict RKKS")
+    assert outputs_match("a\n...\nz", "a\nb\nc\nz") and outputs_match("a\n...\nz", "a\nz")
+    assert not outputs_match("628 in all", "630 in all")
+    assert not outputs_match("verdict PD", "verdict RKKS")
 
 
 def test_no_test_marker_requires_a_reason():
