@@ -157,6 +157,9 @@ def build_parser():
                                    "PD / RKKS / DIVERGENT (finite total mass or not).")
     _add_kernel_args(p)
     p.add_argument("--json", action="store_true", help="print a machine-readable JSON object")
+    p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                   help="print the stages of a derivation that takes more than a second on stderr "
+                        "(auto: when stderr is a terminal)")
     p.set_defaults(func=_cmd_check)
 
     p = sub.add_parser("plot", help="picture of k(r), mu(rho), the radial laws and M(R)",
@@ -236,17 +239,18 @@ def _out(text=""):
     print(text, flush=True)
 
 
-def _measure(kernel, dim):
+def _measure(kernel, dim, progress=False):
     """The (lazy, cheap to build) measure; argument errors become usage errors."""
     try:
-        return SpectralMeasure(kernel, dim)
+        return SpectralMeasure(kernel, dim, progress=progress)
     except ValueError as exc:
         raise UsageError(f"--dim: {exc}") from None
 
 
 def _cmd_check(args):
     kernel = _kernel_from_args(args)
-    measure = _measure(kernel, args.dim)
+    show = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty())
+    measure = _measure(kernel, args.dim, progress=show)
     t0 = time.perf_counter()
     report = measure.check_rkks()
     wall = time.perf_counter() - t0

@@ -810,3 +810,10 @@ def test_fuzz_cli_inputs_and_arguments(capsys, tmp_path, seed):
             assert list(F.shape) == info["output"]["shape"] and np.isfinite(F).all(), what
     # the grammar reaches every outcome
     assert {0, 1, 2} <= set(statuses)
+
+
+def test_check_progress_option(capsys):
+    assert main(["check", "gaussian", "-d", "2", "--progress", "always"]) == 0
+    assert "verdict    PD" in capsys.readouterr().out
+    assert main(["check", "gaussian", "-d", "2", "--progress", "sometimes"]) == 2
+    assert "invalid choice" in capsys.readouterr().err

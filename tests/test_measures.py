@@ -316,3 +316,26 @@ def test_heavy_tailed_exponential_power_mass_is_one(alpha, dim):
     rep = check_rkks(K.exponential_power(alpha), dim)
     assert rep.verdict == "PD"
     assert rep.mass_plus.value == pytest.approx(1.0, abs=1e-8)
+
+
+def test_progress_lines_only_for_long_derivations(capsys):
+    import io
+
+    from spectralkit.measures._progress import Progress
+
+    buf = io.StringIO()
+    p = Progress("k in d = 3", True, after=0.0, stream=buf)
+    p.stage("analysis")
+    p.stage("Jordan split")
+    p.done()
+    lines = buf.getvalue().splitlines()
+    assert lines[0].startswith("spectralkit: k in d = 3: analysis (at ") and lines[-1].startswith(
+        "spectralkit: k in d = 3: done in ")
+    quiet = io.StringIO()
+    q = Progress("k", True, after=3600.0, stream=quiet)
+    q.stage("analysis")
+    q.done()
+    assert quiet.getvalue() == ""
+    # the public switch: a fast derivation stays silent even with progress=True
+    check_rkks(K.gaussian(2.0), 3, progress=True)
+    assert capsys.readouterr().err == ""
