@@ -36,7 +36,9 @@ Method, for a polynomial kernel k(r) = sum_j c_j r^j on [0, R]:
      generalised Levin transform S_n = S + n a_n sum_i c_i n^(-i delta) (remainder estimate from the
      terms, no exponent g) otherwise.
    Each method runs on two windows. The error bound is 10 times the largest spread of all these
-   estimates around the best one, plus the summed quadrature error estimates, never below 1e-38.
+   estimates around the best one, plus the propagated data error: (relative disagreement of the mu
+   evaluators + 1e-55) x mass + summed quadrature error estimates, times the amplification sum |w_n| of
+   the best estimate's linear weights; never below 1e-38.
    For a positive definite case (no sign change) positivity of mu is proven instead (Taylor series at
    small rho, interval arithmetic in the middle, an explicit bound of the asymptotic form beyond), so
    m- = 0 and m+ = k(0) exactly.
@@ -68,7 +70,7 @@ r_, rho_ = sp.symbols("r rho", positive=True)
 # name: (kernel (sympy text, in r), support R (None: infinite), dimension, windows)
 # windows: richardson [(N, Nmax, J), ...] and levin [(N0, K), ...]; positions are positive-lobe counts.
 _INT_WINDOWS = dict(richardson=[(50, 200, 30), (80, 320, 30)], levin=[(10, 44), (20, 40)])
-_HALF_WINDOWS = dict(richardson=[(50, 400, 36), (100, 800, 40)], levin=[(50, 400, 30), (100, 800, 36)])
+_HALF_WINDOWS = dict(richardson=[(50, 400, 30), (100, 800, 30)], levin=[(50, 400, 30), (100, 800, 30)])
 # levin windows: (N0, K) for mpmath's Levin u (delta = 1); (N, Nmax, J) for the generalised one
 CASES = {
     "A_d3": ("(1 - r)**4*(1 + 4*r)", 1, 3, None),
@@ -86,7 +88,8 @@ WHY_D = (
     "(1 - r)^3 (1 + c r) has edge exponent beta = 3 and, for c != 3, lowest odd power alpha = 1 at r = 0; "
     "the edge tail rho^(-(d+1)/2-beta) and the origin tail rho^(-d-alpha) have the same order iff "
     "d = 2 beta + 1 - 2 alpha = 5, where the mass is finite (d < 1 + 2 beta = 7). There "
-    "rho^6 mu -> b + a_cos cos(rho) + a_sin sin(rho) with b = -2 c_1 / pi^3 = 2 (3 - c) / pi^3 (one-signed) and "
+    "rho^6 mu -> b + a_cos cos(rho) + a_sin sin(rho) with b = -2 c_1 / pi^3 = 2 (3 - c) / pi^3 "
+    "(one-signed) and "
     "|a| = 3 (1 + c) / (2 pi^3) (oscillating): infinitely many sign changes iff |b| < |a|, i.e. "
     "9/7 < c < 15. c = 0 (Askey's (1 - r)^3, |b|/|a| = 4) is positive definite in d = 5; c = 2 gives "
     "|b|/|a| = 4/9: RKKS, with unequal positive and negative lobes all the way out. The suggested "
@@ -177,7 +180,8 @@ class PolyKernel:
                     integrand = sp.expand(r_ ** (j + sp.Rational(d, 2)) * _half_order_bessel(nu, rho_ * r_))
                     piece = sum(sp.integrate(t, (r_, 0, self.R)) for t in sp.Add.make_args(integrand))
                 else:
-                    piece = sp.integrate(r_ ** (j + sp.Rational(d, 2)) * sp.besselj(nu, rho_ * r_), (r_, 0, self.R))
+                    integrand = r_ ** (j + sp.Rational(d, 2)) * sp.besselj(nu, rho_ * r_)
+                    piece = sp.integrate(integrand, (r_, 0, self.R))
                 if piece.has(sp.Integral, sp.oo, sp.nan, sp.zoo):
                     raise RuntimeError(f"sympy failed on r^{j} in d = {d}: {piece}")
                 total += c * piece
@@ -198,13 +202,15 @@ class PolyKernel:
         kf = sp.lambdify(r_, self.expr, "mpmath")
         nu = mp.mpf(d) / 2 - 1
         pieces = max(2, int(rho * R / mp.pi) + 2)
-        I = mp.quad(lambda r: kf(r) * r ** (mp.mpf(d) / 2) * mp.besselj(nu, rho * r), mp.linspace(0, R, pieces + 1))
+        I = mp.quad(lambda r: kf(r) * r ** (mp.mpf(d) / 2) * mp.besselj(nu, rho * r),
+                    mp.linspace(0, R, pieces + 1))
         return (2 * mp.pi) ** (-mp.mpf(d) / 2) * rho ** (1 - mp.mpf(d) / 2) * I
 
     def mu_sonine(self, rho):
         """Only for (1 - r^2/4)^2 on [0, 2]: Sonine's first finite integral."""
         d = mp.mpf(self.d)
-        return (2 * mp.pi) ** (-d / 2) * 2 ** (d / 2 + 1) * rho ** (-2 - d / 2) * mp.besselj(d / 2 + 2, 2 * rho)
+        return (2 * mp.pi) ** (-d / 2) * 2 ** (d / 2 + 1) * rho ** (-2 - d / 2) \
+            * mp.besselj(d / 2 + 2, 2 * rho)
 
     def is_sonine_case(self):
         return self.R == 2 and sp.expand(self.expr - (1 - r_ ** 2 / 4) ** 2) == 0
@@ -333,21 +339,27 @@ def _spread(N, Nmax, J):
     return [int(round(N + (Nmax - N) * i / J)) for i in range(J + 1)]
 
 
+def _solve_for_limit(S, ns, basis):
+    """S from S_n = S + sum_i c_i basis(n)_i on the points ns, and the amplification sum |w_n| of
+    the linear weights that map the S_n to S (errors in the S_n reach S multiplied by at most it)."""
+    m = len(ns)
+    with mp.workdps(2 * DPS):
+        A = mp.matrix(m, m)
+        for row, n in enumerate(ns):
+            A[row, 0] = 1
+            for i, v in enumerate(basis(n)):
+                A[row, i + 1] = v
+        w = mp.inverse(A)
+        value = mp.fsum(w[0, c] * S[n - 1] for c, n in enumerate(ns))
+        amplification = mp.fsum(abs(w[0, c]) for c in range(m))
+    return +value, +amplification
+
+
 def richardson(terms, window, g, delta):
     """S from S_n = S + sum_{i<J} c_i n^-(g + i delta) on J+1 partial sums spread over [N, Nmax]."""
     N, Nmax, J = window
-    S = _psums(terms[:Nmax])
-    ns = _spread(N, Nmax, J)
-    with mp.workdps(2 * DPS):
-        A = mp.matrix(J + 1, J + 1)
-        b = mp.matrix(J + 1, 1)
-        for row, n in enumerate(ns):
-            A[row, 0] = 1
-            for i in range(J):
-                A[row, i + 1] = mp.mpf(n) ** (-(g + i * delta))
-            b[row] = S[n - 1]
-        x = mp.lu_solve(A, b)
-    return +x[0]
+    return _solve_for_limit(_psums(terms[:Nmax]), _spread(N, Nmax, J),
+                            lambda n: [mp.mpf(n) ** (-(g + i * delta)) for i in range(J)])
 
 
 def levin_u(terms, window):
@@ -358,29 +370,19 @@ def levin_u(terms, window):
         L.theta = N0
         v, _ = L.update(terms[N0 - 1:N0 - 1 + K])
         v += mp.fsum(terms[:N0 - 1])
-    return +v
+    return +v, None
 
 
 def levin_general(terms, window, delta):
     """Generalised Levin: S_n = S + n a_n sum_{i<J} c_i n^(-i delta) on J+1 sums spread over [N, Nmax]."""
     N, Nmax, J = window
-    S = _psums(terms[:Nmax])
-    ns = _spread(N, Nmax, J)
-    with mp.workdps(2 * DPS):
-        A = mp.matrix(J + 1, J + 1)
-        b = mp.matrix(J + 1, 1)
-        for row, n in enumerate(ns):
-            A[row, 0] = 1
-            w = n * terms[n - 1]
-            for i in range(J):
-                A[row, i + 1] = w * mp.mpf(n) ** (-i * delta)
-            b[row] = S[n - 1]
-        x = mp.lu_solve(A, b)
-    return +x[0]
+    return _solve_for_limit(_psums(terms[:Nmax]), _spread(N, Nmax, J),
+                            lambda n: [n * terms[n - 1] * mp.mpf(n) ** (-i * delta) for i in range(J)])
 
 
 def accelerate(terms_of, windows, g, delta):
-    """All estimates of one Jordan mass; terms_of(count) returns the first count lobe masses."""
+    """All estimates (value, amplification or None) of one Jordan mass; terms_of(count) returns the
+    first count lobe masses. The best estimate is the Richardson one with the larger window."""
     est = {}
     for w in windows["richardson"]:
         est[f"richardson N={w[0]} Nmax={w[1]} J={w[2]}"] = richardson(terms_of(w[1]), w, g, delta)
@@ -400,7 +402,6 @@ def accelerate(terms_of, windows, g, delta):
 def prove_positive(kern):
     """Prove mu(rho) > 0 for all rho >= 0 (odd d: elementary closed form). Returns a description."""
     d, nu = kern.d, kern.nu
-    R = _mpq(kern.R)
     # 1) small rho: mu = C sum_m (-1)^m t_m rho^(2m), t_m = 2^(-2m-nu) M_(2m+d-1) / (m! Gamma(m+nu+1)),
     #    M_p = int_0^R k r^p dr. With k >= 0 on [0, R], M_p > 0 and M_(p+2) <= R^2 M_p, so
     #    t_(m+1) rho^2 / t_m <= (R rho)^2 / (4 (m+1) (m+nu+1)): the terms decrease from m0 on, and a
@@ -418,7 +419,6 @@ def prove_positive(kern):
         m0 += 1
     m_end = m0 + 1 if m0 % 2 == 0 else m0
     m_end += 2  # two more terms: a tighter bound
-    low = sum((-1) ** m * t(m) * rho_s ** (2 * m) for m in range(m_end + 1))
     low_small = min(sp.N(sum((-1) ** m * t(m) * x ** (2 * m) for m in range(m_end + 1)), 30)
                     for x in [rho_s * sp.Rational(i, 64) for i in range(65)])
     # the lower bound polynomial itself must stay positive on [0, rho_s]: checked on a grid and, as
@@ -443,7 +443,8 @@ def prove_positive(kern):
         raise RuntimeError("leading asymptotic term is not one-signed")
 
     def far_bound(x):
-        return margin - sum(sum(abs(c) for c in row.values()) * x ** (e - p) for p, row in by_power.items() if p != e)
+        rest = sum(sum(abs(c) for c in row.values()) * x ** (e - p) for p, row in by_power.items() if p != e)
+        return margin - rest
 
     rho_L = sp.Integer(1)
     while not far_bound(rho_L) > 0:
@@ -452,7 +453,7 @@ def prove_positive(kern):
     fn = sp.lambdify(rho_, expr, modules=[{"sin": mp.iv.sin, "cos": mp.iv.cos, "pi": mp.iv.pi}, "mpmath"])
     mp.iv.dps = 40
     lo, hi = float(rho_s), float(rho_L)
-    n_int, x, width, minimum = 0, lo, 1e-2, None
+    n_int, x, width = 0, lo, 1e-2
     while x < hi:
         y = min(hi, x + width)
         v = fn(mp.iv.mpf([x, y]))
@@ -461,10 +462,10 @@ def prove_positive(kern):
                 raise RuntimeError(f"cannot prove mu > 0 on [{x}, {y}]")
             width /= 2
             continue
-        minimum = v.a if minimum is None else min(minimum, v.a)
         n_int += 1
         x, width = y, min(width * 2, 0.05)
-    return (f"mu > 0 proven: Taylor lower bound on [0, {rho_s}] (alternating series through m = {m_end}, mu >= {float(low_small):.3e} C), interval "
+    return (f"mu > 0 proven: Taylor lower bound on [0, {rho_s}] (alternating series through m = {m_end}, "
+            f"mu >= {float(low_small):.3e} C), interval "
             f"arithmetic on [{rho_s}, {rho_L}] ({n_int} subintervals), explicit bound beyond {rho_L} "
             f"(rho^{e} mu >= {float(margin):.4g} - sum |c_p| rho^(e-p) > 0)")
 
@@ -500,21 +501,24 @@ def run_poly(name, text, R, d, windows):
     lobes = Lobes(kern)
     res = {}
     for label, terms_of in (("m_plus", lobes.positive), ("m_minus", lobes.negative)):
-        est, best_key = accelerate(terms_of, windows, kern.g, kern.delta)
-        best = est[best_key]
-        spread = max(abs(v - best) for v in est.values())
-        res[label] = (best, est, best_key, spread)
+        res[label] = accelerate(terms_of, windows, kern.g, kern.delta)
     head = lobes.check_head()
     qerr = mp.fsum(lobes.qerr)
     k0 = _mpq(kern.k0)
-    for label in res:
-        best, est, best_key, spread = res[label]
-        err = max(ERROR_FLOOR, SAFETY * spread + qerr)
+    for label, (est, best_key) in res.items():
+        best, amplification = est[best_key]
+        spread = max(abs(v - best) for v, _ in est.values())
+        # the partial sums carry the evaluators' relative error and the quadrature errors
+        data_err = (worst + mp.mpf(10) ** (5 - DPS)) * best + qerr
+        err = max(ERROR_FLOOR, SAFETY * spread + amplification * data_err)
         out[label] = _s(best)
         out[label + "_error"] = mp.nstr(err, 2)
-        out[label + "_estimates"] = {k: _s(v) for k, v in est.items()}
+        out[label + "_estimates"] = {k: _s(v) for k, (v, _) in est.items()}
         out[label + "_best"] = best_key
-    mp_, mm = res["m_plus"][0], res["m_minus"][0]
+        out[label + "_error_parts"] = {"spread_of_estimates": mp.nstr(spread, 2),
+                                       "amplification_of_best": mp.nstr(amplification, 2),
+                                       "data_error_of_partial_sums": mp.nstr(data_err, 2)}
+    (mp_, _), (mm, _) = (res[lab][0][res[lab][1]] for lab in ("m_plus", "m_minus"))
     out["check_m_plus_minus_m_minus_minus_k0"] = mp.nstr(mp_ - mm - k0, 3)
     if abs(mp_ - mm - k0) > mp.mpf(out["m_plus_error"]) + mp.mpf(out["m_minus_error"]):
         raise RuntimeError(f"{name}: m+ - m- - k(0) = {mp_ - mm - k0} exceeds the error bounds")
@@ -536,7 +540,7 @@ def run_poly(name, text, R, d, windows):
 def run_gauss(name, text, d):
     """exp(-r^2/2) - exp(-r^2/8)/2: mu = (2 pi)^(-d/2) (exp(-rho^2/2) - 2^(d-1) exp(-2 rho^2))."""
     t0 = time.process_time()
-    x = sp.symbols("x", positive=True)
+    x = rho_
     mu = (2 * sp.pi) ** sp.Rational(-d, 2) * (sp.exp(-x ** 2 / 2) - 2 ** (d - 1) * sp.exp(-2 * x ** 2))
     S = 2 * sp.pi ** sp.Rational(d, 2) / sp.gamma(sp.Rational(d, 2))
     f = S * x ** (d - 1) * mu
@@ -563,10 +567,11 @@ def run_gauss(name, text, d):
             raise RuntimeError(f"{name}: exact masses and quadrature disagree by {diff}")
         out.update({"m_plus": str(sp.N(m_plus, OUT_DIGITS)), "m_minus": str(sp.N(m_minus, OUT_DIGITS)),
                     "m_plus_exact": str(m_plus), "m_minus_exact": str(m_minus),
-                    "m_plus_error": "1e-38", "m_minus_error": "1e-38",
+                    "m_plus_error": "1e-40", "m_minus_error": "1e-40",
                     "quadrature_check": mp.nstr(diff, 3),
                     "sign_changes": [str(sp.N(z, OUT_DIGITS))], "sign_change_exact": str(z),
-                    "method": "exact: erf closed form (sympy) of int f over [0, zero], checked by mpmath.quad"})
+                    "method": "exact: erf closed form (sympy) of int f over [0, zero], checked by "
+                              "mpmath.quad; error = rounding to 40 digits"})
     out["cpu_seconds"] = round(time.process_time() - t0, 1)
     return out
 
