@@ -459,10 +459,7 @@ class SpectralMeasure:
         progress.stage("analysis of k, the spectral density of each term, finiteness of ||mu||")
         fin = finiteness(self)
         k0 = self.kernel.value_at_zero()
-        if not fin.finite and not math.isfinite(fin.tail_exponent):
-            method = "analysis of k only (no spectral density exists)"
-        else:
-            method = self.method
+        method = self.method if fin.finite or math.isfinite(fin.tail_exponent) else self._divergent_method()
         if not fin.finite and self._truncation is None:
             progress.done()
             return Derivation(method, "DIVERGENT", k0, fin, (), (), None, None, None,
@@ -500,6 +497,13 @@ class SpectralMeasure:
         progress.done()
         return Derivation(method, "RKKS" if negative else "PD", k0, fin, tuple(float(z) for z in roots),
                           tuple(lobes), tail, mass_plus, mass_minus, time.perf_counter() - t0, shells)
+
+    def _divergent_method(self):
+        """How a measure without a density was judged: its closed forms, or the analysis of k alone."""
+        try:
+            return self.method
+        except TransformError:
+            return "analysis of k only (no spectral density exists)"
 
     def check_rkks(self):
         """The verdict PD / RKKS / DIVERGENT with masses, evidence and timing (:class:`RKKSReport`).
