@@ -339,3 +339,13 @@ def test_progress_lines_only_for_long_derivations(capsys):
     # the public switch: a fast derivation stays silent even with progress=True
     check_rkks(K.gaussian(2.0), 3, progress=True)
     assert capsys.readouterr().err == ""
+
+
+def test_inaccurate_numeric_transforms_give_no_verdict():
+    # exp(-r) cos(2 r): its continuation grows like e^(2 |Im z|); in d = 16 quadrature and steepest
+    # descent disagree (measured relative error ~20): refused, never a PD verdict on noise (it is RKKS
+    # in d = 3, so it cannot be PD in d = 16)
+    k = K.RadialKernel.from_string("exp(-r)*cos(2*r)")
+    assert check_rkks(k, 3).verdict == "RKKS"
+    with pytest.raises(sk.TransformError, match="measured relative error .* exceeds 0.001"):
+        check_rkks(k, 16)

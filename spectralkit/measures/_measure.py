@@ -45,6 +45,8 @@ __all__ = ["SpectralMeasure", "check_rkks", "MAX_DIM"]
 
 #: Largest supported input dimension.
 MAX_DIM = 4096
+#: Masses whose summed errors exceed this share of ||mu|| give no verdict (TransformError).
+_MAX_MASS_ERROR = 1e-2
 
 
 def _check_dim(dim):
@@ -477,6 +479,10 @@ class SpectralMeasure:
             ep += tail.mass_plus.error
             mm += tail.mass_minus.value
             em += tail.mass_minus.error
+        if ep + em > _MAX_MASS_ERROR * (mp + mm):
+            raise TransformError(
+                f"the masses of {self.kernel.name} in d = {self.dim} are not accurate enough to decide: "
+                f"m+ = {mp:.6g} ± {ep:.2g}, m- = {mm:.6g} ± {em:.2g} (errors above {_MAX_MASS_ERROR:g} of ||mu||)")
         analytic_pd = all(t.nonnegative and c > 0 for c, t in self.transforms)
         # a negative part is real only if it exceeds what the density's own error can produce (a
         # negative shell always is)

@@ -108,6 +108,12 @@ def numeric_transform(atom, dim, *, analysis=20.0):
             edge_terms=info.edge_terms)
     except ArithmeticError as exc:
         raise TransformError(f"numeric transform of {atom.name} in d = {dim} failed: {exc}") from exc
+    if not hank.rel_error <= _MAX_REL_ERROR:
+        raise TransformError(
+            f"numeric transform of {atom.name} in d = {dim}: its measured relative error {hank.rel_error:.2g} "
+            f"exceeds {_MAX_REL_ERROR:g} (quadrature and steepest descent disagree: typically a kernel whose "
+            "analytic continuation grows, e.g. an oscillation cos(a r) against a slower decay, in high d); "
+            "no verdict is given on such numbers")
     return RadialTransform(
         mu=hank, method="numeric:gauss-legendre+steepest-descent", rel_error=hank.rel_error,
         abs_error=hank.abs_error, scale=hank.scale, tail_exponent=hank.tail_exponent,
@@ -128,6 +134,9 @@ def _length_scale(atom):
     below = np.nonzero(vals[peak:] < vals[peak] / math.e)[0]
     return float(grid[peak + below[0]]) if below.size else 1.0
 
+
+#: A numeric transform less accurate than this is refused (masses and verdicts would be noise).
+_MAX_REL_ERROR = 1e-3
 
 _CHECK_DECADES = (-3.0, 3.0)
 _CHECK_POINTS = 41
