@@ -349,3 +349,12 @@ def test_inaccurate_numeric_transforms_give_no_verdict():
     assert check_rkks(k, 3).verdict == "RKKS"
     with pytest.raises(sk.TransformError, match="measured relative error .* exceeds 0.001"):
         check_rkks(k, 16)
+
+
+def test_failed_bochner_identity_is_an_error_not_a_verdict():
+    # exp(-sqrt(1 + r^2)) in d = 16: the numeric transform misses mass beyond the quadrature's reach;
+    # k(0) = m+ - m- fails by 4 % of the mass: refused (in d = 1, 3 it is computed and PD)
+    k = K.RadialKernel.from_string("exp(-sqrt(1 + r**2))")
+    assert check_rkks(k, 3).mass_plus.value == pytest.approx(math.exp(-1), rel=1e-10)
+    with pytest.raises(sk.TransformError, match="fail the Bochner identity"):
+        check_rkks(k, 16)

@@ -258,9 +258,22 @@ class NumericHankel:
             z = np.geomspace(1e-3 * self.length, reach, 200) * np.exp(1j * theta)
             with np.errstate(all="ignore"):
                 grow = np.abs(np.asarray(self.kc(z), dtype=np.complex128))
-            if np.all(np.isfinite(grow)) and float(np.max(grow)) <= 10 * k0:
+            if np.all(np.isfinite(grow)) and float(np.max(grow)) <= 10 * k0 and self._continuous_on(theta, reach):
                 return theta
         return math.pi / 8
+
+    def _continuous_on(self, theta, reach):
+        """False when the formula jumps along the ray (a branch cut of sqrt, log, acos... crossed):
+        on a grid twice as fine a smooth function's largest step halves, a jump's does not."""
+        steps = []
+        for n in (4000, 8000):
+            z = np.geomspace(1e-3 * self.length, reach, n) * np.exp(1j * theta)
+            with np.errstate(all="ignore"):
+                v = np.asarray(self.kc(z), dtype=np.complex128)
+            d = np.abs(np.diff(v))
+            steps.append(float(np.max(np.where(np.isfinite(d), d, 0.0))))
+        scale = float(np.max(np.abs(v[np.isfinite(v)]))) if np.any(np.isfinite(v)) else 0.0
+        return not (steps[1] > 0.75 * steps[0] and steps[0] > 1e-8 * scale)
 
     def _F(self, z):
         with np.errstate(all="ignore"):
@@ -342,7 +355,11 @@ class NumericHankel:
     # -- crossover ------------------------------------------------------------------------------
     def _find_crossover(self):
         s = self.scale
-        grid = s * np.geomspace(0.25, 64.0, 25)  # 10 points per decade
+        # 10 points per decade; a smooth kernel without compact support has no ray and no edge: its mu
+        # is taken as 0 where quadrature reaches the floor, which for singularities of k near the real
+        # axis (exp(-sqrt(1 + r^2)): mu ~ e^(-rho)) lies far beyond 64 times the scale
+        top = 64.0 if (self.has_ray or self.has_edge) else 4096.0
+        grid = s * np.geomspace(0.25, top, int(round(10 * math.log10(top / 0.25))) + 1)
         q, cond, q2 = np.empty(grid.size), np.empty(grid.size), np.empty(grid.size)
         for i, rho in enumerate(grid):  # a rule resolving each rho (cost ~ rho, not ~ max rho)
             q[i:i + 1], cond[i:i + 1] = self._quad(grid[i:i + 1], self._real_rule(rho))
