@@ -20,6 +20,7 @@ import numpy as np
 from .._numerics.quadrature import integrate_adaptive, integrate_intervals
 from .._numerics.special import omega
 from ..exceptions import KernelDefinitionError
+from ._gram import gram
 
 __all__ = ["DensityKernel"]
 
@@ -144,6 +145,16 @@ class DensityKernel:
                 out[i] = float(np.sum(v))
             out = out.reshape(rr.shape)
         return out if out.ndim else float(out)
+
+    def gram(self, X, Y=None, *, shape_matrix=None):
+        """The Gram matrix K[i, j] = k(||x_i - y_j||_M), usable where scikit-learn expects a kernel.
+
+        ``SVC(kernel=k.gram)`` and ``sklearn.metrics.pairwise_kernels(X, metric=k.gram)`` work as is
+        (two 1-D vectors give a scalar). ``shape_matrix`` M (symmetric positive definite) gives the
+        anisotropic distance sqrt((x - y)^T M (x - y)); default the identity. See
+        :func:`spectralkit.kernels._gram.gram`.
+        """
+        return gram(self, X, Y, shape_matrix)
 
     def __eq__(self, other):
         return isinstance(other, DensityKernel) and self.key == other.key

@@ -20,6 +20,7 @@ import sympy.tensor.tensor
 from sympy.core.function import AppliedUndef
 
 from ..exceptions import KernelDefinitionError
+from ._gram import gram
 from ._parse import R, parse_formula, to_sympy_number
 
 # sympy imports sympy.tensor.tensor lazily inside the first Add of a process (25-45 ms measured).
@@ -395,6 +396,16 @@ class RadialKernel:
         if self._support is not None:
             val[rr > self._support] = 0.0
         return val if val.ndim else float(val)
+
+    def gram(self, X, Y=None, *, shape_matrix=None):
+        """The Gram matrix K[i, j] = k(||x_i - y_j||_M), usable where scikit-learn expects a kernel.
+
+        ``SVC(kernel=k.gram)`` and ``sklearn.metrics.pairwise_kernels(X, metric=k.gram)`` work as is
+        (two 1-D vectors give a scalar). ``shape_matrix`` M (symmetric positive definite) gives the
+        anisotropic distance sqrt((x - y)^T M (x - y)); default the identity. See
+        :func:`spectralkit.kernels._gram.gram`.
+        """
+        return gram(self, X, Y, shape_matrix)
 
     # -- arithmetic ---------------------------------------------------------------------------
     def __add__(self, other):
