@@ -70,11 +70,18 @@ def _child_main(write_fd, func, args, seconds, parent_pid):
         try:
             data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:  # noqa: BLE001
-            data = pickle.dumps(("error", RuntimeError(
-                f"the result of {getattr(func, '__name__', func)!r} cannot be pickled: {exc!r}"), ""))
+            data = pickle.dumps(
+                (
+                    "error",
+                    RuntimeError(
+                        f"the result of {getattr(func, '__name__', func)!r} cannot be pickled: {exc!r}"
+                    ),
+                    "",
+                )
+            )
         view = memoryview(data)
         while view:
-            view = view[os.write(write_fd, view):]
+            view = view[os.write(write_fd, view) :]
         os.close(write_fd)
     finally:
         os._exit(0)
@@ -107,8 +114,12 @@ def run_with_budget(func, args=(), seconds=5.0):
     ValueError
         For a bad ``seconds`` or a non-callable ``func``.
     """
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) \
-            or seconds <= 0:
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, (int, float))
+        or not math.isfinite(seconds)
+        or seconds <= 0
+    ):
         raise ValueError(f"seconds must be a finite number > 0, got {seconds!r}")
     if not callable(func):
         raise ValueError(f"func must be callable, got {func!r}")

@@ -69,7 +69,7 @@ class PiecewiseChebyshev:
         out = np.empty(flat.shape, dtype=self.coefs.dtype)
         pos = np.nonzero(use)[0]
         for s in range(0, pos.size, _BLOCK):  # blocks keep the gathered coefficients in cache
-            sel = pos[s:s + _BLOCK]
+            sel = pos[s : s + _BLOCK]
             i = idx[sel]
             a, b = self.edges[i], self.edges[i + 1]
             out[sel] = clenshaw(self.coefs[i], (2 * flat[sel] - a - b) / (b - a))
@@ -84,8 +84,23 @@ class PiecewiseChebyshev:
         return state
 
 
-def fit_adaptive(func, a, b, *, n_init=1, degree=24, tol=1e-10, floor=None, relative=True, noise=None,
-                 max_depth=12, max_panels=256, min_width=0.0, fallback=False, check_tail=0):
+def fit_adaptive(
+    func,
+    a,
+    b,
+    *,
+    n_init=1,
+    degree=24,
+    tol=1e-10,
+    floor=None,
+    relative=True,
+    noise=None,
+    max_depth=12,
+    max_panels=256,
+    min_width=0.0,
+    fallback=False,
+    check_tail=0,
+):
     """Adaptive piecewise Chebyshev interpolant of ``func`` on [a, b] and its measured error.
 
     Parameters
@@ -135,8 +150,9 @@ def fit_adaptive(func, a, b, *, n_init=1, degree=24, tol=1e-10, floor=None, rela
     done = []
     worst = 0.0
     while todo:
-        xs = np.concatenate([0.5 * (e1 - e0) * np.concatenate([pts, tests]) + 0.5 * (e0 + e1)
-                             for e0, e1, _ in todo])
+        xs = np.concatenate(
+            [0.5 * (e1 - e0) * np.concatenate([pts, tests]) + 0.5 * (e0 + e1) for e0, e1, _ in todo]
+        )
         vals = np.asarray(func(xs)).reshape(len(todo), -1)
         nxt = []
         for (e0, e1, depth), v in zip(todo, vals):
@@ -148,8 +164,11 @@ def fit_adaptive(func, a, b, *, n_init=1, degree=24, tol=1e-10, floor=None, rela
                 with np.errstate(divide="ignore", invalid="ignore"):
                     err = float(np.max(np.abs(approx - v[degree:]) / scale))
                 if check_tail:
-                    lead = max(float(np.max(np.abs(v))), floor(v), np.finfo(float).tiny) if relative \
+                    lead = (
+                        max(float(np.max(np.abs(v))), floor(v), np.finfo(float).tiny)
+                        if relative
                         else floor(v)
+                    )
                     err = max(err, float(np.max(np.abs(c[-check_tail:]))) / lead)
                 if noise is not None:
                     err = max(err - noise(v), 0.0)
@@ -157,8 +176,11 @@ def fit_adaptive(func, a, b, *, n_init=1, degree=24, tol=1e-10, floor=None, rela
                     err = np.inf
             else:
                 c, err = np.zeros(degree, dtype=vals.dtype), np.inf
-            splittable = depth < max_depth and (e1 - e0) > 2 * min_width \
+            splittable = (
+                depth < max_depth
+                and (e1 - e0) > 2 * min_width
                 and len(done) + len(todo) + len(nxt) < max_panels
+            )
             if err > tol and splittable:
                 m = 0.5 * (e0 + e1)
                 nxt += [(e0, m, depth + 1), (m, e1, depth + 1)]
@@ -171,6 +193,5 @@ def fit_adaptive(func, a, b, *, n_init=1, degree=24, tol=1e-10, floor=None, rela
     done.sort(key=lambda p: p[0])
     edges = np.array([p[0] for p in done] + [done[-1][1]])
     direct = np.array([p[3] for p in done])
-    interp = PiecewiseChebyshev(edges, np.array([p[2] for p in done]), direct,
-                                func if fallback else None)
+    interp = PiecewiseChebyshev(edges, np.array([p[2] for p in done]), direct, func if fallback else None)
     return interp, worst

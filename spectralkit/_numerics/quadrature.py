@@ -91,20 +91,21 @@ def integrate_intervals(f, lo, hi, n=16, n_check=24, block=1 << 18):
     rules = [unit_rule(n)] + ([unit_rule(n_check)] if n_check else [])
     step = max(1, block // (n + (n_check or 0)))
     for s in range(0, lo.size, step):
-        a, b = lo[s:s + step], hi[s:s + step]
+        a, b = lo[s : s + step], hi[s : s + step]
         h = b - a
         vals = []
         for t, w in rules:
             x = a[:, None] + h[:, None] * t[None, :]
             vals.append((np.asarray(f(x.ravel()), dtype=np.float64).reshape(x.shape) @ w) * h)
-        out[s:s + step] = vals[-1]
+        out[s : s + step] = vals[-1]
         if n_check:
-            err[s:s + step] = np.abs(vals[0] - vals[1])
+            err[s : s + step] = np.abs(vals[0] - vals[1])
     return out, err
 
 
-def integrate_adaptive(f, lo, hi, *, rel_tol=1e-13, abs_tol=0.0, n=16, n_check=24, max_panels=1 << 20,
-                       max_rounds=60):
+def integrate_adaptive(
+    f, lo, hi, *, rel_tol=1e-13, abs_tol=0.0, n=16, n_check=24, max_panels=1 << 20, max_rounds=60
+):
     """Adaptive vectorised integration of ``f`` over each [lo_i, hi_i] (bisection of bad panels).
 
     All panels of all intervals are refined together, so ``f`` is called once per round with every

@@ -15,6 +15,7 @@ def positive_stable(beta, n, rng):
         return np.ones(n)
     u = rng.random(n) * np.pi
     e = rng.standard_exponential(n)
-    log_a = (beta * np.log(np.sin(beta * u)) + (1 - beta) * np.log(np.sin((1 - beta) * u))
-             - np.log(np.sin(u))) / (1 - beta)
+    log_a = (
+        beta * np.log(np.sin(beta * u)) + (1 - beta) * np.log(np.sin((1 - beta) * u)) - np.log(np.sin(u))
+    ) / (1 - beta)
     return np.exp((1 - beta) / beta * (log_a - np.log(e)))

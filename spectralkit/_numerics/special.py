@@ -67,11 +67,24 @@ def origin_term_coefficient(alpha, log_power, dim):
     """
     d = float(dim)
     if log_power == 0:
-        return float(2.0 ** (alpha + d) * math.pi ** (d / 2) * sc.gamma((alpha + d) / 2)
-                     * sc.rgamma(-alpha / 2) / (2 * math.pi) ** d)
+        return float(
+            2.0 ** (alpha + d)
+            * math.pi ** (d / 2)
+            * sc.gamma((alpha + d) / 2)
+            * sc.rgamma(-alpha / 2)
+            / (2 * math.pi) ** d
+        )
     if log_power == 1 and alpha >= 0 and float(alpha) / 2 == int(alpha / 2):
         n = int(alpha / 2)
-        return float(2.0 ** (2 * n + d) * math.pi ** (d / 2) * sc.gamma(n + d / 2)
-                     * (-1) ** (n + 1) * math.factorial(n) / 2 / (2 * math.pi) ** d)
-    raise ValueError(f"log_power must be 0, or 1 with an even integer alpha; got alpha={alpha!r}, "
-                     f"log_power={log_power!r}")
+        return float(
+            2.0 ** (2 * n + d)
+            * math.pi ** (d / 2)
+            * sc.gamma(n + d / 2)
+            * (-1) ** (n + 1)
+            * math.factorial(n)
+            / 2
+            / (2 * math.pi) ** d
+        )
+    raise ValueError(
+        f"log_power must be 0, or 1 with an even integer alpha; got alpha={alpha!r}, log_power={log_power!r}"
+    )

@@ -109,6 +109,7 @@ def _prepare_edge(expr, var):
     acos(u) with u(0) = -1 becomes pi - acos(-u): sympy's expansion at the branch point -1 is
     5-10x slower than at +1 (the arc-cosine sphere kernels).
     """
+
     def fix(node):
         if isinstance(node, sympy.Pow) and not node.exp.is_Integer:
             return sympy.Pow(sympy.factor(sympy.expand(node.base)), node.exp)
@@ -301,7 +302,8 @@ _DENSE = (8, 12)  # decades of the power-rate slope: full window; elsewhere the 
 
 
 def _decay(expr):
-    """``(decay, rate, oscillating)``: classify the decay of k at infinity from log max|k| over windows [r, 1.1 r], r = 1e2..1e12.
+    """``(decay, rate, oscillating)``: classify the decay of k at infinity from log max|k| over
+    windows [r, 1.1 r], r = 1e2..1e12.
 
     The window (quasi-random points plus r itself; 400 at the decades used for the power rate,
     so an oscillation's envelope is missed by < 1e-4 in log) catches the envelope of oscillating kernels;
@@ -395,8 +397,12 @@ def analyze(atom, *, budget=20.0):
         raise TypeError(f"atom must be a RadialKernel, got {type(atom).__name__}")
     if atom.is_combination:
         raise TypeError(f"analyze needs an atomic kernel, got the combination {atom.name}; analyse its terms")
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not math.isfinite(budget) \
-            or budget <= 0:
+    if (
+        isinstance(budget, bool)
+        or not isinstance(budget, (int, float))
+        or not math.isfinite(budget)
+        or budget <= 0
+    ):
         raise ValueError(f"budget must be a finite number of seconds > 0, got {budget!r}")
     return _analyze_cached(atom, float(budget))
 
@@ -422,8 +428,13 @@ def _analyze_cached(atom, budget):
         decay, rate, oscillating = "compact", math.nan, False
     else:
         decay, rate, oscillating = _decay(expr)
-    bounded = (math.isfinite(value) and decay != "growth" and continuous is not False
-               and not any(beta < 0 for _, beta in edge) and _finite_on_grid(atom))
+    bounded = (
+        math.isfinite(value)
+        and decay != "growth"
+        and continuous is not False
+        and not any(beta < 0 for _, beta in edge)
+        and _finite_on_grid(atom)
+    )
     return KernelAnalysis(
         value_at_zero=float(value),
         bounded=bool(bounded),

@@ -26,7 +26,11 @@ __all__ = ["DensityKernel"]
 
 
 def _finite_positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not (math.isfinite(value) and value > 0)
+    ):
         raise KernelDefinitionError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
 
@@ -66,17 +70,32 @@ class DensityKernel:
     support = None
     family = None
 
-    def __init__(self, density, dim, *, scale, key, envelope=None, kernel=None, value_at_zero=None,
-                 rel_error=1e-14, name=None):
+    def __init__(
+        self,
+        density,
+        dim,
+        *,
+        scale,
+        key,
+        envelope=None,
+        kernel=None,
+        value_at_zero=None,
+        rel_error=1e-14,
+        name=None,
+    ):
         if not callable(density):
-            raise KernelDefinitionError(f"density must be a callable rho -> f(rho), got {type(density).__name__}")
+            raise KernelDefinitionError(
+                f"density must be a callable rho -> f(rho), got {type(density).__name__}"
+            )
         for arg, fn in (("envelope", envelope), ("kernel", kernel)):
             if fn is not None and not callable(fn):
                 raise KernelDefinitionError(f"{arg} must be callable or None, got {type(fn).__name__}")
         if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
             raise KernelDefinitionError(f"dim must be an integer >= 1, got {dim!r}")
         if not isinstance(key, str) or not key:
-            raise KernelDefinitionError(f"key must be a non-empty string identifying the density, got {key!r}")
+            raise KernelDefinitionError(
+                f"key must be a non-empty string identifying the density, got {key!r}"
+            )
         self.density = density
         self.dim = int(dim)
         self.scale = _finite_positive("scale", scale)
@@ -140,8 +159,13 @@ class DensityKernel:
             for i, r_ in enumerate(flat):
                 n = int(min(20000, max(64, 2 * hi * r_)))
                 edges = np.linspace(0.0, hi, n + 1)
-                v, _ = integrate_intervals(lambda x, r_=r_: self.density(x) * omega(x * r_, self.dim),
-                                           edges[:-1], edges[1:], 16, None)
+                v, _ = integrate_intervals(
+                    lambda x, r_=r_: self.density(x) * omega(x * r_, self.dim),
+                    edges[:-1],
+                    edges[1:],
+                    16,
+                    None,
+                )
                 out[i] = float(np.sum(v))
             out = out.reshape(rr.shape)
         return out if out.ndim else float(out)

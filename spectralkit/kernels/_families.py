@@ -49,7 +49,8 @@ class Param:
         """The validated value (float, or int for integer rules); KernelDefinitionError otherwise."""
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
             raise KernelDefinitionError(
-                f"{self.name} must be a finite real number, got {type(value).__name__} {value!r}")
+                f"{self.name} must be a finite real number, got {type(value).__name__} {value!r}"
+            )
         if self.rule == "positive_integer":
             if value != int(value) or value < 1:
                 raise KernelDefinitionError(f"{self.name} must be an integer >= 1, got {value!r}")
@@ -88,7 +89,9 @@ class Family:
         unknown = sorted(set(kwargs) - set(allowed))
         if unknown:
             raise KernelDefinitionError(
-                f"kernel {self.name!r} got unknown parameters {unknown}; allowed: {', '.join(allowed) or 'none'}")
+                f"kernel {self.name!r} got unknown parameters {unknown}; "
+                f"allowed: {', '.join(allowed) or 'none'}"
+            )
         out = {p.name: p.validate(kwargs.get(p.name, p.default)) for p in self.params}
         if self.check is not None:
             self.check(out)
@@ -101,8 +104,13 @@ class Family:
         if isinstance(built, RadialKernel):  # a combination of other families (delta_gaussian)
             return built
         expr, symbol_values = built if isinstance(built, tuple) else (built, {})
-        name = self.display(values) if self.display else (
-            f"{self.name}({', '.join(f'{k}={v:g}' for k, v in values.items())})" if values else self.name)
+        name = (
+            self.display(values)
+            if self.display
+            else (
+                f"{self.name}({', '.join(f'{k}={v:g}' for k, v in values.items())})" if values else self.name
+            )
+        )
         label = self.label(values) if self.label else (self.name, values)
         return RadialKernel(expr, symbol_values, support=self.support, name=name, family=label)
 
@@ -120,15 +128,20 @@ def _matern_expression(nu, l_symbol):
     x = sympy.sqrt(2 * nu_s) * R / l_symbol
     if (2 * nu) == int(2 * nu) and int(2 * nu) % 2 == 1 and nu < 20:
         n = int(nu - 0.5)
-        poly = sum(sympy.factorial(n + k) / (sympy.factorial(k) * sympy.factorial(n - k))
-                   * (2 * x) ** (n - k) for k in range(n + 1))
+        poly = sum(
+            sympy.factorial(n + k) / (sympy.factorial(k) * sympy.factorial(n - k)) * (2 * x) ** (n - k)
+            for k in range(n + 1)
+        )
         return sympy.exp(-x) * sympy.factorial(n) / sympy.factorial(2 * n) * poly
     return 2 ** (1 - nu_s) / sympy.gamma(nu_s) * x**nu_s * sympy.besselk(nu_s, x)
 
 
 def _gaussian_measure(p, b_factor=2):
-    return "poly_gaussian", {"coeffs": [sympy.Integer(1)], "family": "gaussian",
-                             "b": 1 / (b_factor * to_sympy_number(p["lengthscale"]) ** 2)}
+    return "poly_gaussian", {
+        "coeffs": [sympy.Integer(1)],
+        "family": "gaussian",
+        "b": 1 / (b_factor * to_sympy_number(p["lengthscale"]) ** 2),
+    }
 
 
 def _exp_power_measure(p):
@@ -166,7 +179,9 @@ def _bessel_norms(n, rng, p, dim):
 
 def _check_delta(p):
     if p["sigma1"] == p["sigma2"]:
-        raise KernelDefinitionError(f"sigma1 and sigma2 must differ (both are {p['sigma1']!r}): the kernel is 0")
+        raise KernelDefinitionError(
+            f"sigma1 and sigma2 must differ (both are {p['sigma1']!r}): the kernel is 0"
+        )
 
 
 def _check_spherical(p):
@@ -179,7 +194,7 @@ _FAMILIES = (
         "gaussian",
         "Gaussian kernel exp(-r^2 / (2 l^2)); PD in every dimension, spectral mass 1.",
         (_lengthscale_param(),),
-        lambda p: (sympy.exp(-R**2 / (2 * _L**2)), {"l": p["lengthscale"]}),
+        lambda p: (sympy.exp(-(R**2) / (2 * _L**2)), {"l": p["lengthscale"]}),
         measure=_gaussian_measure,
         multiplier=lambda n, rng, p: np.ones(n),
         display=lambda p: f"gaussian(l={p['lengthscale']:g})",
@@ -209,9 +224,11 @@ _FAMILIES = (
         "Exponential power (stable) kernel exp(-(r / l)^alpha), 0 < alpha <= 2; PD, mass 1.\n\n"
         "Its spectral measure has no elementary closed form; it is heavy-tailed,\n"
         "mu(rho) ~ rho^(-d-alpha) for alpha < 2.",
-        (Param("alpha", 1.5, "positive", "exponent in (0, 2] (not PD for alpha > 2)", upper=2.0),
-         _lengthscale_param()),
-        lambda p: (sympy.exp(-(R / _L) ** to_sympy_number(p["alpha"])), {"l": p["lengthscale"]}),
+        (
+            Param("alpha", 1.5, "positive", "exponent in (0, 2] (not PD for alpha > 2)", upper=2.0),
+            _lengthscale_param(),
+        ),
+        lambda p: (sympy.exp(-((R / _L) ** to_sympy_number(p["alpha"]))), {"l": p["lengthscale"]}),
         measure=_exp_power_measure,
         multiplier=lambda n, rng, p: np.sqrt(2.0 * positive_stable(p["alpha"] / 2.0, n, rng)),
         symbolic=False,  # sympy returns a Meijer-G form that cannot be evaluated beyond rho ~ 60
@@ -221,10 +238,14 @@ _FAMILIES = (
         "rational_quadratic",
         "Rational quadratic kernel (1 + r^2 / (2 alpha l^2))^(-alpha); a Gaussian scale mixture, PD.",
         (Param("alpha", 1.0, "positive", "shape alpha > 0"), _lengthscale_param()),
-        lambda p: ((1 + R**2 / (2 * to_sympy_number(p["alpha"]) * _L**2)) ** (-to_sympy_number(p["alpha"])),
-                   {"l": p["lengthscale"]}),
-        measure=lambda p: ("rational_quadratic", {"c": 1.0, "alpha": p["alpha"],
-                                                  "lengthscale": p["lengthscale"]}),
+        lambda p: (
+            (1 + R**2 / (2 * to_sympy_number(p["alpha"]) * _L**2)) ** (-to_sympy_number(p["alpha"])),
+            {"l": p["lengthscale"]},
+        ),
+        measure=lambda p: (
+            "rational_quadratic",
+            {"c": 1.0, "alpha": p["alpha"], "lengthscale": p["lengthscale"]},
+        ),
         multiplier=lambda n, rng, p: np.sqrt(rng.gamma(p["alpha"], 1.0 / p["alpha"], n)),
         display=lambda p: f"rational_quadratic(alpha={p['alpha']:g}, l={p['lengthscale']:g})",
     ),
@@ -256,10 +277,14 @@ _FAMILIES = (
     Family(
         "delta_gaussian",
         "Delta-Gaussian exp(-r^2/(2 sigma1^2)) - exp(-r^2/(2 sigma2^2)): indefinite, k(0) = 0.",
-        (Param("sigma1", 1.0, "positive", "length scale of the positive Gaussian"),
-         Param("sigma2", 10.0, "positive", "length scale of the negative Gaussian")),
-        lambda p: REGISTRY["gaussian"].create(lengthscale=p["sigma1"])
-        - REGISTRY["gaussian"].create(lengthscale=p["sigma2"]),
+        (
+            Param("sigma1", 1.0, "positive", "length scale of the positive Gaussian"),
+            Param("sigma2", 10.0, "positive", "length scale of the negative Gaussian"),
+        ),
+        lambda p: (
+            REGISTRY["gaussian"].create(lengthscale=p["sigma1"])
+            - REGISTRY["gaussian"].create(lengthscale=p["sigma2"])
+        ),
         check=_check_delta,
     ),
     Family(
@@ -280,7 +305,9 @@ _FAMILIES = (
         "k(r) = (2 - r^2)/pi * arccos(r^2/2 - 1) + r/(2 pi) * sqrt(4 - r^2),  0 <= r <= 2,\n\n"
         "i.e. u kappa0(u) + kappa1(u) with u = 1 - r^2/2; k(0) = 2; zero beyond r = 2.",
         (),
-        lambda p: (2 - R**2) / sympy.pi * sympy.acos(R**2 / 2 - 1) + R / (2 * sympy.pi) * sympy.sqrt(4 - R**2),
+        lambda p: (
+            (2 - R**2) / sympy.pi * sympy.acos(R**2 / 2 - 1) + R / (2 * sympy.pi) * sympy.sqrt(4 - R**2)
+        ),
         support=2.0,
         symbolic=False,
     ),
@@ -298,7 +325,9 @@ _FAMILIES = (
         "First-order arc-cosine kernel on the unit sphere,\n"
         "kappa1(u) = (u (pi - arccos u) + sqrt(1 - u^2)) / pi, u = 1 - r^2/2. Support [0, 2].",
         (),
-        lambda p: (_sphere_u() * (sympy.pi - sympy.acos(_sphere_u())) + R * sympy.sqrt(4 - R**2) / 2) / sympy.pi,
+        lambda p: (
+            (_sphere_u() * (sympy.pi - sympy.acos(_sphere_u())) + R * sympy.sqrt(4 - R**2) / 2) / sympy.pi
+        ),
         support=2.0,
         symbolic=False,
     ),
@@ -330,13 +359,22 @@ def _constructor(family):
 
     build.__name__ = build.__qualname__ = family.name
     build.__module__ = "spectralkit.kernels"
-    build.__signature__ = inspect.Signature([
-        inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default)
-        for p in family.params])
-    params_doc = "".join(f"\n{p.name} : {'int' if p.rule == 'positive_integer' else 'float'}, "
-                         f"default {p.default!r}\n    {p.doc}." for p in family.params)
-    build.__doc__ = family.doc + ("\n\nParameters\n----------" + params_doc if family.params else "") + \
-        "\n\nReturns\n-------\nRadialKernel\n"
+    build.__signature__ = inspect.Signature(
+        [
+            inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default)
+            for p in family.params
+        ]
+    )
+    params_doc = "".join(
+        f"\n{p.name} : {'int' if p.rule == 'positive_integer' else 'float'}, "
+        f"default {p.default!r}\n    {p.doc}."
+        for p in family.params
+    )
+    build.__doc__ = (
+        family.doc
+        + ("\n\nParameters\n----------" + params_doc if family.params else "")
+        + "\n\nReturns\n-------\nRadialKernel\n"
+    )
     return build
 
 
@@ -375,7 +413,9 @@ def from_spec(spec, params=None, support=None):
     if not isinstance(spec, str) or not spec.strip():
         raise KernelDefinitionError(f"kernel spec must be a non-empty string, got {spec!r}")
     if params is not None and not hasattr(params, "items"):
-        raise KernelDefinitionError(f"params must be a mapping of names to numbers, got {type(params).__name__}")
+        raise KernelDefinitionError(
+            f"params must be a mapping of names to numbers, got {type(params).__name__}"
+        )
     text = spec.strip()
     head, _, tail = text.partition(":")
     head = head.strip()
@@ -392,5 +432,6 @@ def from_spec(spec, params=None, support=None):
         return REGISTRY[head].create(**kwargs)
     if text.isidentifier() and text != "r":
         raise KernelDefinitionError(
-            f"unknown kernel {text!r}; library kernels: {', '.join(REGISTRY)} (or write a formula in r)")
+            f"unknown kernel {text!r}; library kernels: {', '.join(REGISTRY)} (or write a formula in r)"
+        )
     return RadialKernel.from_string(text, params=params, support=support)

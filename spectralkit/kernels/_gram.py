@@ -17,8 +17,11 @@ _BLOCK_BYTES = 64 << 20
 def check_shape_matrix(shape_matrix, dim, name="shape_matrix"):
     """Validate M (finite, symmetric, positive definite, dim x dim) and return M^(1/2) (float64)."""
     M = np.asarray(shape_matrix)
-    if M.dtype == object or not (np.issubdtype(M.dtype, np.number) or M.dtype == bool) or \
-            np.issubdtype(M.dtype, np.complexfloating):
+    if (
+        M.dtype == object
+        or not (np.issubdtype(M.dtype, np.number) or M.dtype == bool)
+        or np.issubdtype(M.dtype, np.complexfloating)
+    ):
         raise ValueError(f"{name} must be a real {dim} x {dim} matrix, got dtype {M.dtype}")
     M = M.astype(np.float64)
     if M.shape != (dim, dim):
@@ -41,8 +44,11 @@ def apply_shape(X, sqrt_shape):
 
 def _as_rows(name, A, dim=None):
     A = np.asarray(A)
-    if A.dtype == object or np.issubdtype(A.dtype, np.complexfloating) or not (
-            np.issubdtype(A.dtype, np.number) or A.dtype == bool):
+    if (
+        A.dtype == object
+        or np.issubdtype(A.dtype, np.complexfloating)
+        or not (np.issubdtype(A.dtype, np.number) or A.dtype == bool)
+    ):
         raise ValueError(f"{name} must be a real numeric array, got dtype {A.dtype}")
     A = A.astype(np.float64, copy=False)
     if A.ndim != 2:
@@ -83,8 +89,8 @@ def gram(kernel, X, Y=None, shape_matrix=None):
     sx, sy = np.einsum("ij,ij->i", Xa, Xa), np.einsum("ij,ij->i", Ya, Ya)
     rows = max(1, _BLOCK_BYTES // (8 * max(1, Ya.shape[0])))
     for s in range(0, Xa.shape[0], rows):
-        d2 = sx[s:s + rows, None] + sy[None, :] - 2.0 * (Xa[s:s + rows] @ Ya.T)
-        out[s:s + rows] = np.asarray(kernel(np.sqrt(np.maximum(d2, 0.0))), dtype=np.float64)
+        d2 = sx[s : s + rows, None] + sy[None, :] - 2.0 * (Xa[s : s + rows] @ Ya.T)
+        out[s : s + rows] = np.asarray(kernel(np.sqrt(np.maximum(d2, 0.0))), dtype=np.float64)
     if Y is None:  # exact symmetry (and k(0) on the diagonal) despite the rounding of d2
         out = 0.5 * (out + out.T)
         np.fill_diagonal(out, float(kernel(0.0)))

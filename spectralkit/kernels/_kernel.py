@@ -60,14 +60,17 @@ def _check_params(params):
     if params is None:
         return {}
     if not isinstance(params, Mapping):
-        raise KernelDefinitionError(f"params must be a mapping of names to numbers, got {type(params).__name__}")
+        raise KernelDefinitionError(
+            f"params must be a mapping of names to numbers, got {type(params).__name__}"
+        )
     out = {}
     for key_, value in params.items():
         if not isinstance(key_, str) or not key_.isidentifier():
             raise KernelDefinitionError(f"parameter names must be identifier strings, got {key_!r}")
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(float(value)):
             raise KernelDefinitionError(
-                f"parameter {key_!r} must be a finite real number, got {type(value).__name__} {value!r}")
+                f"parameter {key_!r} must be a finite real number, got {type(value).__name__} {value!r}"
+            )
         out[key_] = value
     return out
 
@@ -90,12 +93,15 @@ def _check_real_valued(expr, support):
     finite (poles, 0 * inf at r = 0) are left to the analysis of k.
     """
     top = float(support) if support is not None else 1e8
-    grid = np.unique(np.concatenate([np.linspace(0.0, min(top, 50.0), 2001), np.geomspace(1e-8, top, 2000),
-                                     [top]]))
+    grid = np.unique(
+        np.concatenate([np.linspace(0.0, min(top, 50.0), 2001), np.geomspace(1e-8, top, 2000), [top]])
+    )
     fn = sympy.lambdify(R, expr, modules=[_COMPLEX_MODULES, "numpy"])
     with np.errstate(all="ignore"):
         try:
-            vals = np.broadcast_to(np.asarray(fn(grid.astype(np.complex128)), dtype=np.complex128), grid.shape)
+            vals = np.broadcast_to(
+                np.asarray(fn(grid.astype(np.complex128)), dtype=np.complex128), grid.shape
+            )
         except (TypeError, ValueError, ZeroDivisionError, OverflowError, AttributeError):
             return  # not evaluable on complex input: the real evaluation will judge it
     ok = np.isfinite(vals)
@@ -103,9 +109,11 @@ def _check_real_valued(expr, support):
     if np.any(bad):
         r0 = float(grid[np.argmax(bad)])
         raise KernelDefinitionError(
-            f"kernel expression {expr} is not real-valued at r = {r0:.6g} (value {complex(vals[np.argmax(bad)]):.4g}): "
+            f"kernel expression {expr} is not real-valued at r = {r0:.6g} "
+            f"(value {complex(vals[np.argmax(bad)]):.4g}): "
             "a kernel must be real for every r >= 0 (on its support); e.g. take abs() inside roots of "
-            "negative numbers, or give support=R where the formula stops being real")
+            "negative numbers, or give support=R where the formula stops being real"
+        )
 
 
 class RadialKernel:
@@ -149,13 +157,14 @@ class RadialKernel:
             expr, _ = parse_formula(expr, params)
         elif not isinstance(expr, sympy.Expr):
             raise KernelDefinitionError(
-                "kernel expression must be a formula string or a sympy expression, got "
-                f"{type(expr).__name__}")
+                f"kernel expression must be a formula string or a sympy expression, got {type(expr).__name__}"
+            )
         undefined = sorted({type(f).__name__ for f in expr.atoms(AppliedUndef)})
         if undefined:
             raise KernelDefinitionError(
                 f"kernel expression uses undefined functions {', '.join(undefined)}: only sympy's "
-                "elementary and special functions can be evaluated")
+                "elementary and special functions can be evaluated"
+            )
         expr = expr.xreplace({s: R for s in expr.free_symbols if s.name == "r" and s != R})
         names = {s.name: s for s in expr.free_symbols if s != R}
         undeclared = sorted(set(names) - set(params))
@@ -295,9 +304,13 @@ class RadialKernel:
                 value = sympy.Add(*[to_sympy_number(c) * a.expr for c, a in self._terms])
             else:
                 subs = {sympy.Symbol(k_, real=True): to_sympy_number(v) for k_, v in self._params}
-                subs.update({s: subs[sympy.Symbol(s.name, real=True)]
-                             for s in self._expr.free_symbols
-                             if s != R and sympy.Symbol(s.name, real=True) in subs})
+                subs.update(
+                    {
+                        s: subs[sympy.Symbol(s.name, real=True)]
+                        for s in self._expr.free_symbols
+                        if s != R and sympy.Symbol(s.name, real=True) in subs
+                    }
+                )
                 value = self._expr.xreplace(subs)
             self._cache["expr"] = value
         return self._cache["expr"]
@@ -306,8 +319,11 @@ class RadialKernel:
         """The kernel as a sympy ``Piecewise`` that is 0 beyond each term's support."""
         out = []
         for c, a in self.terms:
-            e = a.expr if a.support is None else sympy.Piecewise(
-                (a.expr, R <= to_sympy_number(a.support)), (0, True))
+            e = (
+                a.expr
+                if a.support is None
+                else sympy.Piecewise((a.expr, R <= to_sympy_number(a.support)), (0, True))
+            )
             out.append(to_sympy_number(c) * e)
         return sympy.Add(*out)
 

@@ -101,8 +101,11 @@ def _check_magnitude(text, value):
     for number in [value] if value.is_number else value.atoms(sympy.Number):
         lg = _log10_magnitude(number)
         if lg > _MAX_LOG10 or (math.isfinite(lg) and lg < -_MAX_LOG10):
-            _reject(text, f"the constant {sympy.sstr(number)[:40]} has magnitude 10^{lg:.0f}, outside "
-                          f"[10^-{_MAX_LOG10}, 10^{_MAX_LOG10}]")
+            _reject(
+                text,
+                f"the constant {sympy.sstr(number)[:40]} has magnitude 10^{lg:.0f}, outside "
+                f"[10^-{_MAX_LOG10}, 10^{_MAX_LOG10}]",
+            )
     return value
 
 
@@ -115,8 +118,11 @@ def _check_power(text, base, exponent):
                 return
             lg = abs(e.real) * abs(_log10_magnitude(base)) if e.real else 0.0
             if lg > _MAX_LOG10:
-                _reject(text, f"the power {sympy.sstr(base)[:20]}^{sympy.sstr(exponent)[:20]} has magnitude "
-                              f"about 10^{lg:.3g}, beyond 10^{_MAX_LOG10}")
+                _reject(
+                    text,
+                    f"the power {sympy.sstr(base)[:20]}^{sympy.sstr(exponent)[:20]} has magnitude "
+                    f"about 10^{lg:.3g}, beyond 10^{_MAX_LOG10}",
+                )
         elif exponent.is_Integer and abs(int(exponent)) > _MAX_POWER:
             _reject(text, f"the integer exponent {int(exponent)} is larger than {_MAX_POWER} in magnitude")
 
@@ -220,8 +226,11 @@ def parse_formula(text, parameters=()):
                 _reject(text, f"{name} takes at least 2 arguments, got {len(node.args)}")
             args = [build(a) for a in node.args]
             if name == "gamma" and args[0].is_number and abs(complex(sympy.N(args[0], 15))) > _MAX_GAMMA_ARG:
-                _reject(text, f"gamma of the constant {sympy.sstr(args[0])[:20]} overflows float64 "
-                              f"(the argument must be at most {_MAX_GAMMA_ARG} in magnitude)")
+                _reject(
+                    text,
+                    f"gamma of the constant {sympy.sstr(args[0])[:20]} overflows float64 "
+                    f"(the argument must be at most {_MAX_GAMMA_ARG} in magnitude)",
+                )
             return _check_magnitude(text, func(*args))
         _reject(text, f"the syntax element {type(node).__name__} is not allowed")
 

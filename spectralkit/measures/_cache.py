@@ -163,7 +163,8 @@ def get_or_compute(key, compute, *, expected, validate, cache_dir=None):
             except (OSError, TypeError, ValueError) as exc:
                 problem = problem or f"cannot write {path} ({getattr(exc, 'strerror', None) or exc})"
     if problem:
-        warnings.warn(f"spectralkit disk cache not used: {problem}; computed without it",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"spectralkit disk cache not used: {problem}; computed without it", RuntimeWarning, stacklevel=3
+        )
     with _lock:
         return _memory.setdefault(key, value)

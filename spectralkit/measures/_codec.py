@@ -97,7 +97,8 @@ def decode(data, expected, where="data"):
         extra = sorted(set(data) - set(names) - {"type"})
         missing = [n for n in names if n not in data]
         if extra or missing:
-            raise CodecError(f"{where}: {expected.__name__} fields do not match (missing {missing}, "
-                             f"unexpected {extra})")
+            raise CodecError(
+                f"{where}: {expected.__name__} fields do not match (missing {missing}, unexpected {extra})"
+            )
         return expected(**{n: decode(data[n], hints[n], f"{where}.{n}") for n in names})
     raise CodecError(f"{where}: cannot decode type {expected!r}")

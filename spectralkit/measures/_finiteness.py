@@ -42,32 +42,48 @@ def finiteness(measure):
     """:class:`FinitenessReport` of ``measure`` (module docstring)."""
     d = measure.dim
     closed = {atom: closed_form(atom, d) for _, atom in measure.terms if atom is not None}
-    for atom, t in closed.items():
+    for t in closed.values():
         if t is not None and t.divergent:
             return FinitenessReport(False, math.nan, math.nan, t.divergent, (f"closed form ({t.method})",))
     # the analysis decides before any numeric transform is attempted: unbounded or slowly oscillating
     # kernels have no finite measure, and their transforms do not exist
     budget = analysis_budget(measure.sympy_budget)
-    analysed = [(c, atom, None, analyze(atom, budget=budget)) for c, atom in measure.terms
-                if atom is not None and closed[atom] is None]
+    analyses = {
+        atom: analyze(atom, budget=budget)
+        for _, atom in measure.terms
+        if atom is not None and closed[atom] is None
+    }
     evidence = []
-    for c, a, t, an in analysed:
+    for a, an in analyses.items():
         if not an.bounded or an.decay == "growth":
             where = "at r = 0" if not an.bounded else "at infinity"
-            reason = (f"k is unbounded {where} ({a.name}), but |k(z)| <= ||mu|| for every finite signed "
-                      "measure: mu is a generalized function (singular at rho = 0 for growth at infinity) "
-                      "and ||mu|| = inf")
-            return FinitenessReport(False, math.nan, math.nan, reason,
-                                    (f"analysis ({an.method}): decay '{an.decay}', bounded {an.bounded}",))
+            reason = (
+                f"k is unbounded {where} ({a.name}), but |k(z)| <= ||mu|| for every finite signed "
+                "measure: mu is a generalized function (singular at rho = 0 for growth at infinity) "
+                "and ||mu|| = inf"
+            )
+            return FinitenessReport(
+                False,
+                math.nan,
+                math.nan,
+                reason,
+                (f"analysis ({an.method}): decay '{an.decay}', bounded {an.bounded}",),
+            )
         if an.oscillating and an.decay == "power" and an.decay_rate < (d - 1) / 2:
-            reason = (f"k oscillates at infinity with an envelope r^-{an.decay_rate:.3g} ({a.name}), slower than "
-                      f"the r^-{(d - 1) / 2:g} of every finite radial measure on R^{d}: its Fourier transform "
-                      "is not a measure, ||mu|| = inf")
-            return FinitenessReport(False, math.nan, math.nan, reason,
-                                    (f"analysis ({an.method}): oscillating decay r^-{an.decay_rate:.3g}",))
+            reason = (
+                f"k oscillates at infinity with an envelope r^-{an.decay_rate:.3g} ({a.name}), slower than "
+                f"the r^-{(d - 1) / 2:g} of every finite radial measure on R^{d}: its Fourier transform "
+                "is not a measure, ||mu|| = inf"
+            )
+            return FinitenessReport(
+                False,
+                math.nan,
+                math.nan,
+                reason,
+                (f"analysis ({an.method}): oscillating decay r^-{an.decay_rate:.3g}",),
+            )
     terms = measure.transform_terms
-    analysed = [(c, atom, t, an) for (c, atom, t), (_, _, _, an) in
-                zip([x for x in terms if x[1] is not None and not _is_closed_form(x[2])], analysed)]
+    analysed = [(c, atom, t, analyses[atom]) for c, atom, t in terms if atom in analyses]
     tail_exp = math.inf
     causes = []
     # closed forms: their exponents are exact (a single compact term per support; several compact
@@ -87,8 +103,12 @@ def finiteness(measure):
             causes.append((e, _edge_text(R, beta, c * 1.0, d, e)))
         if math.isfinite(t.tail_exponent) and not t.edges:
             tail_exp = min(tail_exp, t.tail_exponent)
-            causes.append((t.tail_exponent, f"the closed form of {atom.name} decays like "
-                                            f"rho^-{_fmt_exp(t.tail_exponent)}"))
+            causes.append(
+                (
+                    t.tail_exponent,
+                    f"the closed form of {atom.name} decays like rho^-{_fmt_exp(t.tail_exponent)}",
+                )
+            )
     # boundary singularities of analysed terms: combine equal supports and equal beta (cancellation)
     edge = {}
     for c, a, _, an in analysed:
@@ -104,16 +124,20 @@ def finiteness(measure):
         e = (d + 1) / 2 + beta
         tail_exp = min(tail_exp, e)
         causes.append((e, _edge_text(R, beta, coef, d, e)))
-    for _, _, _, an in analysed:
-        for coef, alpha, logp in an.origin_terms[:1]:
+    for *_, an in analysed:
+        for _, alpha, logp in an.origin_terms[:1]:
             e = d + alpha
             tail_exp = min(tail_exp, e)
             term = f"r^{alpha:g}" + (" log r" if logp else "")
-            causes.append((e, f"the term {term} of k at r = 0 gives |mu| ~ rho^-(d+{alpha:g}) = rho^-{_fmt_exp(e)}"))
+            causes.append(
+                (e, f"the term {term} of k at r = 0 gives |mu| ~ rho^-(d+{alpha:g}) = rho^-{_fmt_exp(e)}")
+            )
     integrand = d - 1 - tail_exp
     if not causes:
-        reason = ("k is smooth (analytic in r^2) at 0 with no support edge: mu decays faster than any "
-                  "power, ||mu|| < inf")
+        reason = (
+            "k is smooth (analytic in r^2) at 0 with no support edge: mu decays faster than any "
+            "power, ||mu|| < inf"
+        )
         finite = True
     else:
         causes.sort()
@@ -121,15 +145,21 @@ def finiteness(measure):
         finite = integrand < -1
         verdict = "finite" if finite else "divergent"
         extra = ""
-        for R, beta in [(R, b) for R, (b, _) in leading.items()] + list(leading_closed.items()):
+        for beta in [b for b, _ in leading.values()] + list(leading_closed.values()):
             if (d + 1) / 2 + beta == e_main:
                 extra = f" (finite iff d < 1 + 2*beta = {1 + 2 * beta:g})"
-        reason = (f"{text}; mass integrand rho^(d-1)|mu| ~ rho^{_fmt_exp(integrand)} in d = {d}: "
-                  f"{verdict}{extra}")
-    methods = sorted({an.method for *_, an in analysed} | {t.method for _, a, t in terms if _is_closed_form(t)})
-    evidence.append("exponents from " + ", ".join(methods) + (" (k at r = 0, at the support edge and at infinity)"
-                                                              if analysed else "")
-                    + (", at the support edge" if leading or leading_closed else ""))
+        reason = (
+            f"{text}; mass integrand rho^(d-1)|mu| ~ rho^{_fmt_exp(integrand)} in d = {d}: {verdict}{extra}"
+        )
+    methods = sorted(
+        {an.method for *_, an in analysed} | {t.method for _, a, t in terms if _is_closed_form(t)}
+    )
+    evidence.append(
+        "exponents from "
+        + ", ".join(methods)
+        + (" (k at r = 0, at the support edge and at infinity)" if analysed else "")
+        + (", at the support edge" if leading or leading_closed else "")
+    )
     pm, slope = _partial_mass_evidence(measure, finite, integrand, evidence)
     return FinitenessReport(finite, tail_exp, integrand, reason, tuple(evidence), pm, slope)
 
@@ -158,15 +188,20 @@ def _partial_mass_evidence(measure, finite, integrand, evidence):
             note = "consistent with convergence (no growth)"
         elif np.isfinite(slope):
             agrees = (slope < -0.15) if finite else (slope > -0.15)
-            note = ("consistent with " + ("convergence" if finite else "divergence")) if agrees else \
-                "INCONCLUSIVE against the analysis"
+            note = (
+                ("consistent with " + ("convergence" if finite else "divergence"))
+                if agrees
+                else "INCONCLUSIVE against the analysis"
+            )
             if math.isfinite(integrand):
                 note += f" (predicted {integrand + 1:.3g})"
         else:
             note = "INCONCLUSIVE"
-        evidence.append("partial masses M(R) = S_{d-1} int_0^R |mu| rho^(d-1): "
-                        + ", ".join(f"M({r_:.3g}) = {v:.6g}" for r_, v in pm)
-                        + f"; increments scale like R^{slope:.3g} — {note}")
+        evidence.append(
+            "partial masses M(R) = S_{d-1} int_0^R |mu| rho^(d-1): "
+            + ", ".join(f"M({r_:.3g}) = {v:.6g}" for r_, v in pm)
+            + f"; increments scale like R^{slope:.3g} — {note}"
+        )
     except (TransformError, ValueError, FloatingPointError, ZeroDivisionError) as exc:
         evidence.append(f"partial masses not computed: {exc}")
     return pm, slope

@@ -44,12 +44,12 @@ from ._results import Estimate, Lobe, TailModel
 
 __all__ = ["jordan", "integrate_abs", "head_limit"]
 
-_TAIL_SHARE = 1e-3        # a power tail starts where it holds less than this share of the mass
-_HEAD_PERIODS = 64        # the head of an oscillating density holds at least this many periods
-_FAR_PHASE = 2.5e4        # explicit tail lobes up to R rho_far ~ this many radians
-_NEGLIGIBLE = 1e-16       # relative mass that may be neglected beyond rho_c (super-exponential)
-_REL_TOL = 1e-13          # target of the adaptive quadrature (relative per piece)
-_PER_PERIOD = 16          # grid points per period of an oscillation
+_TAIL_SHARE = 1e-3  # a power tail starts where it holds less than this share of the mass
+_HEAD_PERIODS = 64  # the head of an oscillating density holds at least this many periods
+_FAR_PHASE = 2.5e4  # explicit tail lobes up to R rho_far ~ this many radians
+_NEGLIGIBLE = 1e-16  # relative mass that may be neglected beyond rho_c (super-exponential)
+_REL_TOL = 1e-13  # target of the adaptive quadrature (relative per piece)
+_PER_PERIOD = 16  # grid points per period of an oscillation
 
 
 # ---------------------------------------------------------------------------------------------
@@ -98,13 +98,15 @@ def _pieces(lo, hi, max_ratio=4.0, max_width=np.inf):
         cuts = [a] if a > 0 else [0.0]
         if b / start > max_ratio:
             n = int(math.ceil(math.log(b / start) / math.log(max_ratio)))
-            cuts += list(np.geomspace(start, b, n + 1)[1 if a > 0 else 0:])
+            cuts += list(np.geomspace(start, b, n + 1)[1 if a > 0 else 0 :])
         else:
             cuts.append(b)
         cuts = np.asarray(cuts)
         if np.isfinite(max_width):
-            extra = [np.linspace(c0, c1, int(math.ceil((c1 - c0) / max_width)) + 1)
-                     for c0, c1 in zip(cuts[:-1], cuts[1:])]
+            extra = [
+                np.linspace(c0, c1, int(math.ceil((c1 - c0) / max_width)) + 1)
+                for c0, c1 in zip(cuts[:-1], cuts[1:])
+            ]
             cuts = np.unique(np.concatenate(extra))
         out_lo.append(cuts[:-1])
         out_hi.append(cuts[1:])
@@ -124,8 +126,9 @@ def _integrate_lobes(f, lo, hi, scale, period=np.inf, rel=0.0):
     values = np.zeros(len(lo))
     errors = np.zeros(len(lo))
     if pl.size:
-        v, e = integrate_adaptive(f, pl, ph, rel_tol=max(_REL_TOL, 0.1 * rel), abs_tol=1e-17 * scale,
-                                  max_panels=64 * pl.size + 1024)
+        v, e = integrate_adaptive(
+            f, pl, ph, rel_tol=max(_REL_TOL, 0.1 * rel), abs_tol=1e-17 * scale, max_panels=64 * pl.size + 1024
+        )
         np.add.at(values, owner, v)
         np.add.at(errors, owner, e)
     return values, errors
@@ -146,8 +149,14 @@ def integrate_abs(f, a, b, oscillation, rel=1e-10):
     grid = grid[(grid >= a) & (grid <= b)]
     vals = f(grid)
     edges = np.concatenate([[a], find_roots(f, grid, vals), [b]])
-    v, _ = _integrate_lobes(f, edges[:-1], edges[1:], float(np.max(np.abs(vals)) * (b - a)) or 1.0,
-                            2 * math.pi / oscillation if oscillation else np.inf, rel)
+    v, _ = _integrate_lobes(
+        f,
+        edges[:-1],
+        edges[1:],
+        float(np.max(np.abs(vals)) * (b - a)) or 1.0,
+        2 * math.pi / oscillation if oscillation else np.inf,
+        rel,
+    )
     total = float(np.sum(np.abs(v)))
     return total if math.isfinite(total) else math.inf
 
@@ -174,10 +183,13 @@ class _TailParts:
             else:
                 raise TransformError(
                     f"the oscillating tail of {measure.kernel.name} has no smooth parts ({t.method}); "
-                    "its masses cannot be integrated")
+                    "its masses cannot be integrated"
+                )
         self.start = max([t.tail_start for _, t in measure.transforms] + [0.0])
-        self.frequencies = sorted({R for _, R, _ in self.items if R > 0}
-                                  | {float(b) for _, t in measure.transforms for b, _ in t.edges})
+        self.frequencies = sorted(
+            {R for _, R, _ in self.items if R > 0}
+            | {float(b) for _, t in measure.transforms for b, _ in t.edges}
+        )
 
     def __call__(self, rho):
         rho = np.asarray(rho, dtype=np.float64)
@@ -192,7 +204,7 @@ class _TailParts:
                 A = np.asarray(A, dtype=np.float64)
                 a += np.where(A != 0, np.sign(A) * np.exp(np.log(np.abs(A)) + lp), 0.0) * c
                 # one amplitude, or several ((R_i, B_i), ...) for several breakpoints
-                for Ri, Bi in ([] if B is None else B if isinstance(B, list) else [(R, B)]):
+                for Ri, Bi in [] if B is None else B if isinstance(B, list) else [(R, B)]:
                     Bi = np.asarray(Bi, dtype=np.complex128)
                     mag = np.where(Bi != 0, np.exp(np.log(np.abs(Bi)) + lp), 0.0)
                     amps.setdefault(float(Ri), np.zeros(rho.shape, dtype=np.complex128))
@@ -243,6 +255,7 @@ def _averaged_beyond(parts, rho_far, q, R):
             b = np.abs(amps[R]) if R else np.zeros(rho.shape)
             avg = _avg_plus(a, b) if which > 0 else _avg_plus(a, b) - a
             return avg * rho_far * s * t ** (-s - 1.0)
+
         return g
 
     out = []
@@ -286,8 +299,9 @@ def head_limit(measure, f, k0):
     mass_density = np.abs(vals) * grid  # mass per log-interval
     peak = float(np.max(mass_density))
     if not math.isfinite(peak):
-        raise TransformError(f"the spectral density of {measure.kernel.name} in d = {measure.dim} is not "
-                             "finite on its grid")
+        raise TransformError(
+            f"the spectral density of {measure.kernel.name} in d = {measure.dim} is not finite on its grid"
+        )
     if math.isfinite(tail_exp):
         q = tail_exp - (measure.dim - 1)
         share = mass_density / max(q - 1.0, 1e-3) / max(k0, peak)
@@ -344,8 +358,9 @@ def jordan(measure):
     rc, tail_exp, osc = head_limit(measure, f, k0)
     scale_lo = min(t.scale for t in _continuous(measure))
     rel = max(t.rel_error for _, t in measure.transforms)
-    singular = np.array(sorted({float(p) for _, t in measure.transforms for p in t.singular_points
-                                if 0 < p < rc}))
+    singular = np.array(
+        sorted({float(p) for _, t in measure.transforms for p in t.singular_points if 0 < p < rc})
+    )
     n_uni = int(min(4_000_000, max(4000, _PER_PERIOD * rc * osc / (2 * math.pi)))) if osc else 1000
     grid = np.unique(np.concatenate([np.geomspace(1e-6 * scale_lo, rc, 3000), np.linspace(0.0, rc, n_uni)]))
     grid = grid[(grid > 0) & ~np.isin(grid, singular)]
@@ -355,7 +370,8 @@ def jordan(measure):
         raise TransformError(
             f"the radial density of {measure.kernel.name} in d = {measure.dim} is not finite at "
             f"rho = {bad[0]:.6g} ({bad.size} of {grid.size} grid points); its spectral measure has a "
-            "singular part that this kernel's transform does not represent")
+            "singular part that this kernel's transform does not represent"
+        )
     known = [t.zeros for _, t in measure.transforms]
     if len(known) == 1 and known[0] is not None:
         roots = np.array(sorted(float(z) for z in known[0] if 0 < z < rc))
@@ -372,14 +388,21 @@ def jordan(measure):
         values = exact
         errors = 1e-15 * np.abs(exact) + 1e-16 * scale
     else:
-        values, errors = _integrate_lobes(f, edges[:-1], edges[1:], scale,
-                                          2 * math.pi / osc if osc else np.inf, rel)
+        values, errors = _integrate_lobes(
+            f, edges[:-1], edges[1:], scale, 2 * math.pi / osc if osc else np.inf, rel
+        )
         errors = errors + rel * np.abs(values)
-    lobes = _merge([Lobe(float(a), float(b), int(sg), abs(float(v)), float(e))
-                    for a, b, sg, v, e in zip(edges[:-1], edges[1:], signs, values, errors)], set(singular))
+    lobes = _merge(
+        [
+            Lobe(float(a), float(b), int(sg), abs(float(v)), float(e))
+            for a, b, sg, v, e in zip(edges[:-1], edges[1:], signs, values, errors)
+        ],
+        set(singular),
+    )
     roots = [lb.a for lb in lobes[1:]]
-    tail, neglected = (None, 0.0) if measure.truncation is not None else \
-        _tail(measure, f, rc, tail_exp, osc, scale, rel)
+    tail, neglected = (
+        (None, 0.0) if measure.truncation is not None else _tail(measure, f, rc, tail_exp, osc, scale, rel)
+    )
     return roots, lobes, tail, neglected
 
 
@@ -387,17 +410,22 @@ def _tail(measure, f, rc, tail_exp, osc, scale, rel):
     d = measure.dim
     if not math.isfinite(tail_exp):
         # faster than any power: bound what is left out
-        val, err = integrate_adaptive(lambda t: np.abs(f(rc / t)) * rc / t**2, np.array([0.0]),
-                                      np.array([1.0]), rel_tol=1e-6)
+        val, err = integrate_adaptive(
+            lambda t: np.abs(f(rc / t)) * rc / t**2, np.array([0.0]), np.array([1.0]), rel_tol=1e-6
+        )
         neglected = float(val[0] + err[0])
         if neglected > _NEGLIGIBLE * scale:
-            raise TransformError(f"{measure.kernel.name}: mass {neglected:.3g} beyond rho_c = {rc:.4g} could not "
-                                 "be neglected (its density decays slower than its transform claims)")
+            raise TransformError(
+                f"{measure.kernel.name}: mass {neglected:.3g} beyond rho_c = {rc:.4g} could not "
+                "be neglected (its density decays slower than its transform claims)"
+            )
         return None, neglected
     q = tail_exp - (d - 1)
     if not q > 1:
-        raise TransformError(f"the tail exponent {q:g} of the radial density of {measure.kernel.name} is <= 1: "
-                             "the mass is infinite, but the finiteness analysis said finite")
+        raise TransformError(
+            f"the tail exponent {q:g} of the radial density of {measure.kernel.name} is <= 1: "
+            "the mass is infinite, but the finiteness analysis said finite"
+        )
     parts = _TailParts(measure)
     R = max(parts.frequencies) if parts.frequencies else 0.0
     if len(parts.frequencies) > 1:
@@ -407,8 +435,12 @@ def _tail(measure, f, rc, tail_exp, osc, scale, rel):
         mp, mm = _oscillating_tail(measure, f, parts, rc, q, R, scale, rel)
     else:
         s = 1.0 / (q - 1.0)
-        v, e = integrate_adaptive(lambda t: f(rc * t ** (-s)) * rc * s * t ** (-s - 1.0), np.array([0.0]),
-                                  np.array([1.0]), rel_tol=1e-12)
+        v, e = integrate_adaptive(
+            lambda t: f(rc * t ** (-s)) * rc * s * t ** (-s - 1.0),
+            np.array([0.0]),
+            np.array([1.0]),
+            rel_tol=1e-12,
+        )
         exact = _lobe_masses_exact(measure, np.array([rc, np.inf]))
         if exact is not None:
             v, e = exact, 1e-15 * np.abs(exact) + 1e-16 * scale
@@ -416,8 +448,14 @@ def _tail(measure, f, rc, tail_exp, osc, scale, rel):
         zero = Estimate(0.0, 0.0)
         mp, mm = (m, zero) if v[0] >= 0 else (zero, m)
     # envelope |f| <= bound rho^-q on [rho_c, inf) for the rejection sampler
-    probe = np.unique(np.concatenate([np.geomspace(rc, 1e8 * rc, 4000),
-                                      np.linspace(rc, rc + 40 * 2 * math.pi / osc, 4000) if osc else []]))
+    probe = np.unique(
+        np.concatenate(
+            [
+                np.geomspace(rc, 1e8 * rc, 4000),
+                np.linspace(rc, rc + 40 * 2 * math.pi / osc, 4000) if osc else [],
+            ]
+        )
+    )
     if osc:
         a, amps = parts(probe)
         env = np.abs(a) + sum(np.abs(b) for b in amps.values())
@@ -438,11 +476,13 @@ def _tail_intervals(f, lo, hi, R, scale, cuts):
     n = int(_PER_PERIOD * (hi - lo) * R / (2 * math.pi)) + 2
     grid = np.linspace(lo, hi, n)
     roots = find_roots(f, grid, f(grid))
-    edges = np.unique(np.concatenate([grid[::_PER_PERIOD // 2], roots, cuts, [lo, hi]]))
+    edges = np.unique(np.concatenate([grid[:: _PER_PERIOD // 2], roots, cuts, [lo, hi]]))
     v, e = integrate_intervals(f, edges[:-1], edges[1:], 16, 24)
     bad = e > _REL_TOL * np.abs(v) + 1e-17 * scale
     if np.any(bad):  # rare: a near-tangency
-        v2, e2 = integrate_adaptive(f, edges[:-1][bad], edges[1:][bad], rel_tol=_REL_TOL, abs_tol=1e-17 * scale)
+        v2, e2 = integrate_adaptive(
+            f, edges[:-1][bad], edges[1:][bad], rel_tol=_REL_TOL, abs_tol=1e-17 * scale
+        )
         v[bad], e[bad] = v2, e2
     return edges, v, e
 
@@ -459,8 +499,13 @@ def _oscillating_tail(measure, f, parts, rc, q, R, scale, rel):
     for start in (far, mid):
         keep = ends <= start * (1 + 1e-15)
         (ap, ep), (am, em) = _averaged_beyond(parts, start, q, R)
-        totals.append((float(np.sum(v[keep & (v > 0)])) + ap, float(-np.sum(v[keep & (v < 0)])) + am,
-                       float(np.sum(e[keep])) + ep + em))
+        totals.append(
+            (
+                float(np.sum(v[keep & (v > 0)])) + ap,
+                float(-np.sum(v[keep & (v < 0)])) + am,
+                float(np.sum(e[keep])) + ep + em,
+            )
+        )
     (mp, mm, err), (mp2, mm2, _) = totals
     mp, mm = max(mp, 0.0), max(mm, 0.0)
     err_p = err + abs(mp - mp2) + extra + rel * mp

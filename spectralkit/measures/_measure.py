@@ -59,8 +59,15 @@ def _check_dim(dim):
 
 
 #: Failures of the numerical and symbolic libraries inside a derivation (reported as TransformError).
-_THIRD_PARTY = (ArithmeticError, NotImplementedError, RecursionError, mpmath.libmp.NoConvergence,
-                sympy.SympifyError, sympy.PolynomialError, sympy.PoleError)
+_THIRD_PARTY = (
+    ArithmeticError,
+    NotImplementedError,
+    RecursionError,
+    mpmath.libmp.NoConvergence,
+    sympy.SympifyError,
+    sympy.PolynomialError,
+    sympy.PoleError,
+)
 
 
 @contextlib.contextmanager
@@ -71,11 +78,14 @@ def _translated(measure):
     except SpectralkitError:
         raise
     except MemoryError:
-        raise TransformError(f"not enough memory to derive the spectral measure of {measure.kernel.name} in "
-                             f"d = {measure.dim}") from None
+        raise TransformError(
+            f"not enough memory to derive the spectral measure of {measure.kernel.name} in d = {measure.dim}"
+        ) from None
     except _THIRD_PARTY as exc:
-        raise TransformError(f"the spectral measure of {measure.kernel.name} in d = {measure.dim} could not be "
-                             f"computed: {type(exc).__name__}: {exc}") from exc
+        raise TransformError(
+            f"the spectral measure of {measure.kernel.name} in d = {measure.dim} could not be "
+            f"computed: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _k0_tolerance(mass_plus, mass_minus):
@@ -98,8 +108,9 @@ def _validate_derivation(d):
             return f"{name} = {m.value!r} +- {m.error!r} is not a finite non-negative estimate"
     if (d.verdict == "PD") != (d.mass_minus.value == 0):
         return f"verdict {d.verdict} with m- = {d.mass_minus.value!r}"
-    if not math.isfinite(d.k0) or abs(d.k0 - (d.mass_plus.value - d.mass_minus.value)) > \
-            max(10 * _k0_tolerance(d.mass_plus, d.mass_minus), 1e-9 * abs(d.k0)):
+    if not math.isfinite(d.k0) or abs(d.k0 - (d.mass_plus.value - d.mass_minus.value)) > max(
+        10 * _k0_tolerance(d.mass_plus, d.mass_minus), 1e-9 * abs(d.k0)
+    ):
         return "k(0) differs from m+ - m- beyond the stated errors"
     for lb in d.lobes:
         if not (lb.a < lb.b and lb.sign in (1, -1) and lb.mass >= 0 and lb.error >= 0):
@@ -143,8 +154,10 @@ class SpectralMeasure:
         if isinstance(kernel, str):
             kernel = from_spec(kernel)
         if not isinstance(kernel, (RadialKernel, DensityKernel)):
-            raise TypeError(f"kernel must be a RadialKernel, a DensityKernel or a spec string, got "
-                            f"{type(kernel).__name__}")
+            raise TypeError(
+                f"kernel must be a RadialKernel, a DensityKernel or a spec string, got "
+                f"{type(kernel).__name__}"
+            )
         self.kernel = kernel
         self.dim = _check_dim(dim)
         if not (isinstance(sympy_budget, numbers.Real) and sympy_budget >= 0):
@@ -171,10 +184,17 @@ class SpectralMeasure:
         if self._transforms is None:
             terms = self.terms
             self._transforms = tuple(
-                (c, constant_transform(self.dim) if atom is None else _cache.memory_get_or_compute(
-                    ("transform", atom.key, self.dim, self.sympy_budget),
-                    lambda atom=atom: transform_atom(atom, self.dim, sympy_budget=self.sympy_budget)))
-                for c, atom in terms)
+                (
+                    c,
+                    constant_transform(self.dim)
+                    if atom is None
+                    else _cache.memory_get_or_compute(
+                        ("transform", atom.key, self.dim, self.sympy_budget),
+                        lambda atom=atom: transform_atom(atom, self.dim, sympy_budget=self.sympy_budget),
+                    ),
+                )
+                for c, atom in terms
+            )
             self._term_k0 = tuple(1.0 if atom is None else atom.value_at_zero() for _, atom in terms)
 
     @property
@@ -301,8 +321,13 @@ class SpectralMeasure:
         if self._summary is None:
             key = ("measure", self.kernel.key, self.dim, self.sympy_budget, self._truncation)
             with _translated(self):
-                self._summary = _cache.get_or_compute(key, self._derive, cache_dir=self.cache_dir,
-                                                      expected=Derivation, validate=_validate_derivation)
+                self._summary = _cache.get_or_compute(
+                    key,
+                    self._derive,
+                    cache_dir=self.cache_dir,
+                    expected=Derivation,
+                    validate=_validate_derivation,
+                )
         return self._summary
 
     @property
@@ -320,7 +345,9 @@ class SpectralMeasure:
         if not fin.finite and self._truncation is None:
             raise DivergentMassError(
                 f"{what} of {self.kernel.name} in d = {self.dim} is not defined: the total mass "
-                f"||mu|| is infinite. {fin.reason}", reason=fin.reason)
+                f"||mu|| is infinite. {fin.reason}",
+                reason=fin.reason,
+            )
 
     @property
     def sign_changes(self):
@@ -393,8 +420,13 @@ class SpectralMeasure:
         """
         if not (isinstance(rho_max, numbers.Real) and math.isfinite(rho_max) and rho_max > 0):
             raise ValueError(f"rho_max must be a finite number > 0, got {rho_max!r}")
-        return SpectralMeasure(self.kernel, self.dim, sympy_budget=self.sympy_budget,
-                               cache_dir=self.cache_dir, _truncation=float(rho_max))
+        return SpectralMeasure(
+            self.kernel,
+            self.dim,
+            sympy_budget=self.sympy_budget,
+            cache_dir=self.cache_dir,
+            _truncation=float(rho_max),
+        )
 
     def cumulative(self, rho):
         """The exact cumulative signed mass int_0^rho f of the absolutely continuous part, or None.
@@ -448,12 +480,14 @@ class SpectralMeasure:
             if sub.check_rkks().verdict != "PD":
                 raise ValueError(
                     f"split='terms' needs every term to be PD in d = {self.dim}; the term {atom.name} "
-                    f"is {sub.check_rkks().verdict}. Use split='jordan'.")
+                    f"is {sub.check_rkks().verdict}. Use split='jordan'."
+                )
             (plus if c > 0 else minus).append((abs(c), sub))
 
         def mass(part):
-            return Estimate(sum(w * s.mass_plus.value for w, s in part),
-                            sum(w * s.mass_plus.error for w, s in part))
+            return Estimate(
+                sum(w * s.mass_plus.value for w, s in part), sum(w * s.mass_plus.error for w, s in part)
+            )
 
         return TermsSplit(tuple(plus), tuple(minus), mass(plus), mass(minus))
 
@@ -467,8 +501,9 @@ class SpectralMeasure:
         method = self.method if fin.finite or math.isfinite(fin.tail_exponent) else self._divergent_method()
         if not fin.finite and self._truncation is None:
             progress.done()
-            return Derivation(method, "DIVERGENT", k0, fin, (), (), None, None, None,
-                              time.perf_counter() - t0)
+            return Derivation(
+                method, "DIVERGENT", k0, fin, (), (), None, None, None, time.perf_counter() - t0
+            )
         progress.stage("Jordan split (sign changes, lobes, tail)")
         roots, lobes, tail, neglected = jordan(self)
         rel = max(t.rel_error for _, t in self.transforms)
@@ -485,7 +520,9 @@ class SpectralMeasure:
         if ep + em > _MAX_MASS_ERROR * (mp + mm):
             raise TransformError(
                 f"the masses of {self.kernel.name} in d = {self.dim} are not accurate enough to decide: "
-                f"m+ = {mp:.6g} ± {ep:.2g}, m- = {mm:.6g} ± {em:.2g} (errors above {_MAX_MASS_ERROR:g} of ||mu||)")
+                f"m+ = {mp:.6g} ± {ep:.2g}, m- = {mm:.6g} ± {em:.2g} "
+                f"(errors above {_MAX_MASS_ERROR:g} of ||mu||)"
+            )
         analytic_pd = all(t.nonnegative and c > 0 for c, t in self.transforms)
         # a negative part is real only if it exceeds what the density's own error can produce (a
         # negative shell always is)
@@ -502,17 +539,35 @@ class SpectralMeasure:
         checked = math.isfinite(k0) and self._truncation is None
         if checked and abs(residual) > _GROSS_RESIDUAL * (mp + mm):
             raise TransformError(
-                f"the masses of {self.kernel.name} in d = {self.dim} fail the Bochner identity: k(0) - (m+ - m-) "
+                f"the masses of {self.kernel.name} in d = {self.dim} fail the Bochner identity: "
+                f"k(0) - (m+ - m-) "
                 f"= {residual:.3g} with m+ = {mass_plus}, m- = {mass_minus}: the spectral density was not "
-                "computed correctly (no verdict is given)")
+                "computed correctly (no verdict is given)"
+            )
         if checked and abs(residual) > _k0_tolerance(mass_plus, mass_minus):
-            warnings.warn(AccuracyWarning(
-                f"{self.kernel.name} in d = {self.dim}: k(0) - (m+ - m-) = {residual:.3g} exceeds the summed "
-                f"mass errors {_k0_tolerance(mass_plus, mass_minus):.3g}: the masses m+ = {mass_plus}, "
-                f"m- = {mass_minus} are not proven to that accuracy"), stacklevel=4)
+            warnings.warn(
+                AccuracyWarning(
+                    f"{self.kernel.name} in d = {self.dim}: k(0) - (m+ - m-) = {residual:.3g} "
+                    "exceeds the summed "
+                    f"mass errors {_k0_tolerance(mass_plus, mass_minus):.3g}: the masses m+ = {mass_plus}, "
+                    f"m- = {mass_minus} are not proven to that accuracy"
+                ),
+                stacklevel=4,
+            )
         progress.done()
-        return Derivation(method, "RKKS" if negative else "PD", k0, fin, tuple(float(z) for z in roots),
-                          tuple(lobes), tail, mass_plus, mass_minus, time.perf_counter() - t0, shells)
+        return Derivation(
+            method,
+            "RKKS" if negative else "PD",
+            k0,
+            fin,
+            tuple(float(z) for z in roots),
+            tuple(lobes),
+            tail,
+            mass_plus,
+            mass_minus,
+            time.perf_counter() - t0,
+            shells,
+        )
 
     def _divergent_method(self):
         """How a measure without a density was judged: its closed forms, or the analysis of k alone."""
@@ -530,25 +585,56 @@ class SpectralMeasure:
         s = self._derived()
         fin = s.finiteness
         if s.verdict == "DIVERGENT":
-            return RKKSReport(self.kernel.name, self.dim, "DIVERGENT", None, None, s.k0, None, None,
-                              (), fin.tail_exponent, s.method, fin.reason, fin.evidence,
-                              time.perf_counter() - t0)
+            return RKKSReport(
+                self.kernel.name,
+                self.dim,
+                "DIVERGENT",
+                None,
+                None,
+                s.k0,
+                None,
+                None,
+                (),
+                fin.tail_exponent,
+                s.method,
+                fin.reason,
+                fin.evidence,
+                time.perf_counter() - t0,
+            )
         mp, mm = s.mass_plus, s.mass_minus
         residual = s.k0 - (mp.value - mm.value)
         tol = _k0_tolerance(mp, mm)
         evidence = list(fin.evidence)
-        evidence.append(f"Bochner identity k(0) = m+ - m-: residual {residual:.3g} "
-                        f"({'within' if abs(residual) <= tol else 'OUTSIDE'} the tolerance {tol:.3g})")
+        evidence.append(
+            f"Bochner identity k(0) = m+ - m-: residual {residual:.3g} "
+            f"({'within' if abs(residual) <= tol else 'OUTSIDE'} the tolerance {tol:.3g})"
+        )
         if s.verdict == "PD":
             reason = f"mu >= 0 on R^{self.dim} (Bochner: positive definite); {fin.reason}"
         else:
             nz = len(s.roots)
-            reason = (f"mu changes sign ({nz} sign change{'s' if nz != 1 else ''} located"
-                      f"{'' if s.tail is None or not s.tail.oscillation else ' before an oscillating tail'})"
-                      f" and ||mu|| = {mp.value + mm.value:.6g} < inf: k = k+ - k- lives in an RKKS; {fin.reason}")
-        return RKKSReport(self.kernel.name, self.dim, s.verdict, mp, mm, s.k0, residual, tol,
-                          tuple(s.roots), fin.tail_exponent, s.method, reason, tuple(evidence),
-                          time.perf_counter() - t0, tuple(s.shells))
+            reason = (
+                f"mu changes sign ({nz} sign change{'s' if nz != 1 else ''} located"
+                f"{'' if s.tail is None or not s.tail.oscillation else ' before an oscillating tail'})"
+                f" and ||mu|| = {mp.value + mm.value:.6g} < inf: k = k+ - k- lives in an RKKS; {fin.reason}"
+            )
+        return RKKSReport(
+            self.kernel.name,
+            self.dim,
+            s.verdict,
+            mp,
+            mm,
+            s.k0,
+            residual,
+            tol,
+            tuple(s.roots),
+            fin.tail_exponent,
+            s.method,
+            reason,
+            tuple(evidence),
+            time.perf_counter() - t0,
+            tuple(s.shells),
+        )
 
     def __repr__(self):
         return f"SpectralMeasure({self.kernel.name!r}, dim={self.dim})"
@@ -566,8 +652,17 @@ def _closed_form_terms(kernel, dim):
         if isinstance(atom, DensityKernel):
             out.append((c, atom))
             continue
-        parts = sympy.Add.make_args(sympy.expand(atom.expr, deep=False, mul=True, power_exp=False,
-                                                 power_base=False, log=False, multinomial=False))
+        parts = sympy.Add.make_args(
+            sympy.expand(
+                atom.expr,
+                deep=False,
+                mul=True,
+                power_exp=False,
+                power_base=False,
+                log=False,
+                multinomial=False,
+            )
+        )
         split = None
         if atom.family is None and len(parts) > 1 and closed_form(atom, dim) is None:
             split = []

@@ -9,7 +9,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Estimate", "Lobe", "Shell", "TailModel", "FinitenessReport", "RKKSReport", "TermsSplit", "Derivation"]
+__all__ = [
+    "Estimate",
+    "Lobe",
+    "Shell",
+    "TailModel",
+    "FinitenessReport",
+    "RKKSReport",
+    "TermsSplit",
+    "Derivation",
+]
 
 
 @dataclass(frozen=True)
@@ -159,7 +168,9 @@ class RKKSReport:
             if isinstance(value, Estimate):
                 value = value.to_dict()
             elif name == "shells":
-                value = [{"radius": sh.radius, "sign": sh.sign, "mass": sh.mass, "error": sh.error} for sh in value]
+                value = [
+                    {"radius": sh.radius, "sign": sh.sign, "mass": sh.mass, "error": sh.error} for sh in value
+                ]
             elif isinstance(value, tuple):
                 value = [float(v) if isinstance(v, (float, np.floating)) else v for v in value]
             elif isinstance(value, float) and not math.isfinite(value):
@@ -172,11 +183,15 @@ class RKKSReport:
         if self.mass_plus is not None:
             lines.append(f"mass +     {self.mass_plus}")
             lines.append(f"mass -     {self.mass_minus}")
-            lines.append(f"k(0)       {self.k0:.12g}  (k(0) - (m+ - m-) = {self.k0_residual:.2g}, "
-                         f"tolerance {self.k0_tolerance:.2g})")
+            lines.append(
+                f"k(0)       {self.k0:.12g}  (k(0) - (m+ - m-) = {self.k0_residual:.2g}, "
+                f"tolerance {self.k0_tolerance:.2g})"
+            )
         for sh in self.shells:
             where = "an atom at w = 0" if sh.radius == 0 else f"the sphere ||w|| = {sh.radius:.6g}"
-            lines.append(f"shell      mass {'+' if sh.sign > 0 else '-'}{sh.mass:.12g} ± {sh.error:.2g} on {where}")
+            lines.append(
+                f"shell      mass {'+' if sh.sign > 0 else '-'}{sh.mass:.12g} ± {sh.error:.2g} on {where}"
+            )
         zs = ", ".join(f"{z:.6g}" for z in self.sign_changes[:8])
         more = f" ... ({len(self.sign_changes)} in all)" if len(self.sign_changes) > 8 else ""
         lines.append(f"sign changes of mu: {zs or 'none'}{more}")

@@ -27,8 +27,9 @@ from ..kernels import REGISTRY
 __all__ = ["ExactSampler", "exact_sampler", "EXACT_FAMILIES"]
 
 #: Families with an exact frequency law (keys of ``kernel.family``).
-EXACT_FAMILIES = frozenset(name for name, f in REGISTRY.items()
-                           if f.multiplier is not None or f.norm_law is not None)
+EXACT_FAMILIES = frozenset(
+    name for name, f in REGISTRY.items() if f.multiplier is not None or f.norm_law is not None
+)
 
 
 def _check_dim(dim):
@@ -45,8 +46,9 @@ def _check_count(n):
 
 def _check_rng(rng):
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), "
-                        f"got {type(rng).__name__}")
+        raise TypeError(
+            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
+        )
     return rng
 
 
@@ -86,7 +88,9 @@ class ExactSampler:
         if shape is not None:
             M = np.asarray(shape, dtype=np.float64)
             if M.shape != (self.dim, self.dim) or not np.all(np.isfinite(M)):
-                raise ValueError(f"shape must be a finite {self.dim} x {self.dim} matrix, got shape {M.shape}")
+                raise ValueError(
+                    f"shape must be a finite {self.dim} x {self.dim} matrix, got shape {M.shape}"
+                )
             if not np.allclose(M, M.T, rtol=1e-12, atol=1e-12 * np.abs(M).max()):
                 raise ValueError("shape must be symmetric")
             ev, V = np.linalg.eigh(M)

@@ -34,6 +34,7 @@ __all__ = ["RadialSampler", "radial_sampler", "sobol_uniforms"]
 # Batches below this size are looked up in numpy (see RadialSampler._lookup).
 _SMALL_BATCH = 4096
 
+
 def _integrate(density, lo, hi, n):
     """Gauss–Legendre integrals of ``density`` over the intervals [lo_i, hi_i] (vectorised)."""
     t, w = unit_rule(n)
@@ -50,8 +51,12 @@ def _hermite_eval(u, u_knots, x_knots, slopes):
     t = (u - u_knots[i]) / h
     t2 = t * t
     t3 = t2 * t
-    return ((2 * t3 - 3 * t2 + 1) * x_knots[i] + (t3 - 2 * t2 + t) * h * slopes[i]
-            + (-2 * t3 + 3 * t2) * x_knots[i + 1] + (t3 - t2) * h * slopes[i + 1])
+    return (
+        (2 * t3 - 3 * t2 + 1) * x_knots[i]
+        + (t3 - 2 * t2 + t) * h * slopes[i]
+        + (-2 * t3 + 3 * t2) * x_knots[i + 1]
+        + (t3 - t2) * h * slopes[i + 1]
+    )
 
 
 def sobol_uniforms(n, rng):
@@ -83,8 +88,9 @@ def _check_count(name, n):
 
 def _check_rng(rng, name="rng"):
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"{name} must be a numpy.random.Generator (np.random.default_rng(seed)), "
-                        f"got {type(rng).__name__}")
+        raise TypeError(
+            f"{name} must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
+        )
     return rng
 
 
@@ -194,8 +200,12 @@ class _LobeTable:
         hl, hr = hm[0][idx], hm[1][idx]
         tt = t[None, :]
         t2, t3 = tt * tt, tt * tt * tt
-        xx = ((2 * t3 - 3 * t2 + 1) * x0[:, None] + (t3 - 2 * t2 + tt) * hl[:, None]
-              + (-2 * t3 + 3 * t2) * x1[:, None] + (t3 - t2) * hr[:, None])
+        xx = (
+            (2 * t3 - 3 * t2 + 1) * x0[:, None]
+            + (t3 - 2 * t2 + tt) * hl[:, None]
+            + (-2 * t3 + 3 * t2) * x1[:, None]
+            + (t3 - t2) * hr[:, None]
+        )
         xx = np.clip(xx, x0[:, None], x1[:, None])
         part = self._mass(np.repeat(x0, len(t)), xx.ravel(), 16).reshape(xx.shape)
         return np.abs(part - mass[idx][:, None] * tt)
@@ -230,8 +240,8 @@ class _LobeTable:
         """Normalised knots, u and slopes dx/du; drop end intervals without resolvable mass."""
         pos = np.nonzero(i16 > 0)[0]
         first, last = pos[0], pos[-1]
-        x, g = x[first:last + 2], g[first:last + 2]
-        i16, i8 = i16[first:last + 1], i8[first:last + 1]
+        x, g = x[first : last + 2], g[first : last + 2]
+        i16, i8 = i16[first : last + 1], i8[first : last + 1]
         total = i16.sum()
         u = np.minimum(np.concatenate([[0.0], np.cumsum(i16) / total]), 1.0)  # rounding may exceed 1
         u[-1] = 1.0
@@ -276,8 +286,10 @@ class _SignedPart:
             v = np.where(np.isin(rho, self.singular) & ~np.isfinite(v), np.inf, v)
         if bad.any():
             where = rho[bad]
-            raise TransformError(f"the radial density f(rho) is not finite at rho = {where.ravel()[0]:.6g} "
-                                 f"({where.size} of {v.size} points); cannot tabulate its inverse CDF")
+            raise TransformError(
+                f"the radial density f(rho) is not finite at rho = {where.ravel()[0]:.6g} "
+                f"({where.size} of {v.size} points); cannot tabulate its inverse CDF"
+            )
         return np.maximum(self.sign * v, 0.0)
 
 
@@ -343,7 +355,9 @@ class RadialSampler:
         self.tol = float(tol)
         self.dim = measure.dim
         s = self.sign
-        density = self._density = _SignedPart(measure.radial_density, s, getattr(measure, "singular_points", ()))
+        density = self._density = _SignedPart(
+            measure.radial_density, s, getattr(measure, "singular_points", ())
+        )
         # lobes/tail raise DivergentMassError (with the reason) when the mass is infinite
         lobes = [lb for lb in measure.lobes if lb.sign == s and lb.mass > 0]
         tail = measure.tail
@@ -353,8 +367,11 @@ class RadialSampler:
         scale = sum(lb.mass for lb in lobes) + tail_mass
         self.dropped_mass = float(sum(lb.mass for lb in lobes if lb.mass <= 1e-14 * scale))
         lobes = [lb for lb in lobes if lb.mass > 1e-14 * scale]
-        shells = [(float(radius), abs(float(m))) for radius, m in getattr(measure, "shells", ())
-                  if (m > 0) == (s > 0)]
+        shells = [
+            (float(radius), abs(float(m)))
+            for radius, m in getattr(measure, "shells", ())
+            if (m > 0) == (s > 0)
+        ]
         scale += sum(m for _, m in shells)
         cumulative = measure.cumulative if getattr(measure, "has_cumulative", False) else None
         tables, masses, discrepancy = [], [], []
@@ -367,8 +384,10 @@ class RadialSampler:
         total = float(np.sum(masses) + sum(m for _, m in shells) + tail_mass)
         if total <= 0:
             which = "positive" if s > 0 else "negative"
-            raise ValueError(f"the measure of {getattr(measure, 'kernel', measure)!r} in dim={self.dim} has no "
-                             f"{which} part (mass of sign {s:+d} is 0); nothing to sample")
+            raise ValueError(
+                f"the measure of {getattr(measure, 'kernel', measure)!r} in dim={self.dim} has no "
+                f"{which} part (mass of sign {s:+d} is 0); nothing to sample"
+            )
         self.mass = total
         self.mass_error = float(sum(t.integration_error for t in tables))
         self.mass_discrepancy = float(max(discrepancy, default=0.0) / total)
@@ -380,17 +399,27 @@ class RadialSampler:
         self.u_error_local = float(max((t.u_error for t in tables), default=0.0))
         self.n_knots = int(sum(len(t.x) for t in tables))
         self.tail = tail if tail_mass > 0 else None
-        self.u_error_floor = float(max((w * t.u_error_floor for w, t in zip(self.weights, tables)), default=0.0))
+        self.u_error_floor = float(
+            max((w * t.u_error_floor for w, t in zip(self.weights, tables)), default=0.0)
+        )
         if self.u_error > max(self.tol, self.u_error_floor):
-            warnings.warn(f"RadialSampler: inverse-CDF error {self.u_error:.2g} exceeds tol={self.tol:g} "
-                          f"(knot budget exhausted)", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"RadialSampler: inverse-CDF error {self.u_error:.2g} exceeds tol={self.tol:g} "
+                f"(knot budget exhausted)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         if self.mass_discrepancy > 1e-6:
-            warnings.warn(f"RadialSampler: integrated lobe masses differ from the measure's by "
-                          f"{self.mass_discrepancy:.2g} of the total", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"RadialSampler: integrated lobe masses differ from the measure's by "
+                f"{self.mass_discrepancy:.2g} of the total",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         self._cum = np.concatenate([[0.0], np.cumsum(self.weights)])
         # u in [0, lobes) -> tables; then one share per shell; the rest -> the tail
         self._lobes_end = float(self._cum[len(tables)]) if (shells or self.tail is not None) else 1.0
-        self._shell_edges = self._cum[len(tables):len(tables) + len(shells) + 1]
+        self._shell_edges = self._cum[len(tables) : len(tables) + len(shells) + 1]
         self._head = float(self._cum[len(tables) + len(shells)]) if self.tail is not None else 1.0
         self._build_global_table(tables)
         if self.tail is not None:
@@ -405,9 +434,11 @@ class RadialSampler:
         self.build_time = time.perf_counter() - t0
 
     def __repr__(self):
-        return (f"RadialSampler(sign={self.sign:+d}, dim={self.dim}, mass={self.mass:.6g}, "
-                f"lobes={len(self._tables)}, tail={self.tail is not None}, n_knots={self.n_knots}, "
-                f"u_error={self.u_error:.1e})")
+        return (
+            f"RadialSampler(sign={self.sign:+d}, dim={self.dim}, mass={self.mass:.6g}, "
+            f"lobes={len(self._tables)}, tail={self.tail is not None}, n_knots={self.n_knots}, "
+            f"u_error={self.u_error:.1e})"
+        )
 
     def sample(self, n, rng, *, qmc=False):
         """Draw ``n`` norms from p_sign.
@@ -507,12 +538,14 @@ class RadialSampler:
             g = np.maximum(self.sign * f(rho), 0.0)
             self.tail_envelope_violations += int(np.count_nonzero(g > env * (1 + 1e-9)))
             take = rho[rng.random(m) * env < g][: n - filled]
-            out[filled:filled + len(take)] = take
+            out[filled : filled + len(take)] = take
             filled += len(take)
             if filled == n:
                 return out
-        raise RuntimeError(f"tail rejection sampler accepted only {filled} of {n} draws "
-                           f"(acceptance {self.tail_acceptance:.2g})")
+        raise RuntimeError(
+            f"tail rejection sampler accepted only {filled} of {n} draws "
+            f"(acceptance {self.tail_acceptance:.2g})"
+        )
 
 
 def radial_sampler(measure, sign=+1, *, tol=1e-10):
@@ -521,6 +554,13 @@ def radial_sampler(measure, sign=+1, *, tol=1e-10):
     Tables depend only on the measure (kernel, dimension, truncation), the sign and the tolerance:
     refitting features with another seed, width or method reuses them.
     """
-    key = ("sampler", measure.kernel.key, measure.dim, getattr(measure, "truncation", None),
-           getattr(measure, "sympy_budget", None), int(sign), float(tol))
+    key = (
+        "sampler",
+        measure.kernel.key,
+        measure.dim,
+        getattr(measure, "truncation", None),
+        getattr(measure, "sympy_budget", None),
+        int(sign),
+        float(tol),
+    )
     return memory_get_or_compute(key, lambda: RadialSampler(measure, sign, tol=tol))

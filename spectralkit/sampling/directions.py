@@ -61,8 +61,9 @@ def _check_int(name, value, minimum):
 
 def _check_rng(rng):
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), "
-                        f"got {type(rng).__name__}")
+        raise TypeError(
+            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
+        )
     return rng
 
 
@@ -137,7 +138,7 @@ def gorf_paper_directions(n_plus, n_minus, dim, rng):
     size = max(n_plus + n_minus, 2 * dim)
     q = haar_orthogonal(size, rng)[:dim, :]
     cols = (q / np.linalg.norm(q, axis=0, keepdims=True)).T
-    return cols[:n_plus], cols[n_plus:n_plus + n_minus]
+    return cols[:n_plus], cols[n_plus : n_plus + n_minus]
 
 
 def directions(method, n_plus, n_minus, dim, rng):
@@ -174,8 +175,9 @@ def draw_frequencies(method, n_plus, n_minus, dim, rng, sample_plus=None, sample
     """
     for name, n, fn in (("sample_plus", n_plus, sample_plus), ("sample_minus", n_minus, sample_minus)):
         if n and not callable(fn):
-            raise ValueError(f"{name} must be a norm sampler (n, rng) -> norms when its count is > 0, "
-                             f"got {fn!r}")
+            raise ValueError(
+                f"{name} must be a norm sampler (n, rng) -> norms when its count is > 0, got {fn!r}"
+            )
     d_plus, d_minus = directions(method, n_plus, n_minus, dim, rng)
     out = []
     for d_, n, fn in ((d_plus, n_plus, sample_plus), (d_minus, n_minus, sample_minus)):
@@ -184,7 +186,9 @@ def draw_frequencies(method, n_plus, n_minus, dim, rng, sample_plus=None, sample
             continue
         norms = np.asarray(fn(n, rng), dtype=np.float64)
         if norms.shape != (n,) or not np.all(np.isfinite(norms)) or np.any(norms < 0):
-            raise ValueError(f"the norm sampler returned invalid norms (shape {norms.shape}, expected ({n},), "
-                             "finite and >= 0)")
+            raise ValueError(
+                f"the norm sampler returned invalid norms (shape {norms.shape}, expected ({n},), "
+                "finite and >= 0)"
+            )
         out.append(d_ * norms[:, None])
     return out[0], out[1]

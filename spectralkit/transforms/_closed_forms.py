@@ -230,8 +230,11 @@ def _match_rational_quadratic(expr):
     if A <= 0 or B <= 0:
         return None
     # c A^-alpha (1 + (B/A) r^2)^-alpha and B/A = 1/(2 alpha l^2)
-    return "rational_quadratic", {"c": _num(c) * A ** (-alpha), "alpha": alpha,
-                                  "lengthscale": math.sqrt(A / (2 * alpha * B))}
+    return "rational_quadratic", {
+        "c": _num(c) * A ** (-alpha),
+        "alpha": alpha,
+        "lengthscale": math.sqrt(A / (2 * alpha * B)),
+    }
 
 
 def _match_bessel(expr):
@@ -246,8 +249,11 @@ def _match_bessel(expr):
     coef, power = others.as_coeff_exponent(R)
     if not (coef.is_number and power.is_number and sympy.simplify(coef * R**power - others) == 0):
         return None
-    nu = sympy.Rational(1, 2) if isinstance(f, sympy.sin) else (
-        sympy.Rational(-1, 2) if isinstance(f, sympy.cos) else f.args[0])
+    nu = (
+        sympy.Rational(1, 2)
+        if isinstance(f, sympy.sin)
+        else (sympy.Rational(-1, 2) if isinstance(f, sympy.cos) else f.args[0])
+    )
     arg = f.args[-1]
     a, rest_r = arg.as_coeff_Mul()
     if rest_r != R or not nu.is_number:
@@ -287,8 +293,12 @@ def _poly_gaussian(coeffs, b, family, dim):
     b_sym = sympy.nsimplify(b, rational=True) if isinstance(b, sympy.Float) else sympy.sympify(b)
     b_f = _num(b_sym)
     alpha_lag = sympy.Rational(d, 2) - 1
-    q_expr = sympy.Add(*[p * sympy.factorial(j) * b_sym ** (-j) * sympy.assoc_laguerre(j, alpha_lag, _XS)
-                         for j, p in enumerate(coeffs)])
+    q_expr = sympy.Add(
+        *[
+            p * sympy.factorial(j) * b_sym ** (-j) * sympy.assoc_laguerre(j, alpha_lag, _XS)
+            for j, p in enumerate(coeffs)
+        ]
+    )
     poly = sympy.Poly(sympy.expand(q_expr), _XS)
     if poly.is_zero:
         return None
@@ -338,7 +348,16 @@ def _poly_gaussian(coeffs, b, family, dim):
             return out if out.ndim else float(out)
 
     mu = vectorised(log_abs_and_sign)
-    peak = abs(mu(np.array([0.0, *[math.sqrt(4 * b_f * max(x, 0.0)) for x in np.linspace(0, 2 * d + 4 * len(coeffs), 64)]])).max())
+    peak = abs(
+        mu(
+            np.array(
+                [
+                    0.0,
+                    *[math.sqrt(4 * b_f * max(x, 0.0)) for x in np.linspace(0, 2 * d + 4 * len(coeffs), 64)],
+                ]
+            )
+        ).max()
+    )
     return RadialTransform(
         mu=mu,
         log_abs_mu=log_form(log_abs_and_sign),
@@ -365,8 +384,13 @@ def _matern(c, nu, lengthscale, dim):
     """
     d, l = dim, lengthscale
     s = l * l / (2 * nu)
-    log_c = (sc.gammaln(nu + 0.5 * d) - sc.gammaln(nu) - 0.5 * d * math.log(math.pi)
-             + 0.5 * d * math.log(s) + math.log(abs(c)))
+    log_c = (
+        sc.gammaln(nu + 0.5 * d)
+        - sc.gammaln(nu)
+        - 0.5 * d * math.log(math.pi)
+        + 0.5 * d * math.log(s)
+        + math.log(abs(c))
+    )
     power = nu + 0.5 * d
     sign = 1.0 if c > 0 else -1.0
 
@@ -409,7 +433,9 @@ def _rational_quadratic(c, alpha, lengthscale, dim):
     d, a, l = dim, alpha, lengthscale
     s = a - 0.5 * d
     al2 = a * l * l
-    log_c = math.log(2.0) + a * math.log(al2) - sc.gammaln(a) - 0.5 * d * math.log(2 * math.pi) + math.log(abs(c))
+    log_c = (
+        math.log(2.0) + a * math.log(al2) - sc.gammaln(a) - 0.5 * d * math.log(2 * math.pi) + math.log(abs(c))
+    )
     sign = 1.0 if c > 0 else -1.0
     abs_s = abs(s)
 
@@ -421,8 +447,11 @@ def _rational_quadratic(c, alpha, lengthscale, dim):
         bad = ~np.isfinite(out) & (z < 1)  # kve overflow at tiny z, large |s|
         if np.any(bad):
             zb = z[bad]
-            out[bad] = (sc.gammaln(abs_s) + (abs_s - 1) * math.log(2.0) - abs_s * np.log(zb)
-                        if abs_s > 0 else np.log(-np.log(zb / 2) - np.euler_gamma))
+            out[bad] = (
+                sc.gammaln(abs_s) + (abs_s - 1) * math.log(2.0) - abs_s * np.log(zb)
+                if abs_s > 0
+                else np.log(-np.log(zb / 2) - np.euler_gamma)
+            )
         return out
 
     def log_abs_and_sign(rho):
@@ -467,8 +496,9 @@ def _compact_polynomial(coeffs, support, dim):
     try:
         pt = compact_polynomial_transform([(0, support, list(coeffs))], dim)
     except ArithmeticError as exc:
-        raise TransformError(f"the exact polynomial transform failed its own verification in d = {dim}: {exc}") \
-            from exc
+        raise TransformError(
+            f"the exact polynomial transform failed its own verification in d = {dim}: {exc}"
+        ) from exc
 
     return RadialTransform(
         mu=pt.mu,
@@ -504,19 +534,33 @@ def _bessel(c, nu, lengthscale, dim):
     d, a = dim, 1.0 / lengthscale
     s = nu - 0.5 * d
     name = "sinc" if nu == 0.5 else ("cosine" if nu == -0.5 else "bessel")
-    common = dict(method=f"closed-form:{name}", rel_error=_REL_ERROR["bessel"], abs_error=0.0, scale=a,
-                  tail_exponent=math.inf, tail_oscillation=0.0, zeros=np.empty(0))
+    common = dict(
+        method=f"closed-form:{name}",
+        rel_error=_REL_ERROR["bessel"],
+        abs_error=0.0,
+        scale=a,
+        tail_exponent=math.inf,
+        tail_oscillation=0.0,
+        zeros=np.empty(0),
+    )
     if s < -1 - 1e-12:
-        reason = (f"k = Omega_{2 * nu + 2:g}(r/l) decays like an oscillating r^-{nu + 0.5:g}, slower than the "
-                  f"r^-{(d - 1) / 2:g} of every finite radial measure on R^{d}: its Fourier transform is not a "
-                  f"measure (finite only for d <= {2 * nu + 2:g})")
+        reason = (
+            f"k = Omega_{2 * nu + 2:g}(r/l) decays like an oscillating r^-{nu + 0.5:g}, slower than the "
+            f"r^-{(d - 1) / 2:g} of every finite radial measure on R^{d}: its Fourier transform is not a "
+            f"measure (finite only for d <= {2 * nu + 2:g})"
+        )
         return RadialTransform(mu=_not_a_measure(reason), divergent=reason, **common)
     if abs(s + 1) <= 1e-12:
-        return RadialTransform(mu=vectorised(lambda rho: (np.full(rho.shape, -np.inf), np.zeros(rho.shape))),
-                               log_abs_mu=log_form(lambda rho: (np.full(rho.shape, -np.inf), np.zeros(rho.shape))),
-                               shells=((a, float(c)),), ac_mass=0.0, nonnegative=c > 0,
-                               radial_cdf=lambda rho: np.zeros(np.shape(rho)), **common)
-    log_c = (math.log(2 * abs(c)) - d * math.log(a) - log_sphere_area(d) - sc.betaln(0.5 * d, s + 1))
+        return RadialTransform(
+            mu=vectorised(lambda rho: (np.full(rho.shape, -np.inf), np.zeros(rho.shape))),
+            log_abs_mu=log_form(lambda rho: (np.full(rho.shape, -np.inf), np.zeros(rho.shape))),
+            shells=((a, float(c)),),
+            ac_mass=0.0,
+            nonnegative=c > 0,
+            radial_cdf=lambda rho: np.zeros(np.shape(rho)),
+            **common,
+        )
+    log_c = math.log(2 * abs(c)) - d * math.log(a) - log_sphere_area(d) - sc.betaln(0.5 * d, s + 1)
     sign = 1.0 if c > 0 else -1.0
 
     def log_abs_and_sign(rho):
@@ -530,25 +574,43 @@ def _bessel(c, nu, lengthscale, dim):
         t2 = np.minimum((np.asarray(rho, dtype=np.float64) / a) ** 2, 1.0)
         return sc.betainc(0.5 * d, s + 1, t2)
 
-    return RadialTransform(mu=vectorised(log_abs_and_sign), log_abs_mu=log_form(log_abs_and_sign),
-                           nonnegative=c > 0, radial_cdf=radial_cdf, singular_points=(a,) if s <= 0 else (),
-                           ac_mass=float(c), **common)
+    return RadialTransform(
+        mu=vectorised(log_abs_and_sign),
+        log_abs_mu=log_form(log_abs_and_sign),
+        nonnegative=c > 0,
+        radial_cdf=radial_cdf,
+        singular_points=(a,) if s <= 0 else (),
+        ac_mass=float(c),
+        **common,
+    )
 
 
 def constant_transform(dim):
     """The measure of the constant kernel 1: an atom of mass 1 at w = 0 (a shell of radius 0)."""
     zero = log_form(lambda rho: (np.full(rho.shape, -np.inf), np.zeros(rho.shape)))
-    return RadialTransform(mu=vectorised(lambda rho: (np.full(rho.shape, -np.inf), np.zeros(rho.shape))),
-                           log_abs_mu=zero, method="closed-form:constant", rel_error=0.0, abs_error=0.0,
-                           scale=1.0, tail_exponent=math.inf, nonnegative=True, zeros=np.empty(0),
-                           radial_cdf=lambda rho: np.zeros(np.shape(rho)), shells=((0.0, 1.0),), ac_mass=0.0)
+    return RadialTransform(
+        mu=vectorised(lambda rho: (np.full(rho.shape, -np.inf), np.zeros(rho.shape))),
+        log_abs_mu=zero,
+        method="closed-form:constant",
+        rel_error=0.0,
+        abs_error=0.0,
+        scale=1.0,
+        tail_exponent=math.inf,
+        nonnegative=True,
+        zeros=np.empty(0),
+        radial_cdf=lambda rho: np.zeros(np.shape(rho)),
+        shells=((0.0, 1.0),),
+        ac_mass=0.0,
+    )
 
 
 def _given_density(atom, dim):
     """The measure of a :class:`~spectralkit.kernels.DensityKernel`: mu = f / (S_(d-1) rho^(d-1))."""
     if dim != atom.dim:
-        raise TransformError(f"{atom.name} is given by its spectral measure on R^{atom.dim}; it has no "
-                             f"measure on R^{dim} (the measure of a radial kernel depends on the dimension)")
+        raise TransformError(
+            f"{atom.name} is given by its spectral measure on R^{atom.dim}; it has no "
+            f"measure on R^{dim} (the measure of a radial kernel depends on the dimension)"
+        )
     log_s = log_sphere_area(dim)
 
     def log_abs_and_sign(rho):
@@ -562,14 +624,23 @@ def _given_density(atom, dim):
             f = np.where(rho == 0, f0, f)
         return la, np.sign(f)
 
-    return RadialTransform(mu=vectorised(log_abs_and_sign), log_abs_mu=log_form(log_abs_and_sign),
-                           method="given:radial-density", rel_error=atom.rel_error, abs_error=0.0,
-                           scale=atom.scale, tail_exponent=math.inf, nonnegative=False, zeros=None)
+    return RadialTransform(
+        mu=vectorised(log_abs_and_sign),
+        log_abs_mu=log_form(log_abs_and_sign),
+        method="given:radial-density",
+        rel_error=atom.rel_error,
+        abs_error=0.0,
+        scale=atom.scale,
+        tail_exponent=math.inf,
+        nonnegative=False,
+        zeros=None,
+    )
 
 
 def _not_a_measure(reason):
     def mu(rho):
         raise TransformError(reason)
+
     return mu
 
 

@@ -62,8 +62,12 @@ def transform_atom(atom, dim, *, sympy_budget=5.0):
         whose tail cannot be continued into the complex plane).
     """
     dim = check_atom_and_dim(atom, dim, "transform_atom")
-    if isinstance(sympy_budget, bool) or not isinstance(sympy_budget, numbers.Real) \
-            or not math.isfinite(sympy_budget) or sympy_budget < 0:
+    if (
+        isinstance(sympy_budget, bool)
+        or not isinstance(sympy_budget, numbers.Real)
+        or not math.isfinite(sympy_budget)
+        or sympy_budget < 0
+    ):
         raise ValueError(f"sympy_budget must be a finite number of seconds >= 0, got {sympy_budget!r}")
 
     cf = closed_form(atom, dim)
@@ -86,40 +90,61 @@ def numeric_transform(atom, dim, *, analysis=20.0):
     info = analyze(atom, budget=analysis)
     if info.oscillating and info.decay in ("power", "none"):
         raise TransformError(
-            f"kernel {atom.name} oscillates at infinity with a power-law envelope r^-{info.decay_rate:.3g}: its "
+            f"kernel {atom.name} oscillates at infinity with a power-law envelope "
+            f"r^-{info.decay_rate:.3g}: its "
             "spectral measure is singular at the oscillation's frequency (a sphere shell, an integrable "
             "singularity or a jump), which spectralkit computes exactly for the Bessel family and its sums "
             "(sin(a r)/(a r), cos(a r), besselj(nu, a r)/(a r)^nu: kernels.sinc, kernels.bessel) but not for "
-            "this formula; write it as such a sum if it is one")
+            "this formula; write it as such a sum if it is one"
+        )
     if info.decay in ("none", "growth") or (info.decay == "power" and not info.decay_rate > 0):
         raise TransformError(
             f"kernel {atom.name} does not decay (decay: {info.decay}): its spectral measure is "
-            "singular at rho = 0 (not a function), so mu cannot be computed")
+            "singular at rho = 0 (not a function), so mu cannot be computed"
+        )
     if not info.bounded or not math.isfinite(info.value_at_zero):
         raise TransformError(
             f"kernel {atom.name} is unbounded (k(0+) = {info.value_at_zero!r}, edge exponents "
-            f"{[b for _, b in info.edge_terms]}): its Fourier transform is not a bounded density")
+            f"{[b for _, b in info.edge_terms]}): its Fourier transform is not a bounded density"
+        )
     length = _length_scale(atom)
     try:
         hank = NumericHankel(
-            atom, dim, support=atom.support, complex_kernel=complex_evaluator(atom),
-            length_scale=length, decay=info.decay, decay_rate=info.decay_rate,
-            smooth_at_origin=info.smooth_at_origin, origin_terms=info.origin_terms,
-            edge_terms=info.edge_terms)
+            atom,
+            dim,
+            support=atom.support,
+            complex_kernel=complex_evaluator(atom),
+            length_scale=length,
+            decay=info.decay,
+            decay_rate=info.decay_rate,
+            smooth_at_origin=info.smooth_at_origin,
+            origin_terms=info.origin_terms,
+            edge_terms=info.edge_terms,
+        )
     except ArithmeticError as exc:
         raise TransformError(f"numeric transform of {atom.name} in d = {dim} failed: {exc}") from exc
     if not hank.rel_error <= _MAX_REL_ERROR:
         raise TransformError(
-            f"numeric transform of {atom.name} in d = {dim}: its measured relative error {hank.rel_error:.2g} "
+            f"numeric transform of {atom.name} in d = {dim}: its measured relative error "
+            f"{hank.rel_error:.2g} "
             f"exceeds {_MAX_REL_ERROR:g} (quadrature and steepest descent disagree: typically a kernel whose "
             "analytic continuation grows, e.g. an oscillation cos(a r) against a slower decay, in high d); "
-            "no verdict is given on such numbers")
+            "no verdict is given on such numbers"
+        )
     return RadialTransform(
-        mu=hank, method="numeric:gauss-legendre+steepest-descent", rel_error=hank.rel_error,
-        abs_error=hank.abs_error, scale=hank.scale, tail_exponent=hank.tail_exponent,
-        tail_oscillation=float(hank.tail_oscillation), nonnegative=False, radial_cdf=None,
-        zeros=None, tail_parts=hank.tail_parts if (hank.has_ray or hank.has_edge) else None,
-        tail_start=hank.rho_x)
+        mu=hank,
+        method="numeric:gauss-legendre+steepest-descent",
+        rel_error=hank.rel_error,
+        abs_error=hank.abs_error,
+        scale=hank.scale,
+        tail_exponent=hank.tail_exponent,
+        tail_oscillation=float(hank.tail_oscillation),
+        nonnegative=False,
+        radial_cdf=None,
+        zeros=None,
+        tail_parts=hank.tail_parts if (hank.has_ray or hank.has_edge) else None,
+        tail_start=hank.rho_x,
+    )
 
 
 def _length_scale(atom):
@@ -174,8 +199,16 @@ def _verified_sympy(atom, dim, budget, numeric):
         return out
 
     return RadialTransform(
-        mu=mu, method="sympy", rel_error=max(rel, numeric.rel_error),
+        mu=mu,
+        method="sympy",
+        rel_error=max(rel, numeric.rel_error),
         abs_error=max(abs_err, numeric.abs_error),
-        scale=numeric.scale, tail_exponent=numeric.tail_exponent,
-        tail_oscillation=numeric.tail_oscillation, nonnegative=False, radial_cdf=None, zeros=None,
-        tail_parts=numeric.tail_parts, tail_start=numeric.tail_start)
+        scale=numeric.scale,
+        tail_exponent=numeric.tail_exponent,
+        tail_oscillation=numeric.tail_oscillation,
+        nonnegative=False,
+        radial_cdf=None,
+        zeros=None,
+        tail_parts=numeric.tail_parts,
+        tail_start=numeric.tail_start,
+    )

@@ -28,9 +28,9 @@ _TINY = 1e-300
 # ---------------------------------------------------------------------------------------------
 # exponential power exp(-(r/l)^alpha): two series
 # ---------------------------------------------------------------------------------------------
-_MAX_TERMS = 3000      # longest series we accept
-_MAX_DPS = 400         # largest working precision (digits) we accept
-_TARGET_DIGITS = 14    # relative accuracy aimed at for each evaluation
+_MAX_TERMS = 3000  # longest series we accept
+_MAX_DPS = 400  # largest working precision (digits) we accept
+_TARGET_DIGITS = 14  # relative accuracy aimed at for each evaluation
 
 
 class _ExpPowerSeries:
@@ -41,7 +41,8 @@ class _ExpPowerSeries:
     (termwise Hankel transform of the Bessel series: int_0^inf e^(-r^alpha) r^(d-1+2m) dr =
     Gamma((d+2m)/alpha)/alpha);
     large rho (convergent for alpha < 1, asymptotic for alpha > 1):
-        mu = pi^(-d/2) sum_{k>=1} (-1)^k 2^(alpha k) Gamma((alpha k+d)/2)/(k! Gamma(-alpha k/2)) rho^(-alpha k-d)
+        mu = pi^(-d/2) sum_{k>=1} (-1)^k 2^(alpha k) Gamma((alpha k+d)/2)/(k! Gamma(-alpha k/2))
+             rho^(-alpha k-d)
     (termwise transform of e^(-r^alpha) = sum (-r^alpha)^k/k! with the generalised Fourier
     transform of |z|^lam: 2^(lam+d) pi^(d/2) Gamma((lam+d)/2)/Gamma(-lam/2) |w|^(-lam-d)).
 
@@ -55,7 +56,9 @@ class _ExpPowerSeries:
         self.alpha, self.d = alpha, d
         m = np.arange(_MAX_TERMS)
         # log|a_m|, sign a_m (small-rho series in x = rho^2, prefactor excluded)
-        self.la = sc.gammaln((d + 2 * m) / alpha) - sc.gammaln(m + 1) - sc.gammaln(m + 0.5 * d) - m * math.log(4)
+        self.la = (
+            sc.gammaln((d + 2 * m) / alpha) - sc.gammaln(m + 1) - sc.gammaln(m + 0.5 * d) - m * math.log(4)
+        )
         self.sa = np.where(m % 2 == 0, 1.0, -1.0)
         self.log_p0 = -0.5 * d * math.log(2 * math.pi) + (1 - 0.5 * d) * math.log(2) - math.log(alpha)
         k = np.arange(1, _MAX_TERMS + 1)
@@ -63,8 +66,14 @@ class _ExpPowerSeries:
         sin_ = np.sin(np.pi * alpha * k / 2)
         sin_[np.abs(alpha * k / 2 - np.round(alpha * k / 2)) < 1e-13] = 0.0
         with np.errstate(divide="ignore"):
-            self.lb = (alpha * k * math.log(2) + sc.gammaln((alpha * k + d) / 2) - sc.gammaln(k + 1)
-                       + sc.gammaln(1 + alpha * k / 2) - math.log(math.pi) + np.log(np.abs(sin_)))
+            self.lb = (
+                alpha * k * math.log(2)
+                + sc.gammaln((alpha * k + d) / 2)
+                - sc.gammaln(k + 1)
+                + sc.gammaln(1 + alpha * k / 2)
+                - math.log(math.pi)
+                + np.log(np.abs(sin_))
+            )
         self.sb = np.where(k % 2 == 0, 1.0, -1.0) * -np.sign(sin_)
         self.log_q0 = -0.5 * d * math.log(math.pi)
         self._coef_cache = {}
@@ -80,12 +89,20 @@ class _ExpPowerSeries:
                 alpha = self._alpha_mp(dps)
                 for i in range(len(cached), n):
                     if which == "small":
-                        c = ((-1) ** i * mpmath.gamma((d + 2 * i) / alpha)
-                             / (mpmath.factorial(i) * mpmath.gamma(i + mpmath.mpf(d) / 2) * mpmath.mpf(4) ** i))
+                        c = (
+                            (-1) ** i
+                            * mpmath.gamma((d + 2 * i) / alpha)
+                            / (mpmath.factorial(i) * mpmath.gamma(i + mpmath.mpf(d) / 2) * mpmath.mpf(4) ** i)
+                        )
                     else:
                         k = i + 1
-                        c = ((-1) ** k * mpmath.mpf(2) ** (alpha * k) * mpmath.gamma((alpha * k + d) / 2)
-                             * mpmath.rgamma(-alpha * k / 2) / mpmath.factorial(k))
+                        c = (
+                            (-1) ** k
+                            * mpmath.mpf(2) ** (alpha * k)
+                            * mpmath.gamma((alpha * k + d) / 2)
+                            * mpmath.rgamma(-alpha * k / 2)
+                            / mpmath.factorial(k)
+                        )
                     cached.append(int_pair(c._mpf_))
             self._coef_cache[key] = cached
         return cached[:n]
@@ -123,7 +140,7 @@ class _ExpPowerSeries:
             # at large rho the run is thousands of terms long and all but the first few are
             # negligible. _evaluate retries with full=True when the sum cancels more than that.
             drop = (_TARGET_DIGITS + 9) * math.log(10)
-            small = np.nonzero(Lf[1:jmin + 1] <= np.maximum.accumulate(Lf[:jmin]) - drop)[0]
+            small = np.nonzero(Lf[1 : jmin + 1] <= np.maximum.accumulate(Lf[:jmin]) - drop)[0]
             if small.size:
                 jmin = int(small[0]) + 1
         kmin = int(idx[jmin])  # sum the terms before that one
@@ -238,9 +255,21 @@ def _log_interpolant(log_abs_and_sign, t_lo, t_hi):
         return np.where(sg > 0, la, np.nan)  # not positive: never interpolated
 
     eps = np.finfo(float).eps
-    interp, _ = fit_adaptive(log_abs, t_lo, t_hi, n_init=int(math.ceil((t_hi - t_lo) / 0.5)), degree=21,
-                             tol=2e-12, relative=False, noise=lambda v: 8 * eps * float(np.max(np.abs(v))),
-                             check_tail=3, max_depth=64, max_panels=1 << 16, min_width=0.02, fallback=True)
+    interp, _ = fit_adaptive(
+        log_abs,
+        t_lo,
+        t_hi,
+        n_init=int(math.ceil((t_hi - t_lo) / 0.5)),
+        degree=21,
+        tol=2e-12,
+        relative=False,
+        noise=lambda v: 8 * eps * float(np.max(np.abs(v))),
+        check_tail=3,
+        max_depth=64,
+        max_panels=1 << 16,
+        min_width=0.02,
+        fallback=True,
+    )
 
     def evaluate(rho):
         rho = np.asarray(rho, dtype=np.float64)
@@ -303,5 +332,3 @@ def exponential_power(c, alpha, lengthscale, dim):
         radial_cdf=None,
         zeros=np.empty(0),
     )
-
-

@@ -14,8 +14,10 @@ def log_form(log_abs_and_sign):
             raise ValueError("rho must be finite and >= 0")
         with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
             log_abs, sign = log_abs_and_sign(arr.ravel())
-        return (np.asarray(log_abs, dtype=np.float64).reshape(arr.shape),
-                np.broadcast_to(np.asarray(sign, dtype=np.float64), arr.ravel().shape).reshape(arr.shape))
+        return (
+            np.asarray(log_abs, dtype=np.float64).reshape(arr.shape),
+            np.broadcast_to(np.asarray(sign, dtype=np.float64), arr.ravel().shape).reshape(arr.shape),
+        )
 
     return log_abs_mu
 

@@ -59,8 +59,8 @@ from .._numerics.special import lambda_nu, origin_term_coefficient
 __all__ = ["NumericHankel"]
 
 _EPS = np.finfo(np.float64).eps
-_TOL_REL = 1e-10       # target relative accuracy of the interpolants
-_TOL_ABS = 1e-15       # absolute accuracy floor, in units of max |mu|
+_TOL_REL = 1e-10  # target relative accuracy of the interpolants
+_TOL_ABS = 1e-15  # absolute accuracy floor, in units of max |mu|
 
 
 def _path_rule(t_max, n=16):
@@ -72,8 +72,17 @@ def _path_rule(t_max, n=16):
 
 def _cheb_fit(func, a, b, n_init, scale_of, max_depth=12, tol=_TOL_REL, max_panels=256):
     """Adaptive piecewise Chebyshev fit, 24 points per panel, error relative to max(|f|, scale_of)."""
-    return fit_adaptive(func, a, b, n_init=n_init, degree=24, tol=tol, floor=scale_of, max_depth=max_depth,
-                        max_panels=max_panels)
+    return fit_adaptive(
+        func,
+        a,
+        b,
+        n_init=n_init,
+        degree=24,
+        tol=tol,
+        floor=scale_of,
+        max_depth=max_depth,
+        max_panels=max_panels,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -128,9 +137,20 @@ class NumericHankel:
         this into :class:`~spectralkit.exceptions.TransformError`).
     """
 
-    def __init__(self, kernel, dim, *, support=None, complex_kernel=None, length_scale=1.0,
-                 decay="exponential", decay_rate=math.nan, smooth_at_origin=False,
-                 origin_terms=(), edge_terms=()):
+    def __init__(
+        self,
+        kernel,
+        dim,
+        *,
+        support=None,
+        complex_kernel=None,
+        length_scale=1.0,
+        decay="exponential",
+        decay_rate=math.nan,
+        smooth_at_origin=False,
+        origin_terms=(),
+        edge_terms=(),
+    ):
         t0 = time.perf_counter()
         self.kernel = kernel
         self.dim = int(dim)
@@ -183,7 +203,8 @@ class NumericHankel:
             if self.kc is None:
                 raise ArithmeticError(
                     "a kernel with power-law decay needs its analytic continuation for the "
-                    "tail integral; the formula is not analytic (abs/min/max)")
+                    "tail integral; the formula is not analytic (abs/min/max)"
+                )
             self.r_end = 8.0 * self.length
             self.vertical_tail = True
 
@@ -205,17 +226,20 @@ class NumericHankel:
         out = np.empty(rho.shape)
         cond = np.empty(rho.shape)
         for s in range(0, rho.size, block):
-            rb = rho.ravel()[s:s + block]
+            rb = rho.ravel()[s : s + block]
             terms = wk[None, :] * lambda_nu(self.nu, rb[:, None] * r[None, :])
-            out.ravel()[s:s + block] = terms.sum(axis=1)
-            cond.ravel()[s:s + block] = np.abs(terms).sum(axis=1)
+            out.ravel()[s : s + block] = terms.sum(axis=1)
+            cond.ravel()[s : s + block] = np.abs(terms).sum(axis=1)
         out *= self.cd
         cond *= self.cd * 2 * _EPS  # typical rounding of the sum (pairwise summation: far less)
         if self.vertical_tail:
             pos = rho > 0
             tail = np.zeros(rho.shape)
-            tail[pos] = self.cd * rho[pos] ** (-self.nu) * np.real(
-                np.exp(1j * rho[pos] * self.r_end) * self._vertical(rho[pos], self.r_end))
+            tail[pos] = (
+                self.cd
+                * rho[pos] ** (-self.nu)
+                * np.real(np.exp(1j * rho[pos] * self.r_end) * self._vertical(rho[pos], self.r_end))
+            )
             if np.any(~pos):
                 tail[~pos] = self.cd * lambda_nu(self.nu, 0.0) * self._tail_at_zero()
             out += tail
@@ -227,7 +251,7 @@ class NumericHankel:
             return math.inf
         u, w = panel_rule(graded_breaks(1.0))
         rr = self.r_end / u
-        return float(np.sum(w * self.kernel(rr) * rr ** (self.dim - 1) * self.r_end / u ** 2))
+        return float(np.sum(w * self.kernel(rr) * rr ** (self.dim - 1) * self.r_end / u**2))
 
     # -- steepest-descent paths ---------------------------------------------------------------
     def _setup_paths(self):
@@ -251,14 +275,17 @@ class NumericHankel:
     def _ray_angle(self):
         if self.kc is None:
             return math.pi / 3
-        k0 = max(float(np.max(np.abs(self.kernel(self.length * np.geomspace(1e-3, 10, 50))))),
-                 1e-300)
+        k0 = max(float(np.max(np.abs(self.kernel(self.length * np.geomspace(1e-3, 10, 50))))), 1e-300)
         for theta in (math.pi / 3, math.pi / 4, math.pi / 6, math.pi / 8):
             reach = (40.0 + 2.0 * self.dim) / math.sin(theta) * self.length / 2
             z = np.geomspace(1e-3 * self.length, reach, 200) * np.exp(1j * theta)
             with np.errstate(all="ignore"):
                 grow = np.abs(np.asarray(self.kc(z), dtype=np.complex128))
-            if np.all(np.isfinite(grow)) and float(np.max(grow)) <= 10 * k0 and self._continuous_on(theta, reach):
+            if (
+                np.all(np.isfinite(grow))
+                and float(np.max(grow)) <= 10 * k0
+                and self._continuous_on(theta, reach)
+            ):
                 return theta
         return math.pi / 8
 
@@ -288,12 +315,12 @@ class NumericHankel:
         out = np.empty(rho.shape, dtype=np.complex128)
         mag = np.empty(rho.shape)
         for s in range(0, rho.size, block):
-            rb = rho[s:s + block, None]
+            rb = rho[s : s + block, None]
             with np.errstate(all="ignore"):  # non-finite products are dropped just below
                 vals = self._F(t[None, :] * e / rb) * h1w[None, :]
             vals = np.where(np.isfinite(vals), vals, 0.0)
-            out[s:s + block] = vals.sum(axis=1) / rb[:, 0]
-            mag[s:s + block] = np.abs(vals).sum(axis=1) / rb[:, 0]
+            out[s : s + block] = vals.sum(axis=1) / rb[:, 0]
+            mag[s : s + block] = np.abs(vals).sum(axis=1) / rb[:, 0]
         return out, mag
 
     def _vertical(self, rho, x0, fine=False, block=128, series=False):
@@ -304,17 +331,17 @@ class NumericHankel:
         t, w = self._vert2 if fine else self._vert
         out = np.empty(rho.shape, dtype=np.complex128)
         for s in range(0, rho.size, block):
-            rb = rho[s:s + block, None]
+            rb = rho[s : s + block, None]
             h = sc.hankel1e(self.nu, rb * x0 + 1j * t[None, :])
             if series:
                 dz = -1j * t[None, :] / rb  # R - z
-                kz = sum(c * dz ** beta for c, beta in self.edge_terms)
+                kz = sum(c * dz**beta for c, beta in self.edge_terms)
                 vals = kz * (x0 - dz) ** (self.dim / 2.0) * h * (w * np.exp(-t))[None, :]
             else:
                 with np.errstate(all="ignore"):  # non-finite products are dropped just below
                     vals = self._F(x0 + 1j * t[None, :] / rb) * h * (w * np.exp(-t))[None, :]
             vals = np.where(np.isfinite(vals), vals, 0.0)
-            out[s:s + block] = 1j * vals.sum(axis=1) / rb[:, 0]
+            out[s : s + block] = 1j * vals.sum(axis=1) / rb[:, 0]
         return out
 
     def _tail_parts(self, rho, fine=False, with_rounding=False, series=False):
@@ -362,8 +389,8 @@ class NumericHankel:
         grid = s * np.geomspace(0.25, top, int(round(10 * math.log10(top / 0.25))) + 1)
         q, cond, q2 = np.empty(grid.size), np.empty(grid.size), np.empty(grid.size)
         for i, rho in enumerate(grid):  # a rule resolving each rho (cost ~ rho, not ~ max rho)
-            q[i:i + 1], cond[i:i + 1] = self._quad(grid[i:i + 1], self._real_rule(rho))
-            q2[i:i + 1] = self._quad(grid[i:i + 1], self._real_rule(rho, 24))[0]
+            q[i : i + 1], cond[i : i + 1] = self._quad(grid[i : i + 1], self._real_rule(rho))
+            q2[i : i + 1] = self._quad(grid[i : i + 1], self._real_rule(rho, 24))[0]
         mu0 = self._quad(np.zeros(1), self._real_rule(grid[0]))[0][0]
         # power decay r^-a with a <= d: mu(0) = inf (mu ~ rho^(a-d) or log rho near 0)
         self.singular_at_zero = not math.isfinite(mu0)
@@ -383,7 +410,7 @@ class NumericHankel:
         window = 4
         start = None
         for i in range(len(grid) - window + 1):
-            if np.all(ok[i:i + window]):
+            if np.all(ok[i : i + window]):
                 start = i
                 break
         if start is None:
@@ -393,7 +420,8 @@ class NumericHankel:
             if not np.isfinite(rel[i]) or rel[i] > 1e-4:
                 raise ArithmeticError(
                     "quadrature and steepest descent do not agree anywhere on "
-                    f"[{grid[0]:.3g}, {grid[-1]:.3g}] (best relative discrepancy {rel[i]:.2g})")
+                    f"[{grid[0]:.3g}, {grid[-1]:.3g}] (best relative discrepancy {rel[i]:.2g})"
+                )
             start = i
         self.rho_x = float(grid[start])
         # errors: relative where |mu| >= 1e-8 max|mu|, absolute (units of max|mu|) elsewhere
@@ -404,9 +432,9 @@ class NumericHankel:
         good = trusted[sel]
         # discrepancy over every grid point beyond rho_x where quadrature is trusted
         self.overlap_error = self._split_err(diff[sel][good], q[sel][good])
-        self.head_quad_error = self._split_err(q_err[:start + 1], q[:start + 1])
+        self.head_quad_error = self._split_err(q_err[: start + 1], q[: start + 1])
         self.tail_resolution_error = self._split_err(n_err[sel], n[sel])
-        self._grid_tail_bound = float(np.max(np.abs(q[start:start + window])))
+        self._grid_tail_bound = float(np.max(np.abs(q[start : start + window])))
 
     def _split_err(self, err, ref):
         """Largest relative error where |ref| >= 1e-8 max|mu|; the absolute errors elsewhere are
@@ -433,14 +461,14 @@ class NumericHankel:
             return max(1e-12 * float(np.max(np.abs(v))), floor / _TOL_REL)
 
         n_init = max(2, int(math.ceil(math.log(self.rho_x / self.rho_lo) / math.log(2.0))))
-        self._head, e1 = _cheb_fit(f_log, math.log(self.rho_lo), math.log(self.rho_x),
-                                        n_init, scale_of)
+        self._head, e1 = _cheb_fit(f_log, math.log(self.rho_lo), math.log(self.rho_x), n_init, scale_of)
         if self.singular_at_zero:
             # not polynomial near 0: evaluate directly there (quadrature + complex tail)
             self._near0, e0 = None, 0.0
         else:
-            self._near0, e0 = _cheb_fit(lambda x: self._quad(x, rule)[0], 0.0, self.rho_lo,
-                                             1, scale_of, max_depth=4)
+            self._near0, e0 = _cheb_fit(
+                lambda x: self._quad(x, rule)[0], 0.0, self.rho_lo, 1, scale_of, max_depth=4
+            )
         self.head_interp_error = max(e0, e1)
 
     # -- tail interpolant -----------------------------------------------------------------------
@@ -466,7 +494,7 @@ class NumericHankel:
             ok = np.abs(exact - ser) <= 1e-9 * size + floor
             for i in range(len(grid) - 2):
                 if ok[i] and ok[i + 1] and ok[i + 2]:
-                    rel = np.abs(exact - ser)[i:i + 3] / (size + floor)[i:i + 3]
+                    rel = np.abs(exact - ser)[i : i + 3] / (size + floor)[i : i + 3]
                     return float(grid[i]), float(np.max(rel))
             return math.inf, 0.0
 
@@ -478,8 +506,9 @@ class NumericHankel:
         self.pB = (self.dim + 1) / 2.0 + min([be for _, be in self.edge_terms], default=0.0)
         # rounding of the ray where it is used
         used = grid <= min(self.rho_sA, self.rho_max)
-        self.tail_rounding_error = (float(np.max((rnd / np.maximum(size, 1e-300))[used]))
-                                    if np.any(used) else 0.0)
+        self.tail_rounding_error = (
+            float(np.max((rnd / np.maximum(size, 1e-300))[used])) if np.any(used) else 0.0
+        )
         # the tail cannot be interpolated more accurately than it is computed (rounding of the
         # ray, or a late switch to the series when the analysis' expansions are short/inexact)
         tol = max(_TOL_REL, 4 * self.tail_rounding_error, self.series_switch_error)
@@ -487,7 +516,7 @@ class NumericHankel:
 
         def fA(x):
             rho = np.exp(x)
-            return self._tail_parts(rho)[0] * rho ** self.pA
+            return self._tail_parts(rho)[0] * rho**self.pA
 
         def fB(x):
             rho = np.exp(x)
@@ -497,20 +526,32 @@ class NumericHankel:
                 out[m] = self._tail_parts(rho[m])[1]
             if np.any(~m):
                 out[~m] = self._tail_parts(rho[~m], series=True)[1]
-            return out * rho ** self.pB
+            return out * rho**self.pB
 
         ea = eb = 0.0
         self._A = self._B = None
         if self.has_ray and self.rho_sA > self.rho_x:
             hi = math.log(min(self.rho_sA, self.rho_max))
-            self._A, ea = _cheb_fit(fA, lo, hi, int(math.ceil((hi - lo) / math.log(4.0))),
-                                         lambda v: max(1e-12 * float(np.max(np.abs(v))), 1e-300),
-                                         max_depth=8, tol=tol)
+            self._A, ea = _cheb_fit(
+                fA,
+                lo,
+                hi,
+                int(math.ceil((hi - lo) / math.log(4.0))),
+                lambda v: max(1e-12 * float(np.max(np.abs(v))), 1e-300),
+                max_depth=8,
+                tol=tol,
+            )
         if self.has_edge:
             hi = math.log(self.rho_max)
-            self._B, eb = _cheb_fit(fB, lo, hi, int(math.ceil((hi - lo) / math.log(4.0))),
-                                         lambda v: max(1e-12 * float(np.max(np.abs(v))), 1e-300),
-                                         max_depth=8, tol=tol)
+            self._B, eb = _cheb_fit(
+                fB,
+                lo,
+                hi,
+                int(math.ceil((hi - lo) / math.log(4.0))),
+                lambda v: max(1e-12 * float(np.max(np.abs(v))), 1e-300),
+                max_depth=8,
+                tol=tol,
+            )
         self.tail_interp_error = max(ea, eb)
         # beyond rho_max the scaled B is extrapolated linearly in u = 1/rho from
         # (rho_max/2, rho_max) (exact for an expansion a + b/rho, error O(1/rho_max^2)); the error
@@ -528,12 +569,23 @@ class NumericHankel:
         self.tail_exponent = self._tail_exponent()
         self.tail_bound = self._grid_tail_bound if not (self.has_ray or self.has_edge) else 0.0
         # the components are measured at sample points only: report them with a margin of 10
-        self.rel_error = 10.0 * float(max(self.crossover_error, self.overlap_error, self.head_quad_error,
-                                   self.tail_resolution_error, self.head_interp_error,
-                                   self.tail_interp_error, self.tail_rounding_error,
-                                   self.series_switch_error, self.extrapolation_error, 1e-13))
-        self.abs_error = float(max([10 * _TOL_ABS, self.tail_bound / self.max_abs]
-                                   + [10 * e for e in self._abs_parts]))
+        self.rel_error = 10.0 * float(
+            max(
+                self.crossover_error,
+                self.overlap_error,
+                self.head_quad_error,
+                self.tail_resolution_error,
+                self.head_interp_error,
+                self.tail_interp_error,
+                self.tail_rounding_error,
+                self.series_switch_error,
+                self.extrapolation_error,
+                1e-13,
+            )
+        )
+        self.abs_error = float(
+            max([10 * _TOL_ABS, self.tail_bound / self.max_abs] + [10 * e for e in self._abs_parts])
+        )
 
     def _tail_exponent(self):
         """min over the origin terms (d + alpha) and the edge terms ((d + 1)/2 + beta)."""
@@ -568,8 +620,9 @@ class NumericHankel:
         out = np.zeros(flat.shape)
         m0 = flat < self.rho_lo
         if np.any(m0):
-            out[m0] = (self._near0(flat[m0]) if self._near0 is not None
-                       else self._quad(flat[m0], self._head_rule)[0])
+            out[m0] = (
+                self._near0(flat[m0]) if self._near0 is not None else self._quad(flat[m0], self._head_rule)[0]
+            )
         m1 = (flat >= self.rho_lo) & (flat <= self.rho_x)
         out[m1] = self._head(np.log(flat[m1]))
         m2 = (flat > self.rho_x) & np.isfinite(flat)  # mu(inf) = 0

@@ -1252,7 +1252,7 @@ class PolynomialTransform:
         top = np.max(np.array(logs), axis=0) if logs else np.zeros(r.shape)
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             a = np.zeros(r.shape)
-            for (p, la, sg, _, _), lg in zip(self._origin, logs):
+            for (_, _, sg, _, _), lg in zip(self._origin, logs):
                 a += sg * np.exp(lg - top)
             bs = []
             for c, lg in zip(self._comps, logs[len(self._origin) :]):

@@ -42,11 +42,28 @@ _MODULES = [
     "numpy",
 ]
 # functions whose formula is not the analytic continuation of k off the real axis
-_NON_ANALYTIC = (sympy.Abs, sympy.Min, sympy.Max, sympy.sign, sympy.Piecewise, sympy.floor,
-                 sympy.ceiling, sympy.Heaviside, sympy.re, sympy.im)
+_NON_ANALYTIC = (
+    sympy.Abs,
+    sympy.Min,
+    sympy.Max,
+    sympy.sign,
+    sympy.Piecewise,
+    sympy.floor,
+    sympy.ceiling,
+    sympy.Heaviside,
+    sympy.re,
+    sympy.im,
+)
 # results that lambdify cannot evaluate reliably (or that signal a failed evaluation)
-_UNUSABLE = (sympy.meijerg, sympy.hyper, sympy.Integral, sympy.HankelTransform, sympy.Piecewise,
-             sympy.Subs, sympy.Limit)
+_UNUSABLE = (
+    sympy.meijerg,
+    sympy.hyper,
+    sympy.Integral,
+    sympy.HankelTransform,
+    sympy.Piecewise,
+    sympy.Subs,
+    sympy.Limit,
+)
 
 
 def complex_evaluator(atom):
@@ -78,10 +95,10 @@ def _derive(expr, support, dim):
     f = expr.xreplace({R: r})
     f = sympy.nsimplify(f, rational=True) if f.has(sympy.Float) else f
     if support is None:
-        ht = sympy.hankel_transform(f * r ** nu, r, rho, nu)
+        ht = sympy.hankel_transform(f * r**nu, r, rho, nu)
     else:
         top = sympy.nsimplify(support, rational=True)
-        ht = sympy.integrate(f * r ** nu * sympy.besselj(nu, rho * r) * r, (r, 0, top), meijerg=True)
+        ht = sympy.integrate(f * r**nu * sympy.besselj(nu, rho * r) * r, (r, 0, top), meijerg=True)
     half = sympy.Rational(dim, 2)
     mu = sympy.simplify((2 * sympy.pi) ** (-half) * rho ** (1 - half) * ht)
     if mu.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan) or any(mu.has(u) for u in _UNUSABLE):

@@ -95,8 +95,9 @@ def check_atom_and_dim(atom, dim, caller):
     if not isinstance(atom, (RadialKernel, DensityKernel)):
         raise TypeError(f"atom must be a RadialKernel or a DensityKernel, got {type(atom).__name__}")
     if atom.is_combination:
-        raise TypeError(f"{caller} needs an atomic kernel, got the combination {atom.name}; "
-                        "transform its terms")
+        raise TypeError(
+            f"{caller} needs an atomic kernel, got the combination {atom.name}; transform its terms"
+        )
     if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
         raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
     return int(dim)
