@@ -490,7 +490,8 @@ class _OutputPool:
             # smallest free block that fits without wasting more than half of it
             best = None
             for block in list(self._free):
-                if nbytes <= block.capacity <= 2 * nbytes and (best is None or block.capacity < best.capacity):
+                fits = nbytes <= block.capacity <= 2 * nbytes
+                if fits and (best is None or block.capacity < best.capacity):
                     best = block
             if best is not None:
                 self._free.remove(best)
