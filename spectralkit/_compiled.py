@@ -129,15 +129,21 @@ import numba
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import intrinsic, overload
+from scipy.linalg.blas import dsyrk
 
 __all__ = [
+    "BLOCK_BYTES",
     "GEMM_ROWS",
     "GUIDE_FACTOR",
+    "GramSums",
     "OUTPUT_POOL_MIN_BYTES",
     "SINCOS_MAX_ARG",
     "blas_single_thread",
+    "block_rows",
+    "feature_gram_sums",
     "fill",
     "fused_features",
+    "gram_sums_dask",
     "inverse_cdf_lookup",
     "output_array",
     "release_output_memory",
@@ -555,6 +561,150 @@ def release_output_memory():
     freed = _output_pool.free_bytes()
     _output_pool.clear()
     return freed
+
+
+# ----------------------------------------------------------------------------------------------
+# Streaming Gram sums of features (ridge regression on features without the n x s matrix)
+# ----------------------------------------------------------------------------------------------
+
+#: Bytes of float64 features per row block of :func:`feature_gram_sums` (and of blockwise predict).
+BLOCK_BYTES = 16 << 20
+
+
+def block_rows(width):
+    """Rows per feature block: about ``BLOCK_BYTES`` of float64 features, at least 256 rows."""
+    return max(256, BLOCK_BYTES // (8 * max(1, int(width))))
+
+
+class GramSums:
+    """Sufficient statistics of ridge regression on features, accumulated over row blocks.
+
+    ``n`` rows; with ``center``: the means ``mean`` (s,) and ``y_mean`` (t,), the centred Gram
+    ``sum (phi - mean)(phi - mean)^T`` and cross products ``cross = sum (phi - mean)(y - y_mean)^T``
+    (s, t); without: the raw sums (the means stay 0). Each block is centred on its own means and
+    merged by the pairwise update of Chan, Golub and LeVeque,
+    ``M = M_a + M_b + (n_a n_b / n) delta delta^T`` (delta: the difference of the means), which
+    avoids the cancellation of ``sum phi phi^T - n mean mean^T``. Only the upper triangle of the
+    Gram is accumulated (BLAS ``dsyrk``, half the flops of a GEMM); :meth:`gram_matrix`
+    symmetrises it. Merging is associative up to rounding: blocks can be reduced in any tree.
+    """
+
+    def __init__(self, width, n_targets, center):
+        self.center = bool(center)
+        self.n = 0
+        self.mean = np.zeros(width)
+        self.y_mean = np.zeros(n_targets)
+        self._gram = np.zeros((width, width), order="F")
+        self.cross = np.zeros((width, n_targets))
+
+    def add(self, Phi, Y):
+        """Add a block: ``Phi`` (m, s) float64 C-contiguous (used as scratch), ``Y`` (m, t) float64."""
+        m = Phi.shape[0]
+        if m == 0:
+            return self
+        mu = ym = None
+        if self.center:
+            mu, ym = Phi.mean(axis=0), Y.mean(axis=0)
+            Phi -= mu
+            Y = Y - ym
+        # Phi.T is an F-contiguous (s, m) view: dsyrk reads it without a copy, updates in place
+        self._gram = dsyrk(1.0, Phi.T, beta=1.0, c=self._gram, trans=0, lower=0, overwrite_c=1)
+        self.cross += Phi.T @ Y
+        self._shift(m, mu, ym)
+        return self
+
+    def merge(self, other):
+        """Add the statistics of other rows (computed with the same ``center``); returns self."""
+        if other.n:
+            self._gram += other._gram
+            self.cross += other.cross
+            self._shift(other.n, other.mean, other.y_mean)
+        return self
+
+    def _shift(self, m, mu, ym):
+        n_a, n = self.n, self.n + m
+        if self.center:
+            if n_a == 0:
+                self.mean, self.y_mean = mu.copy(), ym.copy()
+            else:
+                w = n_a * m / n
+                delta, delta_y = mu - self.mean, ym - self.y_mean
+                self._gram += w * np.outer(delta, delta)
+                self.cross += w * np.outer(delta, delta_y)
+                self.mean += delta * (m / n)
+                self.y_mean += delta_y * (m / n)
+        self.n = n
+
+    def gram_matrix(self):
+        """The symmetric (s, s) Gram sum."""
+        upper = np.triu(self._gram)
+        return upper + np.triu(upper, 1).T
+
+
+def feature_gram_sums(features, X, Y, center):
+    """Stream the rows of ``X`` through ``features.transform(X, out=)`` into a :class:`GramSums`.
+
+    ``features`` is a fitted RandomFeatures; ``X`` (n, d) float32/float64, ``Y`` (n, t) float64.
+    Memory: one block of features (about ``BLOCK_BYTES``) and the s x s sums; the n x s feature
+    matrix is never formed. Features are computed in X's dtype (as ``transform`` computes them)
+    and accumulated in float64.
+    """
+    n = X.shape[0]
+    width = int(np.asarray(features.signature_).size)
+    sums = GramSums(width, Y.shape[1], center)
+    rows = min(block_rows(width), max(n, 1))
+    buf = np.empty((rows, width), dtype=X.dtype)
+    buf64 = buf if X.dtype == np.float64 else np.empty((rows, width))
+    for a in range(0, n, rows):
+        Xb = X[a:a + rows]
+        if not Xb.flags.writeable:  # read-only data would compile a second numba specialisation
+            Xb = Xb.copy()
+        m = Xb.shape[0]
+        features.transform(Xb, out=buf[:m])
+        if buf64 is not buf:
+            buf64[:m] = buf[:m]
+        sums.add(buf64[:m], Y[a:a + m])
+    return sums
+
+
+def _block_gram_sums(features, X, Y, center):
+    X = np.ascontiguousarray(X)
+    Y = np.asarray(Y, dtype=np.float64)
+    if not np.all(np.isfinite(Y)):
+        raise ValueError("y contains NaN or infinite values")
+    return feature_gram_sums(features, X, Y.reshape(len(Y), -1), center)
+
+
+def _merge_gram_sums(*parts):
+    total = parts[0]
+    for part in parts[1:]:
+        total.merge(part)
+    return total
+
+
+def gram_sums_dask(features, X, Y, center, split_every):
+    """Map-reduce of :func:`feature_gram_sums` over the row blocks of a dask array ``X``.
+
+    ``features``: a fitted, picklable (slim) RandomFeatures; ``X`` a 2-D dask array whose columns
+    form one block; ``Y`` a (n, t) dask or numpy array (rechunked to X's row blocks). One task
+    per row block, then a tree of merges of fan-in ``split_every``, computed on the current
+    scheduler. Returns the merged :class:`GramSums`.
+    """
+    import dask
+    import dask.array as da
+
+    if isinstance(Y, da.Array):
+        Y = Y.rechunk((X.chunks[0], -1))
+    else:
+        Y = da.from_array(np.asarray(Y, dtype=np.float64), chunks=(X.chunks[0], -1))
+    shared = dask.delayed(features, pure=True)
+    block = dask.delayed(_block_gram_sums, pure=True)
+    parts = [block(shared, xb, yb, bool(center))
+             for xb, yb in zip(X.to_delayed().ravel(), Y.to_delayed().ravel())]
+    merge = dask.delayed(_merge_gram_sums, pure=True)
+    while len(parts) > 1:
+        parts = [merge(*parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
+    return parts[0].compute()
 
 
 # ----------------------------------------------------------------------------------------------

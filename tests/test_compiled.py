@@ -393,6 +393,50 @@ def test_recycled_output_is_overwritten_completely(empty_pool):
 
 
 # ------------------------------------------------------------------------------------------
+# GramSums: streaming ridge sums
+# ------------------------------------------------------------------------------------------
+
+def test_gram_sums_merge_is_exact_where_the_one_pass_formula_cancels():
+    # features with mean 1e4 and spread 1e-2: sum phi phi^T - n mean mean^T loses ~12 digits;
+    # the blockwise-centred sums merged by Chan's update keep the rounding level
+    rng = np.random.default_rng(0)
+    n, s = 3000, 5
+    Phi = 1e4 + 1e-2 * rng.standard_normal((n, s))
+    Y = 1e3 + rng.standard_normal((n, 2))
+    Pc, Yc = Phi - Phi.mean(0), Y - Y.mean(0)  # two-pass reference (means of 3000 rows: accurate)
+    ref_G, ref_C = Pc.T @ Pc, Pc.T @ Yc
+    sums = C.GramSums(s, 2, center=True)
+    for a, b in ((0, 700), (700, 701), (701, 2000), (2000, 3000)):  # uneven blocks, one of 1 row
+        sums.add(Phi[a:b].copy(), Y[a:b])
+    # the same rows in another order and grouping, merged as a tree
+    left, right = C.GramSums(s, 2, True), C.GramSums(s, 2, True)
+    left.add(Phi[1500:].copy(), Y[1500:])
+    right.add(Phi[:1500].copy(), Y[:1500])
+    tree = left.merge(right)
+    # rounding of the centring, eps |Phi| per entry, times the centred factor, over n rows (worst
+    # case; both sides of the comparison carry it)
+    tol_G = 2 * n * EPS64 * np.abs(Phi).max() * np.abs(Pc).max()
+    tol_C = 2 * n * EPS64 * np.abs(Phi).max() * np.abs(Yc).max()
+    for got in (sums, tree):
+        assert got.n == n
+        assert np.max(np.abs(got.gram_matrix() - ref_G)) <= tol_G  # ~1e-9 of the entries
+        assert np.max(np.abs(got.cross - ref_C)) <= tol_C
+        np.testing.assert_allclose(got.mean, Phi.mean(0), rtol=1e-14)
+    # negative control: the one-pass formula misses the same bound by orders of magnitude
+    naive = Phi.T @ Phi - n * np.outer(Phi.mean(0), Phi.mean(0))
+    assert np.max(np.abs(naive - ref_G)) > 1e4 * tol_G
+
+
+def test_gram_sums_without_centring_are_the_raw_sums():
+    rng = np.random.default_rng(1)
+    Phi, Y = rng.standard_normal((300, 4)), rng.standard_normal((300, 1))
+    sums = C.GramSums(4, 1, center=False).add(Phi[:100].copy(), Y[:100]).add(Phi[100:].copy(), Y[100:])
+    np.testing.assert_allclose(sums.gram_matrix(), Phi.T @ Phi, rtol=1e-13)
+    np.testing.assert_allclose(sums.cross, Phi.T @ Y, rtol=1e-13)
+    assert not sums.mean.any() and sums.n == 300
+
+
+# ------------------------------------------------------------------------------------------
 # inverse_cdf_lookup
 # ------------------------------------------------------------------------------------------
 
