@@ -25,9 +25,9 @@ feature_map, chunk_rows=256) -> out``
       ``offsets_minus`` (s_minus,) of the same dtype, broadcast over the rows.
 
     One parallel numba region: the rows are cut into chunks of ``chunk_rows`` (rounded up to a
-    multiple of ``g = GEMM_ROWS[dtype]``: 64 rows in float64, 256 in float32) dealt round-robin
+    multiple of ``g = GEMM_ROWS[dtype]``: 256 rows in float64, 512 in float32) dealt round-robin
     to the workers. Each worker owns a buffer of ``g x max(s_plus, s_minus)`` elements
-    (cache-resident), computes the product of each g-row block with Wᵀ by a single-threaded
+    (cache-resident: at most a few MB), computes the product of each g-row block with Wᵀ by a single-threaded
     BLAS GEMM (``np.dot``; BLAS is limited to one thread for the duration of the call with a
     cached ``threadpoolctl.ThreadpoolController``)
     and then applies the polynomial sincos, the scaling and the store in one vectorised pass
@@ -158,11 +158,14 @@ SINCOS_MAX_ARG = {np.dtype(np.float64): 1.0e12, np.dtype(np.float32): 1.0e6}
 
 #: Rows of every BLAS GEMM block in :func:`fused_features`, per dtype (``chunk_rows`` is rounded
 #: up to a multiple of it). Fixed so that the summation order, hence the output, does not depend
-#: on ``chunk_rows`` or on the thread count. Measured (n = 1e5, s = 256, idle 2-core EPYC):
-#: float32 d = 256 with 64/128/256 rows 177/161/151 ms (one thread), d = 54 60/55/52 ms;
-#: float64 gains nothing consistent beyond 64 rows (d = 54: 92/92/118 ms), and 64 rows keep
-#: its buffer in L2.
-GEMM_ROWS = {np.dtype(np.float64): 64, np.dtype(np.float32): 256}
+#: on ``chunk_rows`` or on the thread count. Larger blocks amortise OpenBLAS's packing of the
+#: d x s frequency matrix, which it repeats at every call. Measured (process CPU time, one
+#: thread, n = 5e4, width 1024 for d <= 54 and 2048 above, loaded machine): float64 with
+#: 64/256 rows d = 16 71/70 ms, d = 54 114/109, d = 256 713/642, d = 784 2154/1744; float32
+#: with 256/512 rows d = 16 34/33, d = 54 53/53, d = 256 317/302, d = 784 892/843. Splitting
+#: the columns into panels (to keep the block in L2) did not pay: a column slice of W is not
+#: contiguous and numba copies it before the GEMM.
+GEMM_ROWS = {np.dtype(np.float64): 256, np.dtype(np.float32): 512}
 
 #: Outputs of at least this many bytes are allocated by :func:`output_array` from recycled memory.
 OUTPUT_POOL_MIN_BYTES = 4 << 20
