@@ -280,7 +280,7 @@ def _krein_solve(gram, cross, signature, alpha):
     ``tau = _KREIN_WINDOW * alpha``, g is the line ``mu / tau^2`` instead: continuous, bounded
     by 1/tau (at most 1/_KREIN_WINDOW times the largest ridge gain 1/alpha), zero at the
     singularity, and exactly 1/mu outside the window. ``n_damped`` counts the directions in it.
-        """
+    """
     s, t = cross.shape
     if not np.any(gram):
         return np.zeros((s, t)), np.zeros(0), 0.0, 0
@@ -412,10 +412,15 @@ class _KreinRidgeBase(BaseEstimator):
             if X.ndim != 2 or X.shape[1] != self.n_features_in_:
                 raise ValueError(f"X has shape {X.shape}, but this estimator was fitted for "
                                  f"{self.n_features_in_} features")
+            from dask.base import tokenize  # the dask extra
+
             X = X.rechunk({1: -1})
             t = self.coef_.shape[1]
+            # name from the graph and the coefficients: tokenizing the estimator would hash its measure
+            rf = self.features_.features_
+            name = "krein-decision-" + tokenize(X.name, self.coef_, self.intercept_, rf.W_plus_, rf.W_minus_)
             return X.map_blocks(_decision_block, self, dtype=np.float64, chunks=(X.chunks[0], (t,)),
-                                meta=np.empty((0, t)))
+                                meta=np.empty((0, t)), name=name)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32], order="C")
         if not X.flags.writeable:
             X = X.copy()
