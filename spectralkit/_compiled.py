@@ -84,6 +84,15 @@ free mappings and a quarter of the physical memory are kept, the oldest are unma
 the kernel reclaimed the pages, still pays for fresh memory: pass ``out=`` to control this.
 Elsewhere than Linux/BSD (no ``MADV_FREE``) every output comes from ``numpy.empty``.
 
+Streaming Gram sums
+-------------------
+``feature_gram_sums(features, X, Y, center)`` streams X through a fitted feature map in row
+blocks of about ``BLOCK_BYTES`` (16 MB) of float64 features and accumulates the sums of ridge
+regression, ``Phi^T Phi`` (BLAS ``dsyrk``) and ``Phi^T Y``, in a :class:`GramSums`, centred
+block by block and merged by the update of Chan, Golub and LeVeque (no cancellation from a
+large mean); ``gram_sums_dask`` is the same as a map-reduce over the row blocks of a dask array
+(dask imported on call). The Krein ridge estimators of :mod:`spectralkit.sklearn` fit on them.
+
 Polynomial sincos
 -----------------
 ``sincos(x, out_sin, out_cos)`` (elementwise, 1-D, float32 or float64) exposes the same scalar
