@@ -31,6 +31,11 @@ With ``--clock cpu`` every timing is the process's CPU time and only one thread 
 per-core measure that time slicing by other processes does not inflate (shared caches and memory
 bandwidth still do).
 
+``--allocation`` instead compares, for three configurations, the output allocation strategies
+of ``transform(X)`` that were measured to choose the library's: a reused buffer, the library's
+recycled output, ``numpy.empty`` at every call (the previous behaviour), fresh anonymous
+mappings with and without transparent huge pages, and with ``MAP_POPULATE``.
+
 Usage::
 
     python benchmarks/bench_featurize.py            # full grid (~10 minutes), writes results/
@@ -42,6 +47,7 @@ Results: ``benchmarks/results/featurize.json`` and ``featurize.md``.
 import argparse
 import gc
 import json
+import mmap
 import os
 import platform
 import sys
@@ -187,6 +193,61 @@ def bench_case(n, d, dtype, threads, repeats, controller, rng):
     return row
 
 
+def _mapped_output(shape, dtype, hugepage, populate):
+    """A fresh anonymous mapping as an array (the allocation strategies compared by --allocation)."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    size = -(-nbytes // (2 << 20)) * (2 << 20)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | (mmap.MAP_POPULATE if populate else 0)
+    mm = mmap.mmap(-1, size, flags=flags)
+    mm.madvise(mmap.MADV_HUGEPAGE if hugepage else mmap.MADV_NOHUGEPAGE)
+    return np.frombuffer(mm, dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+
+
+def _allocation_calls(rf, X, buf):
+    shape, dtype = buf.shape, buf.dtype
+
+    def into(out):
+        return rf.transform(X, out=out)
+
+    return {
+        "reused buffer (out=)": lambda: into(buf),
+        "recycled output (library)": lambda: rf.transform(X),
+        "numpy.empty each call": lambda: into(np.empty(shape, dtype=dtype)),
+        "mmap + MADV_HUGEPAGE": lambda: into(_mapped_output(shape, dtype, True, False)),
+        "mmap, 4 KiB pages": lambda: into(_mapped_output(shape, dtype, False, False)),
+        "mmap + MAP_POPULATE + huge": lambda: into(_mapped_output(shape, dtype, True, True)),
+    }
+
+
+def allocation_study(n, repeats, controller):
+    """Where the time of transform(X) without out= went, and what each fix buys (medians, ms)."""
+    rows = []
+    for dtype, d in ((np.float64, 16), (np.float32, 256), (np.float64, 256)):
+        width = width_for(d)
+        X = (np.random.default_rng(0).standard_normal((n, d)) / np.sqrt(d)).astype(dtype)
+        rf = RandomFeatures(kernels.gaussian(1.0), dim=d, n_components=width, method="rff",
+                            random_state=0).fit()
+        buf = np.empty((n, width), dtype=dtype)
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            with controller.limit(limits=threads, user_api="blas"):
+                calls = _allocation_calls(rf, X, buf)
+                _, times = interleaved(calls, repeats)
+            row = {"dtype": np.dtype(dtype).name, "d": d, "width": width, "threads": threads,
+                   "loadavg": os.getloadavg()}
+            row.update({k: float(np.median(v)) for k, v in times.items()})
+            rows.append(row)
+            print(row, flush=True)
+    names = list(calls)
+    lines = ["| dtype | d | width | thr | " + " | ".join(names) + " | load |",
+             "|---" * (len(names) + 5) + "|"]
+    for r in rows:
+        lines.append(f"| {r['dtype']} | {r['d']} | {r['width']} | {r['threads']} | "
+                     + " | ".join(f"{1e3 * r[k]:.0f}" for k in names) + f" | {r['loadavg'][0]:.1f} |")
+    print("\n".join(lines))
+    return rows
+
+
 def markdown(rows, info):
     lines = [
         f"Machine: {info['cpu']}, {info['logical_cpus']} logical CPUs, AVX-512: "
@@ -241,6 +302,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5, help="interleaved rounds (default 5)")
     ap.add_argument("--out", type=Path, default=RESULTS / "featurize")
     ap.add_argument("--no-write", action="store_true", help="print the table, write nothing")
+    ap.add_argument("--allocation", action="store_true",
+                    help="compare output allocation strategies of transform(X) instead (prints only)")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="cpu: process CPU time, one thread only (robust to time slicing by other jobs)")
     args = ap.parse_args(argv)
@@ -250,6 +313,8 @@ def main(argv=None):
         args.threads = [1]
     if args.quick:
         args.n, args.dims, args.repeats = 4000, [16], 2
+    if args.allocation:
+        return allocation_study(args.n, args.repeats, ThreadpoolController())
     args.threads = [t for t in args.threads if t <= numba.config.NUMBA_NUM_THREADS]
     info = machine_info()
     info["n"] = args.n
