@@ -113,8 +113,12 @@ def width_for(d):
     return 1024 if d <= 54 else 2048
 
 
-def interleaved(calls, repeats):
-    """Warm-up time and ``repeats`` timings of every callable, in rounds of rotated order."""
+def interleaved(calls, repeats, min_time=0.0, max_rounds=60):
+    """Warm-up time and timings of every callable, in rounds of rotated order.
+
+    At least ``repeats`` rounds, more (up to ``max_rounds``) until the rounds took ``min_time``
+    seconds of wall time: fast configurations get more rounds on a noisy machine.
+    """
     names = list(calls)
     first = {}
     for name in names:
@@ -122,17 +126,20 @@ def interleaved(calls, repeats):
         calls[name]()
         first[name] = CLOCK() - t0
     times = {name: [] for name in names}
-    for r in range(repeats):
+    start = time.perf_counter()
+    r = 0
+    while r < repeats or (time.perf_counter() - start < min_time and r < max_rounds):
         k = r % len(names)
         for name in names[k:] + names[:k]:
             gc.collect()
             t0 = CLOCK()
             calls[name]()
             times[name].append(CLOCK() - t0)
+        r += 1
     return first, times
 
 
-def bench_case(n, d, dtype, threads, repeats, controller, rng):
+def bench_case(n, d, dtype, threads, repeats, min_time, controller, rng):
     width = width_for(d)
     s = width // 2
     X = (rng.standard_normal((n, d)) / np.sqrt(d)).astype(dtype)
@@ -165,7 +172,7 @@ def bench_case(n, d, dtype, threads, repeats, controller, rng):
             "store": lambda: _compiled.fill(buf, 1.0),
             "fresh_store": lambda: _compiled.fill(np.empty((n, width), dtype=dtype), 1.0),
         }
-        first, times = interleaved(calls, repeats)
+        first, times = interleaved(calls, repeats, min_time)
         out = rf.transform(X[:64])
         ref = np.hstack([np.cos(X[:64].astype(np.float64) @ rf.W_plus_.T),
                          np.sin(X[:64].astype(np.float64) @ rf.W_plus_.T)]) * rf.scale_plus_
@@ -179,6 +186,10 @@ def bench_case(n, d, dtype, threads, repeats, controller, rng):
     row["plain_first"] = first["plain"]
     row["lower_bound"] = max(row["gemm"] + row["sincos"], row["store"])
     row["plain_over_buffered"] = row["plain"] / row["buffered"]
+    # paired: plain and buffered run next to each other in every round
+    paired = np.array(times["plain"]) / np.array(times["buffered"])
+    row["plain_over_buffered_paired"] = float(np.median(paired))
+    row["rounds"] = len(times["plain"])
     row["plain_over_bound"] = row["plain"] / row["lower_bound"]
     row["buffered_over_bound"] = row["buffered"] / row["lower_bound"]
     row["plain_over_gemm"] = row["plain"] / row["gemm"]
@@ -257,8 +268,9 @@ def markdown(rows, info):
         f"{tuple(round(v, 2) for v in info['loadavg_start'])}, at end "
         f"{tuple(round(v, 2) for v in info.get('loadavg_end', ()))}.",
         "",
-        f"Times in ms ({info.get('clock', 'wall')} clock), medians of interleaved rounds. `plain` = "
-        "transform(X); `buffered` = "
+        f"Times in ms ({info.get('clock', 'wall')} clock), medians of interleaved rounds (at least "
+        f"{info.get('repeats')}, more for fast rows); plain/buf (paired) is the median of the "
+        "per-round ratios. `plain` = transform(X); `buffered` = "
         "transform(X, out=buf); `bound` = max(GEMM + sincos, store); `RBF w` = RBFSampler with the "
         "same output width (GEMM twice as large), `RBF s` = with the same GEMM size (half the "
         "width); speed-ups are RBFSampler time / ours, plain (buffered). `fresh memory` = extra "
@@ -266,7 +278,7 @@ def markdown(rows, info):
         "(max - min) / median over plain, buffered and RBF w; `load` = 1-min load average "
         "before/after the row.",
         "",
-        "| dtype | d | width | thr | plain | buffered | plain/buf | GEMM | sincos | store | bound "
+        "| dtype | d | width | thr | plain | buffered | plain/buf (paired) | GEMM | sincos | store | bound "
         "| plain/bound | RBF w | RBF s | speed-up, same width | speed-up, same GEMM | fresh memory "
         "| noise | load |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -276,7 +288,9 @@ def markdown(rows, info):
                                        "rbf_width", "rbf_gemm")}
         lines.append(
             f"| {r['dtype']} | {r['d']} | {r['width']} | {r['threads']} | {ms['plain']:.1f} | "
-            f"{ms['buffered']:.1f} | {r['plain_over_buffered']:.2f} | {ms['gemm']:.1f} | "
+            f"{ms['buffered']:.1f} | {r['plain_over_buffered']:.2f} "
+            f"({r['plain_over_buffered_paired']:.2f}) | "
+            f"{ms['gemm']:.1f} | "
             f"{ms['sincos']:.1f} | {ms['store']:.1f} | {ms['lower_bound']:.1f} | "
             f"{r['plain_over_bound']:.2f} | {ms['rbf_width']:.0f} | {ms['rbf_gemm']:.0f} | "
             f"{r['speedup_plain_same_width']:.1f}x ({r['speedup_buffered_same_width']:.1f}x) | "
@@ -299,7 +313,9 @@ def main(argv=None):
     ap.add_argument("--dims", type=int, nargs="+", default=[8, 16, 54, 128, 256, 784])
     ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--repeats", type=int, default=5, help="interleaved rounds (default 5)")
+    ap.add_argument("--repeats", type=int, default=5, help="interleaved rounds, at least (default 5)")
+    ap.add_argument("--min-time", type=float, default=20.0,
+                    help="more rounds (up to 60) until the rounds of a configuration took this long (s)")
     ap.add_argument("--out", type=Path, default=RESULTS / "featurize")
     ap.add_argument("--no-write", action="store_true", help="print the table, write nothing")
     ap.add_argument("--allocation", action="store_true",
@@ -312,20 +328,22 @@ def main(argv=None):
         CLOCK = time.process_time
         args.threads = [1]
     if args.quick:
-        args.n, args.dims, args.repeats = 4000, [16], 2
+        args.n, args.dims, args.repeats, args.min_time = 4000, [16], 2, 0.0
     if args.allocation:
         return allocation_study(args.n, args.repeats, ThreadpoolController())
     args.threads = [t for t in args.threads if t <= numba.config.NUMBA_NUM_THREADS]
     info = machine_info()
     info["n"] = args.n
     info["clock"] = args.clock
+    info["repeats"] = args.repeats
     controller = ThreadpoolController()
     rng = np.random.default_rng(20261121)
     rows = []
     for dtype in args.dtypes:
         for d in args.dims:
             for threads in args.threads:
-                row = bench_case(args.n, d, np.dtype(dtype).type, threads, args.repeats, controller, rng)
+                row = bench_case(args.n, d, np.dtype(dtype).type, threads, args.repeats, args.min_time,
+                                 controller, rng)
                 rows.append(row)
                 print(f"{dtype} d={d} w={row['width']} threads={threads}: plain {1e3 * row['plain']:.1f} ms "
                       f"({row['plain_over_buffered']:.2f}x buffered, {row['plain_over_bound']:.2f}x bound), "
