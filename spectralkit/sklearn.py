@@ -269,10 +269,11 @@ def _krein_solve(gram, cross, signature, alpha):
     1. Pivoted Cholesky (LAPACK ``dpstrf``, rank-revealing) ``G = P R^T R P^T`` of rank r; with
        ``T = R P^T`` (r, s), Phi = Q T for some Q with orthonormal columns.
     2. The indefinite Gram matrix ``K = Phi J Phi^T = Q (T J T^T) Q^T``: its non-zero
-       eigenvalues are those of the symmetric r x r matrix ``H = T J T^T = U diag(lam) U^T``
-       (``eigh``).
+       eigenvalues lam are those of the symmetric r x r matrix ``H = T J T^T`` (``eigvalsh``).
     3. ``Phi^T (K + alpha I)^(-1) y = T^T (H + alpha I)^(-1) z`` with ``z = Q^T y`` from
-       ``R11^T z = (P^T b)[:r]``, hence ``coef = J T^T U g(lam + alpha) U^T z``.
+       ``R11^T z = (P^T b)[:r]``, hence ``coef = J T^T (H + alpha I)^(-1) z``: solved by LU
+       when no eigenvalue lies in the damping window (below), else through
+       ``H = U diag(lam) U^T`` (``eigh``) as ``coef = J T^T U g(lam + alpha) U^T z``.
 
     With ``g(mu) = 1/mu`` this is the exact solution (it satisfies ``(G + alpha J) coef = b``).
     Eigenvalues lam >= 0 give mu >= alpha > 0: as well-posed as ordinary ridge. Only a negative
@@ -293,17 +294,26 @@ def _krein_solve(gram, cross, signature, alpha):
     T[:, piv] = np.triu(R[:r])  # dpstrf leaves the strict lower triangle untouched
     H = (T * signature) @ T.T
     H = 0.5 * (H + H.T)
-    lam, U = scipy.linalg.eigh(H)
     z = scipy.linalg.solve_triangular(R[:r, :r], cross[piv[:r]], trans="T", lower=False,
                                       check_finite=False)
+    # the eigenvalues decide; the eigenvectors (3x the cost) only where the filter acts
+    lam = scipy.linalg.eigvalsh(H, check_finite=False)
     mu = lam + alpha
     tau = _KREIN_WINDOW * alpha
-    damped = (lam < 0) & (np.abs(mu) < tau)
-    g = np.empty_like(mu)
-    g[~damped] = 1.0 / mu[~damped]
-    g[damped] = mu[damped] / tau**2
-    n_damped = int(np.count_nonzero(damped))
-    coef = signature[:, None] * (T.T @ (U @ (g[:, None] * (U.T @ z))))
+    n_damped = int(np.count_nonzero((lam < 0) & (np.abs(mu) < tau)))
+    if n_damped == 0:
+        H[np.diag_indices_from(H)] += alpha
+        w = scipy.linalg.lu_solve(scipy.linalg.lu_factor(H, check_finite=False), z, check_finite=False)
+    else:
+        lam, U = scipy.linalg.eigh(H, check_finite=False)
+        mu = lam + alpha
+        damped = (lam < 0) & (np.abs(mu) < tau)
+        n_damped = int(np.count_nonzero(damped))
+        g = np.empty_like(mu)
+        g[~damped] = 1.0 / mu[~damped]
+        g[damped] = mu[damped] / tau**2
+        w = U @ (g[:, None] * (U.T @ z))
+    coef = signature[:, None] * (T.T @ w)
     return coef, lam, tau, n_damped
 
 
@@ -496,13 +506,16 @@ _KREIN_DOC = """
     ``Phi = Q T`` with ``T = R P^T``; the non-zero eigenvalues lam of the indefinite Gram matrix
     ``K = Phi J Phi^T`` are those of the symmetric ``H = T J T^T = U diag(lam) U^T``, and
     ``coef = J T^T U g(lam + alpha) U^T z`` with ``z = Q^T y``. With ``g(mu) = 1/mu`` this is the
-    exact Krein ridge solution. For lam >= 0, mu >= alpha > 0 (as well-posed as ordinary
-    ridge); only a negative lam near -alpha can make mu vanish. Within the window
-    ``|mu| < tau = 1e-3 alpha`` around such a singularity, where LU on ``G + alpha J`` returns
-    noise, ``g`` is the line ``mu / tau^2`` instead (a spectrum-aware regulariser): continuous in
-    alpha through the singularity, zero at it, bounded by ``1 / tau`` (1000 times the largest
-    gain 1/alpha of ordinary ridge), and exactly ``1/mu`` everywhere else.
-    Cost O(s^3) (``dpstrf`` and ``eigh``) on top of the O(n s^2) sums.
+    exact Krein ridge solution, computed by LU of ``H + alpha I`` when the eigenvalues (computed
+    first, without eigenvectors) show that no direction needs damping. For lam >= 0,
+    mu >= alpha > 0 (as well-posed as ordinary ridge); only a negative lam near -alpha can make
+    mu vanish. Within the window ``|mu| < tau = 1e-3 alpha`` around such a singularity, where LU
+    on ``G + alpha J`` returns noise, ``g`` is the line ``mu / tau^2`` instead (a spectrum-aware
+    regulariser): continuous in alpha through the singularity, zero at it, bounded by ``1 / tau``
+    (1000 times the largest gain 1/alpha of ordinary ridge), and exactly ``1/mu`` everywhere
+    else.
+    Cost O(s^3) (``dpstrf``, the product ``T J T^T``, ``eigvalsh`` and LU; ``eigh`` only near a
+    singularity) on top of the O(n s^2) sums.
 """
 
 
