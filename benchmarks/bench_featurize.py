@@ -1,28 +1,44 @@
-"""Featurization benchmark: spectralkit's fused random-feature transform vs scikit-learn RBFSampler.
+"""Featurization benchmark: spectralkit's random-feature transform vs scikit-learn's RBFSampler.
 
-For a Gaussian kernel exp(-r^2/2) (frequencies W ~ N(0, I_d)) and n rows of d-dimensional data,
-for every (dtype, d, s, threads) this times, in the same process and run:
+Gaussian kernel exp(-r^2/2) (frequencies W ~ N(0, I_d)), n rows of d-dimensional data
+X ~ N(0, I/d). For every (dtype, d, threads), with the output width w = 1024 for d <= 54 and
+2048 for d >= 128 (s = w/2 frequencies, features [cos | sin]), this times in one process:
 
-* ``ours``         ``spectralkit.features.RandomFeatures(gaussian(1), n_components=2 s,
-                   method="rff").transform(X, out=buf)``: width 2 s ``[cos | sin]``, one GEMM
-                   n x d x s (includes the public wrapper's input validation);
-* ``ours_kernel``  the compiled kernel alone (``spectralkit._compiled.fused_features``);
-* ``rbf_width``    ``sklearn.kernel_approximation.RBFSampler(gamma=0.5, n_components=2 s)``:
-                   the same output width, a GEMM twice as large (n x d x 2 s);
-* ``rbf_gemm``     ``RBFSampler(n_components=s)``: the same GEMM size, half the output width;
-* the lower-bound ingredients: ``gemm`` (numpy ``matmul`` n x d x s into a preallocated
-  buffer, BLAS at the same thread count), ``sincos`` (spectralkit's polynomial sincos of n x s
-  values, parallel; ``numpy_sincos`` is reported for reference) and ``store`` (a parallel fill of
-  the n x 2 s output). ``lower_bound = max(gemm + sincos, store)``.
+* ``plain``      ``RandomFeatures(gaussian(1), n_components=w, method="rff").transform(X)``: the
+                 call users make (a new output each call);
+* ``buffered``   the same into a reused buffer, ``transform(X, out=buf)``;
+* ``kernel``     the compiled kernel alone (``spectralkit._compiled.fused_features``, buffered);
+* ``rbf_width``  ``sklearn.kernel_approximation.RBFSampler(gamma=0.5, n_components=w)``: the same
+                 output width, a GEMM twice as large (n x d x w);
+* ``rbf_gemm``   ``RBFSampler(n_components=s)``: the same GEMM size (n x d x s), half the width;
+* the lower-bound ingredients: ``gemm`` (numpy ``matmul`` n x d x s into a preallocated buffer,
+  BLAS at the same thread count), ``sincos`` (spectralkit's polynomial sincos of the n x s
+  products, parallel) and ``store`` (a parallel fill of an n x w output):
+  ``lower_bound = max(gemm + sincos, store)``;
+* ``fresh_store``: the same fill into a new ``numpy.empty`` array at every call: the price of
+  fresh memory (page faults, zeroing) that any transform allocating its output pays, as
+  RBFSampler does at every call (and ``plain`` at its first).
 
-Medians over ``--repeats`` timings after one warm-up call (numpy and scikit-learn: at most two
-timings, no warm-up: nothing to compile, and they dominate the run time); ratios ``ours / lower_bound`` and
-``rbf / ours``. RBFSampler allocates its output at every call (that is how it is used); ours
-writes into a reused buffer (``out=``), as the library recommends.
+Timing protocol: after one warm-up call of each method (JIT, first touch; the warm-up time of
+``plain`` is recorded as ``plain_first``: a first call in a fresh process pays for fresh memory),
+``--repeats`` rounds are run; each round times every method once, in an order rotated from round
+to round, so slow phases of a shared machine hit all methods alike. Medians over the rounds are
+reported, with every timing, the relative spread ``(max - min) / median`` of each method and the
+load average before and after each configuration (the machine-noise indicators). RBFSampler
+allocates a new output at every call: that is how it is used.
+
+With ``--clock cpu`` every timing is the process's CPU time and only one thread is used: a
+per-core measure that time slicing by other processes does not inflate (shared caches and memory
+bandwidth still do).
+
+``--allocation`` instead compares, for three configurations, the output allocation strategies
+of ``transform(X)`` that were measured to choose the library's: a reused buffer, the library's
+recycled output, ``numpy.empty`` at every call (the previous behaviour), fresh anonymous
+mappings with and without transparent huge pages, and with ``MAP_POPULATE``.
 
 Usage::
 
-    python benchmarks/bench_featurize.py            # full run (minutes), writes results/
+    python benchmarks/bench_featurize.py            # full grid (~10 minutes), writes results/
     python benchmarks/bench_featurize.py --quick    # tiny smoke run, prints only
 
 Results: ``benchmarks/results/featurize.json`` and ``featurize.md``.
@@ -31,6 +47,7 @@ Results: ``benchmarks/results/featurize.json`` and ``featurize.md``.
 import argparse
 import gc
 import json
+import mmap
 import os
 import platform
 import sys
@@ -48,6 +65,8 @@ from spectralkit import _compiled, kernels
 from spectralkit.features import RandomFeatures
 
 RESULTS = Path(__file__).resolve().parent / "results"
+CLOCK = time.perf_counter
+METHODS = ("plain", "buffered", "kernel", "rbf_width", "rbf_gemm", "gemm", "sincos", "store", "fresh_store")
 
 
 def machine_info():
@@ -69,6 +88,11 @@ def machine_info():
     blas = [{k: v for k, v in lib.items() if k in ("internal_api", "version", "filepath",
                                                      "architecture", "num_threads")}
             for lib in ThreadpoolController().info() if lib.get("user_api") == "blas"]
+    thp = None
+    try:
+        thp = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text().strip()
+    except OSError:
+        pass
     return {
         "cpu": cpu,
         "avx512f": "avx512f" in flags,
@@ -79,108 +103,200 @@ def machine_info():
         "scipy": scipy.__version__,
         "sklearn": sklearn.__version__,
         "blas": blas,
+        "transparent_hugepage": thp,
         "loadavg_start": os.getloadavg(),
     }
 
 
-CLOCK = time.perf_counter
+def width_for(d):
+    """Output width of the grid: 1024 for d <= 54, 2048 above (as in the issue's table)."""
+    return 1024 if d <= 54 else 2048
 
 
-def timeit(fn, repeats, warmup=True):
-    """Median time of ``fn()`` over ``repeats`` calls (after one warm-up call: JIT, caches).
+def interleaved(calls, repeats, min_time=0.0, max_rounds=60):
+    """Warm-up time and timings of every callable, in rounds of rotated order.
 
-    The clock is wall time, or the process's CPU time with ``--clock cpu`` (one thread only: a
-    per-core measure that time slicing by other processes on a shared machine does not inflate).
+    At least ``repeats`` rounds, more (up to ``max_rounds``) until the rounds took ``min_time``
+    seconds of wall time: fast configurations get more rounds on a noisy machine.
     """
-    if warmup:
-        fn()
-    times = []
-    for _ in range(repeats):
-        gc.collect()
+    names = list(calls)
+    first = {}
+    for name in names:
         t0 = CLOCK()
-        fn()
-        times.append(CLOCK() - t0)
-    return float(np.median(times)), [float(t) for t in times]
+        calls[name]()
+        first[name] = CLOCK() - t0
+    times = {name: [] for name in names}
+    start = time.perf_counter()
+    r = 0
+    while r < repeats or (time.perf_counter() - start < min_time and r < max_rounds):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
+            gc.collect()
+            t0 = CLOCK()
+            calls[name]()
+            times[name].append(CLOCK() - t0)
+        r += 1
+    return first, times
 
 
-def bench_case(n, d, s, dtype, threads, repeats, controller, rng):
+def bench_case(n, d, dtype, threads, repeats, min_time, controller, rng):
+    width = width_for(d)
+    s = width // 2
     X = (rng.standard_normal((n, d)) / np.sqrt(d)).astype(dtype)
     numba.set_num_threads(threads)
-    row = {"n": n, "d": d, "s": s, "dtype": np.dtype(dtype).name, "threads": threads}
-    times = {}
+    row = {"n": n, "d": d, "width": width, "s": s, "dtype": np.dtype(dtype).name, "threads": threads,
+           "loadavg_before": os.getloadavg()}
     with controller.limit(limits=threads, user_api="blas"):
-        rf = RandomFeatures(kernels.gaussian(1.0), dim=d, n_components=2 * s, method="rff",
+        rf = RandomFeatures(kernels.gaussian(1.0), dim=d, n_components=width, method="rff",
                             random_state=0).fit()
-        out = np.empty((n, 2 * s), dtype=dtype)
-        times["ours"] = timeit(lambda out=out: rf.transform(X, out=out), repeats)
+        buf = np.empty((n, width), dtype=dtype)
         W = np.ascontiguousarray(rf.W_plus_, dtype=dtype)
         Wm = np.empty((0, d), dtype=dtype)
         sp = dtype(rf.scale_plus_)
-        times["ours_kernel"] = timeit(
-            lambda out=out: _compiled.fused_features(X, W, Wm, sp, 0.0, None, None, out, "sincos"),
-            repeats)
+        WT = np.ascontiguousarray(W.T)
+        G = np.empty((n, s), dtype=dtype)
+        flat = G.reshape(-1)
+        SC = np.empty((2, n * s), dtype=dtype)
+        rbf_w = RBFSampler(gamma=0.5, n_components=width, random_state=0).fit(X[:10])
+        rbf_g = RBFSampler(gamma=0.5, n_components=s, random_state=0).fit(X[:10])
+        if rbf_w.random_weights_.dtype != dtype:
+            raise RuntimeError(f"RBFSampler did not keep {np.dtype(dtype).name}")
+        calls = {
+            "plain": lambda: rf.transform(X),
+            "buffered": lambda: rf.transform(X, out=buf),
+            "kernel": lambda: _compiled.fused_features(X, W, Wm, sp, 0.0, None, None, buf, "sincos"),
+            "rbf_width": lambda: rbf_w.transform(X),
+            "rbf_gemm": lambda: rbf_g.transform(X),
+            "gemm": lambda: np.matmul(X, WT, out=G),
+            "sincos": lambda: _compiled.sincos(flat, SC[0], SC[1]),
+            "store": lambda: _compiled.fill(buf, 1.0),
+            "fresh_store": lambda: _compiled.fill(np.empty((n, width), dtype=dtype), 1.0),
+        }
+        first, times = interleaved(calls, repeats, min_time)
+        out = rf.transform(X[:64])
         ref = np.hstack([np.cos(X[:64].astype(np.float64) @ rf.W_plus_.T),
                          np.sin(X[:64].astype(np.float64) @ rf.W_plus_.T)]) * rf.scale_plus_
-        row["max_abs_error_first_rows"] = float(np.abs(out[:64] - ref).max())
-        # Lower-bound ingredients (lambdas bind their buffers as defaults: they are del'd below).
-        G = np.empty((n, s), dtype=dtype)
-        WT = np.ascontiguousarray(W.T)
-        times["gemm"] = timeit(lambda G=G: np.matmul(X, WT, out=G), repeats)
-        flat = G.reshape(-1)
-        S = np.empty_like(flat)
-        Cc = np.empty_like(flat)
-        times["sincos"] = timeit(lambda flat=flat, S=S, Cc=Cc: _compiled.sincos(flat, S, Cc), repeats)
-        # Slow references (numpy, scikit-learn): no JIT to warm up, at most 2 timed calls.
-        slow_reps = max(1, min(repeats, 2))
-        times["numpy_sincos"] = timeit(lambda flat=flat, S=S, Cc=Cc: (np.sin(flat, out=S), np.cos(flat, out=Cc)),
-                                       slow_reps, warmup=False)
-        del S, Cc, G, flat
-        times["store"] = timeit(lambda out=out: _compiled.fill(out, 1.0), repeats)
-        del out
-        gc.collect()
-        # scikit-learn: same output width (GEMM 2x larger) and same GEMM size (half width).
-        for key, m in (("rbf_width", 2 * s), ("rbf_gemm", s)):
-            rbf = RBFSampler(gamma=0.5, n_components=m, random_state=0).fit(X[:10])
-            assert rbf.random_weights_.dtype == dtype
-            times[key] = timeit(lambda: rbf.transform(X), slow_reps, warmup=False)
-            gc.collect()
-    for k, (med, all_t) in times.items():
-        row[k] = med
-        row[k + "_all"] = all_t
+        row["max_abs_error_first_rows"] = float(np.abs(out - ref).max())
+        row["bit_identical_plain_buffered"] = bool(np.array_equal(rf.transform(X), rf.transform(X, out=buf)))
+    for name in METHODS:
+        t = np.array(times[name])
+        row[name] = float(np.median(t))
+        row[name + "_all"] = [float(v) for v in t]
+        row[name + "_spread"] = float((t.max() - t.min()) / np.median(t))
+    row["plain_first"] = first["plain"]
     row["lower_bound"] = max(row["gemm"] + row["sincos"], row["store"])
-    row["ours_over_bound"] = row["ours"] / row["lower_bound"]
-    row["kernel_over_bound"] = row["ours_kernel"] / row["lower_bound"]
-    row["speedup_same_width"] = row["rbf_width"] / row["ours"]
-    row["speedup_same_gemm"] = row["rbf_gemm"] / row["ours"]
-    row["gflops_ours"] = 2.0 * n * d * s / row["ours"] / 1e9
-    row["loadavg"] = os.getloadavg()
+    row["plain_over_buffered"] = row["plain"] / row["buffered"]
+    # paired: plain and buffered run next to each other in every round
+    paired = np.array(times["plain"]) / np.array(times["buffered"])
+    row["plain_over_buffered_paired"] = float(np.median(paired))
+    row["rounds"] = len(times["plain"])
+    row["plain_over_bound"] = row["plain"] / row["lower_bound"]
+    row["buffered_over_bound"] = row["buffered"] / row["lower_bound"]
+    row["plain_over_gemm"] = row["plain"] / row["gemm"]
+    row["speedup_plain_same_width"] = row["rbf_width"] / row["plain"]
+    row["speedup_buffered_same_width"] = row["rbf_width"] / row["buffered"]
+    row["speedup_plain_same_gemm"] = row["rbf_gemm"] / row["plain"]
+    row["speedup_buffered_same_gemm"] = row["rbf_gemm"] / row["buffered"]
+    gb = n * width * np.dtype(dtype).itemsize / 1e9
+    row["first_touch_per_gb"] = (row["fresh_store"] - row["store"]) / gb
+    row["noise"] = max(row[m + "_spread"] for m in ("plain", "buffered", "rbf_width"))
+    row["loadavg_after"] = os.getloadavg()
     return row
+
+
+def _mapped_output(shape, dtype, hugepage, populate):
+    """A fresh anonymous mapping as an array (the allocation strategies compared by --allocation)."""
+    nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    size = -(-nbytes // (2 << 20)) * (2 << 20)
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | (mmap.MAP_POPULATE if populate else 0)
+    mm = mmap.mmap(-1, size, flags=flags)
+    mm.madvise(mmap.MADV_HUGEPAGE if hugepage else mmap.MADV_NOHUGEPAGE)
+    return np.frombuffer(mm, dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+
+
+def _allocation_calls(rf, X, buf):
+    shape, dtype = buf.shape, buf.dtype
+
+    def into(out):
+        return rf.transform(X, out=out)
+
+    return {
+        "reused buffer (out=)": lambda: into(buf),
+        "recycled output (library)": lambda: rf.transform(X),
+        "numpy.empty each call": lambda: into(np.empty(shape, dtype=dtype)),
+        "mmap + MADV_HUGEPAGE": lambda: into(_mapped_output(shape, dtype, True, False)),
+        "mmap, 4 KiB pages": lambda: into(_mapped_output(shape, dtype, False, False)),
+        "mmap + MAP_POPULATE + huge": lambda: into(_mapped_output(shape, dtype, True, True)),
+    }
+
+
+def allocation_study(n, repeats, controller):
+    """Where the time of transform(X) without out= went, and what each fix buys (medians, ms)."""
+    rows = []
+    for dtype, d in ((np.float64, 16), (np.float32, 256), (np.float64, 256)):
+        width = width_for(d)
+        X = (np.random.default_rng(0).standard_normal((n, d)) / np.sqrt(d)).astype(dtype)
+        rf = RandomFeatures(kernels.gaussian(1.0), dim=d, n_components=width, method="rff",
+                            random_state=0).fit()
+        buf = np.empty((n, width), dtype=dtype)
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            with controller.limit(limits=threads, user_api="blas"):
+                calls = _allocation_calls(rf, X, buf)
+                _, times = interleaved(calls, repeats)
+            row = {"dtype": np.dtype(dtype).name, "d": d, "width": width, "threads": threads,
+                   "loadavg": os.getloadavg()}
+            row.update({k: float(np.median(v)) for k, v in times.items()})
+            rows.append(row)
+            print(row, flush=True)
+    names = list(calls)
+    lines = ["| dtype | d | width | thr | " + " | ".join(names) + " | load |",
+             "|---" * (len(names) + 5) + "|"]
+    for r in rows:
+        lines.append(f"| {r['dtype']} | {r['d']} | {r['width']} | {r['threads']} | "
+                     + " | ".join(f"{1e3 * r[k]:.0f}" for k in names) + f" | {r['loadavg'][0]:.1f} |")
+    print("\n".join(lines))
+    return rows
 
 
 def markdown(rows, info):
     lines = [
         f"Machine: {info['cpu']}, {info['logical_cpus']} logical CPUs, AVX-512: "
         f"{info['avx512f']}; numpy {info['numpy']}, numba {info['numba']}, scipy {info['scipy']}, "
-        f"scikit-learn {info['sklearn']}. Load average at start {info['loadavg_start']}, at end "
-        f"{info.get('loadavg_end')}.",
+        f"scikit-learn {info['sklearn']}; transparent huge pages: {info.get('transparent_hugepage')}. "
+        f"n = {info.get('n')} rows. Load average (1, 5, 15 min) at start "
+        f"{tuple(round(v, 2) for v in info['loadavg_start'])}, at end "
+        f"{tuple(round(v, 2) for v in info.get('loadavg_end', ()))}.",
         "",
-        f"Times in ms (medians, {info.get('clock', 'wall')} clock). `ours` = RandomFeatures.transform(X, out=) with width 2s "
-        "[cos|sin]; `kernel` = the compiled kernel alone; `bound` = max(GEMM + sincos, store); "
-        "`RBF 2s` = RBFSampler with the same output width (GEMM twice as large); `RBF s` = "
-        "RBFSampler with the same GEMM size (half the width).",
+        f"Times in ms ({info.get('clock', 'wall')} clock), medians of interleaved rounds (at least "
+        f"{info.get('repeats')}, more for fast rows); plain/buf (paired) is the median of the "
+        "per-round ratios. `plain` = transform(X); `buffered` = "
+        "transform(X, out=buf); `bound` = max(GEMM + sincos, store); `RBF w` = RBFSampler with the "
+        "same output width (GEMM twice as large), `RBF s` = with the same GEMM size (half the "
+        "width); speed-ups are RBFSampler time / ours, plain (buffered). `fresh memory` = extra "
+        "time of writing a new output instead of a reused one, per GB. `noise` = largest "
+        "(max - min) / median over plain, buffered and RBF w; `load` = 1-min load average "
+        "before/after the row.",
         "",
-        "| dtype | d | s | thr | ours | kernel | GEMM | sincos | store | bound | ours/bound "
-        "| RBF 2s | RBF s | speedup (same width) | speedup (same GEMM) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| dtype | d | width | thr | plain | buffered | plain/buf (paired) | GEMM | sincos | store | bound "
+        "| plain/bound | RBF w | RBF s | speed-up, same width | speed-up, same GEMM | fresh memory "
+        "| noise | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        ms = {k: 1e3 * r[k] for k in ("ours", "ours_kernel", "gemm", "sincos", "store",
-                                       "lower_bound", "rbf_width", "rbf_gemm")}
+        ms = {k: 1e3 * r[k] for k in ("plain", "buffered", "gemm", "sincos", "store", "lower_bound",
+                                       "rbf_width", "rbf_gemm")}
         lines.append(
-            f"| {r['dtype']} | {r['d']} | {r['s']} | {r['threads']} | {ms['ours']:.1f} | "
-            f"{ms['ours_kernel']:.1f} | {ms['gemm']:.1f} | {ms['sincos']:.1f} | {ms['store']:.1f} | "
-            f"{ms['lower_bound']:.1f} | {r['ours_over_bound']:.2f} | {ms['rbf_width']:.1f} | "
-            f"{ms['rbf_gemm']:.1f} | {r['speedup_same_width']:.1f}x | {r['speedup_same_gemm']:.1f}x |")
+            f"| {r['dtype']} | {r['d']} | {r['width']} | {r['threads']} | {ms['plain']:.1f} | "
+            f"{ms['buffered']:.1f} | {r['plain_over_buffered']:.2f} "
+            f"({r['plain_over_buffered_paired']:.2f}) | "
+            f"{ms['gemm']:.1f} | "
+            f"{ms['sincos']:.1f} | {ms['store']:.1f} | {ms['lower_bound']:.1f} | "
+            f"{r['plain_over_bound']:.2f} | {ms['rbf_width']:.0f} | {ms['rbf_gemm']:.0f} | "
+            f"{r['speedup_plain_same_width']:.1f}x ({r['speedup_buffered_same_width']:.1f}x) | "
+            f"{r['speedup_plain_same_gemm']:.1f}x ({r['speedup_buffered_same_gemm']:.1f}x) | "
+            f"{1e3 * r['first_touch_per_gb']:.0f} ms/GB | {100 * r['noise']:.0f}% | "
+            f"{r['loadavg_before'][0]:.1f}/{r['loadavg_after'][0]:.1f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -194,44 +310,49 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="tiny smoke run; writes nothing")
     ap.add_argument("--n", type=int, default=100_000)
-    ap.add_argument("--dims", type=int, nargs="+", default=[16, 54, 256])
-    ap.add_argument("--s", type=int, nargs="+", default=[256, 1024])
-    ap.add_argument("--dtypes", nargs="+", default=["float64", "float32"])
+    ap.add_argument("--dims", type=int, nargs="+", default=[8, 16, 54, 128, 256, 784])
+    ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=5, help="interleaved rounds, at least (default 5)")
+    ap.add_argument("--min-time", type=float, default=20.0,
+                    help="more rounds (up to 60) until the rounds of a configuration took this long (s)")
     ap.add_argument("--out", type=Path, default=RESULTS / "featurize")
-    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
-                    help="cpu: process CPU time, forces one thread (robust on a shared machine)")
     ap.add_argument("--no-write", action="store_true", help="print the table, write nothing")
+    ap.add_argument("--allocation", action="store_true",
+                    help="compare output allocation strategies of transform(X) instead (prints only)")
+    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                    help="cpu: process CPU time, one thread only (robust to time slicing by other jobs)")
     args = ap.parse_args(argv)
     global CLOCK
     if args.clock == "cpu":
         CLOCK = time.process_time
         args.threads = [1]
     if args.quick:
-        args.n, args.dims, args.s, args.repeats = 4000, [16], [64], 2
+        args.n, args.dims, args.repeats, args.min_time = 4000, [16], 2, 0.0
+    if args.allocation:
+        return allocation_study(args.n, args.repeats, ThreadpoolController())
     args.threads = [t for t in args.threads if t <= numba.config.NUMBA_NUM_THREADS]
     info = machine_info()
+    info["n"] = args.n
+    info["clock"] = args.clock
+    info["repeats"] = args.repeats
     controller = ThreadpoolController()
     rng = np.random.default_rng(20261121)
     rows = []
     for dtype in args.dtypes:
         for d in args.dims:
-            for s in args.s:
-                for threads in args.threads:
-                    row = bench_case(args.n, d, s, np.dtype(dtype).type, threads, args.repeats,
-                                     controller, rng)
-                    rows.append(row)
-                    print(f"{dtype} d={d} s={s} threads={threads}: ours {1e3 * row['ours']:.1f} ms, "
-                          f"bound {1e3 * row['lower_bound']:.1f} ms ({row['ours_over_bound']:.2f}x), "
-                          f"RBF same width {row['speedup_same_width']:.1f}x slower, "
-                          f"same GEMM {row['speedup_same_gemm']:.1f}x slower", flush=True)
-                    if not (args.quick or args.no_write):  # keep partial results of long runs
-                        write(args.out, rows, dict(info, loadavg_end=os.getloadavg(), n=args.n))
+            for threads in args.threads:
+                row = bench_case(args.n, d, np.dtype(dtype).type, threads, args.repeats, args.min_time,
+                                 controller, rng)
+                rows.append(row)
+                print(f"{dtype} d={d} w={row['width']} threads={threads}: plain {1e3 * row['plain']:.1f} ms "
+                      f"({row['plain_over_buffered']:.2f}x buffered, {row['plain_over_bound']:.2f}x bound), "
+                      f"RBFSampler same width {row['speedup_plain_same_width']:.1f}x slower, same GEMM "
+                      f"{row['speedup_plain_same_gemm']:.1f}x; noise {100 * row['noise']:.0f}%, load "
+                      f"{row['loadavg_before'][0]:.1f}/{row['loadavg_after'][0]:.1f}", flush=True)
+                if not (args.quick or args.no_write):  # keep partial results of long runs
+                    write(args.out, rows, dict(info, loadavg_end=os.getloadavg()))
     info["loadavg_end"] = os.getloadavg()
-    info["n"] = args.n
-    info["feature_path"] = "spectralkit.features.RandomFeatures.transform (and the raw kernel)"
-    info["clock"] = args.clock
     if not (args.quick or args.no_write):
         write(args.out, rows, info)
         print(f"wrote {args.out.with_suffix('.json')} and {args.out.with_suffix('.md')}")

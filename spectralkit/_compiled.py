@@ -2,9 +2,10 @@
 
 This is the only module of spectralkit that imports numba. Every kernel is compiled with
 ``cache=True`` and works on explicit dtypes (float32 or float64; the dtype of the inputs is the
-dtype of the computation and of the output). The wrappers here do *no* input validation beyond
-cheap ``assert`` statements: the callers (:mod:`spectralkit.features`,
-:mod:`spectralkit.samplers`) validate shapes, dtypes, finiteness and contiguity first.
+dtype of the computation and of the output). The wrappers check only what the memory safety
+of the compiled loops needs (dtypes, shapes, contiguity, writeability; ``ValueError`` /
+``TypeError`` otherwise): the callers (:mod:`spectralkit.features`, :mod:`spectralkit.samplers`)
+validate the values (finiteness, ranges) and give the user-facing messages.
 
 Contract
 --------
@@ -24,9 +25,9 @@ feature_map, chunk_rows=256) -> out``
       ``offsets_minus`` (s_minus,) of the same dtype, broadcast over the rows.
 
     One parallel numba region: the rows are cut into chunks of ``chunk_rows`` (rounded up to a
-    multiple of ``g = GEMM_ROWS[dtype]``: 64 rows in float64, 256 in float32) dealt round-robin
+    multiple of ``g = GEMM_ROWS[dtype]``: 256 rows in float64, 512 in float32) dealt round-robin
     to the workers. Each worker owns a buffer of ``g x max(s_plus, s_minus)`` elements
-    (cache-resident), computes the product of each g-row block with Wᵀ by a single-threaded
+    (cache-resident: at most a few MB), computes the product of each g-row block with Wᵀ by a single-threaded
     BLAS GEMM (``np.dot``; BLAS is limited to one thread for the duration of the call with a
     cached ``threadpoolctl.ThreadpoolController``)
     and then applies the polynomial sincos, the scaling and the store in one vectorised pass
@@ -64,6 +65,34 @@ feature_map, chunk_rows=256) -> out``
     x_K). Measured (``benchmarks/bench_lookup.py``, K = 2000): ~150 M lookups per CPU-second
     with evenly spread knots, ~75 M with knots at log-spaced quantiles.
 
+Output memory
+-------------
+``output_array(shape, dtype)`` allocates the output of a transform that was called without
+``out=``. A fresh n x width output is slow to write the first time: every page is faulted in
+and zeroed by the kernel before the transform's own store, and in a virtual machine the host
+may back it lazily too. Measured on a 2-vCPU KVM guest (2 MiB transparent huge pages): writing
+1 GB of fresh memory costs 150-800 ms (seconds at times), rewriting it 50 ms, and two threads
+taking the faults take as long as one (the zeroing is bound by memory bandwidth, which one core
+saturates here). So outputs of at least ``OUTPUT_POOL_MIN_BYTES`` (4 MiB; smaller ones come
+from ``numpy.empty``, whose allocator already recycles them) live in anonymous private
+mappings, rounded to 2 MiB and advised ``MADV_HUGEPAGE``, that are recycled: when the returned
+array and all its views have been garbage collected, its mapping is advised ``MADV_FREE`` (the
+kernel may reclaim the pages whenever it needs memory; until it does, rewriting them costs no
+page fault) and kept for the next output of between half its size and its size. At most 4
+free mappings and a quarter of the physical memory are kept, the oldest are unmapped first;
+``release_output_memory()`` unmaps them all. The first transform of a process, or one after
+the kernel reclaimed the pages, still pays for fresh memory: pass ``out=`` to control this.
+Elsewhere than Linux/BSD (no ``MADV_FREE``) every output comes from ``numpy.empty``.
+
+Streaming Gram sums
+-------------------
+``feature_gram_sums(features, X, Y, center)`` streams X through a fitted feature map in row
+blocks of about ``BLOCK_BYTES`` (16 MB) of float64 features and accumulates the sums of ridge
+regression, ``Phi^T Phi`` (BLAS ``dsyrk``) and ``Phi^T Y``, in a :class:`GramSums`, centred
+block by block and merged by the update of Chan, Golub and LeVeque (no cancellation from a
+large mean); ``gram_sums_dask`` is the same as a map-reduce over the row blocks of a dask array
+(dask imported on call). The Krein ridge estimators of :mod:`spectralkit.sklearn` fit on them.
+
 Polynomial sincos
 -----------------
 ``sincos(x, out_sin, out_cos)`` (elementwise, 1-D, float32 or float64) exposes the same scalar
@@ -95,6 +124,13 @@ optimiser may or may not perform). All kernels use the fast-math flags ``_FASTMA
 Non-finite inputs are not supported (``nnan``/``ninf``; validated by the callers).
 """
 
+import collections
+import contextlib
+import ctypes
+import math
+import mmap
+import numbers
+import os
 import threading
 import warnings
 
@@ -102,16 +138,25 @@ import numba
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import intrinsic, overload
+from scipy.linalg.blas import dsyrk
 
 __all__ = [
-    "SINCOS_MAX_ARG",
-    "GUIDE_FACTOR",
+    "BLOCK_BYTES",
     "GEMM_ROWS",
-    "fused_features",
-    "inverse_cdf_lookup",
-    "sincos",
+    "GUIDE_FACTOR",
+    "GramSums",
+    "OUTPUT_POOL_MIN_BYTES",
+    "SINCOS_MAX_ARG",
     "blas_single_thread",
+    "block_rows",
+    "feature_gram_sums",
     "fill",
+    "fused_features",
+    "gram_sums_dask",
+    "inverse_cdf_lookup",
+    "output_array",
+    "release_output_memory",
+    "sincos",
 ]
 
 # Fast-math flags for every kernel: everything that helps vectorisation except ``reassoc``.
@@ -122,11 +167,17 @@ SINCOS_MAX_ARG = {np.dtype(np.float64): 1.0e12, np.dtype(np.float32): 1.0e6}
 
 #: Rows of every BLAS GEMM block in :func:`fused_features`, per dtype (``chunk_rows`` is rounded
 #: up to a multiple of it). Fixed so that the summation order, hence the output, does not depend
-#: on ``chunk_rows`` or on the thread count. Measured (n = 1e5, s = 256, idle 2-core EPYC):
-#: float32 d = 256 with 64/128/256 rows 177/161/151 ms (one thread), d = 54 60/55/52 ms;
-#: float64 gains nothing consistent beyond 64 rows (d = 54: 92/92/118 ms), and 64 rows keep
-#: its buffer in L2.
-GEMM_ROWS = {np.dtype(np.float64): 64, np.dtype(np.float32): 256}
+#: on ``chunk_rows`` or on the thread count. Larger blocks amortise OpenBLAS's packing of the
+#: d x s frequency matrix, which it repeats at every call. Measured (process CPU time, one
+#: thread, n = 5e4, width 1024 for d <= 54 and 2048 above, loaded machine): float64 with
+#: 64/256 rows d = 16 71/70 ms, d = 54 114/109, d = 256 713/642, d = 784 2154/1744; float32
+#: with 256/512 rows d = 16 34/33, d = 54 53/53, d = 256 317/302, d = 784 892/843. Splitting
+#: the columns into panels (to keep the block in L2) did not pay: a column slice of W is not
+#: contiguous and numba copies it before the GEMM.
+GEMM_ROWS = {np.dtype(np.float64): 256, np.dtype(np.float32): 512}
+
+#: Outputs of at least this many bytes are allocated by :func:`output_array` from recycled memory.
+OUTPUT_POOL_MIN_BYTES = 4 << 20
 
 #: Guide-table cells per knot interval in :func:`inverse_cdf_lookup`.
 GUIDE_FACTOR = 2
@@ -382,8 +433,317 @@ def blas_single_thread():
 
 
 # ----------------------------------------------------------------------------------------------
+# Output memory
+# ----------------------------------------------------------------------------------------------
+
+_HUGE_PAGE = 2 << 20
+_MAP_FLAGS = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
+# Linux (and the BSDs) only: elsewhere output_array falls back to numpy.empty.
+_POOL_AVAILABLE = hasattr(mmap, "MADV_FREE") and hasattr(mmap, "MAP_ANONYMOUS")
+
+
+class _Block:
+    """One anonymous private mapping, 2 MiB-rounded, advised for transparent huge pages."""
+
+    __slots__ = ("address", "capacity", "mm", "view")
+
+    def __init__(self, capacity):
+        self.mm = mmap.mmap(-1, capacity, flags=_MAP_FLAGS)
+        if hasattr(mmap, "MADV_HUGEPAGE"):
+            try:
+                self.mm.madvise(mmap.MADV_HUGEPAGE)
+            except OSError:  # THP disabled or unsupported: 4 KiB pages then
+                pass
+        # The ctypes view is a buffer export: it keeps the mapping from being closed or resized
+        # while the block exists.
+        self.view = ctypes.c_char.from_buffer(self.mm)
+        self.address = ctypes.addressof(self.view)
+        self.capacity = capacity
+
+    def close(self):
+        self.view = None
+        self.mm.close()
+
+
+class _Lease:
+    """Owner of an array in a pooled block: when the last array using it dies, the block returns."""
+
+    def __init__(self, pool, block, shape, dtype):
+        self._pool = pool
+        self._block = block
+        self.__array_interface__ = {"shape": shape, "typestr": dtype.str,
+                                    "data": (block.address, False), "version": 3}
+
+    def __del__(self):
+        # at interpreter shutdown module globals may already be gone: the process unmaps it then
+        with contextlib.suppress(AttributeError, TypeError, ValueError, OSError):
+            self._pool.give_back(self._block)
+
+
+class _OutputPool:
+    """Recycles the memory of large transform outputs instead of taking fresh pages each call.
+
+    See the module docstring ("Output memory"). Invariant: a block is in ``_free`` only when no
+    array uses it (its lease has been collected), so closing or re-leasing it is safe.
+    """
+
+    def __init__(self, min_bytes, max_free_bytes, max_free_blocks):
+        self.min_bytes = min_bytes
+        self.max_free_bytes = max_free_bytes
+        self.max_free_blocks = max_free_blocks
+        self._free = collections.deque()  # append / remove are atomic: give_back takes no lock
+        self._lock = threading.Lock()
+
+    def empty(self, shape, dtype):
+        """An uninitialised C-contiguous array (pooled memory when at least ``min_bytes``)."""
+        dtype = np.dtype(dtype)
+        nbytes = math.prod(shape) * dtype.itemsize
+        if nbytes < self.min_bytes or not _POOL_AVAILABLE:
+            return np.empty(shape, dtype=dtype)
+        block = self._take(nbytes)
+        return np.asarray(_Lease(self, block, tuple(int(n) for n in shape), dtype))
+
+    def _take(self, nbytes):
+        with self._lock:
+            # smallest free block that fits without wasting more than half of it
+            best = None
+            for block in list(self._free):
+                fits = nbytes <= block.capacity <= 2 * nbytes
+                if fits and (best is None or block.capacity < best.capacity):
+                    best = block
+            if best is not None:
+                self._free.remove(best)
+                return best
+        return _Block(-(-nbytes // _HUGE_PAGE) * _HUGE_PAGE)
+
+    def give_back(self, block):
+        # MADV_FREE: the kernel may reclaim the pages under memory pressure (a later write then
+        # faults in a zeroed page); until then rewriting them costs no page fault.
+        try:
+            block.mm.madvise(mmap.MADV_FREE)
+        except OSError:
+            block.close()
+            return
+        self._free.append(block)
+        if self._lock.acquire(blocking=False):  # never wait here: this runs inside __del__
+            try:
+                self._trim(self.max_free_bytes, self.max_free_blocks)
+            finally:
+                self._lock.release()
+
+    def _trim(self, max_bytes, max_blocks):
+        while self._free and (len(self._free) > max_blocks
+                              or sum(b.capacity for b in self._free) > max_bytes):
+            self._free.popleft().close()  # the oldest first
+
+    def clear(self):
+        """Unmap every free block (blocks in use return, and stay, when their arrays die)."""
+        with self._lock:
+            self._trim(0, 0)
+
+    def free_bytes(self):
+        """Bytes held by free blocks."""
+        return sum(b.capacity for b in list(self._free))
+
+
+def _physical_memory():
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+_output_pool = _OutputPool(min_bytes=OUTPUT_POOL_MIN_BYTES,
+                           max_free_bytes=max(_physical_memory() // 4, 256 << 20), max_free_blocks=4)
+
+
+def output_array(shape, dtype):
+    """Uninitialised C-contiguous output of ``shape`` and ``dtype`` for a transform to fill.
+
+    Outputs of at least ``OUTPUT_POOL_MIN_BYTES`` come from a pool of recycled memory (module
+    docstring, "Output memory"); smaller ones from ``numpy.empty``. The array owns its memory
+    as far as the caller can tell: it is returned to the pool only once it and all its views
+    have been garbage collected.
+    """
+    return _output_pool.empty(shape, dtype)
+
+
+def release_output_memory():
+    """Unmap the recycled output memory that no array uses any more; returns the bytes freed."""
+    freed = _output_pool.free_bytes()
+    _output_pool.clear()
+    return freed
+
+
+# ----------------------------------------------------------------------------------------------
+# Streaming Gram sums of features (ridge regression on features without the n x s matrix)
+# ----------------------------------------------------------------------------------------------
+
+#: Bytes of float64 features per row block of :func:`feature_gram_sums` (and of blockwise predict).
+BLOCK_BYTES = 16 << 20
+
+
+def block_rows(width):
+    """Rows per feature block: about ``BLOCK_BYTES`` of float64 features, at least 256 rows."""
+    return max(256, BLOCK_BYTES // (8 * max(1, int(width))))
+
+
+class GramSums:
+    """Sufficient statistics of ridge regression on features, accumulated over row blocks.
+
+    ``n`` rows; with ``center``: the means ``mean`` (s,) and ``y_mean`` (t,), the centred Gram
+    ``sum (phi - mean)(phi - mean)^T`` and cross products ``cross = sum (phi - mean)(y - y_mean)^T``
+    (s, t); without: the raw sums (the means stay 0). Each block is centred on its own means and
+    merged by the pairwise update of Chan, Golub and LeVeque,
+    ``M = M_a + M_b + (n_a n_b / n) delta delta^T`` (delta: the difference of the means), which
+    avoids the cancellation of ``sum phi phi^T - n mean mean^T``. Only the upper triangle of the
+    Gram is accumulated (BLAS ``dsyrk``, half the flops of a GEMM); :meth:`gram_matrix`
+    symmetrises it. Merging is associative up to rounding: blocks can be reduced in any tree.
+    """
+
+    def __init__(self, width, n_targets, center):
+        self.center = bool(center)
+        self.n = 0
+        self.mean = np.zeros(width)
+        self.y_mean = np.zeros(n_targets)
+        self._gram = np.zeros((width, width), order="F")
+        self.cross = np.zeros((width, n_targets))
+
+    def add(self, Phi, Y):
+        """Add a block: ``Phi`` (m, s) float64 C-contiguous (used as scratch), ``Y`` (m, t) float64."""
+        m = Phi.shape[0]
+        if m == 0:
+            return self
+        mu = ym = None
+        if self.center:
+            mu, ym = Phi.mean(axis=0), Y.mean(axis=0)
+            Phi -= mu
+            Y = Y - ym
+        # Phi.T is an F-contiguous (s, m) view: dsyrk reads it without a copy, updates in place
+        self._gram = dsyrk(1.0, Phi.T, beta=1.0, c=self._gram, trans=0, lower=0, overwrite_c=1)
+        self.cross += Phi.T @ Y
+        self._shift(m, mu, ym)
+        return self
+
+    def merge(self, other):
+        """Add the statistics of other rows (computed with the same ``center``); returns self."""
+        if other.n:
+            self._gram += other._gram
+            self.cross += other.cross
+            self._shift(other.n, other.mean, other.y_mean)
+        return self
+
+    def _shift(self, m, mu, ym):
+        n_a, n = self.n, self.n + m
+        if self.center:
+            if n_a == 0:
+                self.mean, self.y_mean = mu.copy(), ym.copy()
+            else:
+                w = n_a * m / n
+                delta, delta_y = mu - self.mean, ym - self.y_mean
+                self._gram += w * np.outer(delta, delta)
+                self.cross += w * np.outer(delta, delta_y)
+                self.mean += delta * (m / n)
+                self.y_mean += delta_y * (m / n)
+        self.n = n
+
+    def gram_matrix(self):
+        """The symmetric (s, s) Gram sum."""
+        upper = np.triu(self._gram)
+        return upper + np.triu(upper, 1).T
+
+
+def feature_gram_sums(features, X, Y, center):
+    """Stream the rows of ``X`` through ``features.transform(X, out=)`` into a :class:`GramSums`.
+
+    ``features`` is a fitted RandomFeatures; ``X`` (n, d) float32/float64, ``Y`` (n, t) float64.
+    Memory: one block of features (about ``BLOCK_BYTES``) and the s x s sums; the n x s feature
+    matrix is never formed. Features are computed in X's dtype (as ``transform`` computes them)
+    and accumulated in float64.
+    """
+    n = X.shape[0]
+    width = int(np.asarray(features.signature_).size)
+    sums = GramSums(width, Y.shape[1], center)
+    rows = min(block_rows(width), max(n, 1))
+    buf = np.empty((rows, width), dtype=X.dtype)
+    buf64 = buf if X.dtype == np.float64 else np.empty((rows, width))
+    for a in range(0, n, rows):
+        Xb = X[a:a + rows]
+        if not Xb.flags.writeable:  # read-only data would compile a second numba specialisation
+            Xb = Xb.copy()
+        m = Xb.shape[0]
+        features.transform(Xb, out=buf[:m])
+        if buf64 is not buf:
+            buf64[:m] = buf[:m]
+        sums.add(buf64[:m], Y[a:a + m])
+    return sums
+
+
+def _block_gram_sums(features, X, Y, center):
+    X = np.ascontiguousarray(X)
+    Y = np.asarray(Y, dtype=np.float64)
+    if not np.all(np.isfinite(Y)):
+        raise ValueError("y contains NaN or infinite values")
+    return feature_gram_sums(features, X, Y.reshape(len(Y), -1), center)
+
+
+def _merge_gram_sums(*parts):
+    total = parts[0]
+    for part in parts[1:]:
+        total.merge(part)
+    return total
+
+
+def gram_sums_dask(features, X, Y, center, split_every):
+    """Map-reduce of :func:`feature_gram_sums` over the row blocks of a dask array ``X``.
+
+    ``features``: a fitted, picklable (slim) RandomFeatures; ``X`` a 2-D dask array whose columns
+    form one block; ``Y`` a (n, t) dask or numpy array (rechunked to X's row blocks). One task
+    per row block, then a tree of merges of fan-in ``split_every``, computed on the current
+    scheduler. Returns the merged :class:`GramSums`.
+    """
+    import dask
+    import dask.array as da
+
+    if isinstance(Y, da.Array):
+        Y = Y.rechunk((X.chunks[0], -1))
+    else:
+        Y = da.from_array(np.asarray(Y, dtype=np.float64), chunks=(X.chunks[0], -1))
+    shared = dask.delayed(features, pure=True)
+    block = dask.delayed(_block_gram_sums, pure=True)
+    parts = [block(shared, xb, yb, bool(center))
+             for xb, yb in zip(X.to_delayed().ravel(), Y.to_delayed().ravel())]
+    merge = dask.delayed(_merge_gram_sums, pure=True)
+    while len(parts) > 1:
+        parts = [merge(*parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
+    return parts[0].compute()
+
+
+# ----------------------------------------------------------------------------------------------
 # Public wrappers
 # ----------------------------------------------------------------------------------------------
+
+def _check_arrays(func, dtype=None, **arrays):
+    """C-contiguous numpy arrays of one float dtype (``dtype``, or that of the first), outputs writeable."""
+    for name, a in arrays.items():
+        if not isinstance(a, np.ndarray):
+            raise TypeError(f"{func}: {name} must be a numpy array, got {type(a).__name__}")
+        if dtype is None:
+            dtype = a.dtype
+            if dtype not in (np.float32, np.float64):
+                raise ValueError(f"{func}: {name} must be float32 or float64, got {dtype}")
+        if a.dtype != dtype:
+            raise ValueError(f"{func}: {name} must have dtype {dtype}, got {a.dtype}")
+        if not a.flags.c_contiguous:
+            raise ValueError(f"{func}: {name} must be C-contiguous")
+        if name.startswith("out") and not a.flags.writeable:
+            raise ValueError(f"{func}: {name} must be writeable")
+
+
+def _check_shape(func, name, a, shape):
+    if a.shape != tuple(shape):
+        raise ValueError(f"{func}: {name} must have shape {tuple(shape)}, got {a.shape}")
+
 
 def _offsets_or_zeros(offsets, size, dtype):
     """The phases, or zeros when absent (the "sincos" map ignores them; the kernel's types don't)."""
@@ -397,7 +757,8 @@ def fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, of
     """Fused random-feature transform ``out = [scale± cos/sin(X W±ᵀ (+ b±))]`` in place.
 
     See the module docstring for the exact layout, the determinism guarantee and the range
-    fallback. The caller validates the inputs; only cheap asserts are made here.
+    fallback. The caller validates the values; here only the dtypes, shapes and layouts are
+    checked (ValueError / TypeError), which the compiled loop relies on.
 
     Parameters
     ----------
@@ -419,22 +780,31 @@ def fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, of
     out : ndarray
         The same array, filled.
     """
-    dtype = X.dtype
+    if feature_map not in _FEATURE_MAPS:
+        raise ValueError(f"fused_features: feature_map must be one of {', '.join(map(repr, _FEATURE_MAPS))}, "
+                         f"got {feature_map!r}")
     mode = _FEATURE_MAPS[feature_map]
+    _check_arrays("fused_features", X=X, W_plus=W_plus, W_minus=W_minus, out=out)
+    for name, a in (("X", X), ("W_plus", W_plus), ("W_minus", W_minus)):
+        if a.ndim != 2:
+            raise ValueError(f"fused_features: {name} must be 2-D, got shape {a.shape}")
+    dtype = X.dtype
     n, d = X.shape
     s_plus, s_minus = W_plus.shape[0], W_minus.shape[0]
     width = (2 if mode == 0 else 1) * (s_plus + s_minus)
-    assert dtype in (np.float32, np.float64) and W_plus.dtype == dtype and W_minus.dtype == dtype
-    assert out.dtype == dtype and out.shape == (n, width) and out.flags.c_contiguous
-    assert X.flags.c_contiguous and W_plus.flags.c_contiguous and W_minus.flags.c_contiguous
-    assert W_plus.shape[1] == d and W_minus.shape[1] == d and chunk_rows >= 1
+    _check_shape("fused_features", "W_plus", W_plus, (s_plus, d))
+    _check_shape("fused_features", "W_minus", W_minus, (s_minus, d))
+    _check_shape("fused_features", "out", out, (n, width))
+    if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, numbers.Integral) or chunk_rows < 1:
+        raise ValueError(f"fused_features: chunk_rows must be an integer >= 1, got {chunk_rows!r}")
     if n == 0 or width == 0:
         return out
     off_p = _offsets_or_zeros(offsets_plus, s_plus, dtype)
     off_m = _offsets_or_zeros(offsets_minus, s_minus, dtype)
-    assert off_p.dtype == dtype and off_m.dtype == dtype
+    _check_arrays("fused_features", offsets_plus=off_p, offsets_minus=off_m, dtype=dtype)
     if mode == 1:
-        assert off_p.shape == (s_plus,) and off_m.shape == (s_minus,)
+        _check_shape("fused_features", "offsets_plus", off_p, (s_plus,))
+        _check_shape("fused_features", "offsets_minus", off_m, (s_minus,))
     limit = dtype.type(SINCOS_MAX_ARG[np.dtype(dtype)])
     n_workers = numba.get_num_threads()
     n_bad = np.zeros(n_workers, dtype=np.int64)
@@ -489,9 +859,13 @@ def sincos(x, out_sin=None, out_cos=None):
     Accuracy: <= 2 ulp for |x| <= ``SINCOS_MAX_ARG[x.dtype]`` (module docstring); beyond it the
     result degrades (this function has no fallback). Returns ``(out_sin, out_cos)``.
     """
-    assert x.ndim == 1 and x.dtype in (np.float32, np.float64)
+    _check_arrays("sincos", x=x)
+    _check_shape("sincos", "x", x, (x.shape[0],))
     out_sin = np.empty_like(x) if out_sin is None else out_sin
     out_cos = np.empty_like(x) if out_cos is None else out_cos
+    _check_arrays("sincos", out_sin=out_sin, out_cos=out_cos, dtype=x.dtype)
+    _check_shape("sincos", "out_sin", out_sin, x.shape)
+    _check_shape("sincos", "out_cos", out_cos, x.shape)
     _sincos_kernel(x, out_sin, out_cos)
     return out_sin, out_cos
 
@@ -507,7 +881,7 @@ def fill(out, value):
 
     Used by ``benchmarks/bench_featurize.py`` for the lower bound "write the output once".
     """
-    assert out.flags.c_contiguous
+    _check_arrays("fill", out=out)
     _fill_kernel(out.reshape(-1), out.dtype.type(value))
     return out
 
@@ -592,8 +966,15 @@ def inverse_cdf_lookup(u, u_knots, x_knots, slopes, out):
     O(h^4 max |x''''|)). At the knots the result is x_j exactly. The caller validates the
     table (sorted, finite, monotone slopes) and u.
     """
-    assert u.dtype == np.float64 and out.dtype == np.float64 and out.shape == u.shape
-    assert u_knots.shape == x_knots.shape == slopes.shape and u_knots.shape[0] >= 2
+    _check_arrays("inverse_cdf_lookup", u=u, u_knots=u_knots, x_knots=x_knots, slopes=slopes, out=out,
+                  dtype=np.dtype(np.float64))
+    _check_shape("inverse_cdf_lookup", "u", u, (u.shape[0],))
+    _check_shape("inverse_cdf_lookup", "out", out, u.shape)
+    if u_knots.ndim != 1 or u_knots.shape[0] < 2:
+        raise ValueError(f"inverse_cdf_lookup: u_knots must be 1-D with at least 2 knots, got shape "
+                         f"{u_knots.shape}")
+    _check_shape("inverse_cdf_lookup", "x_knots", x_knots, u_knots.shape)
+    _check_shape("inverse_cdf_lookup", "slopes", slopes, u_knots.shape)
     K = u_knots.shape[0] - 1
     first = _guide_table(u_knots, GUIDE_FACTOR * K)
     start = np.maximum(first[:-1] - 1, 0)

@@ -23,10 +23,11 @@ import dask.array as da
 import numpy as np
 from dask.base import tokenize
 
+from . import _compiled
 from .features import RandomFeatures
 from .kernels import DensityKernel, RadialKernel, from_spec
 
-__all__ = ["fit_dask", "transform_dask", "DaskSpectralFeatures"]
+__all__ = ["fit_dask", "transform_dask", "gram_sums_dask", "DaskSpectralFeatures"]
 
 
 def _check_dask_array(X):
@@ -38,7 +39,8 @@ def _check_dask_array(X):
         raise ValueError(f"X must have at least one feature column, got shape {X.shape}")
     if np.isnan(X.shape[1]):
         raise ValueError("X must have a known number of columns (call X.compute_chunk_sizes())")
-    if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_) or np.issubdtype(X.dtype, np.complexfloating):
+    numeric = np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_
+    if not numeric or np.issubdtype(X.dtype, np.complexfloating):
         raise ValueError(f"X must be real numeric, got dtype {X.dtype}")
     return X
 
@@ -134,6 +136,45 @@ def transform_dask(features, X, *, dtype=None):
     return X.map_blocks(_transform_block, slim, dtype, dtype=dtype,
                         chunks=(X.chunks[0], (width,)), meta=np.empty((0, width), dtype=dtype),
                         name=f"spectralkit-features-{token}")
+
+
+def gram_sums_dask(features, X, Y, *, fit_intercept=True, split_every=4):
+    """Map-reduce of the ridge sums ``Phi^T Phi`` and ``Phi^T Y`` over the row blocks of X.
+
+    Each task streams one row block of X through the feature map (in sub-blocks of about 16 MB
+    of features: a task's memory does not grow with its chunk) and returns its s x s and s x t
+    sums; the sums are merged pairwise in a tree of fan-in ``split_every`` (the update of Chan,
+    Golub and LeVeque for centred sums: exact in exact arithmetic, associative up to rounding)
+    and the result is computed on the current scheduler. Used by the Krein ridge estimators of
+    :mod:`spectralkit.sklearn` (requires the ``sklearn`` extra) when ``fit`` is given a dask array.
+
+    Parameters
+    ----------
+    features : RandomFeatures or SpectralFeatures
+        A fitted feature map (``fit_dask`` fits one from ``X.shape`` alone).
+    X : dask.array.Array of shape (n_samples, n_features)
+    Y : dask.array.Array or ndarray of shape (n_samples, n_targets)
+        Numeric targets (rechunked to the row blocks of X).
+    fit_intercept : bool, default True
+        Centre features and targets (the sums are then about the means).
+    split_every : int >= 2, default 4
+        Fan-in of the reduction tree.
+
+    Returns
+    -------
+    sums : spectralkit._compiled.GramSums
+        ``n`` (rows), ``mean`` (s,), ``y_mean`` (t,), ``cross`` (s, t) and ``gram_matrix()``
+        (s, s): the (centred) sums.
+    """
+    X = _check_dask_array(X).rechunk({1: -1})
+    if isinstance(split_every, bool) or not isinstance(split_every, numbers.Integral) or split_every < 2:
+        raise ValueError(f"split_every must be an integer >= 2, got {split_every!r}")
+    if not hasattr(features, "signature_"):
+        raise ValueError("features must be fitted first (see fit_dask)")
+    if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
+        raise ValueError(f"Y must have shape (n_samples, n_targets) with n_samples = {X.shape[0]}, "
+                         f"got {Y.shape}")
+    return _compiled.gram_sums_dask(_portable(features), X, Y, bool(fit_intercept), int(split_every))
 
 
 class DaskSpectralFeatures:

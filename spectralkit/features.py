@@ -441,7 +441,7 @@ class RandomFeatures:
         dtype = X.dtype
         shape = (X.shape[0], self.n_components)
         if out is None:
-            out = np.empty(shape, dtype=dtype)
+            out = _compiled.output_array(shape, dtype)
         else:
             if not isinstance(out, np.ndarray):
                 raise TypeError(f"out must be a numpy array, got {type(out).__name__}")

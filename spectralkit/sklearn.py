@@ -15,8 +15,11 @@ problem with the indefinite Gram matrix ``K = Phi J Phi^T``: the kernel ridge so
 
     f(x) = phi(x)^T J (Phi^T Phi J + lambda I)^(-1) Phi^T y = phi(x)^T (Phi^T Phi + lambda J)^(-1) Phi^T y
 
-(using J^2 = I), a symmetric indefinite s x s system solved in O(n s^2 + s^3) for s feature
-columns. With a positive definite kernel (J = I) this is ordinary ridge regression on the features.
+(using J^2 = I), a symmetric indefinite s x s system for s feature columns. The fit streams the
+rows in blocks (``Phi^T Phi`` and ``Phi^T y`` are accumulated; the n x s feature matrix is never
+formed; dask arrays are reduced on the workers) and solves the system through the eigenvalues of
+K, stably also when -lambda is close to one of them (see the estimators' Notes). With a positive
+definite kernel (J = I) this is ordinary ridge regression on the features.
 
 Examples
 --------
@@ -43,6 +46,7 @@ from sklearn.base import (
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import _compiled
 from .features import RandomFeatures
 from .kernels import DensityKernel, RadialKernel, from_spec
 from .measures import SpectralMeasure
@@ -248,8 +252,95 @@ class _PickledFeatures:
         return rf
 
 
+# ----------------------------------------------------------------------------------------------
+# Krein ridge: streaming sums of the features and the spectral solve
+# ----------------------------------------------------------------------------------------------
+
+#: Relative half-width of the window around a singularity lam = -alpha where the Krein solve damps.
+_KREIN_WINDOW = 1e-3
+
+
+def _krein_solve(gram, cross, signature, alpha):
+    """Coefficients of Krein ridge from the sums: ``(G + alpha J) coef = b`` solved spectrally.
+
+    ``G = Phi^T Phi`` (s, s) positive semi-definite, ``b = Phi^T y`` (s, t), ``J = diag(signature)``.
+    Returns ``(coef, eigenvalues, tau, n_damped)``. Method (see ``_KREIN_DOC``):
+
+    1. Pivoted Cholesky (LAPACK ``dpstrf``, rank-revealing) ``G = P R^T R P^T`` of rank r; with
+       ``T = R P^T`` (r, s), Phi = Q T for some Q with orthonormal columns.
+    2. The indefinite Gram matrix ``K = Phi J Phi^T = Q (T J T^T) Q^T``: its non-zero
+       eigenvalues lam are those of the symmetric r x r matrix ``H = T J T^T`` (``eigvalsh``).
+    3. ``Phi^T (K + alpha I)^(-1) y = T^T (H + alpha I)^(-1) z`` with ``z = Q^T y`` from
+       ``R11^T z = (P^T b)[:r]``, hence ``coef = J T^T (H + alpha I)^(-1) z``: solved by LU
+       when no eigenvalue lies in the damping window (below), else through
+       ``H = U diag(lam) U^T`` (``eigh``) as ``coef = J T^T U g(lam + alpha) U^T z``.
+
+    With ``g(mu) = 1/mu`` this is the exact solution (it satisfies ``(G + alpha J) coef = b``).
+    Eigenvalues lam >= 0 give mu >= alpha > 0: as well-posed as ordinary ridge. Only a negative
+    lam can make mu vanish (-alpha an eigenvalue of K); within the window |mu| < tau,
+    ``tau = _KREIN_WINDOW * alpha``, g is the line ``mu / tau^2`` instead: continuous, bounded
+    by 1/tau (at most 1/_KREIN_WINDOW times the largest ridge gain 1/alpha), zero at the
+    singularity, and exactly 1/mu outside the window. ``n_damped`` counts the directions in it.
+    """
+    s, t = cross.shape
+    if not np.any(gram):
+        return np.zeros((s, t)), np.zeros(0), 0.0, 0
+    R, piv, rank, info = scipy.linalg.lapack.dpstrf(gram, tol=-1.0, lower=0)
+    if info < 0:  # pragma: no cover - argument error inside LAPACK
+        raise RuntimeError(f"dpstrf failed (info={info})")
+    piv = piv - 1  # LAPACK is 1-based
+    r = int(rank)
+    T = np.empty((r, s))
+    T[:, piv] = np.triu(R[:r])  # dpstrf leaves the strict lower triangle untouched
+    H = (T * signature) @ T.T
+    H = 0.5 * (H + H.T)
+    z = scipy.linalg.solve_triangular(R[:r, :r], cross[piv[:r]], trans="T", lower=False,
+                                      check_finite=False)
+    # the eigenvalues decide; the eigenvectors (3x the cost) only where the filter acts
+    lam = scipy.linalg.eigvalsh(H, check_finite=False)
+    mu = lam + alpha
+    tau = _KREIN_WINDOW * alpha
+    n_damped = int(np.count_nonzero((lam < 0) & (np.abs(mu) < tau)))
+    if n_damped == 0:
+        H[np.diag_indices_from(H)] += alpha
+        w = scipy.linalg.lu_solve(scipy.linalg.lu_factor(H, check_finite=False), z, check_finite=False)
+    else:
+        lam, U = scipy.linalg.eigh(H, check_finite=False)
+        mu = lam + alpha
+        damped = (lam < 0) & (np.abs(mu) < tau)
+        n_damped = int(np.count_nonzero(damped))
+        g = np.empty_like(mu)
+        g[~damped] = 1.0 / mu[~damped]
+        g[damped] = mu[damped] / tau**2
+        w = U @ (g[:, None] * (U.T @ z))
+    coef = signature[:, None] * (T.T @ w)
+    return coef, lam, tau, n_damped
+
+
+def _is_dask_array(X):
+    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "chunks")
+
+
+def _binarize(y, classes):
+    """Labels -> +-1 targets as LabelBinarizer(pos_label=1, neg_label=-1) with fixed ``classes``."""
+    y = np.asarray(y).ravel()
+    idx = np.searchsorted(classes, y)
+    idx = np.minimum(idx, len(classes) - 1)
+    unknown = classes[idx] != y
+    if np.any(unknown):
+        raise ValueError(f"y contains labels not seen among the classes {list(classes)!r}: "
+                         f"{y[unknown][:3].tolist()!r}")
+    Y = -np.ones((len(y), len(classes)))
+    Y[np.arange(len(y)), idx] = 1.0
+    return Y[:, 1:] if len(classes) == 2 else Y
+
+
+def _decision_block(X, estimator):
+    return estimator._decision(np.asarray(X))
+
+
 class _KreinRidgeBase(BaseEstimator):
-    """Shared parameters and the solver of the Krein ridge estimators."""
+    """Shared parameters, the streaming fit and the spectral solve of the Krein ridge estimators."""
 
     def __init__(self, kernel="delta_gaussian", n_components=256, alpha=1.0, method="orf",
                  split="jordan", feature_map="sincos", random_state=None, kernel_params=None,
@@ -269,66 +360,90 @@ class _KreinRidgeBase(BaseEstimator):
                                 split=self.split, feature_map=self.feature_map,
                                 random_state=self.random_state, kernel_params=self.kernel_params)
 
-    def _fit_targets(self, X, Y):
-        """Solve (Phi^T Phi + alpha J) coef = Phi^T Y; Y of shape (n, t)."""
+    def _check_solver_params(self):
         a = self.alpha
         if isinstance(a, bool) or not isinstance(a, numbers.Real) or not np.isfinite(a) or a <= 0:
             raise ValueError(f"alpha must be a finite number > 0, got {a!r}")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
+
+    def _fit_targets(self, X, Y):
+        """Streaming fit on in-memory X and targets Y of shape (n, t)."""
+        self._check_solver_params()
         features = self._features().fit(X)
-        Phi = np.asarray(features.transform(X), dtype=np.float64)
+        sums = _compiled.feature_gram_sums(features.features_, X, Y, bool(self.fit_intercept))
+        return self._solve(features, sums)
+
+    def _fit_targets_dask(self, X, Y):
+        """Map-reduce fit on a dask array X (targets Y: dask or numpy, shape (n, t))."""
+        self._check_solver_params()
+        if X.ndim != 2 or np.isnan(X.shape[1]) or X.shape[1] < 1:
+            raise ValueError(f"X must be a 2-D dask array with a known number of columns, got shape "
+                             f"{X.shape}")
+        if Y.shape[0] != X.shape[0]:
+            raise ValueError(f"X and y have different numbers of rows: {X.shape[0]} and {Y.shape[0]}")
+        features = self._features()._fit_dim(int(X.shape[1]))
+        rf = features.features_
+        slim = type(rf).__new__(type(rf))  # only what transform needs travels to the workers
+        vars(slim).update(rf._transform_state())
+        sums = _compiled.gram_sums_dask(slim, X.rechunk({1: -1}), Y, bool(self.fit_intercept), 4)
+        self.n_features_in_ = int(X.shape[1])
+        return self._solve(features, sums)
+
+    def _solve(self, features, sums):
+        a = float(self.alpha)
         J = features.signature_.astype(np.float64)
-        if self.fit_intercept:
-            # unpenalised intercept: centre features and targets (as sklearn's Ridge does)
-            phi_mean = Phi.mean(axis=0)
-            y_mean = Y.mean(axis=0)
-            Phi = Phi - phi_mean
-            Yc = Y - y_mean
-        else:
-            phi_mean = np.zeros(Phi.shape[1])
-            y_mean = np.zeros(Y.shape[1])
-            Yc = Y
-        # symmetric indefinite s x s system G + alpha J (J^2 = I turns the non-symmetric
-        # Phi^T Phi J + alpha I of the formula into it). LU with partial pivoting is the fastest
-        # stable factorisation here (OpenBLAS's symmetric-indefinite one is several times slower),
-        # and LAPACK's condition estimate from the factors is the diagnostic that matters: the
-        # Krein ridge problem is not convex and is ill-posed when -alpha is close to an
-        # eigenvalue of the indefinite Gram matrix.
-        A = Phi.T @ Phi
-        A[np.diag_indices_from(A)] += a * J
-        b = Phi.T @ Yc
-        anorm = np.linalg.norm(A, 1)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)  # judged by rcond below
-            lu, piv = scipy.linalg.lu_factor(A, check_finite=False)
-        rcond, _ = scipy.linalg.lapack.dgecon(lu, anorm, norm="1")
-        if not rcond > A.shape[0] * np.finfo(float).eps:
-            raise ValueError(
-                f"the Krein ridge system is singular for alpha={a!r}: -alpha is an eigenvalue of the "
-                "indefinite Gram matrix (to machine precision); choose another alpha"
-            )
-        coef = scipy.linalg.lu_solve((lu, piv), b, check_finite=False)
-        cond = float(1.0 / rcond)
-        if cond > 1e10:
+        G = sums.gram_matrix()
+        coef, lam, tau, n_damped = _krein_solve(G, sums.cross, J, a)
+        mu = np.abs(np.append(lam + a, a))
+        cond = float(mu.max() / mu.min()) if mu.min() > 0 else float("inf")
+        if n_damped:
             warnings.warn(
-                f"Krein ridge with alpha={a!r} is ill-conditioned (condition number {cond:.3g}): -alpha "
-                "is close to an eigenvalue of the indefinite Gram matrix and the solution is unstable; "
-                "choose another alpha (e.g. by cross-validation)", RuntimeWarning, stacklevel=3)
-        res = np.linalg.norm(A @ coef - b) / max(np.linalg.norm(b), np.finfo(float).tiny)
-        self.condition_number_ = cond
+                f"Krein ridge with alpha={self.alpha!r}: -alpha is within {tau:.3g} of "
+                f"{n_damped} eigenvalue(s) of the indefinite Gram matrix (condition number {cond:.3g}); "
+                "the solution is ill-posed there and those directions were damped (Tikhonov filter). "
+                "Choose another alpha (e.g. by cross-validation)", RuntimeWarning, stacklevel=3)
+        b = sums.cross
+        res = np.linalg.norm(G @ coef + a * (J[:, None] * coef) - b) / max(np.linalg.norm(b),
+                                                                           np.finfo(float).tiny)
         self.features_ = features
         self.signature_ = features.signature_
         self.coef_ = coef  # (s, t)
-        self.intercept_ = y_mean - phi_mean @ coef
+        self.intercept_ = sums.y_mean - sums.mean @ coef
+        self.krein_eigenvalues_ = lam
+        self.condition_number_ = cond
+        self.n_damped_ = n_damped
         self.solve_residual_ = float(res)
         return self
 
     def _decision(self, X):
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        Phi = np.asarray(self.features_.transform(X), dtype=np.float64)
-        return Phi @ self.coef_ + self.intercept_
+        if _is_dask_array(X):
+            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+                raise ValueError(f"X has shape {X.shape}, but this estimator was fitted for "
+                                 f"{self.n_features_in_} features")
+            from dask.base import tokenize  # the dask extra
+
+            X = X.rechunk({1: -1})
+            t = self.coef_.shape[1]
+            # name from the graph and the coefficients: tokenizing the estimator would hash its measure
+            rf = self.features_.features_
+            name = "krein-decision-" + tokenize(X.name, self.coef_, self.intercept_, rf.W_plus_, rf.W_minus_)
+            return X.map_blocks(_decision_block, self, dtype=np.float64, chunks=(X.chunks[0], (t,)),
+                                meta=np.empty((0, t)), name=name)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32], order="C")
+        if not X.flags.writeable:
+            X = X.copy()
+        rf = self.features_.features_
+        n, width = X.shape[0], self.coef_.shape[0]
+        out = np.empty((n, self.coef_.shape[1]))
+        rows = min(_compiled.block_rows(width), max(n, 1))
+        buf = np.empty((rows, width), dtype=X.dtype)
+        for a in range(0, n, rows):  # blockwise: predict never forms the n x s features either
+            m = min(rows, n - a)
+            np.matmul(rf.transform(X[a:a + m], out=buf[:m]), self.coef_, out=out[a:a + m])
+        out += self.intercept_
+        return out
 
 
 _KREIN_DOC = """
@@ -337,13 +452,15 @@ _KREIN_DOC = """
     kernel : str or RadialKernel, default "delta_gaussian"
         As in :class:`SpectralFeatures`.
     n_components : int, default 256
-        Number of feature columns s; fit costs O(n s^2 + s^3). Keep s well away from the number
-        of training rows n when alpha is small: near s = n the random-feature ridge solution
-        interpolates through an ill-conditioned Phi (the double-descent peak) and its training
-        error can be large even though the exact kernel fits well.
+        Number of feature columns s; fit costs O(n s^2 + s^3) time and O(s^2) memory beyond the
+        data (the n x s feature matrix is never formed: see Notes). Keep s well away from the
+        number of training rows n when alpha is small: near s = n the random-feature ridge
+        solution interpolates through an ill-conditioned Phi (the double-descent peak) and its
+        training error can be large even though the exact kernel fits well.
     alpha : float > 0, default 1.0
-        Ridge parameter lambda. For an indefinite kernel the system is singular when -alpha is an
-        eigenvalue of the Gram matrix ``Phi J Phi^T``; fit then raises ValueError.
+        Ridge parameter lambda. For an indefinite kernel the exact problem is singular when
+        -alpha is an eigenvalue of the Gram matrix ``Phi J Phi^T``; near such alpha the fit
+        damps the offending directions and warns (see Notes).
     method, split, feature_map, random_state, kernel_params
         As in :class:`SpectralFeatures`.
     fit_intercept : bool, default True
@@ -356,16 +473,49 @@ _KREIN_DOC = """
     signature_ : ndarray of shape (n_components,)
         The diagonal of J.
     coef_ : ndarray of shape (n_components, n_targets)
-        ``(Phi^T Phi + alpha J)^(-1) Phi^T y``; predictions are ``Phi(x) coef_ + intercept_``.
+        ``(Phi^T Phi + alpha J)^(-1) Phi^T y`` (centred features and targets when fit_intercept);
+        predictions are ``Phi(x) coef_ + intercept_``.
     intercept_ : ndarray of shape (n_targets,)
-    solve_residual_ : float
-        Relative residual ``||A coef - b|| / ||b||`` of the linear solve (its accuracy).
+    krein_eigenvalues_ : ndarray of shape (rank,)
+        The non-zero eigenvalues lam of the (centred) indefinite Gram matrix ``Phi J Phi^T``,
+        ascending; the problem is singular where lam = -alpha.
     condition_number_ : float
-        LAPACK's estimate of the 1-norm condition number of ``A = Phi^T Phi + alpha J`` (centred
-        features): large values (a RuntimeWarning above 1e10) mean -alpha is close to an
-        eigenvalue of the indefinite Gram matrix and the fit is unstable; choose alpha by
-        cross-validation.
+        Condition number of ``K + alpha I`` on the span of the features:
+        ``max |lam + alpha| / min |lam + alpha|`` (alpha included); large values mean -alpha is
+        close to an eigenvalue of K.
+    n_damped_ : int
+        Directions damped by the spectral filter (0 unless -alpha is within 1e-3 alpha of an
+        eigenvalue of K; a RuntimeWarning is issued then).
+    solve_residual_ : float
+        Relative residual ``||(Phi^T Phi + alpha J) coef - Phi^T y|| / ||Phi^T y||`` (its
+        accuracy; larger where directions were damped).
     n_features_in_ : int
+
+    Notes
+    -----
+    Fit streams X through the feature map in row blocks of about 16 MB of features and
+    accumulates ``G = Phi^T Phi`` and ``b = Phi^T y`` (BLAS ``dsyrk`` / ``dgemm``; each block is
+    centred on its own means and merged by the pairwise update of Chan, Golub and LeVeque), so n
+    is limited by time, not memory; ``predict`` works in blocks too. X may also be a dask array
+    (y a dask or numpy array): the block sums are computed on the workers and reduced in a tree
+    (:func:`spectralkit.dask.gram_sums_dask`), and ``predict`` / ``decision_function`` of a
+    dask array return lazy dask arrays.
+
+    The s x s system ``(G + alpha J) coef = b`` is symmetric indefinite and is solved
+    spectrally. A pivoted (rank-revealing) Cholesky factorisation ``G = P R^T R P^T`` gives
+    ``Phi = Q T`` with ``T = R P^T``; the non-zero eigenvalues lam of the indefinite Gram matrix
+    ``K = Phi J Phi^T`` are those of the symmetric ``H = T J T^T = U diag(lam) U^T``, and
+    ``coef = J T^T U g(lam + alpha) U^T z`` with ``z = Q^T y``. With ``g(mu) = 1/mu`` this is the
+    exact Krein ridge solution, computed by LU of ``H + alpha I`` when the eigenvalues (computed
+    first, without eigenvectors) show that no direction needs damping. For lam >= 0,
+    mu >= alpha > 0 (as well-posed as ordinary ridge); only a negative lam near -alpha can make
+    mu vanish. Within the window ``|mu| < tau = 1e-3 alpha`` around such a singularity, where LU
+    on ``G + alpha J`` returns noise, ``g`` is the line ``mu / tau^2`` instead (a spectrum-aware
+    regulariser): continuous in alpha through the singularity, zero at it, bounded by ``1 / tau``
+    (1000 times the largest gain 1/alpha of ordinary ridge), and exactly ``1/mu`` everywhere
+    else.
+    Cost O(s^3) (``dpstrf``, the product ``T J T^T``, ``eigvalsh`` and LU; ``eigh`` only near a
+    singularity) on top of the O(n s^2) sums.
 """
 
 
@@ -379,7 +529,17 @@ class KreinRidgeRegressor(RegressorMixin, _KreinRidgeBase):
 """ + _KREIN_DOC)
 
     def fit(self, X, y):
-        """Fit on X (n_samples, n_features) and y (n_samples,) or (n_samples, n_targets)."""
+        """Fit on X (n_samples, n_features) and y (n_samples,) or (n_samples, n_targets).
+
+        X may be a dask array (y then a dask or numpy array): see Notes.
+        """
+        if _is_dask_array(X):
+            if not _is_dask_array(y):
+                y = np.asarray(y, dtype=np.float64)
+            if y.ndim not in (1, 2):
+                raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}")
+            self._single_output = y.ndim == 1
+            return self._fit_targets_dask(X, y.reshape((y.shape[0], -1)))
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], multi_output=True,
                              y_numeric=True)
         Y = np.asarray(y, dtype=np.float64)
@@ -409,15 +569,33 @@ class KreinRidgeClassifier(ClassifierMixin, _KreinRidgeBase):
 """)
 
     def fit(self, X, y):
-        """Fit on X (n_samples, n_features) and class labels y (n_samples,)."""
+        """Fit on X (n_samples, n_features) and class labels y (n_samples,).
+
+        X may be a dask array (y then a dask or numpy array): see Notes.
+        """
+        if _is_dask_array(X):
+            classes = np.unique(np.asarray(y.compute() if _is_dask_array(y) else y).ravel())
+            self._check_classes(classes)
+            self.classes_ = classes
+            if _is_dask_array(y):
+                width = 1 if len(classes) == 2 else len(classes)
+                Y = y.ravel().map_blocks(_binarize, classes, dtype=np.float64, new_axis=1,
+                                         chunks=(y.ravel().chunks[0], (width,)))
+            else:
+                Y = _binarize(y, classes)
+            return self._fit_targets_dask(X, Y)
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
         lb = LabelBinarizer(pos_label=1, neg_label=-1)
         Y = lb.fit_transform(y).astype(np.float64)
+        self._check_classes(lb.classes_)
         self.classes_ = lb.classes_
-        if len(self.classes_) < 2:
-            raise ValueError(f"y must contain samples of at least 2 classes; got 1 class ({self.classes_[0]!r})")
         self._fit_targets(X, Y)
         return self
+
+    @staticmethod
+    def _check_classes(classes):
+        if len(classes) < 2:
+            raise ValueError(f"y must contain samples of at least 2 classes; got 1 class ({classes[0]!r})")
 
     def decision_function(self, X):
         """Decision values: shape (n_samples,) for two classes, else (n_samples, n_classes)."""
@@ -425,8 +603,14 @@ class KreinRidgeClassifier(ClassifierMixin, _KreinRidgeBase):
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X):
-        """Predicted class labels."""
+        """Predicted class labels (a lazy dask array for a dask X)."""
         scores = self.decision_function(X)
+        if _is_dask_array(scores):
+            return scores.map_blocks(self._labels, dtype=self.classes_.dtype,
+                                     drop_axis=list(range(1, scores.ndim)))
+        return self._labels(scores)
+
+    def _labels(self, scores):
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]

@@ -286,6 +286,156 @@ def test_fused_features_no_warning_within_range():
         C.fused_features(X, W, np.empty((0, 3)), 1.0, 0.0, None, None, out, "sincos")
 
 
+def _layout_args(n=4, d=3, s=2):
+    X = np.ones((n, d))
+    return dict(X=X, W_plus=np.ones((s, d)), W_minus=np.empty((0, d)), scale_plus=1.0, scale_minus=0.0,
+                offsets_plus=None, offsets_minus=None, out=np.empty((n, 2 * s)), feature_map="sincos")
+
+
+@pytest.mark.parametrize("change,exc,match", [
+    (dict(X=np.ones((4, 3), dtype=np.float32)), ValueError, "W_plus must have dtype float32, got float64"),
+    (dict(X=np.ones((4, 3), dtype=np.int64)), ValueError, "X must be float32 or float64, got int64"),
+    (dict(X=np.ones((3, 4)).T), ValueError, "X must be C-contiguous"),
+    (dict(X=np.ones(3)), ValueError, r"X must be 2-D, got shape \(3,\)"),
+    (dict(W_plus=np.ones((2, 5))), ValueError, r"W_plus must have shape \(2, 3\), got \(2, 5\)"),
+    (dict(out=np.empty((4, 5))), ValueError, r"out must have shape \(4, 4\), got \(4, 5\)"),
+    (dict(out=np.empty((4, 4), dtype=np.float32)), ValueError, "out must have dtype float64, got float32"),
+    (dict(out=[[0.0] * 4] * 4), TypeError, "out must be a numpy array, got list"),
+    (dict(feature_map="tan"), ValueError, "feature_map must be one of 'sincos', 'cos', got 'tan'"),
+])
+def test_fused_features_rejects_a_bad_layout_with_a_message(change, exc, match):
+    # real exceptions, not asserts: they must hold under python -O, the compiled loop relies on them
+    args = dict(_layout_args(), **change)
+    with pytest.raises(exc, match=match):
+        C.fused_features(**args)
+
+
+def test_fused_features_rejects_read_only_output_and_bad_chunk_rows():
+    args = _layout_args()
+    args["out"].flags.writeable = False
+    with pytest.raises(ValueError, match="out must be writeable"):
+        C.fused_features(**args)
+    with pytest.raises(ValueError, match="chunk_rows must be an integer >= 1, got 0"):
+        C.fused_features(**_layout_args(), chunk_rows=0)
+    with pytest.raises(ValueError, match=r"sincos: out_cos must have shape \(5,\), got \(4,\)"):
+        C.sincos(np.ones(5), np.empty(5), np.empty(4))
+    with pytest.raises(ValueError, match="inverse_cdf_lookup: u must have dtype float64, got float32"):
+        C.inverse_cdf_lookup(np.ones(3, dtype=np.float32), np.array([0.0, 1.0]), np.zeros(2), np.ones(2),
+                             np.empty(3))
+
+
+# ------------------------------------------------------------------------------------------
+# output_array: recycled output memory
+# ------------------------------------------------------------------------------------------
+
+BIG = C.OUTPUT_POOL_MIN_BYTES // 8 + 1000  # float64 elements: just above the pool threshold
+
+
+@pytest.fixture
+def empty_pool():
+    C.release_output_memory()
+    yield
+    C.release_output_memory()
+
+
+def test_output_array_is_a_plain_writeable_c_array(empty_pool):
+    for dtype in (np.float32, np.float64):
+        a = C.output_array((BIG // 100, 100), dtype)
+        assert a.shape == (BIG // 100, 100) and a.dtype == dtype
+        assert a.flags.c_contiguous and a.flags.writeable and a.flags.aligned
+        a[...] = 1.5
+        assert a.sum() == 1.5 * a.size
+    small = C.output_array((10, 3), np.float64)
+    assert small.flags.owndata  # below the threshold: numpy.empty
+
+
+def test_output_array_recycles_only_dead_arrays(empty_pool):
+    a = C.output_array((BIG,), np.float64)
+    addr = a.ctypes.data
+    b = C.output_array((BIG,), np.float64)
+    assert b.ctypes.data != addr  # a is alive: its memory is not handed out again
+    a[...] = 7.0
+    view = a[10:20]
+    del a
+    c = C.output_array((BIG,), np.float64)
+    assert c.ctypes.data != addr  # a view keeps the memory in use
+    c[...] = -1.0
+    assert np.all(view == 7.0)
+    del view
+    d = C.output_array((BIG,), np.float64)
+    assert d.ctypes.data == addr  # now it is free: recycled
+    # a request less than half the free block's size takes a new mapping instead
+    del d
+    assert C.output_array((BIG // 3,), np.float64).ctypes.data != addr
+    assert C.release_output_memory() >= BIG * 8
+
+
+def test_output_pool_keeps_a_bounded_number_of_free_blocks(empty_pool):
+    arrays = [C.output_array((BIG,), np.float64) for _ in range(7)]
+    del arrays
+    assert C._output_pool.free_bytes() <= 4 * (-(-BIG * 8 // (2 << 20)) * (2 << 20))
+
+
+def test_recycled_output_is_overwritten_completely(empty_pool):
+    # a transform into recycled memory must not leak the previous contents
+    rng = np.random.default_rng(3)
+    n, d, s = 5000, 7, 300  # 5000 x 600 float64 = 24 MB: pooled
+    X = rng.standard_normal((n, d))
+    W = rng.standard_normal((s, d))
+    junk = C.output_array((n, 2 * s), np.float64)
+    junk[...] = np.nan
+    del junk
+    out = C.output_array((n, 2 * s), np.float64)
+    assert np.isnan(out).all()  # the same memory came back, contents untouched
+    C.fused_features(X, W, np.empty((0, d)), 0.5, 0.0, None, None, out, "sincos")
+    ref, bound = _reference_features(X, W, np.empty((0, d)), 0.5, 0.0, None, None, "sincos")
+    assert np.all(np.abs(out - ref) <= bound)
+
+
+# ------------------------------------------------------------------------------------------
+# GramSums: streaming ridge sums
+# ------------------------------------------------------------------------------------------
+
+def test_gram_sums_merge_is_exact_where_the_one_pass_formula_cancels():
+    # features with mean 1e4 and spread 1e-2: sum phi phi^T - n mean mean^T loses ~12 digits;
+    # the blockwise-centred sums merged by Chan's update keep the rounding level
+    rng = np.random.default_rng(0)
+    n, s = 3000, 5
+    Phi = 1e4 + 1e-2 * rng.standard_normal((n, s))
+    Y = 1e3 + rng.standard_normal((n, 2))
+    Pc, Yc = Phi - Phi.mean(0), Y - Y.mean(0)  # two-pass reference (means of 3000 rows: accurate)
+    ref_G, ref_C = Pc.T @ Pc, Pc.T @ Yc
+    sums = C.GramSums(s, 2, center=True)
+    for a, b in ((0, 700), (700, 701), (701, 2000), (2000, 3000)):  # uneven blocks, one of 1 row
+        sums.add(Phi[a:b].copy(), Y[a:b])
+    # the same rows in another order and grouping, merged as a tree
+    left, right = C.GramSums(s, 2, True), C.GramSums(s, 2, True)
+    left.add(Phi[1500:].copy(), Y[1500:])
+    right.add(Phi[:1500].copy(), Y[:1500])
+    tree = left.merge(right)
+    # rounding of the centring, eps |Phi| per entry, times the centred factor, over n rows (worst
+    # case; both sides of the comparison carry it)
+    tol_G = 2 * n * EPS64 * np.abs(Phi).max() * np.abs(Pc).max()
+    tol_C = 2 * n * EPS64 * np.abs(Phi).max() * np.abs(Yc).max()
+    for got in (sums, tree):
+        assert got.n == n
+        assert np.max(np.abs(got.gram_matrix() - ref_G)) <= tol_G  # ~1e-9 of the entries
+        assert np.max(np.abs(got.cross - ref_C)) <= tol_C
+        np.testing.assert_allclose(got.mean, Phi.mean(0), rtol=1e-14)
+    # negative control: the one-pass formula misses the same bound by orders of magnitude
+    naive = Phi.T @ Phi - n * np.outer(Phi.mean(0), Phi.mean(0))
+    assert np.max(np.abs(naive - ref_G)) > 1e4 * tol_G
+
+
+def test_gram_sums_without_centring_are_the_raw_sums():
+    rng = np.random.default_rng(1)
+    Phi, Y = rng.standard_normal((300, 4)), rng.standard_normal((300, 1))
+    sums = C.GramSums(4, 1, center=False).add(Phi[:100].copy(), Y[:100]).add(Phi[100:].copy(), Y[100:])
+    np.testing.assert_allclose(sums.gram_matrix(), Phi.T @ Phi, rtol=1e-13)
+    np.testing.assert_allclose(sums.cross, Phi.T @ Y, rtol=1e-13)
+    assert not sums.mean.any() and sums.n == 300
+
+
 # ------------------------------------------------------------------------------------------
 # inverse_cdf_lookup
 # ------------------------------------------------------------------------------------------

@@ -92,3 +92,54 @@ def test_task_payload_pickles_and_sklearn_wrapper_fits_from_shape():
     Phi = transform_dask(sf, da.from_array(X, chunks=20)).compute(scheduler="synchronous")
     assert sf.n_features_in_ == 3
     np.testing.assert_array_equal(Phi, sf.transform(X))
+
+
+# ------------------------------------------------------------------------------------------
+# Krein ridge on dask arrays: map-reduce of the s x s sums
+# ------------------------------------------------------------------------------------------
+
+def test_gram_sums_dask_equal_the_in_memory_streaming_sums(client):
+    from spectralkit import _compiled
+    from spectralkit.dask import gram_sums_dask
+
+    X = _X(n=1100, d=4, seed=6) + 3.0
+    Y = np.random.default_rng(6).standard_normal((1100, 2))
+    rf = RandomFeatures("delta_gaussian", dim=4, n_components=40, random_state=2).fit()
+    ref = _compiled.feature_gram_sums(rf, X, Y, center=True)
+    # ragged row blocks, a tree of fan-in 2 (three levels), numpy targets
+    sums = gram_sums_dask(rf, da.from_array(X, chunks=(150, 2)), Y, split_every=2)
+    assert sums.n == 1100
+    np.testing.assert_allclose(sums.gram_matrix(), ref.gram_matrix(), rtol=1e-11, atol=1e-9)
+    np.testing.assert_allclose(sums.cross, ref.cross, rtol=1e-11, atol=1e-9)
+    np.testing.assert_allclose(sums.mean, ref.mean, rtol=1e-13)
+    with pytest.raises(ValueError, match="split_every must be an integer >= 2, got 1"):
+        gram_sums_dask(rf, da.from_array(X), Y, split_every=1)
+    with pytest.raises(ValueError, match="features must be fitted first"):
+        gram_sums_dask(RandomFeatures("gaussian"), da.from_array(X), Y)
+    with pytest.raises(ValueError, match=r"Y must have shape \(n_samples, n_targets\) with n_samples = 1100"):
+        gram_sums_dask(rf, da.from_array(X), Y[:5])
+
+
+def test_krein_ridge_fits_and_predicts_dask_arrays(client):
+    sk = pytest.importorskip("spectralkit.sklearn")
+    rng = np.random.default_rng(8)
+    X = rng.uniform(size=(900, 3))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2
+    kw = dict(kernel="delta_gaussian:sigma1=0.5,sigma2=2", n_components=64, alpha=0.1, random_state=3)
+    ref = sk.KreinRidgeRegressor(**kw).fit(X, y)
+    dX = da.from_array(X, chunks=(200, 3))
+    reg = sk.KreinRidgeRegressor(**kw).fit(dX, da.from_array(y, chunks=300))  # y chunked differently
+    assert reg.n_features_in_ == 3
+    np.testing.assert_allclose(reg.coef_, ref.coef_, rtol=1e-8 * ref.condition_number_, atol=0)
+    pred = reg.predict(dX)
+    assert isinstance(pred, da.Array) and pred.shape == (900,)
+    np.testing.assert_allclose(pred.compute(), ref.predict(X), rtol=0, atol=1e-9)
+    # classifier: labels from a dask array (3 classes, strings)
+    labels = np.array(["a", "b", "c"])[(X[:, 0] * 3).astype(int)]
+    cref = sk.KreinRidgeClassifier(**kw).fit(X, labels)
+    clf = sk.KreinRidgeClassifier(**kw).fit(dX, da.from_array(labels, chunks=250))
+    assert list(clf.classes_) == ["a", "b", "c"]
+    np.testing.assert_allclose(clf.coef_, cref.coef_, rtol=1e-8 * cref.condition_number_, atol=0)
+    np.testing.assert_array_equal(clf.predict(dX).compute(), cref.predict(X))
+    with pytest.raises(ValueError, match="X and y have different numbers of rows: 900 and 10"):
+        sk.KreinRidgeRegressor(**kw).fit(dX, y[:10])

@@ -184,6 +184,23 @@ def test_out_buffer(dg_features):
         rf.transform(X, out=[[0.0] * 64] * 10)
 
 
+def test_plain_transform_outputs_are_independent_and_equal_the_buffered_ones():
+    # large outputs come from recycled memory: a live result must never be handed out again,
+    # and a recycled one must be overwritten completely
+    rf = RandomFeatures(DG, dim=5, n_components=256, random_state=1).fit()
+    Xs = [_points(4000, 5, seed=k) for k in range(3)]  # 4000 x 256 float64: 8 MB outputs
+    refs = []
+    for X in Xs:
+        buf = np.empty((4000, 256))
+        refs.append(rf.transform(X, out=buf))
+    first = rf.transform(Xs[0])
+    second = rf.transform(Xs[1])
+    assert np.array_equal(first, refs[0]) and np.array_equal(second, refs[1])
+    del first
+    third = rf.transform(Xs[2])
+    assert np.array_equal(third, refs[2]) and np.array_equal(second, refs[1])
+
+
 def test_input_errors(dg_features):
     rf = dg_features
     X = _points(3, 5)

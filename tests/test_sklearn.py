@@ -198,25 +198,98 @@ def test_divergent_kernel_is_refused_at_fit():
         SpectralFeatures("log_kernel", n_components=8).fit(X)
 
 
-def test_krein_ridge_flags_alpha_at_a_negative_eigenvalue():
-    # A = Phi^T Phi + alpha J is singular when -alpha is an eigenvalue of the indefinite
-    # K = Phi J Phi^T: fit must refuse (ValueError) or warn (RuntimeWarning), never stay silent.
+def _strongly_indefinite_fit(alpha, **extra):
+    # delta-Gaussian with k(0) = 0: the + and - masses are equal, K has as many large negative
+    # eigenvalues as positive ones
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(60, 3))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2
+    kw = dict(kernel="delta_gaussian:sigma1=0.3,sigma2=0.6", n_components=48, fit_intercept=False,
+              random_state=0)
+    return KreinRidgeRegressor(alpha=alpha, **kw, **extra).fit(X, y), X, y
+
+
+def test_krein_ridge_is_stable_at_a_negative_eigenvalue_where_lu_is_not():
     import warnings
 
-    X, y = _data(n=30)
-    kw = dict(kernel="delta_gaussian", n_components=24, fit_intercept=False, random_state=0)
-    K = KreinRidgeRegressor(alpha=1.0, **kw).fit(X, y).features_.kernel_approx(X)
-    lam = np.linalg.eigvalsh(K)
-    alpha = -lam[0]  # lam[0] < 0: the most negative eigenvalue
-    assert alpha > 0
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            reg = KreinRidgeRegressor(alpha=alpha, **kw).fit(X, y)
-        except ValueError as exc:
-            assert "singular" in str(exc)
-        else:
-            assert reg.condition_number_ > 1e10
-            assert any("ill-conditioned" in str(w.message) for w in caught)
-    well = KreinRidgeRegressor(alpha=alpha * 1.5 + 1.0, **kw).fit(X, y)
-    assert well.condition_number_ < 1e8
+    import scipy.linalg
+
+    ref, X, y = _strongly_indefinite_fit(1.0)
+    lam = ref.krein_eigenvalues_
+    assert lam.min() < -1.0 and lam.max() > 1.0  # strongly indefinite
+    neg = lam[lam < -1e-4]
+    alpha0 = -neg[len(neg) // 2]  # -alpha exactly an eigenvalue of K, inside the spectrum
+    Xt = np.random.default_rng(1).uniform(size=(20, 3))
+    Pt = ref.features_.transform(Xt)
+    Phi = ref.features_.transform(X)
+    G, b, J = Phi.T @ Phi, Phi.T @ y, ref.signature_.astype(float)
+    ours, lu = [], []
+    for rel in (-1e-10, 0.0, 1e-10):
+        alpha = alpha0 * (1 + rel)
+        with pytest.warns(RuntimeWarning, match="damped"):
+            reg = KreinRidgeRegressor(alpha=alpha, kernel=ref.kernel, n_components=48, fit_intercept=False,
+                                      random_state=0).fit(X, y)
+        assert reg.n_damped_ >= 1 and reg.condition_number_ > 1e12
+        ours.append(reg.predict(Xt))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # LinAlgWarning: ill-conditioned
+            lu.append(Pt @ scipy.linalg.solve(G + alpha * np.diag(J), b))
+    ours, lu = np.array(ours), np.array(lu)
+    scale = np.abs(y).max()
+    # damped solution: finite, of the size of the data, continuous through the singularity
+    # (measured: spread 6e-5 of the scale over alpha (1 +- 1e-10))
+    assert np.all(np.isfinite(ours)) and np.abs(ours).max() < 10 * scale
+    assert np.ptp(ours, axis=0).max() < 1e-3 * scale
+    # negative control: plain LU on (G + alpha J) returns noise (measured spread 3e13 of the scale)
+    assert np.ptp(lu, axis=0).max() > 1e5 * scale
+
+
+def test_krein_ridge_spectral_solve_is_exact_away_from_the_singularity():
+    # -alpha between two eigenvalues: no damping, the kernel-ridge closed form (n-space) holds
+    ref, X, y = _strongly_indefinite_fit(1.0)
+    lam = ref.krein_eigenvalues_
+    neg = lam[lam < -1e-4]
+    alpha = -0.5 * (neg[len(neg) // 2] + neg[len(neg) // 2 + 1])
+    reg, _, _ = _strongly_indefinite_fit(alpha)
+    assert reg.n_damped_ == 0
+    Xt = np.random.default_rng(1).uniform(size=(20, 3))
+    K = reg.features_.kernel_approx(X)
+    expected = reg.features_.kernel_approx(Xt, X) @ np.linalg.solve(K + alpha * np.eye(len(X)), y)
+    tol = 1e-12 * reg.condition_number_ * np.abs(expected).max()
+    np.testing.assert_allclose(reg.predict(Xt), expected, rtol=0, atol=tol)
+    assert reg.solve_residual_ < 1e-12 * reg.condition_number_
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_krein_ridge_streaming_fit_equals_the_full_feature_matrix(monkeypatch, dtype, fit_intercept):
+    from spectralkit import _compiled
+
+    X, y = _data(n=1000, d=4, seed=3)
+    X = (X + 5.0).astype(dtype)  # a large offset: the centred sums must not cancel
+    Y = np.c_[y, 2 * y - 1]
+    kw = dict(kernel="delta_gaussian", n_components=64, alpha=0.3, fit_intercept=fit_intercept,
+              random_state=4)
+    monkeypatch.setattr(_compiled, "BLOCK_BYTES", 1)  # 256-row blocks: 4 of them
+    assert _compiled.block_rows(64) == 256
+    blocked = KreinRidgeRegressor(**kw).fit(X, Y)
+    monkeypatch.setattr(_compiled, "BLOCK_BYTES", 1 << 30)  # a single block
+    single = KreinRidgeRegressor(**kw).fit(X, Y)
+    Phi = single.features_.transform(X).astype(np.float64)
+    J = single.signature_.astype(np.float64)
+    mu = Phi.mean(0) if fit_intercept else np.zeros(64)
+    ym = Y.mean(0) if fit_intercept else np.zeros(2)
+    coef = np.linalg.solve((Phi - mu).T @ (Phi - mu) + 0.3 * np.diag(J), (Phi - mu).T @ (Y - ym))
+    for reg in (blocked, single):
+        np.testing.assert_allclose(reg.coef_, coef, rtol=1e-9 * reg.condition_number_, atol=0)
+        np.testing.assert_allclose(reg.predict(X), (Phi - mu) @ coef + ym, rtol=0, atol=1e-9)
+    assert blocked.predict(X).dtype == np.float64
+
+
+def test_krein_ridge_diagnostics_and_pd_kernel_without_damping():
+    X, y = _data(n=50)
+    reg = KreinRidgeRegressor("gaussian:lengthscale=0.5", n_components=40, alpha=1e-9,
+                              random_state=1).fit(X, y)
+    # a PD kernel is never damped, however small alpha: lam >= 0 gives lam + alpha >= alpha
+    assert reg.n_damped_ == 0 and reg.krein_eigenvalues_.min() > -1e-12 * reg.krein_eigenvalues_.max()
+    assert reg.condition_number_ >= reg.krein_eigenvalues_.max() / 1e-9 * 0.99
