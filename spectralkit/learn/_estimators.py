@@ -110,7 +110,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
                 raise ValueError("solver='nystroem' applies to the gaussian and wishart hyper-kernels; the radial "
                                  "hyper-kernel is solved on all pairs with solver='binned' (or 'exact' for small data)")
             if solver == "exact":
-                _pairs.check_exact_size(m)
+                _pairs.check_exact_size(m, "binned")
                 return "exact"
             return "binned"
         if solver == "binned":

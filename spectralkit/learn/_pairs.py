@@ -27,6 +27,8 @@ from .hyperkernels import GaussianBlocks, WishartBlocks
 
 #: Largest number of distinct pairs n(n+1)/2 the exact solver accepts (n = 70 points).
 MAX_EXACT_PAIRS = 2500
+#: Eigenvalues of the landmark-pair Gram below this fraction of the largest are dropped (pseudo-inverse).
+NYSTROEM_RCOND = 1e-10
 #: Largest Nystrom feature matrix (distinct pairs x features, float64) the SVR solver stores.
 MAX_SVR_FEATURE_BYTES = 1 << 30
 _BLOCK = 1 << 15  # pairs per block of hyper-kernel rows
@@ -133,7 +135,7 @@ class PairProblem:
     def _nystroem_map(self):
         Kqq = self._kqq()
         s, U = np.linalg.eigh(0.5 * (Kqq + Kqq.T))
-        keep = s > 1e-10 * s.max()
+        keep = s > NYSTROEM_RCOND * s.max()
         return U[:, keep] / np.sqrt(s[keep])  # T = U S^(-1/2)
 
     # -- ridge ------------------------------------------------------------------------------
@@ -301,13 +303,14 @@ def cv_pair_losses(kind, X, target, params_list, loss, hypers, n_landmarks, exac
 
     For each fold the model is fitted on the pairs of the other points and evaluated on the
     distinct pairs with at least one held-out point (held-out x held-out and held-out x
-    training), weighted as ordered pairs. ``hypers`` is a list of alphas (ridge) or Cs (svr).
-    Returns an array of shape (len(params_list), len(hypers)).
+    training), weighted as ordered pairs. ``hypers``: {"alpha": candidates} (ridge) or
+    {"C": candidates, "epsilon": value} (svr). Returns an array (len(params_list), n_candidates).
     """
     rng = np.random.default_rng(seed)
     n = X.shape[0]
     fold_of = rng.permutation(n) % folds
-    err = np.zeros((len(params_list), len(hypers)))
+    n_cand = np.atleast_1d(hypers["alpha" if loss == "ridge" else "C"]).size
+    err = np.zeros((len(params_list), n_cand))
     wtot = 0.0
     for f in range(folds):
         val = np.nonzero(fold_of == f)[0]
@@ -330,11 +333,12 @@ def cv_pair_losses(kind, X, target, params_list, loss, hypers, n_landmarks, exac
     return err / max(wtot, 1.0)
 
 
-def check_exact_size(n):
+def check_exact_size(n, scalable="nystroem"):
     """Raise the error naming the scalable solver when the exact solve would be too large."""
     u = n_pairs(n)
     if u > MAX_EXACT_PAIRS:
+        how = ("landmark pairs, optionally n_partitions > 1 for divide-and-conquer" if scalable == "nystroem"
+               else "all pairs through binned distances")
         raise ValueError(
             f"solver='exact' would solve on {u} distinct pairs of {n} points (limit {MAX_EXACT_PAIRS}, i.e. "
-            f"{int((math.isqrt(8 * MAX_EXACT_PAIRS + 1) - 1) // 2)} points): use solver='nystroem' "
-            "(landmark pairs, optionally n_partitions > 1 for divide-and-conquer)")
+            f"{(math.isqrt(8 * MAX_EXACT_PAIRS + 1) - 1) // 2} points): use solver='{scalable}' ({how})")
