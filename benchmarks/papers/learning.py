@@ -295,7 +295,7 @@ def known_kernel_experiment(name, kind, methods, trials, seed=0, data_dir=None, 
     return list(recs.values())
 
 
-def large_scale_experiment(partitions=(5, 10, 20), n_landmarks=20, n_svm=5000, seed=0, data_dir=None,
+def large_scale_experiment(partitions=(5, 10, 20), n_landmarks=12, n_svm=5000, seed=0, data_dir=None,
                            radial=True, progress=None):
     """Table 3 on ijcnn1: divide-and-conquer Nystrom hyper-KRR (Gaussian) per v, the radial solver on all pairs.
 

@@ -158,10 +158,10 @@ class PairProblem:
         A = np.zeros((r, r))
         g = np.zeros(r)
         for I, J, w in pair_blocks(self.train):
-            Phi = self.blocks.rows(I, J) @ T
-            Pw = Phi * w[:, None]
-            A += Phi.T @ Pw
-            g += Pw.T @ self.target.values(I, J)
+            sw = np.sqrt(w)
+            Ps = (self.blocks.rows(I, J) @ T) * sw[:, None]
+            A += Ps.T @ Ps  # a symmetric rank-k update (BLAS syrk): half the flops of a general product
+            g += Ps.T @ (sw * self.target.values(I, J))
         e, V = np.linalg.eigh(0.5 * (A + A.T))
         b = V.T @ g
         return [T @ (V @ (b / (e + a * self.wsum))) for a in alphas]
