@@ -164,15 +164,18 @@ class LearnedRadialKernel:
         r = np.asarray(r, dtype=np.float64)
         if not np.all(np.isfinite(r)) or np.any(r < 0):
             raise ValueError("r must contain finite distances >= 0")
-        flat = r.ravel()
+        out = self._node_sum(r, lambda x: _radial_h(*np.broadcast_arrays(x[:, None], self.nodes[None, :]),
+                                                    self.dim, self.lengthscale))
+        return out if out.ndim else float(out)
+
+    def _node_sum(self, x, basis):
+        """sum_j c_j basis(x)[:, j] for an array x, in chunks of ~1e6 (value, node) entries."""
+        flat = x.ravel()
         out = np.empty(flat.size)
         step = max(1, (1 << 20) // max(1, self.nodes.size))
         for s in range(0, flat.size, step):
-            rr = flat[s:s + step]
-            H = _radial_h(*np.broadcast_arrays(rr[:, None], self.nodes[None, :]), self.dim, self.lengthscale)
-            out[s:s + step] = H @ self.coef
-        out = out.reshape(r.shape)
-        return out if out.ndim else float(out)
+            out[s:s + step] = basis(flat[s:s + step]) @ self.coef
+        return out.reshape(x.shape)
 
     def value_at_zero(self):
         """k*(0) = sum_j c_j exp(-r_j^2 / (2 l^2)) = int f(rho) d rho."""
@@ -222,12 +225,7 @@ class LearnedRadialKernel:
         rho = np.asarray(rho, dtype=np.float64)
         if not np.all(np.isfinite(rho)) or np.any(rho < 0):
             raise ValueError("rho must contain finite frequency norms >= 0")
-        flat = rho.ravel()
-        out = np.empty(flat.size)
-        step = max(1, (1 << 20) // max(1, self.nodes.size))
-        for s in range(0, flat.size, step):
-            out[s:s + step] = omega(np.multiply.outer(flat[s:s + step], self.nodes), self.dim) @ self.coef
-        return out.reshape(rho.shape)
+        return self._node_sum(rho, lambda x: omega(np.multiply.outer(x, self.nodes), self.dim))
 
     def signed_weight(self, rho):
         """a(rho) = sum_j c_j Omega_d(rho r_j): the density of the measure relative to F."""

@@ -40,6 +40,22 @@ from .hyperkernels import _radial_h
 _BLOCK_ENTRIES = 1 << 22  # distance block size (rows x columns)
 
 
+@njit(cache=True, inline="always")
+def _pair(D2, i0, a, b, codes, T, use_matrix):
+    """(i, j, weight, distance, target) of the block entry (a, b >= a): w = 1 on the diagonal, else 2."""
+    i = i0 + a
+    j = i0 + b
+    if i == j:
+        w, r = 1.0, 0.0
+    else:
+        w, r = 2.0, math.sqrt(max(D2[a, b], 0.0))
+    if use_matrix:
+        y = 0.5 * (T[i, j] + T[j, i])
+    else:
+        y = 1.0 if codes[i] == codes[j] else -1.0
+    return i, j, w, r, y
+
+
 @njit(parallel=True, cache=True)
 def _ridge_pass(D2, i0, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt):
     """Accumulate linear-binning statistics of the pairs (i, j >= i) of one row block.
@@ -51,26 +67,14 @@ def _ridge_pass(D2, i0, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt):
     n_nodes = nd.shape[3]
     for c in prange(n_chunks):
         for a in range(c, n_rows, n_chunks):
-            i = i0 + a
             for b in range(a, n_cols):
-                j = i0 + b
-                if i == j:
-                    w = 1.0
-                    r = 0.0
-                else:
-                    w = 2.0
-                    r = math.sqrt(max(D2[a, b], 0.0))
-                if use_matrix:
-                    y = 0.5 * (T[i, j] + T[j, i])
-                else:
-                    y = 1.0 if codes[i] == codes[j] else -1.0
+                i, j, w, r, y = _pair(D2, i0, a, b, codes, T, use_matrix)
                 tb = tab[fold[i], fold[j]]
                 q[c, tb] += w * y * y
                 wt[c, tb] += w
                 for g in range(hs.shape[0]):
                     t = r / hs[g]
-                    k = int(t)
-                    k = min(k, n_nodes - 2)
+                    k = min(int(t), n_nodes - 2)
                     th = t - k
                     u = 1.0 - th
                     nd[c, g, tb, k] += w * u * u
@@ -82,31 +86,25 @@ def _ridge_pass(D2, i0, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt):
 
 @njit(parallel=True, cache=True)
 def _svr_pass(D2, i0, codes, T, use_matrix, y0, delta, fold, tab, hs, counts):
-    """Accumulate pair weights per (grid, table, nearest node, target level) of one row block."""
+    """Accumulate pair weights per (grid, table, nearest node, target level) of one row block.
+
+    Label targets: level 0 for -1, 1 for +1; a matrix target: round((y - y0) / delta).
+    """
     n_rows, n_cols = D2.shape
     n_chunks = counts.shape[0]
     n_nodes = counts.shape[3]
     n_levels = counts.shape[4]
     for c in prange(n_chunks):
         for a in range(c, n_rows, n_chunks):
-            i = i0 + a
             for b in range(a, n_cols):
-                j = i0 + b
-                if i == j:
-                    w = 1.0
-                    r = 0.0
-                else:
-                    w = 2.0
-                    r = math.sqrt(max(D2[a, b], 0.0))
+                i, j, w, r, y = _pair(D2, i0, a, b, codes, T, use_matrix)
                 if use_matrix:
-                    lev = math.floor((0.5 * (T[i, j] + T[j, i]) - y0) / delta + 0.5)
-                    lev = min(max(lev, 0), n_levels - 1)
+                    lev = min(max(math.floor((y - y0) / delta + 0.5), 0), n_levels - 1)
                 else:
-                    lev = 1 if codes[i] == codes[j] else 0
+                    lev = 1 if y > 0 else 0
                 tb = tab[fold[i], fold[j]]
                 for g in range(hs.shape[0]):
-                    k = int(r / hs[g] + 0.5)
-                    k = min(k, n_nodes - 1)
+                    k = min(int(r / hs[g] + 0.5), n_nodes - 1)
                     counts[c, g, tb, k, lev] += w
 
 
