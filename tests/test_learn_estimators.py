@@ -272,6 +272,8 @@ def test_inputs_are_not_modified():
     ({"alpha": [1e-3, 1e-2]}, {}, "alpha has 2 candidates: set cv"),
     ({"n_partitions": 31}, {}, "n_partitions=31 exceeds the number of samples 30"),
     ({"hyper_kernel": "wishart", "wishart_dof": 1.5}, {}, r"wishart_dof must be > d - 1 = 2"),
+    ({"hyper_kernel": "radial", "n_partitions": 2}, {}, "n_partitions applies to the gaussian and wishart"),
+    ({"hyper_kernel": "radial", "solver": "exact", "cv": 3}, {}, "cv is supported with solver='binned'"),
     ({"alpha": -1.0}, {}, "The 'alpha' parameter of HyperKernelRidge must be"),
     ({"hyper_kernel": "laplace"}, {}, "The 'hyper_kernel' parameter of HyperKernelRidge must be a str among"),
 ])

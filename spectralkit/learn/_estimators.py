@@ -109,7 +109,13 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             if solver == "nystroem":
                 raise ValueError("solver='nystroem' applies to the gaussian and wishart hyper-kernels; the radial "
                                  "hyper-kernel is solved on all pairs with solver='binned' (or 'exact' for small data)")
+            if self.n_partitions > 1:
+                raise ValueError("n_partitions applies to the gaussian and wishart hyper-kernels; the radial "
+                                 "hyper-kernel is solved on all pairs at once (solver='binned')")
             if solver == "exact":
+                if self.cv is not None:
+                    raise ValueError("cv is supported with solver='binned' for the radial hyper-kernel (the exact "
+                                     "solver is the small-data reference)")
                 _pairs.check_exact_size(m, "binned")
                 return "exact"
             return "binned"
@@ -135,13 +141,13 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
                              "sigma2 (the data's total variance) needs at least 2 distinct samples (1 sample is "
                              "not enough); pass sigma2")
         s2 = s2_data if self.sigma2 is None else float(self.sigma2)
+        solver = self._solver(m)
         if self.n_partitions > m:
             raise ValueError(f"n_partitions={self.n_partitions} exceeds the number of samples {m}")
         hyper_name = "alpha" if self._loss == "ridge" else "C"
         hypers = _candidates(hyper_name, getattr(self, hyper_name))
         if hypers.size > 1 and self.cv is None:
             raise ValueError(f"{hyper_name} has {hypers.size} candidates: set cv (number of folds) to choose among them")
-        solver = self._solver(m)
         rng = check_random_state(self.random_state)
         mults = SCALE_GRID if self.cv is not None else (1.0,)
         params_list = [self._scale_params(d, s2, mu) for mu in mults]
@@ -217,9 +223,6 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         kw = self._hyper_kwargs(hypers)
         if solver == "exact":
             best = (0, 0)
-            if self.cv is not None:
-                raise ValueError("cv is supported with solver='binned' for the radial hyper-kernel "
-                                 "(the exact solver is the small-data reference)")
             nodes, coef, b0 = _radial.exact_solve(X, target, d, ells[0], self._loss, kw)[0]
             self.intercept_ = b0
             self.binning_error_ = 0.0
@@ -365,13 +368,14 @@ _PARAMS_DOC = """
         on all pairs through binned distances. "auto": exact when it fits, else nystroem
         (gaussian, wishart); binned (radial).
     n_landmarks : int, default 30
-        Landmark points M per subset of the Nystrom solver (M(M+1)/2 landmark pairs). The cost
+        Landmark points M per subset of the Nystrom solver (M(M+1)/2 landmark pairs; not used by
+        the exact and binned solvers). The cost
         per subset of n points is O(n^2 M^4 / 8) time and O(M^4) memory (the SVR also stores
         n^2 M^2 / 4 features).
     n_partitions : int, default 1
         Number of disjoint random subsets v; each is solved separately and the learned kernels
-        are averaged. The subsets run in parallel on dask when a ``dask.distributed`` client is
-        active, serially otherwise.
+        are averaged (gaussian and wishart). The subsets run in parallel on dask when a
+        ``dask.distributed`` client is active, serially otherwise.
     bin_width : float > 0, optional
         Distance bin width h of the radial solver; default l / 64 (ridge) or l / 128 (SVR) of the
         smallest lengthscale searched. The estimated effect is ``binning_error_``.
