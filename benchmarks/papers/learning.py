@@ -27,6 +27,7 @@ whole set ("normalised to [0, 1]^d in advance", as the paper); for australian th
 scaling also undoes the KEEL file's dropped decimal points (columns in other units).
 """
 
+import os
 import time
 from pathlib import Path
 
@@ -370,6 +371,7 @@ def run_learning(data_dir=None, trials=10, seed=0, quick=False, tables=(1, 2, 3)
         "trials": trials, "alphas": list(ALPHAS), "Cs": list(CS), "svm_Cs": list(SVM_CS), "sigmas": list(SIGMAS),
         "n_landmarks": N_LANDMARKS, "cv": 5, "unavailable": list(UNAVAILABLE), "datasets": list(datasets)}}
     t_start = time.time()
+    out["config"]["load_average_start"] = list(os.getloadavg())
     # many small dense problems: one BLAS thread avoids oversubscription on the shared 2-core box
     with threadpool_limits(1):
         if 2 in tables:
@@ -383,8 +385,14 @@ def run_learning(data_dir=None, trials=10, seed=0, quick=False, tables=(1, 2, 3)
     if 3 in tables and not quick:
         out["large"] = large_scale_experiment(seed=seed, data_dir=data_dir, progress=progress)
     out["config"]["seconds"] = time.time() - t_start
+    out["config"]["load_average_end"] = list(os.getloadavg())
     out["config"]["blas_threads_tables_1_2"] = 1
     return out
+
+
+def _loads(cfg):
+    return " → ".join("(" + ", ".join(f"{x:.1f}" for x in cfg[k]) + ")"
+                      for k in ("load_average_start", "load_average_end") if k in cfg)
 
 
 def _cell(mean, std, scale=100.0, digits=2):
@@ -437,7 +445,9 @@ def report_section(learning):
          "training pairs exceed the exact solver's 2,500. The SVM's C: 2^-5 … 2^5 by 5-fold CV. "
          f"Trials: {cfg.get('trials')}. Not available offline (columns omitted): "
          f"{', '.join(cfg.get('unavailable', UNAVAILABLE))}. Wall time of this part: "
-         f"{cfg.get('seconds', 0) / 60:.0f} min (BLAS limited to one thread for Tables 1–2)."), ""]
+         f"{cfg.get('seconds', 0) / 60:.0f} min (BLAS limited to one thread for Tables 1–2)"
+         + (f"; load average (1, 5, 15 min) {_loads(cfg)} on the shared 2-core machine" if "load_average_start" in cfg
+            else "") + "."), ""]
     ideal = learning.get("ideal", [])
     if ideal:
         cols = [c for c in _COLS if any(r["dataset"] == c for r in ideal)]
