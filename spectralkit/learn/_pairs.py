@@ -22,6 +22,7 @@ import math
 import warnings
 
 import numpy as np
+import scipy.linalg
 from numba import njit
 
 from .hyperkernels import GaussianBlocks, WishartBlocks
@@ -32,7 +33,7 @@ MAX_EXACT_PAIRS = 2500
 NYSTROEM_RCOND = 1e-10
 #: Largest Nystrom feature matrix (distinct pairs x features, float64) the SVR solver stores.
 MAX_SVR_FEATURE_BYTES = 1 << 30
-_BLOCK = 1 << 15  # pairs per block of hyper-kernel rows
+_BLOCK = 1 << 13  # pairs per block of hyper-kernel rows (a few block x landmark-pair matrices of ~30 MB)
 
 
 def n_pairs(n):
@@ -150,9 +151,7 @@ class PairProblem:
             y = self.target.values(L[self.qa], L[self.qb])
             sw = np.sqrt(w)
             S = sw[:, None] * K * sw[None, :]
-            e, V = np.linalg.eigh(0.5 * (S + S.T))
-            b = V.T @ (sw * y)
-            return [sw * (V @ (b / (e + a * self.wsum))) for a in alphas]
+            return [sw * z for z in ridge_solutions(0.5 * (S + S.T), sw * y, alphas * self.wsum)]
         T = self._nystroem_map()
         r = T.shape[1]
         A = np.zeros((r, r))
@@ -162,9 +161,7 @@ class PairProblem:
             Ps = (self.blocks.rows(I, J) @ T) * sw[:, None]
             A += Ps.T @ Ps  # a symmetric rank-k update (BLAS syrk): half the flops of a general product
             g += Ps.T @ (sw * self.target.values(I, J))
-        e, V = np.linalg.eigh(0.5 * (A + A.T))
-        b = V.T @ g
-        return [T @ (V @ (b / (e + a * self.wsum))) for a in alphas]
+        return [T @ z for z in ridge_solutions(0.5 * (A + A.T), g, alphas * self.wsum)]
 
     # -- SVR --------------------------------------------------------------------------------
     def svr(self, Cs, epsilon, tol=1e-3, max_epochs=3000, seed=0):
@@ -223,6 +220,17 @@ class PairProblem:
     def values(self, coef, I, J):
         """k*(x_I, x_J) of the coefficient vector ``coef`` (without intercept)."""
         return self.blocks.rows(I, J) @ coef
+
+
+def ridge_solutions(S, b, shifts):
+    """(S + shift I)^(-1) b for each shift, S symmetric PSD: one Cholesky solve, or one eigh for several."""
+    if len(shifts) == 1:
+        A = S.copy()
+        A[np.diag_indices_from(A)] += shifts[0]
+        return [scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)]
+    e, V = np.linalg.eigh(S)
+    c = V.T @ b
+    return [V @ (c / (e + s)) for s in shifts]
 
 
 @njit(cache=True)

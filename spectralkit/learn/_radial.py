@@ -35,6 +35,7 @@ import numpy as np
 import scipy.linalg
 from numba import get_num_threads, njit, prange
 
+from ._pairs import LabelTarget, pair_blocks, ridge_solutions
 from .hyperkernels import _radial_h
 
 _BLOCK_ENTRIES = 1 << 22  # distance block size (rows x columns)
@@ -131,8 +132,6 @@ def _blocks(Xc):
 
 def _target_args(target):
     """(codes, T, use_matrix) for the compiled passes."""
-    from ._pairs import LabelTarget
-
     if isinstance(target, LabelTarget):
         return target.codes, np.zeros((1, 1)), False
     T = np.ascontiguousarray(target.T, dtype=np.float64)
@@ -278,8 +277,6 @@ def exact_solve(X, target, dim, ell, loss, hypers):
 
     Returns a list of (nodes, coef, intercept), one per alpha (ridge) or C (svr).
     """
-    from ._pairs import pair_blocks
-
     n = X.shape[0]
     I, J, w = next(pair_blocks(np.arange(n), block=1 << 62))
     r = np.sqrt(np.maximum(np.sum((X[I] - X[J]) ** 2, axis=1), 0.0))
@@ -289,11 +286,8 @@ def exact_solve(X, target, dim, ell, loss, hypers):
     out = []
     if loss == "ridge":
         sw = np.sqrt(w)
-        e, V = np.linalg.eigh(sw[:, None] * K * sw[None, :])
-        b = V.T @ (sw * y)
-        for a in np.atleast_1d(hypers["alpha"]):
-            out.append((r, sw * (V @ (b / (e + a * wsum))), 0.0))
-        return out
+        shifts = np.atleast_1d(hypers["alpha"]) * wsum
+        return [(r, sw * z, 0.0) for z in ridge_solutions(sw[:, None] * K * sw[None, :], sw * y, shifts)]
     from sklearn.svm import SVR
 
     for C in np.atleast_1d(hypers["C"]):
