@@ -35,7 +35,7 @@ import numpy as np
 import scipy.linalg
 from numba import get_num_threads, njit, prange
 
-from ._pairs import LabelTarget, pair_blocks, ridge_solutions
+from ._pairs import LabelTarget, pair_blocks, ridge_solutions, serial_lapack
 from .hyperkernels import _radial_h
 
 _BLOCK_ENTRIES = 1 << 22  # distance block size (rows x columns)
@@ -210,14 +210,16 @@ def ridge_solve(nd, no, s, wsum, h, dim, ell, alphas):
     d = nd[keep]
     off = np.where(np.diff(keep) == 1, no[keep[:-1]], 0.0)
     # eigenvectors of the tridiagonal N (PSD); its range carries the solution
-    lam, V = scipy.linalg.eigh_tridiagonal(d, off)
+    with serial_lapack():
+        lam, V = scipy.linalg.eigh_tridiagonal(d, off)
     pos = lam > 1e-13 * lam.max()
     lam, V = lam[pos], V[:, pos]
     sq = np.sqrt(lam)
     H = _radial_h(*np.broadcast_arrays(nodes[:, None], nodes[None, :]), dim, ell)
     VHV = V.T @ H @ V
     S = sq[:, None] * VHV * sq[None, :]
-    e, U = np.linalg.eigh(0.5 * (S + S.T))
+    with serial_lapack():
+        e, U = np.linalg.eigh(0.5 * (S + S.T))
     rhs = U.T @ ((V.T @ s[keep]) / sq)
     out = []
     for a in np.atleast_1d(alphas):
