@@ -86,7 +86,7 @@ def test_known_kernels_and_published_tables():
     assert LRN.PUBLISHED_T3[20]["krr_gaussian"] == (90.94, 752.1)
 
 
-def test_report_section_renders_every_table():
+def _records():
     ideal = [{"dataset": "heart", "method": m, "accuracy": [0.8, 0.82], "mean": 0.81, "std": 0.014,
               "fit_seconds": [1.0, 1.0], "chosen": [{"scale_multiplier": 1.0, "alpha": 1e-4}] * 2,
               "kernel": [{"neg_eig_fraction": 0.1}] * 2} for m in ("krr_gaussian", "svm_cv")]
@@ -94,6 +94,11 @@ def test_report_section_renders_every_table():
               "test_mean": 0.79, "test_std": 0.02, "rmse_mean": 0.1, "rmse_std": 0.01} for m in ("known", "krr_gaussian")]
     large = [{"method": "krr_gaussian", "v": 5, "accuracy": 0.91, "fit_seconds": 10.0, "svm_seconds": 5.0,
               "n_landmarks": 20, "alpha": 1e-4, "majority": 0.905, "n_svm": 5000}]
+    return ideal, known, large
+
+
+def test_report_section_renders_every_table():
+    ideal, known, large = _records()
     lines = LRN.report_section({"ideal": ideal, "known": known, "large": large, "config": {"trials": 2}})
     text = "\n".join(lines)
     assert "### Table 2" in text and "### Table 1" in text and "### Table 3" in text
@@ -109,3 +114,14 @@ def test_runner_knows_the_learning_experiment():
                          "learning": {"ideal": [1]}, "meta": {}},
                         {"approximation": [], "classification": [], "regression": [], "kernels": [], "meta": {}})
     assert merged["learning"] == {"ideal": [1]}
+    # one run per table: the tables are combined, each run's time and load kept
+    ideal, known, _ = _records()
+    t2 = {"ideal": ideal, "known": [], "large": [], "config": {"trials": 10, "seconds": 60.0}}
+    t1 = {"ideal": [], "known": known, "large": [], "config": {"trials": 10, "seconds": 120.0,
+                                                              "load_average_start": [1, 2, 3],
+                                                              "load_average_end": [3, 2, 1]}}
+    both = LRN.merge_learning(t2, t1)
+    assert both["ideal"] == ideal and both["known"] == known and both["large"] == []
+    assert [r["tables"] for r in both["config"]["runs"]] == [[2], [1]]
+    text = "\n".join(LRN.report_section(both))
+    assert "table 2: 1 min, not recorded; table 1: 2 min, (1.0, 2.0, 3.0) → (3.0, 2.0, 1.0)" in text

@@ -390,9 +390,35 @@ def run_learning(data_dir=None, trials=10, seed=0, quick=False, tables=(1, 2, 3)
     return out
 
 
-def _loads(cfg):
-    return " → ".join("(" + ", ".join(f"{x:.1f}" for x in cfg[k]) + ")"
-                      for k in ("load_average_start", "load_average_end") if k in cfg)
+def _runs(cfg, learning):
+    """Per-run [tables, seconds, load at start, load at end] (older single-run configs included)."""
+    if "runs" in cfg:
+        return cfg["runs"]
+    tables = [t for t, k in ((2, "ideal"), (1, "known"), (3, "large")) if learning.get(k)]
+    return [{"tables": tables, "seconds": cfg.get("seconds", 0.0), "load_average_start": cfg.get("load_average_start"),
+             "load_average_end": cfg.get("load_average_end")}]
+
+
+def merge_learning(old, new):
+    """Combine the learning results of separate runs (e.g. one per table): a non-empty table of
+    ``new`` replaces the same table of ``old``; the runs' times and loads are kept side by side."""
+    if not old:
+        return new
+    if not new:
+        return old
+    out = {k: new.get(k) or old.get(k, []) for k in ("ideal", "known", "large")}
+    out["config"] = dict(old.get("config", {}), **{k: v for k, v in new.get("config", {}).items()
+                                                 if k not in ("seconds", "load_average_start", "load_average_end")})
+    out["config"]["runs"] = _runs(old.get("config", {}), old) + _runs(new.get("config", {}), new)
+    out["config"].pop("seconds", None)
+    return out
+
+
+def _loads(run):
+    loads = [run.get(k) for k in ("load_average_start", "load_average_end")]
+    if not all(loads):
+        return "not recorded"
+    return " → ".join("(" + ", ".join(f"{x:.1f}" for x in v) + ")" for v in loads)
 
 
 def _cell(mean, std, scale=100.0, digits=2):
@@ -444,10 +470,10 @@ def report_section(learning):
          f"({cfg.get('n_landmarks', 30) * (cfg.get('n_landmarks', 30) + 1) // 2} landmark pairs) where the "
          "training pairs exceed the exact solver's 2,500. The SVM's C: 2^-5 … 2^5 by 5-fold CV. "
          f"Trials: {cfg.get('trials')}. Not available offline (columns omitted): "
-         f"{', '.join(cfg.get('unavailable', UNAVAILABLE))}. Wall time of this part: "
-         f"{cfg.get('seconds', 0) / 60:.0f} min (BLAS limited to one thread for Tables 1–2)"
-         + (f"; load average (1, 5, 15 min) {_loads(cfg)} on the shared 2-core machine" if "load_average_start" in cfg
-            else "") + "."), ""]
+         f"{', '.join(cfg.get('unavailable', UNAVAILABLE))}. BLAS limited to one thread for Tables 1–2. Wall "
+         "time and load average (1, 5, 15 min, at start → end) on the shared 2-core machine: "
+         + "; ".join(f"table{'s' if len(r['tables']) > 1 else ''} {', '.join(map(str, r['tables']))}: "
+                     f"{r['seconds'] / 60:.0f} min, {_loads(r)}" for r in _runs(cfg, learning)) + "."), ""]
     ideal = learning.get("ideal", [])
     if ideal:
         cols = [c for c in _COLS if any(r["dataset"] == c for r in ideal)]

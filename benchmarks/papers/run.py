@@ -299,8 +299,8 @@ def _merge(old, new):
                                    ] + new.get("regression_reference", [])
     seen = {(k["dataset"], k["kernel"]) for k in new["kernels"]}
     out["kernels"] = [k for k in old.get("kernels", []) if (k["dataset"], k["kernel"]) not in seen] + new["kernels"]
-    if "learning" not in new and "learning" in old:
-        out["learning"] = old["learning"]
+    if "learning" in new or "learning" in old:
+        out["learning"] = LRN.merge_learning(old.get("learning"), new.get("learning"))
     out["meta"] = dict(new.get("meta", {}), merged_from=old.get("meta", {}).get("command"))
     out["meta"]["methods"] = sorted(set(old.get("meta", {}).get("methods", []))
                                     | set(new.get("meta", {}).get("methods", [])))
