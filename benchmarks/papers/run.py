@@ -59,6 +59,8 @@ _QUICK = {
     "svm_reps": 1, "svm_train_max": 2000,
 }
 _EXPERIMENTS = ("approx", "svm", "housing", "learning")
+# the kernel-learning tables take hours: run them when asked (--experiments learning)
+_DEFAULT_EXPERIMENTS = ("approx", "svm", "housing")
 
 
 def build_parser():
@@ -73,7 +75,7 @@ def build_parser():
                    "and docs/benchmarks.md)")
     p.add_argument("--data-dir", type=Path, default=None,
                    help=f"data folder (default: ${D.ENV_VAR} or ../shared/data)")
-    p.add_argument("--experiments", nargs="+", choices=_EXPERIMENTS, default=list(_EXPERIMENTS))
+    p.add_argument("--experiments", nargs="+", choices=_EXPERIMENTS, default=list(_DEFAULT_EXPERIMENTS))
     p.add_argument("--methods", nargs="+", choices=sorted(P.METHODS), default=None,
                    help="methods (default: all)")
     p.add_argument("--kernels", nargs="+", default=None, help="approximation kernels (default: all six)")
