@@ -31,8 +31,8 @@ SLOW_PAGE = "<!-- docs-test: slow -->"
 
 #: public modules documented in api.md, in this order
 API_MODULES = ["spectralkit", "spectralkit.kernels", "spectralkit.measures", "spectralkit.features",
-               "spectralkit.io", "spectralkit.sklearn", "spectralkit.dask", "spectralkit.plotting",
-               "spectralkit.cli", "spectralkit.exceptions"]
+               "spectralkit.io", "spectralkit.sklearn", "spectralkit.learn", "spectralkit.dask",
+               "spectralkit.plotting", "spectralkit.cli", "spectralkit.exceptions"]
 
 
 OUTPUT = re.compile(r"\s*(?:Output:\s*)?^```text[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
@@ -163,7 +163,7 @@ def test_no_test_marker_requires_a_reason():
 
 
 MY_PAGES = ["index.md", "install.md", "quickstart.md", "guide-check.md", "guide-featurize.md",
-            "guide-learn.md", "guide-dask.md", "api.md", "cli.md"]
+            "guide-learn.md", "guide-learn-kernel.md", "guide-dask.md", "api.md", "cli.md"]
 
 
 @pytest.mark.parametrize("name", MY_PAGES)
@@ -258,7 +258,8 @@ if __name__ == "__main__":
     print("wrote docs/api.md")
 
 
-@pytest.mark.parametrize("modname", ["spectralkit.io", "spectralkit.sklearn", "spectralkit.dask"])
+@pytest.mark.parametrize("modname", ["spectralkit.io", "spectralkit.sklearn", "spectralkit.learn",
+                                     "spectralkit.dask"])
 def test_docstring_examples_run(modname):
     import doctest
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .learning import report_section as learning_section
 from .protocol import METHODS, PUBLISHED, REFERENCE_MODELS
 
 __all__ = ["write_report", "plot_approximation", "findings", "main"]
@@ -555,6 +556,8 @@ def write_report(results, out_dir, md_path, json_path=None):
     reg = results.get("regression", [])
     if reg:
         L += _housing_section(reg, results.get("regression_reference", []))
+
+    L += learning_section(results.get("learning"))
 
     # what was not run
     skipped = sorted({(r["method"], r["skipped"]) for exp in ("approximation", "classification", "regression")

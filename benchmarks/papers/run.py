@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from . import datasets as D
+from . import learning as LRN
 from . import protocol as P
 
 __all__ = ["main", "build_parser", "run_suite", "DEFAULTS"]
@@ -57,7 +58,9 @@ _QUICK = {
     "svm_datasets": ("letter",), "svm_kernels": ("delta_gaussian",), "svm_ratios": (0.5,),
     "svm_reps": 1, "svm_train_max": 2000,
 }
-_EXPERIMENTS = ("approx", "svm", "housing")
+_EXPERIMENTS = ("approx", "svm", "housing", "learning")
+# the kernel-learning tables take hours: run them when asked (--experiments learning)
+_DEFAULT_EXPERIMENTS = ("approx", "svm", "housing")
 
 
 def build_parser():
@@ -72,7 +75,7 @@ def build_parser():
                    "and docs/benchmarks.md)")
     p.add_argument("--data-dir", type=Path, default=None,
                    help=f"data folder (default: ${D.ENV_VAR} or ../shared/data)")
-    p.add_argument("--experiments", nargs="+", choices=_EXPERIMENTS, default=list(_EXPERIMENTS))
+    p.add_argument("--experiments", nargs="+", choices=_EXPERIMENTS, default=list(_DEFAULT_EXPERIMENTS))
     p.add_argument("--methods", nargs="+", choices=sorted(P.METHODS), default=None,
                    help="methods (default: all)")
     p.add_argument("--kernels", nargs="+", default=None, help="approximation kernels (default: all six)")
@@ -84,6 +87,8 @@ def build_parser():
     p.add_argument("--no-report", action="store_true", help="write the JSON only")
     p.add_argument("--combine", nargs="+", type=Path, default=None, metavar="JSON",
                    help="do not run: merge these result files (later ones win) into the output and report")
+    p.add_argument("--learning-tables", nargs="+", type=int, choices=(1, 2, 3), default=[1, 2, 3],
+                   help="tables of the kernel-learning paper to run with --experiments learning (default: all)")
     p.add_argument("--no-extension", action="store_true",
                    help="do not build the smooth finite-mass extension of the spherical polynomials")
     return p
@@ -260,6 +265,9 @@ def run_suite(args, progress_factory=None, checkpoint=None):
                     checkpoint(results)
     if bar:
         bar.close()
+    if "learning" in args.experiments:
+        results["learning"] = LRN.run_learning(args.data_dir, trials=2 if quick else 10, seed=args.seed, quick=quick,
+                                               tables=tuple(getattr(args, "learning_tables", (1, 2, 3))))
     results["meta"] = _meta(args, quick, reps, ratios, methods, datasets, cfg, t_start)
     return results
 
@@ -293,6 +301,8 @@ def _merge(old, new):
                                    ] + new.get("regression_reference", [])
     seen = {(k["dataset"], k["kernel"]) for k in new["kernels"]}
     out["kernels"] = [k for k in old.get("kernels", []) if (k["dataset"], k["kernel"]) not in seen] + new["kernels"]
+    if "learning" in new or "learning" in old:
+        out["learning"] = LRN.merge_learning(old.get("learning"), new.get("learning"))
     out["meta"] = dict(new.get("meta", {}), merged_from=old.get("meta", {}).get("command"))
     out["meta"]["methods"] = sorted(set(old.get("meta", {}).get("methods", []))
                                     | set(new.get("meta", {}).get("methods", [])))

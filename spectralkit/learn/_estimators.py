@@ -1,0 +1,520 @@
+"""scikit-learn estimators for kernel learning in a hyper-RKHS (extra ``sklearn``)."""
+
+import math
+import numbers
+from typing import ClassVar
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils import check_array, check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from . import _pairs, _radial
+from ._learned import LearnedKernel, LearnedRadialKernel
+
+__all__ = ["SCALE_GRID", "HyperKernelRidge", "HyperKernelSVR"]
+
+#: Multipliers of the default scale searched by ``cv`` (the paper's grid for s_h^2).
+SCALE_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)
+_BINS_PER_LENGTHSCALE = {"ridge": 64, "svr": 128}
+
+_COMMON_CONSTRAINTS = {
+    "hyper_kernel": [StrOptions({"gaussian", "wishart", "radial"})],
+    "sigma2": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "sigma2_h": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "wishart_dof": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "solver": [StrOptions({"auto", "exact", "nystroem", "binned"})],
+    "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_partitions": [Interval(numbers.Integral, 1, None, closed="left")],
+    "bin_width": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "cv": [Interval(numbers.Integral, 2, None, closed="left"), None],
+    "random_state": ["random_state"],
+}
+
+
+def _dask_client():
+    """The active dask.distributed client, or None (dask is an optional extra)."""
+    try:
+        from distributed import get_client
+    except ImportError:
+        return None
+    try:
+        return get_client()
+    except ValueError:
+        return None
+
+
+def _candidates(name, value):
+    vals = np.atleast_1d(np.asarray(value, dtype=np.float64))
+    if vals.ndim != 1 or vals.size == 0 or not np.all(np.isfinite(vals)) or np.any(vals <= 0):
+        raise ValueError(f"{name} must be a number > 0 or a 1-D array of such candidates, got {value!r}")
+    return vals
+
+
+class _HyperKernelBase(TransformerMixin, BaseEstimator):
+    """Shared fitting logic; see :class:`HyperKernelRidge` for the documentation."""
+
+    _loss = None
+
+    # -- targets ---------------------------------------------------------------------------
+    def _target(self, X, y, target_kernel):
+        m = X.shape[0]
+        if target_kernel is not None:
+            if y is not None:
+                raise ValueError("pass either y (class labels: the ideal kernel) or target_kernel, not both")
+            K = check_array(target_kernel, dtype=np.float64, input_name="target_kernel")
+            if K.shape != (m, m):
+                raise ValueError(f"target_kernel must be a square matrix matching X, of shape ({m}, {m}); "
+                                 f"got shape {K.shape}")
+            scale = max(1.0, float(np.max(np.abs(K))))
+            asym = float(np.max(np.abs(K - K.T)))
+            tol = 1e-8 * scale
+            if asym > tol:
+                raise ValueError(f"target_kernel must be symmetric: max |K - K^T| = {asym:.3g} exceeds the "
+                                 f"tolerance {tol:.3g} (pass (K + K.T) / 2 if a symmetrised target is intended)")
+            return _pairs.MatrixTarget(0.5 * (K + K.T)), None
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None: pass class "
+                             "labels y (learning from the ideal kernel) or target_kernel=K")
+        y = column_or_1d(y, warn=True)
+        if y.shape[0] != m:
+            raise ValueError(f"y has {y.shape[0]} labels but X has {m} samples")
+        kind = type_of_target(y, input_name="y", raise_unknown=True)
+        if kind not in ("binary", "multiclass"):
+            raise ValueError(f"y must be class labels (binary or multiclass: Y_ij = +1 for the same class, -1 "
+                             f"otherwise); got {kind!r} targets. For a real-valued similarity use target_kernel=")
+        classes, codes = np.unique(y, return_inverse=True)
+        return _pairs.LabelTarget(codes), classes
+
+    # -- scales ------------------------------------------------------------------------------
+    def _scale_params(self, d, s2, mult):
+        """Hyper-kernel parameters for the multiplier ``mult`` of the scale searched by cv."""
+        kind = self.hyper_kernel
+        if kind == "gaussian":
+            h0 = s2 if self.sigma2_h is None else float(self.sigma2_h)
+            return {"sigma2": s2, "sigma2_h": mult * h0}
+        if kind == "wishart":
+            dof = d + 2.0 if self.wishart_dof is None else float(self.wishart_dof)
+            if dof <= d - 1:
+                raise ValueError(f"wishart_dof must be > d - 1 = {d - 1} (the inverse-Wishart law on {d} x {d} "
+                                 f"matrices needs it), got {self.wishart_dof!r}")
+            return {"scale": (dof + 3.0) * mult * s2, "dof": dof}
+        return {"lengthscale": math.sqrt(2.0 * mult * s2)}
+
+    def _solver(self, m):
+        kind, solver = self.hyper_kernel, self.solver
+        if kind == "radial":
+            if solver == "nystroem":
+                raise ValueError("solver='nystroem' applies to the gaussian and wishart hyper-kernels; the radial "
+                                 "hyper-kernel is solved on all pairs with solver='binned' (or 'exact' for small data)")
+            if self.n_partitions > 1:
+                raise ValueError("n_partitions applies to the gaussian and wishart hyper-kernels; the radial "
+                                 "hyper-kernel is solved on all pairs at once (solver='binned')")
+            if solver == "exact":
+                if self.cv is not None:
+                    raise ValueError("cv is supported with solver='binned' for the radial hyper-kernel (the exact "
+                                     "solver is the small-data reference)")
+                _pairs.check_exact_size(m, "binned")
+                return "exact"
+            return "binned"
+        if solver == "binned":
+            raise ValueError("solver='binned' applies to hyper_kernel='radial' only; use 'exact' or 'nystroem'")
+        if solver == "auto":
+            n_sub = -(-m // self.n_partitions)
+            return "exact" if _pairs.n_pairs(n_sub) <= _pairs.MAX_EXACT_PAIRS else "nystroem"
+        if solver == "exact":
+            _pairs.check_exact_size(-(-m // self.n_partitions))
+        return solver
+
+    # -- fit ---------------------------------------------------------------------------------
+    def _fit(self, X, y, target_kernel):
+        X = validate_data(self, X, dtype=np.float64)
+        m, d = X.shape
+        target, classes = self._target(X, y, target_kernel)
+        center = X.mean(axis=0)
+        Xc = X - center
+        s2_data = float(np.mean(np.sum(Xc * Xc, axis=1)))
+        if self.sigma2 is None and not s2_data > 0:
+            raise ValueError(f"X has {m} sample{'s' if m != 1 else ''} with zero total variance: the default "
+                             "sigma2 (the data's total variance) needs at least 2 distinct samples (1 sample is "
+                             "not enough); pass sigma2")
+        s2 = s2_data if self.sigma2 is None else float(self.sigma2)
+        solver = self._solver(m)
+        if self.n_partitions > m:
+            raise ValueError(f"n_partitions={self.n_partitions} exceeds the number of samples {m}")
+        hyper_name = "alpha" if self._loss == "ridge" else "C"
+        hypers = _candidates(hyper_name, getattr(self, hyper_name))
+        if hypers.size > 1 and self.cv is None:
+            raise ValueError(f"{hyper_name} has {hypers.size} candidates: set cv (number of folds) to choose among them")
+        rng = check_random_state(self.random_state)
+        mults = SCALE_GRID if self.cv is not None else (1.0,)
+        params_list = [self._scale_params(d, s2, mu) for mu in mults]
+        self.classes_ = classes
+        self.sigma2_ = s2
+        if self.hyper_kernel == "radial":
+            best = self._fit_radial(X, target, d, params_list, hypers, solver, rng)
+        else:
+            best = self._fit_pairs(Xc, center, target, params_list, hypers, solver, rng)
+        ip, ih = best
+        if self.cv is not None:
+            self.cv_results_["rank"] = np.argsort(np.argsort(self.cv_results_["mse"], kind="stable"), kind="stable") + 1
+        setattr(self, hyper_name + "_", float(hypers[ih]))
+        params = params_list[ip]
+        if self.hyper_kernel == "gaussian":
+            self.sigma2_h_ = params["sigma2_h"]
+        elif self.hyper_kernel == "wishart":
+            self.wishart_dof_, self.wishart_scale_ = params["dof"], params["scale"]
+            self.sigma2_ = params["scale"] / (params["dof"] + 3.0)
+        else:
+            self.lengthscale_ = params["lengthscale"]
+            self.sigma2_ = 0.5 * params["lengthscale"] ** 2
+        self.solver_ = solver
+        self.X_fit_ = np.array(X, dtype=np.float64, copy=True)
+        return self
+
+    def _hyper_kwargs(self, hypers):
+        if self._loss == "ridge":
+            return {"alpha": hypers}
+        return {"C": hypers, "epsilon": float(self.epsilon)}
+
+    def _record_cv(self, losses, mults, hypers):
+        name = "alpha" if self._loss == "ridge" else "C"
+        mm, hh = np.meshgrid(np.asarray(mults), hypers, indexing="ij")
+        self.cv_results_ = {"scale_multiplier": mm.ravel(), name: hh.ravel(), "mse": losses.ravel()}
+        return np.unravel_index(int(np.argmin(losses)), losses.shape)
+
+    def _fit_pairs(self, Xc, center, target, params_list, hypers, solver, rng):
+        kind, m = self.hyper_kernel, Xc.shape[0]
+        exact = solver == "exact"
+        best = (0, 0)
+        if self.cv is not None:
+            folds = min(self.cv, m)
+            losses = _pairs.cv_pair_losses(kind, Xc, target, params_list, self._loss, self._hyper_kwargs(hypers),
+                                           self.n_landmarks, exact, folds, int(rng.randint(2**31 - 1)))
+            best = self._record_cv(losses, SCALE_GRID, hypers)
+        params = params_list[best[0]]
+        hyper = {k: (v[best[1]] if k in ("alpha", "C") else v) for k, v in self._hyper_kwargs(hypers).items()}
+        v = self.n_partitions
+        subsets = _pairs.split_parts(m, v, rng) if v > 1 else [np.arange(m)]
+        seeds = rng.randint(2**31 - 1, size=len(subsets))
+        jobs = [(kind, Xc[idx], target.subset(idx) if v > 1 else target, params, self._loss, hyper,
+                 self.n_landmarks, int(seed), exact) for idx, seed in zip(subsets, seeds)]
+        client = _dask_client() if len(jobs) > 1 else None
+        if client is not None:
+            futures = [client.submit(_pairs.fit_part, *job, pure=False) for job in jobs]
+            results = client.gather(futures)
+            self.backend_ = "dask"
+        else:
+            results = [_pairs.fit_part(*job) for job in jobs]
+            self.backend_ = "serial"
+        parts = [(Z, qa, qb, coef / len(results)) for Z, qa, qb, coef in (r["part"] for r in results)]
+        self.intercept_ = float(np.mean([r["intercept"] for r in results]))
+        self.n_pairs_ = int(sum(r["n_pairs"] for r in results))
+        self.kernel_ = LearnedKernel(kind, params, parts, center)
+        return best
+
+    def _fit_radial(self, X, target, d, params_list, hypers, solver, rng):
+        ells = [p["lengthscale"] for p in params_list]
+        m = X.shape[0]
+        self.backend_ = "serial"
+        self.n_pairs_ = _pairs.n_pairs(m)
+        kw = self._hyper_kwargs(hypers)
+        if solver == "exact":
+            best = (0, 0)
+            nodes, coef, b0 = _radial.exact_solve(X, target, d, ells[0], self._loss, kw)[0]
+            self.intercept_ = b0
+            self.binning_error_ = 0.0
+            self.kernel_ = LearnedRadialKernel(d, ells[0], nodes, coef)
+            return best
+        h = float(self.bin_width) if self.bin_width is not None else min(ells) / _BINS_PER_LENGTHSCALE[self._loss]
+        n_folds = 1 if self.cv is None else min(self.cv, m)
+        fold = rng.permutation(m) % n_folds
+        if self._loss == "ridge":
+            st = _radial.ridge_stats(X, target, h, fold, n_folds)
+        else:
+            delta = float(self.epsilon) / 2 if self.epsilon > 0 else None
+            if isinstance(target, _pairs.MatrixTarget) and delta is None:
+                delta = max(float(np.ptp(target.T)), 1e-12) / 512
+            st = _radial.svr_stats(X, target, h, delta, fold, n_folds)
+            self.target_rounding_ = 0.0 if isinstance(target, _pairs.LabelTarget) else delta / 2
+        best = (0, 0)
+        if self.cv is not None:
+            losses = np.zeros((len(ells), hypers.size))
+            wtot = 0.0
+            for f in range(n_folds):
+                tr = _radial._tables(st, n_folds, f, training=True)
+                va = _radial._tables(st, n_folds, f, training=False)
+                wsum_tr = float(np.count_nonzero(fold != f)) ** 2
+                for ie, ell in enumerate(ells):
+                    losses[ie] += self._radial_fold_loss(st, tr, va, wsum_tr, d, ell, kw)
+                wtot += 1.0
+            best = self._record_cv(losses / wtot, SCALE_GRID, hypers)
+        ell = ells[best[0]]
+        one = dict(kw, **{("alpha" if self._loss == "ridge" else "C"): [hypers[best[1]]]})
+        all_tables = list(range(st["tab"].max() + 1))
+        sols = []
+        for g in range(2):
+            sols.append(self._radial_solve(st, g, all_tables, float(m) ** 2, d, ell, one)[0])
+        (nodes, coef, b0), (nodes2, coef2, _) = sols
+        r = np.linspace(0.0, nodes.max() + 3 * ell, int(16 * (nodes.max() + 3 * ell) / ell) + 2)
+        diff = np.max(np.abs(_radial.ridge_predict_nodes(nodes, coef, r, d, ell)
+                             - _radial.ridge_predict_nodes(nodes2, coef2, r, d, ell)))
+        self.binning_error_ = float(diff / 3.0 if self._loss == "ridge" else diff)
+        self.bin_width_ = h
+        self.intercept_ = b0
+        nz = coef != 0
+        self.kernel_ = LearnedRadialKernel(d, ell, nodes[nz], coef[nz])
+        return best
+
+    def _radial_solve(self, st, g, tables, wsum, d, ell, kw):
+        """[(nodes, coef, intercept) per hyper candidate] on the summed ``tables`` of grid g."""
+        h = float(st["hs"][g])
+        if self._loss == "ridge":
+            nd, no, s = (st[k][g][tables].sum(0) for k in ("nd", "no", "s"))
+            nodes, gams = _radial.ridge_solve(nd, no, s, wsum, h, d, ell, kw["alpha"])
+            return [(nodes, gm, 0.0) for gm in gams]
+        counts = st["counts"][g][tables].sum(0)
+        nodes, sols = _radial.svr_solve(counts, st["levels"], wsum, h, d, ell, kw["C"], kw["epsilon"])
+        return [(nodes, gm, b0) for gm, b0 in sols]
+
+    def _radial_fold_loss(self, st, tr, va, wsum_tr, d, ell, kw):
+        sols = self._radial_solve(st, 0, tr, wsum_tr, d, ell, kw)
+        h = float(st["hs"][0])
+        out = []
+        if self._loss == "ridge":
+            nd, no, s = (st[k][0][va].sum(0) for k in ("nd", "no", "s"))
+            q, wv = float(np.sum(st["q"][va])), float(np.sum(st["wt"][va]))
+            grid = np.arange(nd.size) * h
+            for nodes, gm, _ in sols:
+                out.append(_radial.ridge_loss(nd, no, s, q, wv, _radial.ridge_predict_nodes(nodes, gm, grid, d, ell)))
+        else:
+            counts = st["counts"][0][va].sum(0)
+            grid = np.arange(counts.shape[0]) * h
+            for nodes, gm, b0 in sols:
+                out.append(_radial.svr_loss(counts, st["levels"], float(counts.sum()),
+                                            _radial.ridge_predict_nodes(nodes, gm, grid, d, ell), b0))
+        return np.asarray(out)
+
+    # -- use -----------------------------------------------------------------------------------
+    def transform(self, X):
+        """The learned kernel against the training points: k*(X, X_fit_), shape (n_samples, n_train).
+
+        This is the input of ``sklearn.svm.SVC(kernel="precomputed")``: ``fit_transform(X, y)``
+        for training, ``transform(X_test)`` for prediction (so the estimator can precede SVC in a
+        Pipeline).
+        """
+        check_is_fitted(self, "kernel_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self.kernel_.gram(X, self.X_fit_)
+
+    def learned_kernel_(self, X, Y=None):
+        """Gram matrix k*(X, Y) of the learned kernel (Y = X when None).
+
+        Usable as ``SVC(kernel="precomputed")`` input and, passed itself, as a scikit-learn
+        kernel callable: ``SVC(kernel=est.learned_kernel_)``. The SVR intercept ``intercept_`` is
+        not part of the kernel (a constant offset does not change an SVM).
+        """
+        check_is_fitted(self, "kernel_")
+        return self.kernel_.gram(X, Y)
+
+    def score(self, X, y=None, target_kernel=None):
+        """Negative mean squared error of k*(x_i, x_j) + intercept_ against the target on all pairs of X."""
+        check_is_fitted(self, "kernel_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        target, _ = self._target(X, y, target_kernel)
+        G = self.kernel_.gram(X) + self.intercept_
+        if isinstance(target, _pairs.MatrixTarget):
+            T = target.T
+        else:
+            c = target.codes
+            T = np.where(c[:, None] == c[None, :], 1.0, -1.0)
+        return -float(np.mean((G - T) ** 2))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+
+_PARAMS_DOC = """
+    Parameters
+    ----------
+    hyper_kernel : {"gaussian", "wishart", "radial"}, default "gaussian"
+        The hyper-kernel (:mod:`spectralkit.learn.hyperkernels`); all are normalised to 1 at four
+        coincident points (the papers' constants only rescale the regularisation).
+    {loss_params}
+    sigma2 : float > 0, optional
+        s^2: variance of the per-point Gaussians of the Gaussian construction; for "wishart" the
+        scale matrix is (b + 3) s^2 I, so that for a small scatter S of the four points the
+        hyper-kernel is exp(-tr S / (2 s^2)) like the Gaussian one with s_h = 0 (b sets the
+        polynomial tails); for "radial" l^2 = 2 s^2 (the section at a diagonal pair is then
+        exp(-r^2 / (4 s^2)), as for the Gaussian hyper-kernel).
+        Default: the total variance of the training inputs, (1/m) sum_i ||x_i - mean||^2 (half
+        the mean squared pairwise distance) -- the paper's "variance of data" read as the total
+        variance: the per-coordinate variance would make the sections decay like e^(-d/2) at
+        typical distances in dimension d.
+    sigma2_h : float > 0, optional
+        s_h^2 of the Gaussian hyper-kernel (coupling of the pair midpoints). Default: s^2.
+    wishart_dof : float > d - 1, optional
+        Degrees of freedom b of the inverse-Wishart law ("wishart"); default d + 2. Larger b:
+        lighter tails (b -> inf gives the Gaussian hyper-kernel with s_h = 0).
+    solver : {"auto", "exact", "nystroem", "binned"}, default "auto"
+        "exact": all n(n+1)/2 distinct pairs (at most 2,500, i.e. 70 points per subset);
+        "nystroem": landmark pairs (``n_landmarks`` points, their pairs) with ``n_partitions``
+        subsets (divide-and-conquer, Algorithm 1 of the paper); "binned": the radial hyper-kernel
+        on all pairs through binned distances. "auto": exact when it fits, else nystroem
+        (gaussian, wishart); binned (radial).
+    n_landmarks : int, default 30
+        Landmark points M per subset of the Nystrom solver (M(M+1)/2 landmark pairs; not used by
+        the exact and binned solvers). The cost
+        per subset of n points is O(n^2 M^4 / 8) time and O(M^4) memory (the SVR also stores
+        n^2 M^2 / 4 features).
+    n_partitions : int, default 1
+        Number of disjoint random subsets v; each is solved separately and the learned kernels
+        are averaged (gaussian and wishart). The subsets run in parallel on dask when a
+        ``dask.distributed`` client is active, serially otherwise.
+    bin_width : float > 0, optional
+        Distance bin width h of the radial solver; default l / 64 (ridge) or l / 128 (SVR) of the
+        smallest lengthscale searched. The estimated effect is ``binning_error_``.
+    cv : int >= 2, optional
+        Choose the scale by cross-validation over point folds, among {SCALE_GRID} times its
+        default (or given) value -- s_h^2 for "gaussian", s^2 for "wishart" and "radial" -- and
+        jointly {hyper_name} among its candidates. The criterion is the mean squared error on the
+        pairs with at least one held-out point. Each fold is solved with one partition.
+    random_state : int, RandomState instance or None, default None
+        Landmarks, partitions and folds.
+
+    Attributes
+    ----------
+    kernel_ : LearnedKernel or LearnedRadialKernel
+        The learned kernel k* (a :class:`~spectralkit.learn.LearnedRadialKernel`, with its signed
+        spectral measure, for "radial").
+    X_fit_ : ndarray of shape (n_train, n_features)
+        The training inputs (a copy), the columns of :meth:`transform`.
+    intercept_ : float
+        The SVR intercept b (0 for ridge); not part of the kernel.
+    sigma2_ : float
+        The s^2 used. ``sigma2_h_`` (gaussian), ``wishart_dof_`` and ``wishart_scale_`` (wishart),
+        ``lengthscale_`` (radial) are set accordingly.
+    {hyper_name}_ : float
+        The regularisation used (the chosen candidate when cv is set).
+    cv_results_ : dict
+        With cv: arrays "scale_multiplier", "{hyper_name}", "mse" (mean held-out squared error)
+        and "rank".
+    solver_ : str
+        The solver used ("exact", "nystroem", "binned").
+    backend_ : {"serial", "dask"}
+        Where the subsets ran.
+    n_pairs_ : int
+        Distinct training pairs n(n+1)/2 over the subsets.
+    binning_error_ : float
+        Radial solver: estimated max over r of |k*(r) - k*_exact(r)| from the binning (Richardson
+        from the solves at bin widths h and 2h); 0 for solver="exact".
+    bin_width_ : float
+        Radial binned solver: the bin width h.
+    classes_ : ndarray or None
+        The labels of y (None when fitted on target_kernel).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X has string column names.
+"""
+
+
+class HyperKernelRidge(_HyperKernelBase):
+    __doc__ = ("""Kernel learning by hyper-kernel ridge regression (hyper-KRR).
+
+    Learns a kernel k* (PD or indefinite) from the ideal kernel of labels (``fit(X, y)``:
+    Y_ij = +1 for the same class, -1 otherwise) or from a given similarity matrix
+    (``fit(X, target_kernel=K)``, the out-of-sample extension of K), by
+
+        min_k (1/m^2) sum_ij (k(x_i, x_j) - Y_ij)^2 + alpha ||k||^2
+
+    over the hyper-RKHS of the hyper-kernel: k*(x, x') = sum_ij beta_ij hk((x_i, x_j), (x, x'))
+    with vec(beta) = (K + alpha m^2 I)^(-1) vec(Y) (paper eq. 4-6), solved without forming the
+    m^2 x m^2 hyper-kernel matrix (see the solvers). Use the result as a kernel:
+    ``transform(X)`` = k*(X, X_fit_) for ``SVC(kernel="precomputed")``, ``learned_kernel_(X, Y)``
+    for any Gram matrix or as ``SVC(kernel=est.learned_kernel_)``.
+""" + _PARAMS_DOC.replace("{loss_params}", """alpha : float > 0 or array-like of candidates, default 1e-3
+        The ridge parameter lambda of the objective above (candidates need ``cv``).""")
+               .replace("{SCALE_GRID}", str(SCALE_GRID)).replace("{hyper_name}", "alpha"))
+
+    _parameter_constraints: ClassVar[dict] = {**_COMMON_CONSTRAINTS, "alpha": [Interval(numbers.Real, 0, None, closed="neither"),
+                                                               "array-like"]}
+    _loss = "ridge"
+
+    def __init__(self, hyper_kernel="gaussian", *, alpha=1e-3, sigma2=None, sigma2_h=None, wishart_dof=None,
+                 solver="auto", n_landmarks=30, n_partitions=1, bin_width=None, cv=None, random_state=None):
+        self.hyper_kernel = hyper_kernel
+        self.alpha = alpha
+        self.sigma2 = sigma2
+        self.sigma2_h = sigma2_h
+        self.wishart_dof = wishart_dof
+        self.solver = solver
+        self.n_landmarks = n_landmarks
+        self.n_partitions = n_partitions
+        self.bin_width = bin_width
+        self.cv = cv
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, target_kernel=None):
+        """Learn the kernel from labels y (ideal kernel) or from ``target_kernel`` (n_samples, n_samples).
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, target_kernel)
+
+
+class HyperKernelSVR(_HyperKernelBase):
+    __doc__ = ("""Kernel learning by hyper-kernel support vector regression (hyper-SVR).
+
+    As :class:`HyperKernelRidge` with the epsilon-insensitive loss and an intercept b:
+
+        min_{k, b} 1/2 ||k||^2 + C (1/m^2) sum_ij |Y_ij - k(x_i, x_j) - b|_epsilon
+
+    (paper eq. 7-8 with C scaled by 1/m^2, so that C does not depend on the number of pairs).
+    Exact solver: libsvm on the distinct pairs; Nystrom: dual coordinate descent (liblinear's
+    algorithm) on the landmark features, whose intercept is regularised as in liblinear;
+    radial: a grouped SVR on (distance node, target value) counts.
+""" + _PARAMS_DOC.replace("{loss_params}", """C : float > 0 or array-like of candidates, default 100.0
+        Weight of the mean epsilon-insensitive loss (candidates need ``cv``).
+    epsilon : float >= 0, default 0.1
+        Width of the insensitive zone. With a real-valued ``target_kernel`` the radial solver
+        rounds the targets to a grid of epsilon / 2 (``target_rounding_`` is the largest change).""")
+               .replace("{SCALE_GRID}", str(SCALE_GRID)).replace("{hyper_name}", "C"))
+
+    _parameter_constraints: ClassVar[dict] = {**_COMMON_CONSTRAINTS,
+                              "C": [Interval(numbers.Real, 0, None, closed="neither"), "array-like"],
+                              "epsilon": [Interval(numbers.Real, 0, None, closed="left")]}
+    _loss = "svr"
+
+    def __init__(self, hyper_kernel="gaussian", *, C=100.0, epsilon=0.1, sigma2=None, sigma2_h=None,
+                 wishart_dof=None, solver="auto", n_landmarks=30, n_partitions=1, bin_width=None, cv=None,
+                 random_state=None):
+        self.hyper_kernel = hyper_kernel
+        self.C = C
+        self.epsilon = epsilon
+        self.sigma2 = sigma2
+        self.sigma2_h = sigma2_h
+        self.wishart_dof = wishart_dof
+        self.solver = solver
+        self.n_landmarks = n_landmarks
+        self.n_partitions = n_partitions
+        self.bin_width = bin_width
+        self.cv = cv
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, target_kernel=None):
+        """Learn the kernel from labels y (ideal kernel) or from ``target_kernel`` (n_samples, n_samples).
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, target_kernel)
