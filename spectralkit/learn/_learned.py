@@ -4,6 +4,7 @@
 (radial hyper-kernel; a radial kernel with an explicit signed spectral measure).
 """
 
+import hashlib
 import itertools
 import math
 import numbers
@@ -14,6 +15,7 @@ import scipy.optimize
 import scipy.special
 
 from .. import Estimate
+from ..kernels import DensityKernel
 from ._special import log_chi_pdf, omega
 from .hyperkernels import _radial_h, sq_dists, wishart_gram
 
@@ -124,9 +126,9 @@ class LearnedRadialKernel:
     mass m+ + m- is at most sum_j |c_j| < inf, so k* lives in an RKKS (a difference of two PD
     kernels), PD exactly when a >= 0.
 
-    This class carries what a measure-based kernel needs (``dim``, :meth:`radial_density`,
-    :meth:`mu`, :meth:`value_at_zero`, the envelope and tail bounds for samplers); handing it to
-    ``check_rkks`` / ``RandomFeatures`` needs the core's kernel-given-by-its-measure type.
+    :meth:`as_kernel` hands the learned kernel to the rest of the library as a
+    :class:`~spectralkit.kernels.DensityKernel` (density f, envelope ``sum|c_j| f_F``, k* in
+    closed form), so ``check_rkks``, ``SpectralMeasure`` and ``RandomFeatures`` accept it.
 
     Parameters
     ----------
@@ -308,6 +310,25 @@ class LearnedRadialKernel:
             0.5 * self.dim, 0.5 * (lo * self.lengthscale) ** 2)
         eps = 1e-15 * self.envelope_mass
         return (Estimate(pos, abs(pos - pos_lo) + tail + eps), Estimate(neg, abs(neg - neg_lo) + tail + eps))
+
+    def as_kernel(self):
+        """This kernel as a :class:`~spectralkit.kernels.DensityKernel` on R^dim.
+
+        The density is :meth:`radial_density` (exact up to rounding: ``rel_error`` 1e-14), the
+        envelope :meth:`density_envelope`, k* itself the closed-form node sum and k*(0) exact; the
+        key is a sha256 of (dim, l, nodes, coef), so equal learned kernels share caches.
+        """
+        blob = np.concatenate([[self.dim, self.lengthscale], self.nodes, self.coef]).astype("<f8")
+        return DensityKernel(
+            self.radial_density,
+            self.dim,
+            scale=math.sqrt(self.dim) / self.lengthscale,
+            key="learned-radial:" + hashlib.sha256(blob.tobytes()).hexdigest(),
+            envelope=self.density_envelope,
+            kernel=self,
+            value_at_zero=self.value_at_zero(),
+            name=f"learned radial kernel ({self.nodes.size} nodes, l = {self.lengthscale:.4g})",
+        )
 
     def __getstate__(self):
         state = dict(self.__dict__)

@@ -185,7 +185,7 @@ def _partial_mass_evidence(measure, finite, integrand, evidence):
             slope = float(np.polyfit(lr[-3:], np.log(inc[ok][-3:]), 1)[0])
         rel = inc[-1] / vals[-1] if vals[-1] > 0 else float("nan")
         if not np.isfinite(slope) and finite and not rel > 1e-12:
-            note = "consistent with convergence (no growth)"
+            note = "consistent with convergence (all mass inside the first radius)"
         elif np.isfinite(slope):
             agrees = (slope < -0.15) if finite else (slope > -0.15)
             note = (
@@ -200,7 +200,8 @@ def _partial_mass_evidence(measure, finite, integrand, evidence):
         evidence.append(
             "partial masses M(R) = S_{d-1} int_0^R |mu| rho^(d-1): "
             + ", ".join(f"M({r_:.3g}) = {v:.6g}" for r_, v in pm)
-            + f"; increments scale like R^{slope:.3g} — {note}"
+            + (f"; increments scale like R^{slope:.3g}" if np.isfinite(slope) else "; no increments to fit")
+            + f" — {note}"
         )
     except (TransformError, ValueError, FloatingPointError, ZeroDivisionError) as exc:
         evidence.append(f"partial masses not computed: {exc}")
