@@ -37,6 +37,7 @@ LAZY_EXCEPTIONS = {
     ("spectralkit", "spectralkit.features"): "import spectralkit must not pay numba's import time",
     ("spectralkit._compiled", "scipy.linalg.cython_blas"): "threadpoolctl must see scipy's OpenBLAS loaded",
     ("spectralkit._compiled", "threadpoolctl"): "created after scipy's OpenBLAS is loaded",
+    ("spectralkit.learn", "spectralkit.learn._estimators"): "the estimators need the extra 'sklearn'",
 }
 
 

@@ -46,7 +46,7 @@ def refresh(page):
                     replacements.append((line, expected, _merged(expected, printed.getvalue())))
         finally:
             os.chdir(cwd)
-    for line, old, new in replacements:
+    for line, _old, new in replacements:
         # the output block right after the code block that starts at `line`
         start = sum(len(x) + 1 for x in text.splitlines()[: line - 1])
         m = OUTPUT.search(text, text.index("```\n", start + 3) + 4)
