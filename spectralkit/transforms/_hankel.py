@@ -481,7 +481,14 @@ class NumericHankel:
         consecutive grid points) the analysis' expansions take over: the exact origin series
         for A, the edge series inside the vertical-path integral for B."""
         self.tail_oscillation = self.support if self.has_edge else 0.0
-        self.rho_max = self.rho_x * 1e8
+        self.pA = self.dim + min([al for _, al, _ in self.origin_terms], default=0.0)
+        self.pB = (self.dim + 1) / 2.0 + min([be for _, be in self.edge_terms], default=0.0)
+        # The table's far end: the tail decays like rho^-p (p = pB with an edge, else pA), and in
+        # high d (p ~ d / 2) rho^p or |mu| ~ max|mu| (rho / rho_x)^-p leave the float range long
+        # before rho_x * 1e8; the table stops inside it (at least rho_x * 1e3).
+        p = max(self.pB if self.has_edge else (self.pA if self.has_ray else 1.0), 1.0)
+        room = min(250.0 / p - math.log10(self.rho_x), (math.log10(self.max_abs) + 290.0) / p)
+        self.rho_max = self.rho_x * 10.0 ** min(8.0, max(3.0, room))
         grid = np.geomspace(self.rho_x, self.rho_max, 57)
         a, b, rnd = self._tail_parts(grid, with_rounding=True)
         a_s, b_s = self._tail_parts(grid, series=True)
@@ -502,8 +509,6 @@ class NumericHankel:
         self.rho_sA, errA = switch_point(a, a_s, self.has_ray and series_ok)
         self.rho_sB, errB = switch_point(b, b_s, self.has_edge and bool(self.edge_terms))
         self.series_switch_error = max(errA, errB)
-        self.pA = self.dim + min([al for _, al, _ in self.origin_terms], default=0.0)
-        self.pB = (self.dim + 1) / 2.0 + min([be for _, be in self.edge_terms], default=0.0)
         # rounding of the ray where it is used
         used = grid <= min(self.rho_sA, self.rho_max)
         self.tail_rounding_error = (
