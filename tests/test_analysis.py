@@ -160,7 +160,7 @@ def test_arccos1_sphere_edge_numeric():
 @pytest.mark.slow
 def test_arccos1_sphere_edge_is_three_halves():
     # u (pi - acos u) + sqrt(1 - u^2) with u -> -1: the two square roots cancel, leaving
-    # (8/(3 pi)) t^(3/2): beta = 3/2, not 1/2 (REFERENCE §5 groups it with the square-root edges).
+    # (8/(3 pi)) t^(3/2): beta = 3/2, not 1/2 (the papers group it with the square-root edges).
     a = analyze(kernels.arccos1_sphere(), budget=SLOW_BUDGET)
     assert_terms(a.origin_terms, [(1 / (3 * PI), 3.0, 0)])
     assert_terms(a.edge_terms, [(8 / (3 * PI), 1.5)])

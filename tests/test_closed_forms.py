@@ -1,6 +1,6 @@
 """Tests of spectralkit._closed_forms against independent high-precision (mpmath) references.
 
-Convention (REFERENCE §1): mu(rho) = (2 pi)^(-d/2) rho^(1-d/2) int_0^inf k(r) r^(d/2) J_(d/2-1)(rho r) dr.
+Convention (docs/theory.md §1): mu(rho) = (2 pi)^(-d/2) rho^(1-d/2) int_0^inf k(r) r^(d/2) J_(d/2-1)(rho r) dr.
 References are computed from first principles in mpmath (30-60 digits): derivatives of the Gaussian
 transform in b, the Gaussian scale-mixture integral, the Bessel sums at high precision, the direct
 series, and Hankel integrals (plain or with the contour rotated into the complex plane).
@@ -97,7 +97,7 @@ def test_poly_gaussian_vs_mpmath(kern, coeffs, b, d):
 
 @pytest.mark.parametrize("d", [1, 2, 3])
 def test_gaussian_hankel_convention(d):
-    # the Hankel integral itself (REFERENCE §1), not the formula
+    # the Hankel integral itself (docs/theory.md §1), not the formula
     tr = closed_form(kernels.gaussian(1.3), d)
     with mpmath.workdps(30):
         for rho in [0.3, 1.7]:
@@ -110,7 +110,7 @@ def test_gaussian_hankel_convention(d):
 
 @pytest.mark.parametrize("d", DIMS)
 def test_gaussian_sampler_fact_and_cdf(d):
-    # REFERENCE §4: exp(-r^2/(2 l^2)) has w ~ N(0, l^-2 I): mu = (2 pi)^(-d/2) l^d exp(-rho^2 l^2/2)
+    # docs/theory.md §4: exp(-r^2/(2 l^2)) has w ~ N(0, l^-2 I): mu = (2 pi)^(-d/2) l^d exp(-rho^2 l^2/2)
     l = 0.6
     tr = closed_form(kernels.gaussian(l), d)
     rho = np.geomspace(1e-3, 20 / l, 50)
@@ -125,7 +125,7 @@ def test_gaussian_sampler_fact_and_cdf(d):
 @pytest.mark.parametrize("d,zeros,nonneg", [(1, [], True), (2, [1.0], False), (3, [math.sqrt(2)], False),
                                             (5, [2.0], False)])
 def test_reference_fact_dimension_dependent_definiteness(d, zeros, nonneg):
-    # REFERENCE §1: (1 - r^2) e^(-r^2/2) has mu ∝ rho^2 e^(-rho^2/2) in d = 1, (rho^2 - 1) in d = 2,
+    # docs/theory.md §1: (1 - r^2) e^(-r^2/2) has mu ∝ rho^2 e^(-rho^2/2) in d = 1, (rho^2 - 1) in d = 2,
     # (rho^2 - 2) in d = 3; in general (rho^2 - (d - 1)) e^(-rho^2/2)
     tr = closed_form(F("(1 - r**2)*exp(-r**2/2)"), d)
     np.testing.assert_allclose(tr.zeros, zeros, rtol=1e-14)
@@ -180,7 +180,7 @@ def test_matern_vs_mpmath(nu, l, d):
 
 @pytest.mark.parametrize("d", DIMS)
 def test_laplacian_is_multivariate_cauchy(d):
-    # REFERENCE §4: w = u/(|v| l): multivariate Cauchy, Gamma((d+1)/2)/pi^((d+1)/2) l^d (1 + l^2 rho^2)^(-(d+1)/2)
+    # docs/theory.md §4: w = u/(|v| l): multivariate Cauchy, Gamma((d+1)/2)/pi^((d+1)/2) l^d (1 + l^2 rho^2)^(-(d+1)/2)
     l = 3.0
     for kern in (kernels.laplacian(l), F("2*exp(-r/3)")):
         tr = closed_form(kern, d)
@@ -193,7 +193,7 @@ def test_laplacian_is_multivariate_cauchy(d):
 
 
 def test_matern_inverse_transform_recovers_kernel():
-    # REFERENCE §4: Matérn-3/2, d = 2, r = 1: k = (1 + sqrt 3) e^(-sqrt 3) = 0.4834 (not 0.428)
+    # docs/theory.md §4: Matérn-3/2, d = 2, r = 1: k = (1 + sqrt 3) e^(-sqrt 3) = 0.4834 (not 0.428)
     tr = closed_form(kernels.matern(1.5, 1.0), 2)
     val = 2 * math.pi * integrate.quad(lambda t: tr.mu(t) * t * special.j0(t), 0, 400, limit=2000,
                                        epsabs=1e-13)[0]

@@ -3,7 +3,7 @@ independent references: mpmath quadrature (30 digits), Sonine's closed form for 
 polynomials, the multivariate Student-t density for Matérn-3/2 written by hand, and elementary
 transforms of 1/(1 + r^2)^2.
 
-Accuracy target (REFERENCE §5b / task): relative 1e-7 where |mu| >= 1e-8 max|mu|, absolute
+Accuracy target (docs/theory.md §6 / task): relative 1e-7 where |mu| >= 1e-8 max|mu|, absolute
 1e-12 max|mu| everywhere, on 2000 log-spaced rho in [1e-3, 1e3] (plus rho = 0), and the
 reported ``rel_error`` / ``abs_error`` must bound the measured errors.
 """

@@ -80,7 +80,7 @@ def test_minmax_and_l2():
 # -- closed-form densities and the papers' estimator -------------------------------------------
 
 def _k_from_mu(mu, d, z, rho_max=60.0):
-    """k(z) = ∫ f(rho) Γ(d/2) (rho z / 2)^(1 - d/2) J_(d/2-1)(rho z) drho (REFERENCE §1)."""
+    """k(z) = ∫ f(rho) Γ(d/2) (rho z / 2)^(1 - d/2) J_(d/2-1)(rho z) drho (docs/theory.md §1)."""
     import scipy.integrate as si
     import scipy.special as sps
 
@@ -130,7 +130,7 @@ def _paper_expectation(est, d, z, n=200000):
 
 
 def test_paper_estimator_reproduces_the_documented_bias():
-    # REFERENCE §6: d = 16, z = 2, spherical polynomial (3, 1): 0.698 instead of k(2) = 0.556
+    # docs/theory.md §7: d = 16, z = 2, spherical polynomial (3, 1): 0.698 instead of k(2) = 0.556
     est = B.PaperEstimator(kernels.spherical_polynomial(3, 1), 16)
     assert abs(_paper_expectation(est, 16, 2.0) - 0.698) < 2e-3
     assert abs(est.c_plus + est.c_minus - 1) < 1e-12  # normalised masses
@@ -153,7 +153,7 @@ def _pair(d, z, rng):
 
 
 def test_unbiased_signed_features_pass_and_papers_estimator_fails_a_4se_test():
-    """The exact-law signed estimator (REFERENCE §2) is within 4 SE of k(z); the papers' is not."""
+    """The exact-law signed estimator (docs/theory.md §2) is within 4 SE of k(z); the papers' is not."""
     d, s, R = 16, 8, 3000
     rng = np.random.default_rng(7)
     x, y = _pair(d, 1.2, rng)
@@ -191,11 +191,11 @@ def test_paper_gorf_directions_are_unit_but_not_orthogonal():
     np.testing.assert_allclose(np.linalg.norm(np.vstack([Dp, Dm]), axis=1), 1.0)
     G = np.vstack([Dp, Dm]) @ np.vstack([Dp, Dm]).T
     off = np.abs(G - np.diag(np.diag(G)))
-    assert off.max() > 0.1  # REFERENCE §3: 2m > d, so the kept columns are not orthogonal
+    assert off.max() > 0.1  # docs/theory.md §3: 2m > d, so the kept columns are not orthogonal
 
 
 def test_nystroem_returns_abs_of_an_indefinite_gram():
-    """With every point a landmark, sklearn's Nystroem gives K |K|^-1 K = |K| (REFERENCE §7)."""
+    """With every point a landmark, sklearn's Nystroem gives K |K|^-1 K = |K| (docs/theory.md §8)."""
     rng = np.random.default_rng(3)
     X = D.l2_normalize(rng.uniform(size=(60, 5)))
     k = kernels.delta_gaussian(1, 10)

@@ -314,7 +314,7 @@ def test_exact_sampler_rebuilds_the_kernel(kernel, dim):
 
 
 def test_matern_per_row_chi2_not_per_coordinate():
-    """REFERENCE §4: Matérn-3/2, d = 2, r = 1 is 0.483; per-coordinate Student-t would give 0.428."""
+    """docs/theory.md §4: Matérn-3/2, d = 2, r = 1 is 0.483; per-coordinate Student-t would give 0.428."""
     k = kernels.matern(1.5, 1.0)
     assert k(1.0) == pytest.approx(0.4834, abs=1e-3)
     z = np.array([1.0, 1.0]) / math.sqrt(2.0)  # |z| = 1, off the axes

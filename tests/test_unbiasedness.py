@@ -1,11 +1,11 @@
-"""Unbiasedness and variance of the signed random-feature estimator (REFERENCE §2, §3), end to end.
+"""Unbiasedness and variance of the signed random-feature estimator (docs/theory.md §2, §3), end to end.
 
 Each check refits :class:`RandomFeatures` with seeds 0..R-1 (the samplers are built once and
 reused) and computes k^(x, y) = phi(x)^T J phi(y) for a few point pairs.
 
 * Unbiasedness: |mean(k^) - k(|x - y|)| <= 4 SE + (mass errors), SE = std(k^) / sqrt(R) from the
   same draws. Per comparison the false-alarm probability is 6e-5 under the CLT; seeds are fixed.
-* Variance: the i.i.d. variance (REFERENCE §2, GORF Theorem 4)
+* Variance: the i.i.d. variance (docs/theory.md §2, GORF Theorem 4)
   Var = (m+^2 / s+) [(1 + k~+(2z)) / 2 - k~+(z)^2] + (m-^2 / s-) [(1 + k~-(2z)) / 2 - k~-(z)^2]
   matches the sample variance within 4 SE of the sample variance, SE = sqrt((m4 - s^4) / R)
   with m4 the sample fourth central moment.
@@ -127,7 +127,7 @@ def _library_kernel(draw):
     if which == "delta_gaussian":
         return kernels.delta_gaussian(ls, ls * draw(hst.floats(1.5, 10.0))), 64
     if which == "spherical_polynomial":
-        return kernels.spherical_polynomial(2.0, 2), 4  # finite mass only for d <= 4 (REFERENCE §5)
+        return kernels.spherical_polynomial(2.0, 2), 4  # finite mass only for d <= 4 (docs/theory.md §5)
     atoms = [kernels.gaussian(ls), kernels.laplacian(2 * ls), kernels.matern(1.5, ls / 2),
              kernels.rational_quadratic(1.0, ls)]
     idx = draw(hst.lists(hst.integers(0, 3), min_size=2, max_size=3, unique=True))

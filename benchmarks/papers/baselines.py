@@ -3,7 +3,7 @@ directions, scikit-learn's Nystroem and RBFSampler, and Krein / plain ridge regr
 
 Every feature map here is a :class:`SignedFeatures`: a real feature matrix ``Phi`` and a
 signature vector ``J`` (+1/-1 per column) with the kernel estimate
-``K^(x, y) = Phi(x) diag(J) Phi(y)^T`` (REFERENCE §2). Conventions are those of REFERENCE §1:
+``K^(x, y) = Phi(x) diag(J) Phi(y)^T`` (docs/theory.md §2). Conventions are those of docs/theory.md §1:
 ``k(z) = ∫ exp(i w·z) mu(w) dw`` and the radial density ``f(rho) = S_{d-1} rho^(d-1) mu(rho)``.
 """
 
@@ -72,7 +72,7 @@ def _stack(maps, signs):
 # -- spectral densities with closed forms (used by the papers' estimator) ------------------
 
 def radial_mu(kernel, dim, normalised=True):
-    """Closed-form signed spectral density mu(rho) of a library kernel (REFERENCE §1 convention).
+    """Closed-form signed spectral density mu(rho) of a library kernel (docs/theory.md §1 convention).
 
     ``normalised=False`` drops the positive factor ``(2π)^(-d/2)`` (and, for Gaussian terms,
     divides by ``max_i l_i^d``): the shape only, which avoids underflow in high d (d = 256)
@@ -154,7 +154,7 @@ def paper_gorf_directions(dim, s, rng):
 
     One QR of a ``2m x 2m`` Gaussian matrix, ``m = max(s, d)``; keep the first ``d`` rows,
     columns ``0..s-1`` for the + part and ``m..m+s-1`` for the - part, and renormalise each
-    column. When ``2m > d`` the kept columns are **not** orthogonal (REFERENCE §3, §6); this is
+    column. When ``2m > d`` the kept columns are **not** orthogonal (docs/theory.md §3, §6); this is
     kept only as the published baseline.
 
     Returns
@@ -179,7 +179,7 @@ class PaperEstimator:
     """The random features exactly as the papers' code builds them (a biased baseline).
 
     The density is tabulated on ``rho in [0, rho_max]`` (``n_grid`` points; the code uses
-    [0, 100] with 20000 points), split by sign, and — the errors listed in REFERENCE §6 — the
+    [0, 100] with 20000 points), split by sign, and — the errors listed in docs/theory.md §7 — the
     frequency norms are drawn from ``|mu±(rho)|`` **without** the Jacobian ``S_{d-1} rho^(d-1)``,
     and the masses are the 1-D integrals ``c± = ∫|mu±| drho`` normalised to ``c+ + c- = 1``.
     So ``K^(0) = c+ - c-`` differs from k(0) and the estimator does not converge to k.
@@ -242,7 +242,7 @@ class PaperEstimator:
 
 
 def signed_sincos_features(W_plus, W_minus, mass_plus, mass_minus):
-    """The unbiased estimator of REFERENCE §2 for given frequencies and true masses."""
+    """The unbiased estimator of docs/theory.md §2 for given frequencies and true masses."""
     maps, signs = [], []
     for W, m, sg in ((W_plus, mass_plus, 1.0), (W_minus, mass_minus, -1.0)):
         if len(W):
@@ -261,7 +261,7 @@ def nystroem_features(gram, X_pool, n_landmarks, rng):
     ``gram(A, B)`` evaluates the exact kernel matrix. Nystroem takes an SVD of the landmark
     Gram ``K_bb`` and uses ``|K_bb|^(-1/2)`` (singular values, not eigenvalues), so on an
     indefinite kernel its estimate is ``K_nb |K_bb|^(-1) K_bn``: a PD approximation of the
-    wrong sign structure (REFERENCE §7). Signature all +1.
+    wrong sign structure (docs/theory.md §8). Signature all +1.
     """
     from sklearn.kernel_approximation import Nystroem
 
@@ -315,7 +315,7 @@ def rbf_sampler_features(kernel, n_components, rng):
 # -- regression ----------------------------------------------------------------------------
 
 def krein_ridge(Phi, signature, y, lam):
-    """Krein ridge regression with the indefinite Gram ``K = Phi J Phi^T`` (REFERENCE §2).
+    """Krein ridge regression with the indefinite Gram ``K = Phi J Phi^T`` (docs/theory.md §2).
 
     Solves ``a = (Phi^T Phi J + lam I)^(-1) Phi^T (y - ybar)``; predictions are
     ``f(x) = phi(x)^T J a + ybar`` (the intercept is the training mean). Cost O(n s^2 + s^3).

@@ -4,7 +4,7 @@ The data live in ``../shared/data`` relative to the project root (override with 
 ``data_dir`` argument or the environment variable ``SPECTRALKIT_DATA``). Nothing is ever
 downloaded: a missing folder or file raises :class:`DataNotFoundError` naming the path.
 
-Splits (REFERENCE §7, GORF paper Table I):
+Splits (docs/theory.md §8, GORF paper Table I):
 
 ========  =====  ==============================  =========================================
 name      d      train / test                    source of the split

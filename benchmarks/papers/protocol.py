@@ -1,4 +1,4 @@
-"""The experimental protocols of the papers (REFERENCE §7), applied to every method alike.
+"""The experimental protocols of the papers (docs/theory.md §8), applied to every method alike.
 
 * **Kernel approximation**: relative Frobenius error ``||K - K^||_F / ||K||_F`` on ``n_points``
   (1000) random training points, ``reps`` repetitions (10), mean ± std, for
@@ -8,11 +8,11 @@
   the same width **n_components = 4 s** (spectralkit: ``RandomFeatures(n_components=4 s)``, which
   splits its 2 s frequencies between the parts itself; PD kernels: 2 s frequencies in one
   part; Nystroem: 4 s landmarks, capped at 512; RBFSampler: 4 s cosines).
-  The papers' code overwrote the diagonal of K^ with k(0) before measuring (REFERENCE §6);
+  The papers' code overwrote the diagonal of K^ with k(0) before measuring (docs/theory.md §7);
   that variant is recorded too (``paper_metric``) but the honest error is the headline.
 * **Classification**: LinearSVC (liblinear) on ``[Phi+ | Phi-]``, C chosen from ``C_GRID`` by
   3-fold cross-validation on <= 2000 training points, test accuracy on the full test set.
-* **Regression** (housing): Krein ridge (REFERENCE §2) and plain ridge on the features,
+* **Regression** (housing): Krein ridge (docs/theory.md §2) and plain ridge on the features,
   regulariser chosen by 5-fold CV, test RMSE over seeded 405/101 splits.
 
 Randomness: every (experiment, dataset, kernel, method, s, repetition) gets its own
@@ -102,7 +102,7 @@ METHODS = {
     "rbf_sampler": "scikit-learn RBFSampler per Gaussian term, coefficient split (unbiased)",
 }
 
-#: Published numbers (REFERENCE §7; GORF paper Tables II-IV), mean relative error / RMSE.
+#: Published numbers (docs/theory.md §8; GORF paper Tables II-IV), mean relative error / RMSE.
 #: Their protocol: l2-normalised rows for both kernels (the code), s per part.
 PUBLISHED = {
     "approximation": {
@@ -184,7 +184,7 @@ def kernel_setups(X_train, which, seed=0, extension=True):
             base = kernels.spherical_polynomial(a, p)
             dim = X_train.shape[1]
             sampled, note = base, ""
-            if (a > 2 or dim >= 1 + 2 * p) and not extension:  # zero extension divergent (REFERENCE §5)
+            if (a > 2 or dim >= 1 + 2 * p) and not extension:  # zero extension divergent (docs/theory.md §5)
                 note = f"zero extension has infinite mass in d={dim}; smooth extension not requested"
             elif a > 2 or dim >= 1 + 2 * p:
                 try:
@@ -237,7 +237,7 @@ def extension_order(dim):
     """Smallest smoothness order m with finite mass for a C^m join in R^dim: d < 2 m + 3.
 
     A jump of the (m+1)-th derivative at r = 2, or a zero of order m + 1 at the support edge,
-    gives |mu(rho)| ~ rho^(-(d+1)/2 - (m+1)) (REFERENCE §5): the mass integrand rho^(d-1)|mu| is
+    gives |mu(rho)| ~ rho^(-(d+1)/2 - (m+1)) (docs/theory.md §5): the mass integrand rho^(d-1)|mu| is
     integrable iff d < 1 + 2 (m + 1).
     """
     return max(0, (dim - 3) // 2 + 1)
@@ -376,7 +376,7 @@ _ALLOCATIONS = {}
 def neyman_fraction(measure, X, n_pairs=200, n_pilot=2000, seed=12345):
     """Fraction of the frequencies given to the + part by Neyman allocation, and the sigmas.
 
-    The estimator (REFERENCE §2) is ``(m+/n+) Σ cos(w_i·z) - (m-/n-) Σ cos(v_j·z)``; with
+    The estimator (docs/theory.md §2) is ``(m+/n+) Σ cos(w_i·z) - (m-/n-) Σ cos(v_j·z)``; with
     per-frequency standard deviations σ± = sd(cos(w·z)) its variance ``m+^2 σ+^2/n+ +
     m-^2 σ-^2/n-`` is smallest for ``n± ∝ m± σ±`` at a fixed total. σ±^2 is averaged over
     ``n_pairs`` random differences z of rows of X, with ``Var cos(w·z) = (1 + k~(2z))/2 - k~(z)^2``
@@ -603,7 +603,7 @@ def kernel_ridge_cv(K, y, rng, grid=LAMBDA_GRID, folds=5):
     ``grid`` cost one matrix product each: the fold predictions are
     ``K_te,tr V diag(1 / (w + lam)) V^T (y_tr - ybar_tr) + ybar_tr`` (training-mean intercept).
     The same formula is Krein ridge on features when ``K = Phi J Phi^T`` (push-through identity,
-    REFERENCE §2) and plain ridge when ``K = Phi Phi^T``. A lam with ``w + lam ≈ 0`` (an
+    docs/theory.md §2) and plain ridge when ``K = Phi Phi^T``. A lam with ``w + lam ≈ 0`` (an
     indefinite K) gets an infinite error and is never chosen.
 
     Parameters

@@ -29,7 +29,7 @@ _NOTES = (
     "normalised to c+ + c− = 1) to the paper's eq. (20). In d ≥ 16 that recipe gives c− ≈ 1 and K̂ ≈ −1 everywhere, "
     "hence flat errors (≈ 7.5 on letter, 3.4 on ijcnn1, 1.4 on usps): it is *not* what produced Table II's delta-Gaussian rows, which are consistent with "
     "an unbiased estimator (our ORF reaches the same values). For the spherical polynomial the reproduction is "
-    "faithful: E K̂(z = 2) = 0.699 instead of k(2) = 0.556 in d = 16 (REFERENCE §6; asserted in the tests), so its "
+    "faithful: E K̂(z = 2) = 0.699 instead of k(2) = 0.556 in d = 16 (docs/theory.md §7; asserted in the tests), so its "
     "error plateaus.",
     "**Why ORF beats GORF on the delta-Gaussian.** The − part (the σ = 10 Gaussian, frequencies ~0.1) is almost "
     "deterministic on data with distances ≤ 2: cos(v·z) ≈ 1. Making + and − directions jointly orthogonal (GORF) "
@@ -57,7 +57,7 @@ _NOTES = (
     "(a=2, p=2) on letter (same C^7 join, L = 2): m+ = 123643 ± 72, m− = 123643 ± 73, i.e. 26 times the (3, 1) "
     "masses; relative errors ≈ 3.4e4 at s = d and ≈ 1.2e4 at s = 8d (2 repetitions; ratio 2.86 ≈ √8, the 1/√s "
     "of an unbiased estimator), about 60 s per fit on the idle machine.",
-    "**Metric.** Published errors were computed after overwriting diag(K̂) with k(0) (REFERENCE §6). For the unbiased "
+    "**Metric.** Published errors were computed after overwriting diag(K̂) with k(0) (docs/theory.md §7). For the unbiased "
     "sin/cos estimators that is a no-op (K̂(x, x) = m+ − m− = k(0) exactly); for the biased recipe it hides its wrong "
     "k̂(0). Both metrics are in the tables.",
     "**Housing: why the published delta-Gaussian RMSE (3.164 at s = 8d) is not beaten.** The exact kernel — the "
@@ -324,7 +324,7 @@ def _housing_findings(results):
         different = pg is not None and pg["mean_ridge"] < ex["mean"] - 0.2
         if different:
             txt += (f"; the papers' own (biased) features with plain ridge reach {pg['mean_ridge']:.3f} at s = 8d, "
-                    f"below the exact kernel: their frequencies define a *different* kernel (REFERENCE §6), so the "
+                    f"below the exact kernel: their frequencies define a *different* kernel (docs/theory.md §7), so the "
                     f"published {kernel} numbers are not this kernel's")
         if p8[0] < ex["mean"]:
             txt += (". An unbiased estimator converges to the exact kernel, so it cannot be expected below that line: "
@@ -370,7 +370,7 @@ def findings(results):
         out.append(f"spherical polynomial (a=3, p=1) on the sphere is the PD rank-(d+1) kernel α(q + <x, y>): "
                    f"Nystroem with 4s ≥ d + 1 landmarks is exact up to the conditioning of the landmark Gram (median "
                    f"error {float(np.median([r['mean'] for r in ny])):.1e}, worst {max(r['mean'] for r in ny):.1e}); "
-                   "it is not an indefinite test case (REFERENCE §6).")
+                   "it is not an indefinite test case (docs/theory.md §7).")
     rb = [(r, _rec(approx, r["dataset"], r["kernel"], "rff", r["ratio"])) for r in approx
           if r["method"] == "rbf_sampler" and "mean" in r]
     rb = [(a, b) for a, b in rb if b is not None]
@@ -423,7 +423,7 @@ def write_report(results, out_dir, md_path, json_path=None):
           "- Rerun everything: `python -m benchmarks.papers.run` (add `--quick` for the 30-second smoke run; "
           "`python -m benchmarks.papers.report` rebuilds this page from the JSON).", ""]
     L += ["## Protocol", "",
-          f"- Kernel approximation (REFERENCE §7): relative Frobenius error ||K − K̂||_F/||K||_F on 1000 random "
+          f"- Kernel approximation (docs/theory.md §8): relative Frobenius error ||K − K̂||_F/||K||_F on 1000 random "
           f"training points, mean ± sample std over repetitions, s/d ∈ "
           f"{{{', '.join(_ratio_label(r) for r in meta.get('ratios', []))}}} with s = round(ratio·d). "
           + (f"Repetitions: {meta.get('reps')} (quick/explicit run)." if meta.get("quick") or not meta.get("plan", {}).get("table_reps")
@@ -439,20 +439,20 @@ def write_report(results, out_dir, md_path, json_path=None):
           "between the parts itself — the masses and counts are in the JSON), PD kernels 2s frequencies, "
           "Nystroem 4s landmarks (capped at 512: its SVD is cubic and the shared 2-core box was loaded), RBFSampler 4s cosines.",
           "- The headline error is honest: the papers' code overwrote diag(K̂) with k(0) before measuring "
-          "(REFERENCE §6); that variant is in the column *paper metric* (it hides the wrong k̂(0) of the biased "
+          "(docs/theory.md §7); that variant is in the column *paper metric* (it hides the wrong k̂(0) of the biased "
           "estimator).",
           "- Preprocessing: features min-max scaled to [0, 1] with the training range; the spherical kernels use "
           "l2-normalised rows. The papers' code l2-normalises rows for **every** kernel, so `delta_gaussian` is "
           "run on l2 rows (the published protocol) and `delta_gaussian_box` on the [0,1] box (the papers' text).",
           "- Matérn 3/2 and exponential power 1.5 use the lengthscale l = median pairwise distance of 1000 seeded "
           "training points (2 significant digits).",
-          f"- Classification: LinearSVC on [Φ+ | Φ−] (the features of k+ + k−; REFERENCE §2), C from the grid "
+          f"- Classification: LinearSVC on [Φ+ | Φ−] (the features of k+ + k−; docs/theory.md §2), C from the grid "
           f"{_c_grids(results, meta)} by 3-fold CV on ≤ 2000 training points; training set subsampled to "
           f"≤ {meta.get('svm', {}).get('train_max')} rows, seeded per repetition (letter has 12000, ijcnn1 49990, usps 7291: **subsampled** for time), full test sets; "
           f"s/d ∈ {meta.get('svm', {}).get('ratios')}, repetitions as in the table's column (std over repetitions; 0 with one), methods "
           f"{meta.get('svm', {}).get('methods')} (SVM fits cost ~100x an approximation task). The papers used "
           "liblinear with C = 1000 on complex features.",
-          "- Housing: Krein ridge (indefinite Gram Φ J Φᵀ, REFERENCE §2) and plain ridge on [Φ+ | Φ−], λ by "
+          "- Housing: Krein ridge (indefinite Gram Φ J Φᵀ, docs/theory.md §2) and plain ridge on [Φ+ | Φ−], λ by "
           "5-fold CV (grid in the housing section); intercept = training mean; one seeded 405/101 split per "
           "repetition; l2-normalised rows as the papers' code. The papers used liblinear SVR. The solver is the "
           "suite's `baselines.krein_ridge` (tested against the kernel form K̂(x, X)(K̂ + λI)⁻¹y), not "
