@@ -1,7 +1,12 @@
-"""Shared test configuration: hypothesis profiles and seeds."""
+"""Shared test configuration: hypothesis profiles, seeds and the stored high-precision references."""
 
+import json
+import math
+import numbers
 import os
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # "ci": bounded and deterministic; "dev": the same, the default; "thorough": many more examples.
@@ -13,3 +18,70 @@ settings.register_profile("dev", max_examples=25, deadline=None, derandomize=Tru
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+# ---------------------------------------------------------------------------------------------
+# stored references (tests/reference/<name>.json, written by tests/reference/make_references.py)
+# ---------------------------------------------------------------------------------------------
+REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
+
+
+def reference_key(params):
+    """Canonical text of a parameter dict: sorted names, floats to 12 significant digits.
+
+    Twelve digits make the key independent of the last-ulp differences of grids such as
+    ``np.geomspace`` between numpy versions; at the tolerances of the tests (>= 1e-12 relative)
+    a rho that differs in the 13th digit changes no comparison.
+    """
+    plain = {}
+    for name, value in params.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            plain[name] = value
+        elif isinstance(value, numbers.Integral):
+            plain[name] = int(value)
+        else:
+            v = float(value)
+            plain[name] = float(f"{v:.12g}") if math.isfinite(v) else repr(v)
+    return json.dumps(plain, sort_keys=True)
+
+
+class StoredReference:
+    """The values of one stored reference set, looked up by their parameters."""
+
+    def __init__(self, name):
+        path = REFERENCE_DIR / f"{name}.json"
+        if not path.exists():
+            pytest.fail(f"stored reference {path.name} is missing: "
+                        f"python tests/reference/make_references.py {name}")
+        blob = json.loads(path.read_text())
+        self.name = name
+        self.method = blob["method"]
+        self.entries = blob["entries"]
+        self._values = {reference_key(e["params"]): e["value"] for e in self.entries}
+
+    def text(self, **params):
+        """The stored value of ``params`` as its decimal string (all stored digits)."""
+        key = reference_key(params)
+        if key not in self._values:
+            pytest.fail(f"no stored reference {self.name} for {key}: the test asks for a case the file "
+                        f"does not hold; python tests/reference/make_references.py {self.name}")
+        return self._values[key]
+
+    def __call__(self, **params):
+        """The stored value of ``params`` rounded to float64."""
+        return float(self.text(**params))
+
+
+_STORED = {}
+
+
+@pytest.fixture(scope="session")
+def stored_reference():
+    """``stored_reference(name)`` -> :class:`StoredReference` (each file read once per session)."""
+
+    def get(name):
+        if name not in _STORED:
+            _STORED[name] = StoredReference(name)
+        return _STORED[name]
+
+    return get

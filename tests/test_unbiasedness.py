@@ -1,17 +1,21 @@
 """Unbiasedness and variance of the signed random-feature estimator (docs/theory.md §2, §3), end to end.
 
-Each check refits :class:`RandomFeatures` with seeds 0..R-1 (the samplers are built once and
-reused) and computes k^(x, y) = phi(x)^T J phi(y) for a few point pairs.
+Each check refits :class:`RandomFeatures` with seeds 0..R-1 (the measure and the norm samplers are
+built once and reused) and computes k^(x, y) = phi(x)^T J phi(y) for a few point pairs, for all
+refits at once in numpy.
 
 * Unbiasedness: |mean(k^) - k(|x - y|)| <= 4 SE + (mass errors), SE = std(k^) / sqrt(R) from the
   same draws. Per comparison the false-alarm probability is 6e-5 under the CLT; seeds are fixed.
+  With R = 1000 refits of 32 features, SE is 0.004-0.01 (std(k^) = 0.01-0.3): a bias larger than
+  about 6 SE (~0.02-0.06) is flagged.
+* Power, re-proved on every run (test_negative_controls_fail_the_unbiasedness_check): on the
+  delta-Gaussian in d = 3 the same check flags both masses scaled by 1.1 (z = 7-10), the signature
+  dropped (z = 290-4400) and norms drawn without the Jacobian rho^(d-1) (z = 50-60), while the correct
+  estimator passes (z < 1).
 * Variance: the i.i.d. variance (docs/theory.md §2, GORF Theorem 4)
   Var = (m+^2 / s+) [(1 + k~+(2z)) / 2 - k~+(z)^2] + (m-^2 / s-) [(1 + k~-(2z)) / 2 - k~-(z)^2]
   matches the sample variance within 4 SE of the sample variance, SE = sqrt((m4 - s^4) / R)
   with m4 the sample fourth central moment.
-
-These tests fail on a biased estimator: dropping the Jacobian rho^(d-1) from the sampled density,
-or scaling one mass by 1.1, makes them fail (checked once by breaking the code on purpose).
 """
 
 import math
@@ -25,6 +29,7 @@ from spectralkit import kernels
 from spectralkit.features import RandomFeatures, _omega
 
 RADII = (0.25, 0.8, 1.7)
+REPS = 1000  # refits per unbiasedness check (see the module docstring for the power this gives)
 
 
 def _pairs(dim, radii, seed):
@@ -35,29 +40,52 @@ def _pairs(dim, radii, seed):
     return X, X + Z
 
 
-def _estimates(rf, X, Y, reps):
-    """k^(x_i, y_i) for R independent feature maps: array (R, n_pairs).
-
-    Computed from the fitted frequencies in numpy: phi(x)^T J phi(y) equals
-    (m+/s+) sum cos(w . (x - y)) - (m-/s-) sum cos(v . (x - y)) for "sincos" and
-    (2 m/s) sum cos(w . x + b) cos(w . y + b) (per part) for "cos"; that the compiled transform
-    produces exactly these features is tested in test_features.py. (One compiled call per
-    refit would cost a parallel-region start each.)
-    """
-    out = np.empty((reps, len(X)))
+def _draws(rf, reps):
+    """Refit ``rf`` with random_state = 0..reps-1 (the measure and the norm samplers are built once and
+    reused) and stack what each refit drew: ``(W_plus, W_minus, offsets_plus, offsets_minus)`` of shapes
+    (R, n+, d), (R, n-, d) and (R, n+-) or None."""
+    out = ([], [], [], [])
     for i in range(reps):
         rf.set_params(random_state=i).fit()
-        total = np.zeros(len(X))
-        for W, off, scale, sign in ((rf.W_plus_, rf.offsets_plus_, rf.scale_plus_, 1.0),
-                                    (rf.W_minus_, rf.offsets_minus_, rf.scale_minus_, -1.0)):
-            if len(W) == 0:
-                continue
-            if off is None:
-                total += sign * scale**2 * np.cos((X - Y) @ W.T).sum(axis=1)
-            else:
-                total += sign * scale**2 * (np.cos(X @ W.T + off) * np.cos(Y @ W.T + off)).sum(axis=1)
-        out[i] = total
-    return out
+        for acc, arr in zip(out, (rf.W_plus_, rf.W_minus_, rf.offsets_plus_, rf.offsets_minus_)):
+            acc.append(arr)
+    return tuple(None if acc[0] is None else np.stack(acc) for acc in out)
+
+
+def _part_estimates(rf, draws, X, Y):
+    """The + and - parts of k^(x_i, y_i) = phi(x)^T J phi(y) for every refit: two arrays (R, n_pairs).
+
+    Computed from the frequencies in numpy, all refits at once: phi(x)^T J phi(y) equals
+    (m+/s+) sum cos(w . (x - y)) - (m-/s-) sum cos(v . (x - y)) for "sincos" and
+    (2 m/s) sum cos(w . x + b) cos(w . y + b) (per part) for "cos"; that the compiled transform
+    produces exactly these features is tested in test_features.py (and below for one fit).
+    """
+    W_plus, W_minus, off_plus, off_minus = draws
+    parts = []
+    for W, off, scale in ((W_plus, off_plus, rf.scale_plus_), (W_minus, off_minus, rf.scale_minus_)):
+        if W.shape[1] == 0:
+            parts.append(np.zeros((len(W), len(X))))
+        elif off is None:
+            parts.append(scale**2 * np.cos(np.einsum("pd,rnd->rpn", X - Y, W)).sum(axis=2))
+        else:
+            cx = np.cos(np.einsum("pd,rnd->rpn", X, W) + off[:, None, :])
+            cy = np.cos(np.einsum("pd,rnd->rpn", Y, W) + off[:, None, :])
+            parts.append(scale**2 * (cx * cy).sum(axis=2))
+    return parts[0], parts[1]
+
+
+def _estimates(rf, X, Y, reps):
+    """k^(x_i, y_i) for R independent feature maps: array (R, n_pairs)."""
+    plus, minus = _part_estimates(rf, _draws(rf, reps), X, Y)
+    return plus - minus
+
+
+def _bias_check(est, exact, slack):
+    """The unbiasedness check: ``(passed, z)``, passed iff |mean(k^) - k| <= 4 SE + slack for every pair,
+    SE = std(k^) / sqrt(R) from the same draws; z = |mean(k^) - k| / SE per pair."""
+    se = est.std(axis=0, ddof=1) / math.sqrt(len(est))
+    dev = np.abs(est.mean(axis=0) - exact)
+    return bool(np.all(dev <= 4 * se + slack)), dev / np.maximum(se, 1e-300)
 
 
 def test_estimates_helper_matches_the_features():
@@ -74,12 +102,14 @@ def _assert_unbiased(kernel, dim, method, reps, n_components=16, split="jordan",
     rf = RandomFeatures(kernel, dim=dim, n_components=n_components, method=method, split=split)
     X, Y = _pairs(dim, radii, seed)
     est = _estimates(rf, X, Y, reps)
-    exact = kernel(np.asarray(radii))
-    se = est.std(axis=0, ddof=1) / math.sqrt(reps)
-    slack = rf.mass_plus_error_ + rf.mass_minus_error_ + 1e-9
-    dev = np.abs(est.mean(axis=0) - exact)
-    assert np.all(dev <= 4 * se + slack), (kernel.name, dim, method, dev / np.maximum(se, 1e-300))
+    passed, z = _bias_check(est, kernel(np.asarray(radii)), _slack(rf))
+    assert passed, (kernel.name, dim, method, z)
     return rf
+
+
+def _slack(rf):
+    """The deterministic part of the tolerance: the stated mass errors (k^ scales with the masses)."""
+    return rf.mass_plus_error_ + rf.mass_minus_error_ + 1e-9
 
 
 CASES = [
@@ -93,7 +123,62 @@ CASES = [
 
 @pytest.mark.parametrize("kernel,dim,method", CASES, ids=lambda v: getattr(v, "name", str(v)))
 def test_unbiased_fixed_cases(kernel, dim, method):
-    _assert_unbiased(kernel, dim, method, reps=1000, n_components=32)
+    _assert_unbiased(kernel, dim, method, reps=REPS, n_components=32)
+
+
+# ---------------------------------------------------------------------------------------------
+# negative controls: the same check, on estimators with the three classic bugs, must fail
+# ---------------------------------------------------------------------------------------------
+def _grid_norm_sampler(density, top, n=200_001):
+    """Inverse-CDF sampler of a non-negative (unnormalised) radial density on [0, top] from a fine grid."""
+    rho = np.linspace(0.0, top, n)
+    f = density(rho)
+    cdf = np.concatenate([[0.0], np.cumsum(0.5 * (f[1:] + f[:-1]) * np.diff(rho))])
+    cdf /= cdf[-1]
+    return lambda size, rng: np.interp(rng.random(size), cdf, rho)
+
+
+def _renormed(draws, samplers, seed):
+    """The draws with every frequency's norm replaced by a fresh draw from ``samplers`` (+, -); the
+    directions (and their orthogonal blocks) and the phases are kept."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for W, sampler in zip(draws[:2], samplers):
+        norms = sampler(W.shape[0] * W.shape[1], rng).reshape(W.shape[:2])
+        out.append(W / np.linalg.norm(W, axis=2, keepdims=True) * norms[..., None])
+    return (*out, *draws[2:])
+
+
+def test_negative_controls_fail_the_unbiasedness_check():
+    """The check of test_unbiased_fixed_cases on the delta-Gaussian (indefinite, d = 3), with the same
+    draws, must flag (a) both masses scaled by 1.1, (b) the signature dropped (Phi Phi^T for Phi J Phi^T)
+    and (c) norms drawn from mu(rho) instead of S rho^(d-1) mu(rho) (no Jacobian) — while the correct
+    estimator, and the correct law drawn by the same grid sampler as (c), pass it.
+    """
+    kernel, dim, method = CASES[0]
+    rf = RandomFeatures(kernel, dim=dim, n_components=32, method=method)
+    X, Y = _pairs(dim, RADII, 0)
+    draws = _draws(rf, REPS)
+    exact, slack = kernel(np.asarray(RADII)), _slack(rf)
+    plus, minus = _part_estimates(rf, draws, X, Y)
+    passed, z = _bias_check(plus - minus, exact, slack)
+    assert passed, z
+    passed, z = _bias_check(1.1 * (plus - minus), exact, slack)  # (a) m+ and m- scaled by 1.1
+    assert not passed, ("masses x 1.1 not detected", z)
+    passed, z = _bias_check(plus + minus, exact, slack)  # (b) Phi Phi^T: the signature J dropped
+    assert not passed, ("dropped signature not detected", z)
+    # (c) the radial law of each part with and without the Jacobian, by the same grid sampler; the
+    # measure lives on rho < 10 to 1e-20 (chi_3 tail of the + part; the - part is a lobe on [0, 0.37])
+    m = rf.measure_
+    right = [_grid_norm_sampler(lambda r, s=s: np.maximum(s * m.radial_density(r), 0.0), 10.0)
+             for s in (1, -1)]
+    wrong = [_grid_norm_sampler(lambda r, s=s: np.maximum(s * m.mu(r), 0.0), 10.0) for s in (1, -1)]
+    plus, minus = _part_estimates(rf, _renormed(draws, right, 1), X, Y)
+    passed, z = _bias_check(plus - minus, exact, slack)
+    assert passed, ("the grid sampler itself is biased", z)
+    plus, minus = _part_estimates(rf, _renormed(draws, wrong, 1), X, Y)
+    passed, z = _bias_check(plus - minus, exact, slack)
+    assert not passed, ("missing Jacobian not detected", z)
 
 
 def test_unbiased_terms_split():
