@@ -356,10 +356,17 @@ def test_runner_reports_a_missing_data_folder(tmp_path, capsys):
 
 
 @needs_data
-def test_quick_run_writes_json_markdown_and_plots(tmp_path):
+def test_quick_run_writes_json_markdown_and_plots(tmp_path, monkeypatch):
     from benchmarks.papers import run
 
-    assert run.main(["--quick", "--out", str(tmp_path)]) == 0
+    # without --out a quick run writes to benchmarks/results/quick/, never the committed page
+    root = tmp_path / "repo"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "benchmarks.md").write_text("committed page")
+    monkeypatch.setattr(run, "_ROOT", root)
+    assert run.main(["--quick", "--data-dir", str(run.D.resolve_data_dir(None))]) == 0
+    assert (root / "docs" / "benchmarks.md").read_text() == "committed page"
+    tmp_path = root / "benchmarks" / "results" / "quick"
     res = json.loads((tmp_path / "papers_quick.json").read_text())
     assert res["meta"]["quick"] and res["meta"]["reps"] == 2
     approx = res["approximation"]

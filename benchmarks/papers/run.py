@@ -3,8 +3,9 @@
 Runs the papers' protocols (:mod:`.protocol`) for every selected method, writes the results
 JSON (``papers.json``, or ``papers_quick.json`` with ``--quick``), the plots
 (``papers_<dataset>_<kernel>.png``) and the markdown page. Without ``--out`` the JSON and the
-plots go to ``benchmarks/results/`` and the page to ``docs/benchmarks.md``; with ``--out DIR``
-everything goes to DIR (``DIR/benchmarks.md``).
+plots go to ``benchmarks/results/`` and the page to ``docs/benchmarks.md`` — except with
+``--quick``, which writes everything to ``benchmarks/results/quick/`` (never the committed page);
+with ``--out DIR`` everything goes to DIR (``DIR/benchmarks.md``).
 
 ``--merge`` keeps the records of an existing JSON and replaces only those recomputed now
 (e.g. add the spectralkit methods to a baseline run: ``--methods gorf orf rff --merge``).
@@ -346,7 +347,11 @@ def _default(o):
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    if args.out is None:
+    if args.out is None and args.quick:
+        # a smoke run never touches the committed page, JSON or plots
+        out_dir = _ROOT / "benchmarks" / "results" / "quick"
+        md_path = out_dir / "benchmarks.md"
+    elif args.out is None:
         out_dir, md_path = _ROOT / "benchmarks" / "results", _ROOT / "docs" / "benchmarks.md"
     else:
         out_dir, md_path = args.out, args.out / "benchmarks.md"
