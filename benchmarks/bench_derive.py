@@ -23,13 +23,22 @@ import time
 
 #: (spec, support, what it exercises)
 KERNELS = [
-    ("gaussian", None, "library"), ("laplacian", None, "library"), ("matern:nu=1.5", None, "library"),
-    ("matern:nu=0.8", None, "library"), ("rational_quadratic:alpha=2", None, "library"),
-    ("exponential_power:alpha=1.5", None, "library"), ("exponential_power:alpha=0.5", None, "library"),
-    ("delta_gaussian:sigma1=1,sigma2=10", None, "library"), ("spherical_polynomial:a=2,p=2", None, "library"),
-    ("spherical_polynomial:a=3,p=1", None, "library"), ("ntk_relu_sphere", None, "library"),
-    ("arccos0_sphere", None, "library"), ("arccos1_sphere", None, "library"), ("log_kernel", None, "library"),
-    ("sinc", None, "library"), ("bessel:nu=0", None, "library"),
+    ("gaussian", None, "library"),
+    ("laplacian", None, "library"),
+    ("matern:nu=1.5", None, "library"),
+    ("matern:nu=0.8", None, "library"),
+    ("rational_quadratic:alpha=2", None, "library"),
+    ("exponential_power:alpha=1.5", None, "library"),
+    ("exponential_power:alpha=0.5", None, "library"),
+    ("delta_gaussian:sigma1=1,sigma2=10", None, "library"),
+    ("spherical_polynomial:a=2,p=2", None, "library"),
+    ("spherical_polynomial:a=3,p=1", None, "library"),
+    ("ntk_relu_sphere", None, "library"),
+    ("arccos0_sphere", None, "library"),
+    ("arccos1_sphere", None, "library"),
+    ("log_kernel", None, "library"),
+    ("sinc", None, "library"),
+    ("bessel:nu=0", None, "library"),
     ("1 - r", 1.0, "compact polynomial, kink at the edge"),
     ("(1 - r)**2", 1.0, "compact polynomial"),
     ("(1 - r)**4*(1 + 4*r)", 1.0, "Wendland C2"),
@@ -78,8 +87,12 @@ print(json.dumps(out))
 
 
 def run_child(spec, support, dim, cache_dir):
-    proc = subprocess.run([sys.executable, "-c", CHILD, spec, "-" if support is None else str(support), str(dim),
-                           cache_dir], capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, spec, "-" if support is None else str(support), str(dim), cache_dir],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "no output"}
@@ -104,28 +117,48 @@ def main(argv=None):
             with tempfile.TemporaryDirectory() as cache:
                 cold = run_child(spec, support, dim, cache)
                 disk = run_child(spec, support, dim, cache) if "error" not in cold else {}
-            row = {"kernel": spec, "support": support, "what": what, "dim": dim, **cold,
-                   "disk_seconds": disk.get("seconds")}
+            row = {
+                "kernel": spec,
+                "support": support,
+                "what": what,
+                "dim": dim,
+                **cold,
+                "disk_seconds": disk.get("seconds"),
+            }
             if "error" not in cold:
                 row["closed_form"] = _closed(cold["method"])
                 row["target_cpu"] = 2.0 if row["closed_form"] else 10.0
                 row["within_target"] = cold["cpu"] <= row["target_cpu"]
             rows.append(row)
-            print(f"{spec:40s} d={dim:3d} " + (
-                f"cpu {cold['cpu']:7.2f} s  wall {cold['seconds']:7.2f} s  disk {1e3 * (row['disk_seconds'] or 0):7.1f} ms  "
-                f"{cold['verdict']:9s} {cold['method'][:60]}" if "error" not in cold else f"ERROR {cold['error']}"),
-                flush=True)
-    meta = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
-            "python": sys.version.split()[0], "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "load_average": os.getloadavg()}
+            print(
+                f"{spec:40s} d={dim:3d} "
+                + (
+                    f"cpu {cold['cpu']:7.2f} s  wall {cold['seconds']:7.2f} s  disk {1e3 * (row['disk_seconds'] or 0):7.1f} ms  "
+                    f"{cold['verdict']:9s} {cold['method'][:60]}"
+                    if "error" not in cold
+                    else f"ERROR {cold['error']}"
+                ),
+                flush=True,
+            )
+    meta = {
+        "machine": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "load_average": os.getloadavg(),
+    }
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "derive.json"), "w") as fh:
         json.dump({"meta": meta, "rows": rows}, fh, indent=1)
     ok = [r for r in rows if "error" not in r]
     with open(os.path.join(args.out, "derive.md"), "w") as fh:
-        fh.write(f"{len(ok)} cases; {sum(r['within_target'] for r in ok)} within their CPU target "
-                 f"(closed forms < 2 s, numeric < 10 s); load average during the run {meta['load_average'][0]:.1f}.\n\n")
-        fh.write("| kernel | support | d | verdict | method | cold CPU (s) | cold wall (s) | disk cache (ms) |\n")
+        fh.write(
+            f"{len(ok)} cases; {sum(r['within_target'] for r in ok)} within their CPU target "
+            f"(closed forms < 2 s, numeric < 10 s); load average during the run {meta['load_average'][0]:.1f}.\n\n"
+        )
+        fh.write(
+            "| kernel | support | d | verdict | method | cold CPU (s) | cold wall (s) | disk cache (ms) |\n"
+        )
         fh.write("|---|---|---|---|---|---|---|---|\n")
         for r in rows:
             sup = "" if r["support"] is None else f"{r['support']:g}"
@@ -133,8 +166,10 @@ def main(argv=None):
                 fh.write(f"| `{r['kernel']}` | {sup} | {r['dim']} | error: {r['error']} | | | | |\n")
                 continue
             flag = "" if r["within_target"] else " (over target)"
-            fh.write(f"| `{r['kernel']}` | {sup} | {r['dim']} | {r['verdict']} | {r['method'][:70]} | "
-                     f"{r['cpu']:.2f}{flag} | {r['seconds']:.2f} | {1e3 * (r['disk_seconds'] or 0):.1f} |\n")
+            fh.write(
+                f"| `{r['kernel']}` | {sup} | {r['dim']} | {r['verdict']} | {r['method'][:70]} | "
+                f"{r['cpu']:.2f}{flag} | {r['seconds']:.2f} | {1e3 * (r['disk_seconds'] or 0):.1f} |\n"
+            )
     return 0
 
 

@@ -85,9 +85,15 @@ def machine_info():
     if "cpu family" in fields:
         cpu += f" (family {fields['cpu family']}, model {fields.get('model', '?')})"
     flags = fields.get("flags", "").split()
-    blas = [{k: v for k, v in lib.items() if k in ("internal_api", "version", "filepath",
-                                                     "architecture", "num_threads")}
-            for lib in ThreadpoolController().info() if lib.get("user_api") == "blas"]
+    blas = [
+        {
+            k: v
+            for k, v in lib.items()
+            if k in ("internal_api", "version", "filepath", "architecture", "num_threads")
+        }
+        for lib in ThreadpoolController().info()
+        if lib.get("user_api") == "blas"
+    ]
     thp = None
     try:
         thp = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text().strip()
@@ -144,11 +150,19 @@ def bench_case(n, d, dtype, threads, repeats, min_time, controller, rng):
     s = width // 2
     X = (rng.standard_normal((n, d)) / np.sqrt(d)).astype(dtype)
     numba.set_num_threads(threads)
-    row = {"n": n, "d": d, "width": width, "s": s, "dtype": np.dtype(dtype).name, "threads": threads,
-           "loadavg_before": os.getloadavg()}
+    row = {
+        "n": n,
+        "d": d,
+        "width": width,
+        "s": s,
+        "dtype": np.dtype(dtype).name,
+        "threads": threads,
+        "loadavg_before": os.getloadavg(),
+    }
     with controller.limit(limits=threads, user_api="blas"):
-        rf = RandomFeatures(kernels.gaussian(1.0), dim=d, n_components=width, method="rff",
-                            random_state=0).fit()
+        rf = RandomFeatures(
+            kernels.gaussian(1.0), dim=d, n_components=width, method="rff", random_state=0
+        ).fit()
         buf = np.empty((n, width), dtype=dtype)
         W = np.ascontiguousarray(rf.W_plus_, dtype=dtype)
         Wm = np.empty((0, d), dtype=dtype)
@@ -174,8 +188,15 @@ def bench_case(n, d, dtype, threads, repeats, min_time, controller, rng):
         }
         first, times = interleaved(calls, repeats, min_time)
         out = rf.transform(X[:64])
-        ref = np.hstack([np.cos(X[:64].astype(np.float64) @ rf.W_plus_.T),
-                         np.sin(X[:64].astype(np.float64) @ rf.W_plus_.T)]) * rf.scale_plus_
+        ref = (
+            np.hstack(
+                [
+                    np.cos(X[:64].astype(np.float64) @ rf.W_plus_.T),
+                    np.sin(X[:64].astype(np.float64) @ rf.W_plus_.T),
+                ]
+            )
+            * rf.scale_plus_
+        )
         row["max_abs_error_first_rows"] = float(np.abs(out - ref).max())
         row["bit_identical_plain_buffered"] = bool(np.array_equal(rf.transform(X), rf.transform(X, out=buf)))
     for name in METHODS:
@@ -236,25 +257,36 @@ def allocation_study(n, repeats, controller):
     for dtype, d in ((np.float64, 16), (np.float32, 256), (np.float64, 256)):
         width = width_for(d)
         X = (np.random.default_rng(0).standard_normal((n, d)) / np.sqrt(d)).astype(dtype)
-        rf = RandomFeatures(kernels.gaussian(1.0), dim=d, n_components=width, method="rff",
-                            random_state=0).fit()
+        rf = RandomFeatures(
+            kernels.gaussian(1.0), dim=d, n_components=width, method="rff", random_state=0
+        ).fit()
         buf = np.empty((n, width), dtype=dtype)
         for threads in (1, 2):
             numba.set_num_threads(threads)
             with controller.limit(limits=threads, user_api="blas"):
                 calls = _allocation_calls(rf, X, buf)
                 _, times = interleaved(calls, repeats)
-            row = {"dtype": np.dtype(dtype).name, "d": d, "width": width, "threads": threads,
-                   "loadavg": os.getloadavg()}
+            row = {
+                "dtype": np.dtype(dtype).name,
+                "d": d,
+                "width": width,
+                "threads": threads,
+                "loadavg": os.getloadavg(),
+            }
             row.update({k: float(np.median(v)) for k, v in times.items()})
             rows.append(row)
             print(row, flush=True)
     names = list(calls)
-    lines = ["| dtype | d | width | thr | " + " | ".join(names) + " | load |",
-             "|---" * (len(names) + 5) + "|"]
+    lines = [
+        "| dtype | d | width | thr | " + " | ".join(names) + " | load |",
+        "|---" * (len(names) + 5) + "|",
+    ]
     for r in rows:
-        lines.append(f"| {r['dtype']} | {r['d']} | {r['width']} | {r['threads']} | "
-                     + " | ".join(f"{1e3 * r[k]:.0f}" for k in names) + f" | {r['loadavg'][0]:.1f} |")
+        lines.append(
+            f"| {r['dtype']} | {r['d']} | {r['width']} | {r['threads']} | "
+            + " | ".join(f"{1e3 * r[k]:.0f}" for k in names)
+            + f" | {r['loadavg'][0]:.1f} |"
+        )
     print("\n".join(lines))
     return rows
 
@@ -284,8 +316,10 @@ def markdown(rows, info):
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        ms = {k: 1e3 * r[k] for k in ("plain", "buffered", "gemm", "sincos", "store", "lower_bound",
-                                       "rbf_width", "rbf_gemm")}
+        ms = {
+            k: 1e3 * r[k]
+            for k in ("plain", "buffered", "gemm", "sincos", "store", "lower_bound", "rbf_width", "rbf_gemm")
+        }
         lines.append(
             f"| {r['dtype']} | {r['d']} | {r['width']} | {r['threads']} | {ms['plain']:.1f} | "
             f"{ms['buffered']:.1f} | {r['plain_over_buffered']:.2f} "
@@ -296,7 +330,8 @@ def markdown(rows, info):
             f"{r['speedup_plain_same_width']:.1f}x ({r['speedup_buffered_same_width']:.1f}x) | "
             f"{r['speedup_plain_same_gemm']:.1f}x ({r['speedup_buffered_same_gemm']:.1f}x) | "
             f"{1e3 * r['first_touch_per_gb']:.0f} ms/GB | {100 * r['noise']:.0f}% | "
-            f"{r['loadavg_before'][0]:.1f}/{r['loadavg_after'][0]:.1f} |")
+            f"{r['loadavg_before'][0]:.1f}/{r['loadavg_after'][0]:.1f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -314,14 +349,25 @@ def main(argv=None):
     ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--repeats", type=int, default=5, help="interleaved rounds, at least (default 5)")
-    ap.add_argument("--min-time", type=float, default=20.0,
-                    help="more rounds (up to 60) until the rounds of a configuration took this long (s)")
+    ap.add_argument(
+        "--min-time",
+        type=float,
+        default=20.0,
+        help="more rounds (up to 60) until the rounds of a configuration took this long (s)",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS / "featurize")
     ap.add_argument("--no-write", action="store_true", help="print the table, write nothing")
-    ap.add_argument("--allocation", action="store_true",
-                    help="compare output allocation strategies of transform(X) instead (prints only)")
-    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
-                    help="cpu: process CPU time, one thread only (robust to time slicing by other jobs)")
+    ap.add_argument(
+        "--allocation",
+        action="store_true",
+        help="compare output allocation strategies of transform(X) instead (prints only)",
+    )
+    ap.add_argument(
+        "--clock",
+        choices=["wall", "cpu"],
+        default="wall",
+        help="cpu: process CPU time, one thread only (robust to time slicing by other jobs)",
+    )
     args = ap.parse_args(argv)
     global CLOCK
     if args.clock == "cpu":
@@ -342,14 +388,18 @@ def main(argv=None):
     for dtype in args.dtypes:
         for d in args.dims:
             for threads in args.threads:
-                row = bench_case(args.n, d, np.dtype(dtype).type, threads, args.repeats, args.min_time,
-                                 controller, rng)
+                row = bench_case(
+                    args.n, d, np.dtype(dtype).type, threads, args.repeats, args.min_time, controller, rng
+                )
                 rows.append(row)
-                print(f"{dtype} d={d} w={row['width']} threads={threads}: plain {1e3 * row['plain']:.1f} ms "
-                      f"({row['plain_over_buffered']:.2f}x buffered, {row['plain_over_bound']:.2f}x bound), "
-                      f"RBFSampler same width {row['speedup_plain_same_width']:.1f}x slower, same GEMM "
-                      f"{row['speedup_plain_same_gemm']:.1f}x; noise {100 * row['noise']:.0f}%, load "
-                      f"{row['loadavg_before'][0]:.1f}/{row['loadavg_after'][0]:.1f}", flush=True)
+                print(
+                    f"{dtype} d={d} w={row['width']} threads={threads}: plain {1e3 * row['plain']:.1f} ms "
+                    f"({row['plain_over_buffered']:.2f}x buffered, {row['plain_over_bound']:.2f}x bound), "
+                    f"RBFSampler same width {row['speedup_plain_same_width']:.1f}x slower, same GEMM "
+                    f"{row['speedup_plain_same_gemm']:.1f}x; noise {100 * row['noise']:.0f}%, load "
+                    f"{row['loadavg_before'][0]:.1f}/{row['loadavg_after'][0]:.1f}",
+                    flush=True,
+                )
                 if not (args.quick or args.no_write):  # keep partial results of long runs
                     write(args.out, rows, dict(info, loadavg_end=os.getloadavg()))
     info["loadavg_end"] = os.getloadavg()

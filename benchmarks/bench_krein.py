@@ -89,13 +89,25 @@ def models(n, s, max_gb, kernel_ridge_max):
     """name -> (factory or None, reason when skipped)."""
     ns_gb = 8 * n * s / 1e9
     out = {
-        "krein_pd": (lambda: KreinRidgeClassifier("gaussian:lengthscale=2", n_components=s,
-                                                  method="rff", alpha=ALPHA, random_state=0), None),
-        "krein_indef": (lambda: KreinRidgeClassifier("delta_gaussian:sigma1=2,sigma2=8", n_components=s,
-                                                     method="rff", alpha=ALPHA, random_state=0), None),
+        "krein_pd": (
+            lambda: KreinRidgeClassifier(
+                "gaussian:lengthscale=2", n_components=s, method="rff", alpha=ALPHA, random_state=0
+            ),
+            None,
+        ),
+        "krein_indef": (
+            lambda: KreinRidgeClassifier(
+                "delta_gaussian:sigma1=2,sigma2=8", n_components=s, method="rff", alpha=ALPHA, random_state=0
+            ),
+            None,
+        ),
         "materialised": (lambda: Materialised("gaussian:lengthscale=2", s), None),
-        "sk_rbf_ridge": (lambda: make_pipeline(RBFSampler(gamma=GAMMA, n_components=s, random_state=0),
-                                               RidgeClassifier(alpha=ALPHA)), None),
+        "sk_rbf_ridge": (
+            lambda: make_pipeline(
+                RBFSampler(gamma=GAMMA, n_components=s, random_state=0), RidgeClassifier(alpha=ALPHA)
+            ),
+            None,
+        ),
         "sk_kernel_ridge": (lambda: KernelRidge(alpha=ALPHA, kernel="rbf", gamma=GAMMA), None),
     }
     for name in ("materialised", "sk_rbf_ridge"):
@@ -166,9 +178,14 @@ def markdown(rows, info):
         return f"{r[k]:.2f} s / {r[k + '_peak_mb']:.0f} MB / {r[k + '_test_accuracy']:.3f}"
 
     for r in rows:
-        lines.append(f"| {r['n']} | {r['s']} | " + " | ".join(cell(r, k) for k in (
-            "krein_pd", "krein_indef", "materialised", "sk_rbf_ridge", "sk_kernel_ridge"))
-            + f" | {r['loadavg_before'][0]:.1f}/{r['loadavg_after'][0]:.1f} |")
+        lines.append(
+            f"| {r['n']} | {r['s']} | "
+            + " | ".join(
+                cell(r, k)
+                for k in ("krein_pd", "krein_indef", "materialised", "sk_rbf_ridge", "sk_kernel_ridge")
+            )
+            + f" | {r['loadavg_before'][0]:.1f}/{r['loadavg_after'][0]:.1f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -181,8 +198,12 @@ def main(argv=None):
     ap.add_argument("--max-gb", type=float, default=4.0, help="skip methods needing more memory")
     ap.add_argument("--kernel-ridge-max", type=int, default=10_000)
     ap.add_argument("--out", type=Path, default=RESULTS / "krein")
-    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
-                    help="cpu: process CPU time, numba and BLAS on one thread (robust on a shared machine)")
+    ap.add_argument(
+        "--clock",
+        choices=["wall", "cpu"],
+        default="wall",
+        help="cpu: process CPU time, numba and BLAS on one thread (robust on a shared machine)",
+    )
     args = ap.parse_args(argv)
     global CLOCK
     limiter = contextlib.nullcontext()
@@ -192,8 +213,12 @@ def main(argv=None):
         limiter = threadpool_limits(1)
     if args.quick:
         args.n, args.s, args.repeats = [2000], [64], 1
-    info = {"cpu_count": os.cpu_count(), "threads": numba.get_num_threads(), "clock": args.clock,
-            "loadavg_start": os.getloadavg()}
+    info = {
+        "cpu_count": os.cpu_count(),
+        "threads": numba.get_num_threads(),
+        "clock": args.clock,
+        "loadavg_start": os.getloadavg(),
+    }
     X_test, y_test = data(20_000, seed=2)
     with limiter:
         rows = _run(args, info, X_test, y_test)
@@ -208,15 +233,22 @@ def _run(args, info, X_test, y_test):
         for s in args.s:
             row = bench_case(n, s, args.repeats, args.max_gb, args.kernel_ridge_max, X_test, y_test)
             rows.append(row)
-            print(f"n={n} s={s}: " + ", ".join(
-                f"{k} {row[k]:.2f} s" for k in ("krein_pd", "krein_indef", "materialised", "sk_rbf_ridge",
-                                                 "sk_kernel_ridge") if row.get(k) is not None)
-                  + f"; load {row['loadavg_before'][0]:.1f}/{row['loadavg_after'][0]:.1f}", flush=True)
+            print(
+                f"n={n} s={s}: "
+                + ", ".join(
+                    f"{k} {row[k]:.2f} s"
+                    for k in ("krein_pd", "krein_indef", "materialised", "sk_rbf_ridge", "sk_kernel_ridge")
+                    if row.get(k) is not None
+                )
+                + f"; load {row['loadavg_before'][0]:.1f}/{row['loadavg_after'][0]:.1f}",
+                flush=True,
+            )
             if not args.quick:
                 args.out.parent.mkdir(parents=True, exist_ok=True)
                 info_now = dict(info, loadavg_end=os.getloadavg())
-                args.out.with_suffix(".json").write_text(json.dumps({"machine": info_now, "rows": rows},
-                                                                    indent=1))
+                args.out.with_suffix(".json").write_text(
+                    json.dumps({"machine": info_now, "rows": rows}, indent=1)
+                )
                 args.out.with_suffix(".md").write_text(markdown(rows, info_now))
     return rows
 

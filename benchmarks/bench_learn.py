@@ -38,8 +38,14 @@ ROOT = Path(__file__).resolve().parents[1]
 SIZES = (500, 1000, 2000, 5000, 10000, 20000)
 SOLVERS = ("exact", "nystroem", "nystroem_svr", "wishart", "radial", "radial_svr")
 #: largest m per solver (beyond: hours on the shared box, or impossible for exact)
-MAX_M = {"exact": 70, "nystroem": 20000, "nystroem_svr": 5000, "wishart": 5000, "radial": 20000,
-         "radial_svr": 20000}
+MAX_M = {
+    "exact": 70,
+    "nystroem": 20000,
+    "nystroem_svr": 5000,
+    "wishart": 5000,
+    "radial": 20000,
+    "radial_svr": 20000,
+}
 
 
 def _child(solver, m):
@@ -54,12 +60,15 @@ def _child(solver, m):
     v = max(1, math.ceil(m / 500))
     est = {
         "exact": lambda: HyperKernelRidge(alpha=1e-4, solver="exact"),
-        "nystroem": lambda: HyperKernelRidge(alpha=1e-4, solver="nystroem", n_landmarks=30, n_partitions=v,
-                                             random_state=0),
-        "nystroem_svr": lambda: HyperKernelSVR(C=1e3, solver="nystroem", n_landmarks=30, n_partitions=v,
-                                               random_state=0),
-        "wishart": lambda: HyperKernelRidge("wishart", alpha=1e-4, solver="nystroem", n_landmarks=30,
-                                            n_partitions=v, random_state=0),
+        "nystroem": lambda: HyperKernelRidge(
+            alpha=1e-4, solver="nystroem", n_landmarks=30, n_partitions=v, random_state=0
+        ),
+        "nystroem_svr": lambda: HyperKernelSVR(
+            C=1e3, solver="nystroem", n_landmarks=30, n_partitions=v, random_state=0
+        ),
+        "wishart": lambda: HyperKernelRidge(
+            "wishart", alpha=1e-4, solver="nystroem", n_landmarks=30, n_partitions=v, random_state=0
+        ),
         "radial": lambda: HyperKernelRidge("radial", alpha=1e-4),
         "radial_svr": lambda: HyperKernelSVR("radial", C=1e3),
     }[solver]()
@@ -69,12 +78,22 @@ def _child(solver, m):
     est.fit(X, y)
     seconds = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    out = {"solver": solver, "m": m, "seconds": seconds, "peak_mb": peak, "rss_before_mb": rss0,
-           "extra_mb": max(0.0, peak - rss0), "n_pairs": int(est.n_pairs_), "partitions": getattr(est, "n_partitions", 1),
-           "load_before": load0, "load_after": os.getloadavg(), "solver_used": est.solver_,
-           "binning_error": getattr(est, "binning_error_", None),
-           "n_landmarks": est.n_landmarks if est.solver_ == "nystroem" else None,
-           "n_partitions": est.n_partitions}
+    out = {
+        "solver": solver,
+        "m": m,
+        "seconds": seconds,
+        "peak_mb": peak,
+        "rss_before_mb": rss0,
+        "extra_mb": max(0.0, peak - rss0),
+        "n_pairs": int(est.n_pairs_),
+        "partitions": getattr(est, "n_partitions", 1),
+        "load_before": load0,
+        "load_after": os.getloadavg(),
+        "solver_used": est.solver_,
+        "binning_error": getattr(est, "binning_error_", None),
+        "n_landmarks": est.n_landmarks if est.solver_ == "nystroem" else None,
+        "n_partitions": est.n_partitions,
+    }
     print(json.dumps(out))
 
 
@@ -87,8 +106,14 @@ def _rss_mb():
 
 
 def _run_case(solver, m):
-    proc = subprocess.run([sys.executable, __file__, "--child", solver, str(m)], check=False, capture_output=True,
-                          text=True, cwd=ROOT, timeout=7200)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", solver, str(m)],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=7200,
+    )
     if proc.returncode != 0:
         return {"solver": solver, "m": m, "error": proc.stderr.strip().splitlines()[-1][:300]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -114,24 +139,35 @@ def main(argv=None):
             row = _run_case(solver, m)
             rows.append(row)
             print(json.dumps(row), flush=True)
-    info = {"python": platform.python_version(), "machine": platform.platform(), "cpus": os.cpu_count(),
-            "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())}
+    info = {
+        "python": platform.python_version(),
+        "machine": platform.platform(),
+        "cpus": os.cpu_count(),
+        "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+    }
     if args.quick:
         return 0
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "learn.json").write_text(json.dumps({"info": info, "rows": rows}, indent=1))
-    lines = [(f"Kernel-learning fit time and memory on ijcnn1 rows (d = 22), {info['date_utc']} UTC, "
-             f"{info['cpus']} logical CPUs, shared machine (load averages per case below)."), "",
-             "| solver | m | pairs m(m+1)/2 | subsets | fit s | extra memory MB | load before → after (1 min) | note |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        (
+            f"Kernel-learning fit time and memory on ijcnn1 rows (d = 22), {info['date_utc']} UTC, "
+            f"{info['cpus']} logical CPUs, shared machine (load averages per case below)."
+        ),
+        "",
+        "| solver | m | pairs m(m+1)/2 | subsets | fit s | extra memory MB | load before → after (1 min) | note |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['solver']} | {r['m']} | — | — | — | — | — | error: {r['error']} |")
             continue
         note = f"binning error ≤ {r['binning_error']:.1g}" if r.get("binning_error") is not None else ""
-        lines.append(f"| {r['solver']} | {r['m']} | {r['m'] * (r['m'] + 1) // 2:,} | {r['n_partitions']} | "
-                     f"{r['seconds']:.2f} | {r['extra_mb']:.0f} | {r['load_before'][0]:.1f} → {r['load_after'][0]:.1f} | "
-                     f"{note} |")
+        lines.append(
+            f"| {r['solver']} | {r['m']} | {r['m'] * (r['m'] + 1) // 2:,} | {r['n_partitions']} | "
+            f"{r['seconds']:.2f} | {r['extra_mb']:.0f} | {r['load_before'][0]:.1f} → {r['load_after'][0]:.1f} | "
+            f"{note} |"
+        )
     (RESULTS / "learn.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -53,8 +53,12 @@ def numpy_lookup(u, uk, xk, mk):
     h = uk[j + 1] - uk[j]
     t = (u - uk[j]) / h
     t2, t3 = t * t, t * t * t
-    return ((2 * t3 - 3 * t2 + 1) * xk[j] + (t3 - 2 * t2 + t) * h * mk[j]
-            + (-2 * t3 + 3 * t2) * xk[j + 1] + (t3 - t2) * h * mk[j + 1])
+    return (
+        (2 * t3 - 3 * t2 + 1) * xk[j]
+        + (t3 - 2 * t2 + t) * h * mk[j]
+        + (-2 * t3 + 3 * t2) * xk[j + 1]
+        + (t3 - t2) * h * mk[j + 1]
+    )
 
 
 def rate(fn, n, repeats):
@@ -91,14 +95,26 @@ def main(argv=None):
                 if threads > numba.config.NUMBA_NUM_THREADS:
                     continue
                 numba.set_num_threads(threads)
-                wall, cpu = rate(lambda: _compiled.inverse_cdf_lookup(u, uk, xk, mk, out),
-                                 args.n, args.repeats)
+                wall, cpu = rate(
+                    lambda: _compiled.inverse_cdf_lookup(u, uk, xk, mk, out), args.n, args.repeats
+                )
                 err = float(np.max(np.abs(out[:100_000] - ref) / (1 + np.abs(ref))))
-                rows.append({"layout": kind, "knots": len(uk), "threads": threads,
-                             "mlookups_per_s_wall": wall, "mlookups_per_s_cpu": cpu,
-                             "numpy_mlookups_per_s": np_wall, "max_rel_diff_vs_numpy": err})
-                print(f"{kind:10s} {len(uk):6d}  {threads:5d}   {wall:10.1f}  {cpu:10.1f}  "
-                      f"{np_wall:10.1f}   (max rel diff vs numpy {err:.1e})", flush=True)
+                rows.append(
+                    {
+                        "layout": kind,
+                        "knots": len(uk),
+                        "threads": threads,
+                        "mlookups_per_s_wall": wall,
+                        "mlookups_per_s_cpu": cpu,
+                        "numpy_mlookups_per_s": np_wall,
+                        "max_rel_diff_vs_numpy": err,
+                    }
+                )
+                print(
+                    f"{kind:10s} {len(uk):6d}  {threads:5d}   {wall:10.1f}  {cpu:10.1f}  "
+                    f"{np_wall:10.1f}   (max rel diff vs numpy {err:.1e})",
+                    flush=True,
+                )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"n": args.n, "loadavg": os.getloadavg(), "rows": rows}, fh, indent=1)

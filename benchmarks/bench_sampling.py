@@ -54,8 +54,12 @@ def _median_rate(fn, n, repeats):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10^6 uniforms, 3 repeats")
-    parser.add_argument("--skip", nargs="*", default=[],
-                        help="kernel name prefixes to skip (e.g. exponential_power: its measure takes minutes)")
+    parser.add_argument(
+        "--skip",
+        nargs="*",
+        default=[],
+        help="kernel name prefixes to skip (e.g. exponential_power: its measure takes minutes)",
+    )
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "sampling.json"))
     args = parser.parse_args()
     n = 10**6 if args.quick else 10**7
@@ -88,12 +92,19 @@ def main():
                 s.sample_from_uniforms(u[:10_000], rng)  # JIT warm-up
                 rate = _median_rate(lambda: s.sample_from_uniforms(u, rng), n, repeats)
                 key = "plus" if sign > 0 else "minus"
-                row[key] = {"build_seconds": s.build_time, "n_knots": s.n_knots, "u_error": s.u_error,
-                            "lobes": len(s.lobes), "tail_weight": float(s.weights[-1]),
-                            "norms_per_second": rate}
-                print(f"{kernel.name:40s} d={dim:2d} {key:5s} build {s.build_time:6.3f} s  knots {s.n_knots:6d}  "
-                      f"u_error {s.u_error:.1e}  lobes {len(s.lobes):4d}  tail {s.weights[-1]:.1e}  "
-                      f"{rate / 1e6:7.1f} M norms/s")
+                row[key] = {
+                    "build_seconds": s.build_time,
+                    "n_knots": s.n_knots,
+                    "u_error": s.u_error,
+                    "lobes": len(s.lobes),
+                    "tail_weight": float(s.weights[-1]),
+                    "norms_per_second": rate,
+                }
+                print(
+                    f"{kernel.name:40s} d={dim:2d} {key:5s} build {s.build_time:6.3f} s  knots {s.n_knots:6d}  "
+                    f"u_error {s.u_error:.1e}  lobes {len(s.lobes):4d}  tail {s.weights[-1]:.1e}  "
+                    f"{rate / 1e6:7.1f} M norms/s"
+                )
             ex = exact_sampler(kernel, dim)
             if ex is not None:
                 ex.sample_norms(1000, rng)
@@ -102,9 +113,16 @@ def main():
             rows.append(row)
     result = {
         "description": "RadialSampler build time and sample_from_uniforms throughput (numba 1 thread)",
-        "n_uniforms": n, "repeats": repeats, "numba_threads": 1,
-        "machine": {"python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__,
-                    "cpu_count": os.cpu_count(), "load_average": os.getloadavg()},
+        "n_uniforms": n,
+        "repeats": repeats,
+        "numba_threads": 1,
+        "machine": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "numba": numba.__version__,
+            "cpu_count": os.cpu_count(),
+            "load_average": os.getloadavg(),
+        },
         "rows": rows,
     }
     os.makedirs(os.path.dirname(args.out), exist_ok=True)

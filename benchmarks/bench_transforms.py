@@ -22,11 +22,20 @@ import sys
 import time
 
 KERNELS = [
-    "gaussian", "laplacian", "matern:nu=1.5", "rational_quadratic:alpha=2",
-    "exponential_power:alpha=1.5", "delta_gaussian:sigma1=1,sigma2=10",
-    "spherical_polynomial:a=2,p=2", "spherical_polynomial:a=3,p=1", "ntk_relu_sphere",
-    "arccos0_sphere", "arccos1_sphere",
-    "exp(-r)*(1 + r)", "exp(-r**2/2)*cos(r)", "1/(1 + r**2)**2",
+    "gaussian",
+    "laplacian",
+    "matern:nu=1.5",
+    "rational_quadratic:alpha=2",
+    "exponential_power:alpha=1.5",
+    "delta_gaussian:sigma1=1,sigma2=10",
+    "spherical_polynomial:a=2,p=2",
+    "spherical_polynomial:a=3,p=1",
+    "ntk_relu_sphere",
+    "arccos0_sphere",
+    "arccos1_sphere",
+    "exp(-r)*(1 + r)",
+    "exp(-r**2/2)*cos(r)",
+    "1/(1 + r**2)**2",
 ]
 DIMS = [1, 3, 16]
 
@@ -70,8 +79,9 @@ print(json.dumps(out))
 
 def run_child(spec, dim, mode):
     try:
-        proc = subprocess.run([sys.executable, "-c", CHILD, spec, str(dim), mode],
-                              capture_output=True, text=True, timeout=900)
+        proc = subprocess.run(
+            [sys.executable, "-c", CHILD, spec, str(dim), mode], capture_output=True, text=True, timeout=900
+        )
     except subprocess.TimeoutExpired:
         return {"error": "timeout after 900 s"}
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
@@ -84,23 +94,30 @@ def run_child(spec, dim, mode):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="d = 3 only, four kernels")
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
-                                                      "transforms.json"))
+    parser.add_argument(
+        "--out", default=os.path.join(os.path.dirname(__file__), "results", "transforms.json")
+    )
     args = parser.parse_args(argv)
     kernels = KERNELS[:4] if args.quick else KERNELS
     dims = [3] if args.quick else DIMS
     rows = []
-    meta = {"python": sys.version.split()[0], "machine": platform.machine(),
-            "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "load_average": os.getloadavg()}
+    meta = {
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_average": os.getloadavg(),
+    }
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
 
     def save():  # after every row, so an interrupted run keeps what it measured
         with open(args.out, "w") as fh:
             json.dump({"meta": meta, "rows": rows}, fh, indent=1)
 
-    head = (f"{'kernel':38s} {'d':>3s} {'method':44s} {'dispatch s':>10s} {'numeric s':>9s} "
-            f"{'analysis s':>10s} {'rel err':>8s} {'eval 1e5':>8s}")
+    head = (
+        f"{'kernel':38s} {'d':>3s} {'method':44s} {'dispatch s':>10s} {'numeric s':>9s} "
+        f"{'analysis s':>10s} {'rel err':>8s} {'eval 1e5':>8s}"
+    )
     print(head)
     print("-" * len(head))
     for spec in kernels:
@@ -112,11 +129,14 @@ def main(argv=None):
             def f(d, key, fmt):
                 return format(d[key], fmt) if key in d else "-"
 
-            print(f"{spec:38s} {dim:3d} {disp.get('method', disp.get('error', '?'))[:44]:44s} "
-                  f"{f(disp, 'seconds', '10.2f')} {f(num, 'seconds', '9.2f')} "
-                  f"{f(num, 'analysis_seconds', '10.2f')} {f(num, 'rel_error', '8.1e')} "
-                  f"{f(num, 'eval_1e5_seconds', '8.3f')}"
-                  + (f"   numeric error: {num['error']}" if "error" in num else ""), flush=True)
+            print(
+                f"{spec:38s} {dim:3d} {disp.get('method', disp.get('error', '?'))[:44]:44s} "
+                f"{f(disp, 'seconds', '10.2f')} {f(num, 'seconds', '9.2f')} "
+                f"{f(num, 'analysis_seconds', '10.2f')} {f(num, 'rel_error', '8.1e')} "
+                f"{f(num, 'eval_1e5_seconds', '8.3f')}"
+                + (f"   numeric error: {num['error']}" if "error" in num else ""),
+                flush=True,
+            )
             save()
     meta["load_average_end"] = os.getloadavg()
     save()

@@ -148,8 +148,10 @@ def _check_path(path):
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(f"input file {path!r} is a directory, expected a data file")
     if not stat.S_ISREG(mode):
-        raise ValueError(f"input file {path!r} is not a regular file (a pipe, socket or device); "
-                         "the readers read their input more than once: save it to a file first")
+        raise ValueError(
+            f"input file {path!r} is not a regular file (a pipe, socket or device); "
+            "the readers read their input more than once: save it to a file first"
+        )
     return path
 
 
@@ -254,11 +256,11 @@ def _first_undecodable(path, compression):
             for number, line in enumerate(fh, start=1):
                 raw = line.encode("latin-1")
                 if number == 1 and raw.startswith(codecs.BOM_UTF8):
-                    raw = raw[len(codecs.BOM_UTF8):]
+                    raw = raw[len(codecs.BOM_UTF8) :]
                 try:
                     raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
-                    return number, len(raw[:exc.start].decode("utf-8")) + 1, raw[exc.start]
+                    return number, len(raw[: exc.start].decode("utf-8")) + 1, raw[exc.start]
     except _DECOMPRESSION_ERRORS:
         pass
     return None
@@ -282,8 +284,11 @@ class _TextFile:
 
     def __exit__(self, exc_type, exc, tb):
         try:
-            if (self.compression is not None and isinstance(exc, ValueError)
-                    and not isinstance(exc, _ReadError)):
+            if (
+                self.compression is not None
+                and isinstance(exc, ValueError)
+                and not isinstance(exc, _ReadError)
+            ):
                 self._raise_if_damaged()
         finally:
             self.fh.close()
@@ -311,8 +316,10 @@ class _TextFile:
             if where is None:
                 raise _ReadError(f"{self.path}: not UTF-8 text ({exc.reason})") from None
             line, column, byte = where
-            raise _ReadError(f"{self.path}:{line}: not UTF-8 text (byte 0x{byte:02x} at column {column}); "
-                             "the readers take .npy files and UTF-8 CSV or LIBSVM text") from None
+            raise _ReadError(
+                f"{self.path}:{line}: not UTF-8 text (byte 0x{byte:02x} at column {column}); "
+                "the readers take .npy files and UTF-8 CSV or LIBSVM text"
+            ) from None
         except _DECOMPRESSION_ERRORS as exc:
             if self.compression is None:
                 raise
@@ -378,9 +385,7 @@ def _npy_array(path):
     except (ValueError, OSError, EOFError) as exc:
         raise ValueError(f"cannot read {path!r} as .npy: {exc}") from None
     if arr.ndim != 2:
-        raise ValueError(
-            f"the array in {path!r} must be 2-D (rows x features), got shape {arr.shape}"
-        )
+        raise ValueError(f"the array in {path!r} must be 2-D (rows x features), got shape {arr.shape}")
     if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_) or np.iscomplexobj(arr):
         raise ValueError(f"the array in {path!r} must be real numeric, got dtype {arr.dtype}")
     if 0 in arr.shape:
@@ -438,8 +443,10 @@ def _check_csv_width(path, header_line, delimiter, width, number, label_column):
     if header_line is not None:
         hw = len(_split_csv(header_line[1], delimiter))
         if hw != width:
-            raise ValueError(f"{path}:{header_line[0]}: the header has {hw} fields but the first data row "
-                             f"(line {number}) has {width}")
+            raise ValueError(
+                f"{path}:{header_line[0]}: the header has {hw} fields but the first data row "
+                f"(line {number}) has {width}"
+            )
     if label_column is not None:
         if not -width <= label_column < width:
             raise ValueError(
@@ -523,8 +530,19 @@ def scan(path, *, format=None, label_column=None, n_features=None, zero_based=Fa
     compression = _compression(path)
     if format == "csv":
         n_rows, n_feat, delimiter, header, numeric = _scan_csv(path, compression, label_column, header)
-        return DatasetInfo(path, "csv", n_rows, n_feat, label_column is not None, compression,
-                           delimiter, header, label_column, False, numeric)
+        return DatasetInfo(
+            path,
+            "csv",
+            n_rows,
+            n_feat,
+            label_column is not None,
+            compression,
+            delimiter,
+            header,
+            label_column,
+            False,
+            numeric,
+        )
     if label_column is not None:
         raise ValueError("label_column applies to CSV files only; LIBSVM rows start with their label")
     n_rows, width = _scan_libsvm(path, compression, zero_based, n_features)
@@ -603,8 +621,10 @@ def _parse_libsvm_checked(where, text, zero_based):
         if i > _MAX_INDEX:
             raise ValueError(f"{where}: feature index {key} is too large (at most {_MAX_INDEX})")
         if i < first:
-            raise ValueError(f"{where}: feature index {key} is below the first index {first} "
-                             "(for a 0-based file use zero_based=True, on the command line --zero-based)")
+            raise ValueError(
+                f"{where}: feature index {key} is below the first index {first} "
+                "(for a 0-based file use zero_based=True, on the command line --zero-based)"
+            )
         if i in seen:
             raise ValueError(f"{where}: feature index {i} appears more than once")
         try:
@@ -637,8 +657,9 @@ def _csv_block(info, block, dtype):
     for number, text in block:
         fields = _split_csv(text, delimiter)
         if len(fields) != width:
-            raise ValueError(f"{path}:{number}: expected {width} fields like the first data row, "
-                             f"got {len(fields)}")
+            raise ValueError(
+                f"{path}:{number}: expected {width} fields like the first data row, got {len(fields)}"
+            )
         if lc is not None:
             labels.append(fields.pop(lc))
         rows.append(fields)
@@ -654,8 +675,9 @@ def _csv_block(info, block, dtype):
     if bad is not None:
         r, c = bad
         note = f" (overflows {dtype})" if np.isfinite(X64[r, c]) else ""
-        raise ValueError(f"{path}:{block[r][0]}: features must be finite, got {rows[r][c]!r} "
-                         f"in field {columns[c]}{note}")
+        raise ValueError(
+            f"{path}:{block[r][0]}: features must be finite, got {rows[r][c]!r} in field {columns[c]}{note}"
+        )
     y = None
     if lc is not None:
         if not info.numeric_labels:
@@ -678,8 +700,10 @@ def _raise_bad_field(path, block, rows, columns):
             if not f:
                 raise ValueError(f"{path}:{number}: feature field {columns[c]} is empty")
             if f.lower() in _NA_MARKERS:
-                raise ValueError(f"{path}:{number}: feature field {columns[c]} is a missing value {f!r} "
-                                 "(missing values are not supported)")
+                raise ValueError(
+                    f"{path}:{number}: feature field {columns[c]} is a missing value {f!r} "
+                    "(missing values are not supported)"
+                )
             raise ValueError(f"{path}:{number}: feature field {columns[c]} is not a number: {f!r}")
 
 
@@ -689,8 +713,9 @@ def _libsvm_block(info, block, dtype):
     labels, rows, idx, val = _parse_libsvm_block(path, block, info.zero_based)
     if idx.size and idx.max() >= n_features:
         j = int(np.argmax(idx >= n_features))
-        raise ValueError(f"{path}:{block[rows[j]][0]}: feature index {int(idx[j]) + first} "
-                         f"exceeds n_features={n_features}")
+        raise ValueError(
+            f"{path}:{block[rows[j]][0]}: feature index {int(idx[j]) + first} exceeds n_features={n_features}"
+        )
     X = _allocate((len(block), n_features), dtype, f"a chunk of {len(block)} rows x {n_features} features")
     with np.errstate(over="ignore"):
         X[rows, idx] = val
@@ -711,8 +736,10 @@ def _check_info(info, path, options):
     defaults = {"format": None, "label_column": None, "n_features": None, "zero_based": False, "header": None}
     for name, value in options.items():
         if value != defaults[name] and value != getattr(info, name):
-            raise ValueError(f"{name}={value!r} conflicts with info.{name}={getattr(info, name)!r} "
-                             "(the options of scan() apply; leave them out or pass the same)")
+            raise ValueError(
+                f"{name}={value!r} conflicts with info.{name}={getattr(info, name)!r} "
+                "(the options of scan() apply; leave them out or pass the same)"
+            )
     if path is not None:
         given = os.fspath(path)
         try:
@@ -723,8 +750,18 @@ def _check_info(info, path, options):
             raise ValueError(f"info describes {info.path!r}, not {given!r}")
 
 
-def iter_chunks(path, *, chunk_rows=4096, format=None, label_column=None, n_features=None,
-                zero_based=False, header=None, dtype=np.float64, info=None):
+def iter_chunks(
+    path,
+    *,
+    chunk_rows=4096,
+    format=None,
+    label_column=None,
+    n_features=None,
+    zero_based=False,
+    header=None,
+    dtype=np.float64,
+    info=None,
+):
     """Yield ``(X, y)`` blocks of at most ``chunk_rows`` rows, streaming (bounded memory).
 
     Parameters
@@ -758,8 +795,13 @@ def iter_chunks(path, *, chunk_rows=4096, format=None, label_column=None, n_feat
     """
     chunk_rows = _check_chunk_rows(chunk_rows)
     dtype = _check_dtype(dtype)
-    options = {"format": format, "label_column": label_column, "n_features": n_features,
-               "zero_based": zero_based, "header": header}
+    options = {
+        "format": format,
+        "label_column": label_column,
+        "n_features": n_features,
+        "zero_based": zero_based,
+        "header": header,
+    }
     if info is None:
         info = scan(path, **options)
     else:
@@ -777,8 +819,10 @@ def _chunks(info, chunk_rows, dtype):
         if str(exc).startswith("not enough memory"):
             raise
         need = chunk_rows * info.n_features * (8 + dtype.itemsize)
-        raise MemoryError(f"not enough memory for chunks of {chunk_rows} rows x {info.n_features} features: "
-                          f"need about {_gb(need)} (use a smaller chunk_rows)") from None
+        raise MemoryError(
+            f"not enough memory for chunks of {chunk_rows} rows x {info.n_features} features: "
+            f"need about {_gb(need)} (use a smaller chunk_rows)"
+        ) from None
 
 
 def _npy_chunks(info, chunk_rows, dtype):
@@ -786,7 +830,7 @@ def _npy_chunks(info, chunk_rows, dtype):
     if arr.shape != (info.n_rows, info.n_features):
         raise _changed(info)
     for start in range(0, info.n_rows, chunk_rows):
-        src = arr[start:start + chunk_rows]
+        src = arr[start : start + chunk_rows]
         with np.errstate(over="ignore", invalid="ignore"):
             X = np.array(src, dtype=dtype, order="C")
         bad = _first_non_finite(X)
@@ -794,8 +838,9 @@ def _npy_chunks(info, chunk_rows, dtype):
             r, c = bad
             value = float(src[r, c])
             note = f" (overflows {dtype})" if math.isfinite(value) else ""
-            raise ValueError(f"{info.path}: row {start + r}, column {c}: features must be finite, "
-                             f"got {value!r}{note}")
+            raise ValueError(
+                f"{info.path}: row {start + r}, column {c}: features must be finite, got {value!r}{note}"
+            )
         yield X, None
 
 
@@ -818,8 +863,17 @@ def _text_chunks(info, chunk_rows, dtype):
             raise _changed(info)
 
 
-def load(path, *, format=None, label_column=None, n_features=None, zero_based=False, header=None,
-         dtype=np.float64, chunk_rows=65536):
+def load(
+    path,
+    *,
+    format=None,
+    label_column=None,
+    n_features=None,
+    zero_based=False,
+    header=None,
+    dtype=np.float64,
+    chunk_rows=65536,
+):
     """Read a whole data file into memory: ``(X, y)``.
 
     Parameters are those of :func:`iter_chunks`. ``y`` is None for files without labels.
@@ -831,13 +885,22 @@ def load(path, *, format=None, label_column=None, n_features=None, zero_based=Fa
     """
     chunk_rows = _check_chunk_rows(chunk_rows)
     dtype = _check_dtype(dtype)
-    info = scan(path, format=format, label_column=label_column, n_features=n_features,
-                zero_based=zero_based, header=header)
-    X = _allocate((info.n_rows, info.n_features), dtype,
-                  f"loading {info.path} ({info.n_rows} x {info.n_features} {dtype})")
+    info = scan(
+        path,
+        format=format,
+        label_column=label_column,
+        n_features=n_features,
+        zero_based=zero_based,
+        header=header,
+    )
+    X = _allocate(
+        (info.n_rows, info.n_features),
+        dtype,
+        f"loading {info.path} ({info.n_rows} x {info.n_features} {dtype})",
+    )
     ys, row = [], 0
     for Xc, yc in _chunks(info, chunk_rows, dtype):
-        X[row:row + len(Xc)] = Xc
+        X[row : row + len(Xc)] = Xc
         row += len(Xc)
         if yc is not None:
             ys.append(yc)

@@ -67,16 +67,25 @@ def _draw_shells(ax, shells, values):
     """Sphere shells (and an atom at 0) as stems: a point mass in rho, annotated with its mass."""
     if not shells:
         return
-    top = float(np.max(np.abs(values))) if values is not None and np.size(values) and np.max(np.abs(values)) > 0 \
+    top = (
+        float(np.max(np.abs(values)))
+        if values is not None and np.size(values) and np.max(np.abs(values)) > 0
         else max(abs(m) for _, m in shells)
+    )
     for radius, mass in shells:
         color = _PLUS if mass > 0 else _MINUS
         height = math.copysign(top, mass)
         ax.vlines(radius, 0.0, height, color=color, lw=2.5)
         ax.plot([radius], [height], marker="^" if mass > 0 else "v", color=color, ms=7)
         where = "atom at 0" if radius == 0 else f"shell rho = {radius:.4g}"
-        ax.annotate(f"{where}, mass {mass:+.4g}", (radius, height), fontsize=7, color=color,
-                    xytext=(4, -10 if mass > 0 else 4), textcoords="offset points")
+        ax.annotate(
+            f"{where}, mass {mass:+.4g}",
+            (radius, height),
+            fontsize=7,
+            color=color,
+            xytext=(4, -10 if mass > 0 else 4),
+            textcoords="offset points",
+        )
 
 
 def _r_range(kernel, measure):
@@ -169,9 +178,12 @@ def plot_measure(measure, *, rho_max=None, r_max=None, n_points=800, figsize=(13
         scale_note = ", symlog axis"
     else:
         scale_note = ""
-    ax_mu.set(xlabel="rho = ||w||", ylabel="mu(rho)",
-              title=f"signed density mu ({len(zeros)} sign change{'s' if len(zeros) != 1 else ''} "
-                    f"in view{scale_note})")
+    ax_mu.set(
+        xlabel="rho = ||w||",
+        ylabel="mu(rho)",
+        title=f"signed density mu ({len(zeros)} sign change{'s' if len(zeros) != 1 else ''} "
+        f"in view{scale_note})",
+    )
     ax_mu.legend(loc="best", fontsize=8)
 
     # 3./4. radial laws (on the density panel's range) and CDFs (on the full range; a log grid
@@ -193,8 +205,10 @@ def plot_measure(measure, *, rho_max=None, r_max=None, n_points=800, figsize=(13
     truncated_view = masses is None
     if truncated_view:  # divergent: normalise on the plotted range, and say so
         masses = tuple(float(np.trapezoid(g, rho)) for g in (fp, fm))
-    for g, gv, m, color, sign in ((fp, np.maximum(f_view, 0.0), masses[0], _PLUS, "+"),
-                                  (fm, np.maximum(-f_view, 0.0), masses[1], _MINUS, "-")):
+    for g, gv, m, color, sign in (
+        (fp, np.maximum(f_view, 0.0), masses[0], _PLUS, "+"),
+        (fm, np.maximum(-f_view, 0.0), masses[1], _MINUS, "-"),
+    ):
         if m <= 0:
             continue
         ax_p.plot(rho_m, gv / m, color=color, label=f"p{sign}(rho)")
@@ -206,10 +220,18 @@ def plot_measure(measure, *, rho_max=None, r_max=None, n_points=800, figsize=(13
         cdf = cdf / m
         what = f"mass on [0, {rho_max:g}] = {m:.4g}" if truncated_view else f"m{sign} = {m:.4g}"
         ax_cdf.plot(rho, cdf, color=color, label=f"F{sign}(rho), {what}")
-    _draw_shells(ax_p, [(r_, m_ / (masses[0] if m_ > 0 else masses[1])) for r_, m_ in shells
-                        if (masses[0] if m_ > 0 else masses[1]) > 0], None)
-    ax_p.set(xlabel="rho", ylabel="density", title="radial laws p± ∝ max(±mu, 0) rho^(d-1)",
-             xlim=(0.0, rho_mu))
+    _draw_shells(
+        ax_p,
+        [
+            (r_, m_ / (masses[0] if m_ > 0 else masses[1]))
+            for r_, m_ in shells
+            if (masses[0] if m_ > 0 else masses[1]) > 0
+        ],
+        None,
+    )
+    ax_p.set(
+        xlabel="rho", ylabel="density", title="radial laws p± ∝ max(±mu, 0) rho^(d-1)", xlim=(0.0, rho_mu)
+    )
     if long_tail:
         ax_cdf.set_xscale("log")
         ax_cdf.set_xlim(rho_max * 1e-3, rho_max)
@@ -248,8 +270,16 @@ def plot_measure(measure, *, rho_max=None, r_max=None, n_points=800, figsize=(13
         lines.append("tail: faster than any power" if te == math.inf else f"tail: |mu| ~ rho^-{te:g}")
         lines += textwrap.wrap(f"method: {report.method}", 52)[:3]
         lines += textwrap.wrap(f"reason: {report.reason}", 52)[:10]
-    ax_txt.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", family="monospace", fontsize=8,
-                transform=ax_txt.transAxes)
+    ax_txt.text(
+        0.0,
+        1.0,
+        "\n".join(lines),
+        va="top",
+        ha="left",
+        family="monospace",
+        fontsize=8,
+        transform=ax_txt.transAxes,
+    )
     return fig
 
 

@@ -11,11 +11,15 @@ from hypothesis import HealthCheck, settings
 
 # "ci": bounded and deterministic; "dev": the same, the default; "thorough": many more examples.
 settings.register_profile(
-    "ci", max_examples=25, deadline=None, derandomize=True,
+    "ci",
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.register_profile("dev", max_examples=25, deadline=None, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "dev", max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.register_profile("thorough", max_examples=500, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
@@ -51,8 +55,9 @@ class StoredReference:
     def __init__(self, name):
         path = REFERENCE_DIR / f"{name}.json"
         if not path.exists():
-            pytest.fail(f"stored reference {path.name} is missing: "
-                        f"python tests/reference/make_references.py {name}")
+            pytest.fail(
+                f"stored reference {path.name} is missing: python tests/reference/make_references.py {name}"
+            )
         blob = json.loads(path.read_text())
         self.name = name
         self.method = blob["method"]
@@ -63,8 +68,10 @@ class StoredReference:
         """The stored value of ``params`` as its decimal string (all stored digits)."""
         key = reference_key(params)
         if key not in self._values:
-            pytest.fail(f"no stored reference {self.name} for {key}: the test asks for a case the file "
-                        f"does not hold; python tests/reference/make_references.py {self.name}")
+            pytest.fail(
+                f"no stored reference {self.name} for {key}: the test asks for a case the file "
+                f"does not hold; python tests/reference/make_references.py {self.name}"
+            )
         return self._values[key]
 
     def __call__(self, **params):

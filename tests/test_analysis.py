@@ -4,10 +4,7 @@ Expected coefficients are derived by hand (formulas in the comments), not copied
 """
 
 import math
-import os
-import time
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -116,12 +113,15 @@ def test_rational_quadratic(alpha, l):
     assert a.decay == "power" and a.decay_rate == pytest.approx(2 * alpha, rel=1e-10)
 
 
-@pytest.mark.parametrize("a_,p,expected", [
-    # (1 - r^2/a^2)^p at r = 2 - t: (1 - 4/a^2 + 4t/a^2 - t^2/a^2)^p
-    (3.0, 1, [(5 / 9, 0.0), (4 / 9, 1.0), (-1 / 9, 2.0)]),
-    (2.0, 2, [(1.0, 2.0), (-0.5, 3.0), (1 / 16, 4.0)]),       # (t - t^2/4)^2
-    (2.0, 3, [(1.0, 3.0), (-0.75, 4.0), (3 / 16, 5.0)]),      # (t - t^2/4)^3
-])
+@pytest.mark.parametrize(
+    "a_,p,expected",
+    [
+        # (1 - r^2/a^2)^p at r = 2 - t: (1 - 4/a^2 + 4t/a^2 - t^2/a^2)^p
+        (3.0, 1, [(5 / 9, 0.0), (4 / 9, 1.0), (-1 / 9, 2.0)]),
+        (2.0, 2, [(1.0, 2.0), (-0.5, 3.0), (1 / 16, 4.0)]),  # (t - t^2/4)^2
+        (2.0, 3, [(1.0, 3.0), (-0.75, 4.0), (3 / 16, 5.0)]),  # (t - t^2/4)^3
+    ],
+)
 def test_spherical_polynomial_edge(a_, p, expected):
     a = analyze(kernels.spherical_polynomial(a_, p))
     assert a.smooth_at_origin and a.value_at_zero == 1.0 and a.bounded
@@ -243,17 +243,20 @@ def sympy_broken(monkeypatch):
     _analysis._analyze_cached.cache_clear()
 
 
-@pytest.mark.parametrize("kern,origin,edge,tol", [
-    (kernels.laplacian(2.0), (-0.5, 1.0, 0), None, 1e-9),
-    (kernels.matern(0.7, 1.3), (matern_leading(0.7, 1.3), 1.4, 0), None, 1e-6),
-    (kernels.matern(1.0, 1.5), (1 / 2.25, 2.0, 1), None, 1e-6),
-    (kernels.exponential_power(0.5), (-1.0, 0.5, 0), None, 1e-4),
-    (kernels.gaussian(), None, None, 0),
-    (kernels.ntk_relu_sphere(), (-1 / PI, 1.0, 0), (-2 / PI, 0.5), 1e-6),
-    (kernels.spherical_polynomial(2.0, 2), None, (1.0, 2.0), 1e-6),
-    (kernels.spherical_polynomial(3.0, 1), None, (5 / 9, 0.0), 1e-6),
-    (F("1/r"), (1.0, -1.0, 0), None, 1e-9),
-])
+@pytest.mark.parametrize(
+    "kern,origin,edge,tol",
+    [
+        (kernels.laplacian(2.0), (-0.5, 1.0, 0), None, 1e-9),
+        (kernels.matern(0.7, 1.3), (matern_leading(0.7, 1.3), 1.4, 0), None, 1e-6),
+        (kernels.matern(1.0, 1.5), (1 / 2.25, 2.0, 1), None, 1e-6),
+        (kernels.exponential_power(0.5), (-1.0, 0.5, 0), None, 1e-4),
+        (kernels.gaussian(), None, None, 0),
+        (kernels.ntk_relu_sphere(), (-1 / PI, 1.0, 0), (-2 / PI, 0.5), 1e-6),
+        (kernels.spherical_polynomial(2.0, 2), None, (1.0, 2.0), 1e-6),
+        (kernels.spherical_polynomial(3.0, 1), None, (5 / 9, 0.0), 1e-6),
+        (F("1/r"), (1.0, -1.0, 0), None, 1e-9),
+    ],
+)
 def test_numeric_fallback(sympy_broken, kern, origin, edge, tol):
     a = analyze(kern)
     assert a.method == "numeric"
@@ -265,7 +268,7 @@ def test_numeric_fallback(sympy_broken, kern, origin, edge, tol):
         assert (e, lp) == origin[1:]
         assert c == pytest.approx(origin[0], rel=tol)
     if edge is not None:
-        (c, b), = a.edge_terms
+        ((c, b),) = a.edge_terms
         assert b == edge[1] and c == pytest.approx(edge[0], rel=tol)
     assert a.value_at_zero == pytest.approx(kern.value_at_zero(), rel=1e-9)
 

@@ -77,7 +77,9 @@ def _imports(name, path):
                 found.extend((a.name, child.lineno, in_function) for a in child.names)
             elif isinstance(child, ast.ImportFrom):
                 if child.level:
-                    target = ".".join(base[:len(base) - child.level + 1] + ([child.module] if child.module else []))
+                    target = ".".join(
+                        base[: len(base) - child.level + 1] + ([child.module] if child.module else [])
+                    )
                 else:
                     target = child.module
                 for alias in child.names:
@@ -102,7 +104,8 @@ def test_imports_go_one_way(name):
             continue
         assert _layer(target) <= rank, (
             f"{MODULES[name].name}:{line}: layer {rank} module {name} imports {target} "
-            f"of the higher layer {_layer(target)}")
+            f"of the higher layer {_layer(target)}"
+        )
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
@@ -110,20 +113,24 @@ def test_no_hidden_imports_inside_functions(name):
     for target, line, in_function in _imports(name, MODULES[name]):
         if not in_function or target.split(".")[0] in OPTIONAL or (name, target) in LAZY_EXCEPTIONS:
             continue
-        raise AssertionError(f"{MODULES[name]}:{line}: import of {target} inside a function "
-                             "(only optional extras may be imported lazily)")
+        raise AssertionError(
+            f"{MODULES[name]}:{line}: import of {target} inside a function "
+            "(only optional extras may be imported lazily)"
+        )
 
 
 def test_no_import_cycles():
-    graph = {n: {t for t, _, _ in _imports(n, p) if t in MODULES and t != n and t != "spectralkit"}
-             for n, p in MODULES.items()}
+    graph = {
+        n: {t for t, _, _ in _imports(n, p) if t in MODULES and t != n and t != "spectralkit"}
+        for n, p in MODULES.items()
+    }
     state = {}
 
     def dfs(v, path):
         state[v] = 1
         for w in graph[v]:
             if state.get(w) == 1:
-                raise AssertionError("import cycle: " + " -> ".join(path[path.index(w):] + [w]))
+                raise AssertionError("import cycle: " + " -> ".join(path[path.index(w) :] + [w]))
             if w not in state:
                 dfs(w, path + [w])
         state[v] = 2
@@ -138,6 +145,11 @@ def test_public_modules_declare_all():
         if any(part.startswith("_") for part in name.split(".")[1:]) or name.endswith("__main__"):
             continue
         tree = ast.parse(path.read_text())
-        names = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
-                 if isinstance(t, ast.Name)}
+        names = {
+            t.id
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            for t in node.targets
+            if isinstance(t, ast.Name)
+        }
         assert "__all__" in names, f"public module {name} has no __all__"

@@ -74,18 +74,29 @@ def _edit(path, change, fix_checksum):
     path.write_text(json.dumps(blob))
 
 
-@pytest.mark.parametrize("change, fix_checksum, match", [
-    (lambda d: d.update(verdict="PD"), False, "fails its checksum"),
-    (lambda d: d.update(verdict="PD"), True, "fails validation: verdict PD with m- ="),
-    (lambda d: d["mass_plus"].update(value=d["mass_plus"]["value"] * 2), True, "k(0) differs from m+ - m-"),
-    (lambda d: d["mass_plus"].update(value={"float": "inf"}), True, "is not a finite non-negative estimate"),
-    (lambda d: d["mass_minus"].update(value=-1.0), True, "is not a finite non-negative estimate"),
-    (lambda d: d["mass_plus"].update(value="1.0"), True, "expected a number, got str"),
-    (lambda d: d.update(lobes="nonsense"), True, "expected a list"),
-    (lambda d: d.update(type="RKKSReport"), True, "expected an object of type Derivation"),
-    (lambda d: d.update(extra=1), True, "unexpected ['extra']"),
-    (lambda d: d["lobes"][0].update(sign=3), True, "invalid lobe"),
-])
+@pytest.mark.parametrize(
+    "change, fix_checksum, match",
+    [
+        (lambda d: d.update(verdict="PD"), False, "fails its checksum"),
+        (lambda d: d.update(verdict="PD"), True, "fails validation: verdict PD with m- ="),
+        (
+            lambda d: d["mass_plus"].update(value=d["mass_plus"]["value"] * 2),
+            True,
+            "k(0) differs from m+ - m-",
+        ),
+        (
+            lambda d: d["mass_plus"].update(value={"float": "inf"}),
+            True,
+            "is not a finite non-negative estimate",
+        ),
+        (lambda d: d["mass_minus"].update(value=-1.0), True, "is not a finite non-negative estimate"),
+        (lambda d: d["mass_plus"].update(value="1.0"), True, "expected a number, got str"),
+        (lambda d: d.update(lobes="nonsense"), True, "expected a list"),
+        (lambda d: d.update(type="RKKSReport"), True, "expected an object of type Derivation"),
+        (lambda d: d.update(extra=1), True, "unexpected ['extra']"),
+        (lambda d: d["lobes"][0].update(sign=3), True, "invalid lobe"),
+    ],
+)
 def test_edited_entries_are_discarded_and_recomputed(tmp_path, reference, change, fix_checksum, match):
     path = _entry(tmp_path)
     _edit(path, change, fix_checksum)
@@ -97,13 +108,16 @@ def test_edited_entries_are_discarded_and_recomputed(tmp_path, reference, change
         _same(check_rkks(KERNEL, DIM, cache_dir=tmp_path), reference)
 
 
-@pytest.mark.parametrize("content, match", [
-    ("{not json", "cannot read"),
-    ("[1, 2]", "is not a spectralkit cache entry"),
-    ('"text"', "is not a spectralkit cache entry"),
-    ("", "cannot read"),
-    ("\x00\xff", "cannot read"),
-])
+@pytest.mark.parametrize(
+    "content, match",
+    [
+        ("{not json", "cannot read"),
+        ("[1, 2]", "is not a spectralkit cache entry"),
+        ('"text"', "is not a spectralkit cache entry"),
+        ("", "cannot read"),
+        ("\x00\xff", "cannot read"),
+    ],
+)
 def test_garbage_entries(tmp_path, reference, content, match):
     path = _entry(tmp_path)
     path.write_bytes(content.encode("latin-1"))
@@ -116,15 +130,19 @@ def test_entry_of_another_key_or_version(tmp_path, reference):
     blob["key"] = blob["key"].replace("spectralkit ", "spectralkit 0.0.0-other ")
     blob["checksum"] = _cache._checksum(blob)
     path.write_text(json.dumps(blob))
-    _same(_one_warning("another key or format version", lambda: check_rkks(KERNEL, DIM, cache_dir=tmp_path)),
-          reference)
+    _same(
+        _one_warning("another key or format version", lambda: check_rkks(KERNEL, DIM, cache_dir=tmp_path)),
+        reference,
+    )
 
 
 def test_entry_that_is_a_folder(tmp_path, reference):
     path = _entry(tmp_path)
     path.unlink()
     path.mkdir()
-    _same(_one_warning("is not a regular file", lambda: check_rkks(KERNEL, DIM, cache_dir=tmp_path)), reference)
+    _same(
+        _one_warning("is not a regular file", lambda: check_rkks(KERNEL, DIM, cache_dir=tmp_path)), reference
+    )
     assert path.is_dir()  # left alone
 
 
@@ -157,8 +175,10 @@ def test_read_only_folder(tmp_path, reference):
 def test_another_users_entry_is_not_trusted(tmp_path, reference):
     path = _entry(tmp_path)
     os.chown(path, 12345, 12345)
-    _same(_one_warning("belongs to another user", lambda: check_rkks(KERNEL, DIM, cache_dir=tmp_path)),
-          reference)
+    _same(
+        _one_warning("belongs to another user", lambda: check_rkks(KERNEL, DIM, cache_dir=tmp_path)),
+        reference,
+    )
 
 
 def test_kernel_with_infinite_value_at_zero_works_with_the_cache(tmp_path):

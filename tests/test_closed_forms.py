@@ -80,19 +80,28 @@ def poly_gauss_ref(coeffs, b, d, rho):
     with mpmath.workdps(50):
         for r in rho:
             r = mpmath.mpf(float(r))
-            g = lambda bb: (4 * mpmath.pi * bb) ** (-mpmath.mpf(d) / 2) * mpmath.exp(-r**2 / (4 * bb))
-            out.append(float(sum((-1) ** j * mpmath.mpf(p) * mpmath.diff(g, mpmath.mpf(b), j)
-                                 for j, p in enumerate(coeffs))))
+            g = lambda bb: (4 * mpmath.pi * bb) ** (-mpmath.mpf(d) / 2) * mpmath.exp(-(r**2) / (4 * bb))
+            out.append(
+                float(
+                    sum(
+                        (-1) ** j * mpmath.mpf(p) * mpmath.diff(g, mpmath.mpf(b), j)
+                        for j, p in enumerate(coeffs)
+                    )
+                )
+            )
     return np.array(out)
 
 
 @pytest.mark.parametrize("d", DIMS)
-@pytest.mark.parametrize("kern,coeffs,b", [
-    (kernels.gaussian(0.7), [1], 1 / (2 * 0.49)),
-    (F("3*exp(-2*r**2)"), [3], 2),
-    (F("(1 - r**2)*exp(-r**2/2)"), [1, -1], 0.5),
-    (F("(2 - 3*r**2 + r**4/2)*exp(-r**2)"), [2, -3, 0.5], 1),
-])
+@pytest.mark.parametrize(
+    "kern,coeffs,b",
+    [
+        (kernels.gaussian(0.7), [1], 1 / (2 * 0.49)),
+        (F("3*exp(-2*r**2)"), [3], 2),
+        (F("(1 - r**2)*exp(-r**2/2)"), [1, -1], 0.5),
+        (F("(2 - 3*r**2 + r**4/2)*exp(-r**2)"), [2, -3, 0.5], 1),
+    ],
+)
 def test_poly_gaussian_vs_mpmath(kern, coeffs, b, d):
     tr = closed_form(kern, d)
     assert tr.method.startswith("closed-form:")
@@ -108,9 +117,14 @@ def test_gaussian_hankel_convention(d):
     with mpmath.workdps(30):
         for rho in [0.3, 1.7]:
             nu = mpmath.mpf(d) / 2 - 1
-            f = lambda r: mpmath.exp(-r**2 / (2 * 1.69)) * r ** (mpmath.mpf(d) / 2) * mpmath.besselj(nu, rho * r)
-            ref = (2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * mpmath.mpf(rho) ** (1 - mpmath.mpf(d) / 2) \
+            f = lambda r: (
+                mpmath.exp(-(r**2) / (2 * 1.69)) * r ** (mpmath.mpf(d) / 2) * mpmath.besselj(nu, rho * r)
+            )
+            ref = (
+                (2 * mpmath.pi) ** (-mpmath.mpf(d) / 2)
+                * mpmath.mpf(rho) ** (1 - mpmath.mpf(d) / 2)
                 * mpmath.quad(f, [0, 2, 5, 10, 20])
+            )
             assert tr.mu(rho) == pytest.approx(float(ref), rel=1e-12)
 
 
@@ -128,8 +142,9 @@ def test_gaussian_sampler_fact_and_cdf(d):
     assert radial_mass(tr, d) == pytest.approx(1.0, rel=1e-9)
 
 
-@pytest.mark.parametrize("d,zeros,nonneg", [(1, [], True), (2, [1.0], False), (3, [math.sqrt(2)], False),
-                                            (5, [2.0], False)])
+@pytest.mark.parametrize(
+    "d,zeros,nonneg", [(1, [], True), (2, [1.0], False), (3, [math.sqrt(2)], False), (5, [2.0], False)]
+)
 def test_reference_fact_dimension_dependent_definiteness(d, zeros, nonneg):
     # docs/theory.md §1: (1 - r^2) e^(-r^2/2) has mu ∝ rho^2 e^(-rho^2/2) in d = 1, (rho^2 - 1) in d = 2,
     # (rho^2 - 2) in d = 3; in general (rho^2 - (d - 1)) e^(-rho^2/2)
@@ -137,7 +152,7 @@ def test_reference_fact_dimension_dependent_definiteness(d, zeros, nonneg):
     np.testing.assert_allclose(tr.zeros, zeros, rtol=1e-14)
     assert tr.nonnegative is nonneg
     rho = np.linspace(0.05, 6, 50)
-    ratio = tr.mu(rho) / ((rho**2 - (d - 1)) * np.exp(-rho**2 / 2))
+    ratio = tr.mu(rho) / ((rho**2 - (d - 1)) * np.exp(-(rho**2) / 2))
     np.testing.assert_allclose(ratio, (2 * math.pi) ** (-d / 2), rtol=1e-11)
     assert radial_mass(tr, d) == pytest.approx(1.0, rel=1e-9)  # k(0) = 1
     if nonneg:  # d = 1: f = S_0 mu = 2 mu, normalised by its (positive) total
@@ -179,8 +194,9 @@ def test_matern_vs_mpmath(nu, l, d):
     assert radial_mass(tr, d, tail=lambda x: 1 - tr.radial_cdf(x)) == pytest.approx(1.0, rel=1e-8)
     x = 1.7 / l
     log_s = math.log(2) + 0.5 * d * math.log(math.pi) - special.gammaln(0.5 * d)
-    part = integrate.quad(lambda t: math.exp(log_s + (d - 1) * math.log(t)) * tr.mu(t), 0, x,
-                          epsrel=1e-12, limit=200)[0]
+    part = integrate.quad(
+        lambda t: math.exp(log_s + (d - 1) * math.log(t)) * tr.mu(t), 0, x, epsrel=1e-12, limit=200
+    )[0]
     assert tr.radial_cdf(x) == pytest.approx(part, rel=1e-9)
 
 
@@ -192,8 +208,12 @@ def test_laplacian_is_multivariate_cauchy(d):
         tr = closed_form(kern, d)
         c = 1.0 if kern.family else 2.0
         rho = np.geomspace(1e-4, 1e4, 60)
-        want = c * np.exp(special.gammaln((d + 1) / 2) - (d + 1) / 2 * math.log(math.pi) + d * math.log(l)
-                          - (d + 1) / 2 * np.log1p(l * l * rho * rho))
+        want = c * np.exp(
+            special.gammaln((d + 1) / 2)
+            - (d + 1) / 2 * math.log(math.pi)
+            + d * math.log(l)
+            - (d + 1) / 2 * np.log1p(l * l * rho * rho)
+        )
         np.testing.assert_allclose(tr.mu(rho), want, rtol=1e-12)
         assert tr.method == "closed-form:laplacian" and tr.tail_exponent == d + 1
 
@@ -201,8 +221,11 @@ def test_laplacian_is_multivariate_cauchy(d):
 def test_matern_inverse_transform_recovers_kernel():
     # docs/theory.md §4: Matérn-3/2, d = 2, r = 1: k = (1 + sqrt 3) e^(-sqrt 3) = 0.4834 (not 0.428)
     tr = closed_form(kernels.matern(1.5, 1.0), 2)
-    val = 2 * math.pi * integrate.quad(lambda t: tr.mu(t) * t * special.j0(t), 0, 400, limit=2000,
-                                       epsabs=1e-13)[0]
+    val = (
+        2
+        * math.pi
+        * integrate.quad(lambda t: tr.mu(t) * t * special.j0(t), 0, 400, limit=2000, epsabs=1e-13)[0]
+    )
     assert val == pytest.approx((1 + math.sqrt(3)) * math.exp(-math.sqrt(3)), abs=1e-7)
 
 
@@ -216,8 +239,14 @@ def rq_ref(alpha, l, d, rho):
     with mpmath.workdps(40):
         a, b = mpmath.mpf(alpha), mpmath.mpf(alpha) * mpmath.mpf(l) ** 2
         r = mpmath.mpf(float(rho))
-        f = lambda t: ((2 * mpmath.pi * t) ** (-mpmath.mpf(d) / 2) * mpmath.exp(-r**2 / (2 * t))
-                       * b**a * t ** (a - 1) * mpmath.exp(-b * t) / mpmath.gamma(a))
+        f = lambda t: (
+            (2 * mpmath.pi * t) ** (-mpmath.mpf(d) / 2)
+            * mpmath.exp(-(r**2) / (2 * t))
+            * b**a
+            * t ** (a - 1)
+            * mpmath.exp(-b * t)
+            / mpmath.gamma(a)
+        )
         # the integrand peaks at the saddle tau* = rho/sqrt(2 b) (large rho), near rho^2/d and
         # near a/b: split around all of them
         peaks = [float(r**2 / max(d, 1)), float(max(a, 1) / b), float(r / mpmath.sqrt(2 * b))]
@@ -261,8 +290,15 @@ def test_rational_quadratic_bessel_formula_all_d(alpha, d):
         ref = []
         for r in rho:
             z = mpmath.mpf(float(r)) * mpmath.sqrt(2 * a)
-            ref.append(float(2 * a**a / (mpmath.gamma(a) * (2 * mpmath.pi) ** (mpmath.mpf(d) / 2))
-                             * (z / (2 * a)) ** s_ * mpmath.besselk(s_, z)))
+            ref.append(
+                float(
+                    2
+                    * a**a
+                    / (mpmath.gamma(a) * (2 * mpmath.pi) ** (mpmath.mpf(d) / 2))
+                    * (z / (2 * a)) ** s_
+                    * mpmath.besselk(s_, z)
+                )
+            )
     assert_close(tr, rho, ref)
 
 
@@ -285,9 +321,16 @@ def sonine_ref(cq, R, d, rho):
         R = mpmath.mpf(R)
         for r in rho:
             r = mpmath.mpf(float(r))
-            s = sum(mpmath.mpf(c) * 2**q * mpmath.factorial(q) * R ** (q + mpmath.mpf(d) / 2)
-                    * r ** (-(q + mpmath.mpf(d) / 2)) * mpmath.besselj(q + mpmath.mpf(d) / 2, r * R)
-                    for q, c in enumerate(cq) if c)
+            s = sum(
+                mpmath.mpf(c)
+                * 2**q
+                * mpmath.factorial(q)
+                * R ** (q + mpmath.mpf(d) / 2)
+                * r ** (-(q + mpmath.mpf(d) / 2))
+                * mpmath.besselj(q + mpmath.mpf(d) / 2, r * R)
+                for q, c in enumerate(cq)
+                if c
+            )
             out.append(float((2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * s))
     return np.array(out)
 
@@ -322,8 +365,12 @@ def test_spherical_polynomial_vs_bessel_sum(a, p, cq, d):
     rho = RHO[RHO > 0]
     assert_close(tr, rho, sonine_ref(cq, 2.0, d, rho))
     # rho -> 0: the limit (Lambda_nu(0)) without cancellation
-    mu0 = (2 * math.pi) ** (-d / 2) * 2.0**d * 2 ** (-d / 2) * sum(
-        c * math.factorial(q) * 4.0**q / math.gamma(q + d / 2 + 1) for q, c in enumerate(cq))
+    mu0 = (
+        (2 * math.pi) ** (-d / 2)
+        * 2.0**d
+        * 2 ** (-d / 2)
+        * sum(c * math.factorial(q) * 4.0**q / math.gamma(q + d / 2 + 1) for q, c in enumerate(cq))
+    )
     assert tr.mu(0.0) == pytest.approx(mu0, rel=1e-14)
 
 
@@ -348,7 +395,9 @@ def test_user_truncated_polynomial_and_rejections():
     # odd powers on a support are closed forms too (the triangle: (1 - cos rho) / (pi rho^2) in d = 1)
     tri = closed_form(F("1 - r", support=1.0), 1)
     assert tri.method == "closed-form:compact-polynomial"
-    np.testing.assert_allclose(tri.mu(rho), 2 * np.sin(rho / 2) ** 2 / (np.pi * rho**2), rtol=1e-12, atol=1e-16)
+    np.testing.assert_allclose(
+        tri.mu(rho), 2 * np.sin(rho / 2) ** 2 / (np.pi * rho**2), rtol=1e-12, atol=1e-16
+    )
     # no support, non-polynomial with support: no closed form
     assert closed_form(F("1 - r**2"), 2) is None
     assert closed_form(kernels.ntk_relu_sphere(), 1) is None
@@ -371,8 +420,12 @@ def series_ref(alpha, d, rho, which, dps=80, terms=6000):
         if which == "small":
             total, prev = mpmath.mpf(0), None
             for m in range(terms):
-                t = (-1) ** m * mpmath.gamma((d + 2 * m) / a) / (mpmath.factorial(m) * mpmath.gamma(m + d2)) \
+                t = (
+                    (-1) ** m
+                    * mpmath.gamma((d + 2 * m) / a)
+                    / (mpmath.factorial(m) * mpmath.gamma(m + d2))
                     * (r / 2) ** (2 * m)
+                )
                 if prev is not None and abs(t) > abs(prev) and alpha < 1:
                     break
                 total += t
@@ -382,8 +435,14 @@ def series_ref(alpha, d, rho, which, dps=80, terms=6000):
             return float(total * (2 * mpmath.pi) ** (-d2) * 2 ** (1 - d2) / a)
         total, prev = mpmath.mpf(0), None
         for k in range(1, terms):
-            t = (-1) ** k * 2 ** (a * k) * mpmath.gamma((a * k + d) / 2) * mpmath.rgamma(-a * k / 2) \
-                / mpmath.factorial(k) * r ** (-a * k - d)
+            t = (
+                (-1) ** k
+                * 2 ** (a * k)
+                * mpmath.gamma((a * k + d) / 2)
+                * mpmath.rgamma(-a * k / 2)
+                / mpmath.factorial(k)
+                * r ** (-a * k - d)
+            )
             if t == 0:
                 continue
             if prev is not None and abs(t) > abs(prev) and alpha > 1:
@@ -402,7 +461,9 @@ def rotated_ref(alpha, d, rho, dps=30):
         a, r0, nu = mpmath.mpf(alpha), mpmath.mpf(rho), mpmath.mpf(d) / 2 - 1
         theta = mpmath.pi / (4 * max(a, 1))
         w = mpmath.expjpi(theta / mpmath.pi)
-        f = lambda s: mpmath.exp(-(s * w) ** a) * (s * w) ** (mpmath.mpf(d) / 2) * mpmath.hankel1(nu, r0 * s * w) * w
+        f = lambda s: (
+            mpmath.exp(-((s * w) ** a)) * (s * w) ** (mpmath.mpf(d) / 2) * mpmath.hankel1(nu, r0 * s * w) * w
+        )
         sc = 1 / max(r0 * mpmath.sin(theta), 1)
         I = mpmath.quad(f, [0, sc, 4 * sc, 16 * sc, 64 * sc, mpmath.inf])
         return (2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * r0 ** (1 - mpmath.mpf(d) / 2) * I.real
@@ -421,8 +482,11 @@ EP_DIMS = [1, 2, 3, 8, 16, 64]
 
 # (0.5, 64) is slow because the library builds that transform slowly (~4 min of CPU, ~7 min of wall
 # time on a loaded 2-core machine; its reference takes 0.05 s): hence its own timeout
-@pytest.mark.parametrize("alpha,d", [(a, d) for a in (0.5, 1.5) for d in EP_DIMS if (a, d) != (0.5, 64)]
-                         + [pytest.param(0.5, 64, marks=[pytest.mark.slow, pytest.mark.timeout(1800)])])
+@pytest.mark.parametrize(
+    "alpha,d",
+    [(a, d) for a in (0.5, 1.5) for d in EP_DIMS if (a, d) != (0.5, 64)]
+    + [pytest.param(0.5, 64, marks=[pytest.mark.slow, pytest.mark.timeout(1800)])],
+)
 def test_exponential_power_vs_direct_series(alpha, d):
     tr = exp_power_transform(alpha, d)
     assert tr.method == "series:exponential-power" and tr.nonnegative
@@ -435,8 +499,12 @@ def test_exponential_power_vs_direct_series(alpha, d):
     ref = np.array([series_ref(alpha, d, r, w) for r, w in pts])
     assert_close(tr, rho, ref)
     assert tr.mu(0.0) == pytest.approx(
-        (2 * math.pi) ** (-d / 2) * 2 ** (1 - d / 2) * math.exp(special.gammaln(d / alpha) - special.gammaln(d / 2))
-        / alpha, rel=1e-12)
+        (2 * math.pi) ** (-d / 2)
+        * 2 ** (1 - d / 2)
+        * math.exp(special.gammaln(d / alpha) - special.gammaln(d / 2))
+        / alpha,
+        rel=1e-12,
+    )
 
 
 ROTATED_LIVE = (1.5, 1, 3.0)  # computed live on every run; the other cases read tests/reference
@@ -499,8 +567,11 @@ def test_exponential_power_vs_rotated_hankel_integral_high_d(alpha, d, rho, stor
     assert tr.mu(rho) == pytest.approx(rotated(stored_reference, alpha, d, rho, dps=60), rel=1e-11)
 
 
-@pytest.mark.parametrize("alpha,d", [(0.5, 1), (1.5, 3), (1.5, 64)] + [
-    pytest.param(a, d, marks=pytest.mark.slow) for a, d in [(0.5, 3), (0.5, 16), (1.5, 1), (1.5, 16)]])
+@pytest.mark.parametrize(
+    "alpha,d",
+    [(0.5, 1), (1.5, 3), (1.5, 64)]
+    + [pytest.param(a, d, marks=pytest.mark.slow) for a, d in [(0.5, 3), (0.5, 16), (1.5, 1), (1.5, 16)]],
+)
 def test_exponential_power_mass_and_lengthscale(alpha, d):
     l = 2.5
     tr = exp_power_transform(alpha, d, l)
@@ -508,8 +579,12 @@ def test_exponential_power_mass_and_lengthscale(alpha, d):
     rho = np.geomspace(1e-2, 1e2, 7)
     np.testing.assert_allclose(tr.mu(rho), l**d * tr1.mu(l * rho), rtol=1e-12)
     # beyond the float64 range of mu: the leading tail term c1 rho^(-d-alpha), S c1 X^(-alpha)/alpha
-    log_c1 = (-0.5 * d * math.log(math.pi) + alpha * math.log(2) + special.gammaln((alpha + d) / 2)
-              - math.log(-special.gamma(-alpha / 2)))
+    log_c1 = (
+        -0.5 * d * math.log(math.pi)
+        + alpha * math.log(2)
+        + special.gammaln((alpha + d) / 2)
+        - math.log(-special.gamma(-alpha / 2))
+    )
     log_s = math.log(2) + 0.5 * d * math.log(math.pi) - special.gammaln(0.5 * d)
     tail = lambda x: math.exp(log_s + log_c1 - alpha * math.log(x)) / alpha
     assert radial_mass(tr1, d, tail=tail) == pytest.approx(1.0, rel=1e-8)
@@ -529,8 +604,9 @@ def test_exponential_power_speed_and_pattern():
 NEAR_ONE_RHO = (0.3, 1.0, 3.0)
 
 
-@pytest.mark.parametrize("alpha,expect_series", [(0.99, False), (1.01, False), (1.05, False), (0.9, True),
-                                                  (1.25, True)])
+@pytest.mark.parametrize(
+    "alpha,expect_series", [(0.99, False), (1.01, False), (1.05, False), (0.9, True), (1.25, True)]
+)
 def test_exponential_power_near_one(alpha, expect_series, stored_reference):
     # near alpha = 1 both series converge too slowly around rho ~ 1: closed_form declines (None)
     # and the numeric path takes over; a bit further away the series is accurate
@@ -545,14 +621,27 @@ def test_exponential_power_near_one(alpha, expect_series, stored_reference):
 # stored references: python tests/reference/make_references.py (name: (function, digits, cases))
 # ---------------------------------------------------------------------------------------------
 REFERENCE_SETS = {
-    "rq_mixture": (rq_ref, 40, [
-        {"alpha": a, "l": l, "d": d, "rho": float(r)}
-        for a, l in RQ_CASES for d in DIMS for r in rq_rho(l, d) if (a, l, d) not in RQ_LIVE]),
-    "exp_power_rotated_hankel": (rotated_ref, None, [  # digits None: the dps of each case
-        {"alpha": a, "d": d, "rho": r, "dps": dps}
-        for (a, d, r), dps in [(c, 30) for c in ROTATED_CASES if c != ROTATED_LIVE]
-        + [((a, 3, r), 30) for a in (0.9, 1.25) for r in NEAR_ONE_RHO]
-        + [(c, 60) for c in ROTATED_HIGH_D]]),
+    "rq_mixture": (
+        rq_ref,
+        40,
+        [
+            {"alpha": a, "l": l, "d": d, "rho": float(r)}
+            for a, l in RQ_CASES
+            for d in DIMS
+            for r in rq_rho(l, d)
+            if (a, l, d) not in RQ_LIVE
+        ],
+    ),
+    "exp_power_rotated_hankel": (
+        rotated_ref,
+        None,
+        [  # digits None: the dps of each case
+            {"alpha": a, "d": d, "rho": r, "dps": dps}
+            for (a, d, r), dps in [(c, 30) for c in ROTATED_CASES if c != ROTATED_LIVE]
+            + [((a, 3, r), 30) for a in (0.9, 1.25) for r in NEAR_ONE_RHO]
+            + [(c, 60) for c in ROTATED_HIGH_D]
+        ],
+    ),
 }
 
 

@@ -47,8 +47,16 @@ class Learned:
 
 def make(**kw):
     lk = Learned()
-    return DensityKernel(lk.density, D, scale=1.0, key="test-learned", envelope=lk.envelope,
-                         kernel=lk.kernel, name="learned", **kw)
+    return DensityKernel(
+        lk.density,
+        D,
+        scale=1.0,
+        key="test-learned",
+        envelope=lk.envelope,
+        kernel=lk.kernel,
+        name="learned",
+        **kw,
+    )
 
 
 def test_measure_masses_and_bochner_identity():
@@ -67,7 +75,9 @@ def test_measure_masses_and_bochner_identity():
 
 
 def test_kernel_by_quadrature_matches_the_closed_form():
-    no_kernel = DensityKernel(Learned().density, D, scale=1.0, key="test-learned-q", envelope=Learned().envelope)
+    no_kernel = DensityKernel(
+        Learned().density, D, scale=1.0, key="test-learned-q", envelope=Learned().envelope
+    )
     r = np.array([0.0, 0.3, 0.7, 2.0, 4.0])
     np.testing.assert_allclose(no_kernel(r), Learned().kernel(r), rtol=1e-10, atol=1e-13)
     assert no_kernel.value_at_zero() == pytest.approx(Learned().kernel(0.0), rel=1e-12)
@@ -93,7 +103,9 @@ def test_random_features_are_unbiased():
 
 
 def test_dimension_is_fixed_and_arguments_are_checked():
-    with pytest.raises(TransformError, match="given by its spectral measure on R\\^3; it has no measure on R\\^2"):
+    with pytest.raises(
+        TransformError, match="given by its spectral measure on R\\^3; it has no measure on R\\^2"
+    ):
         sk.check_rkks(make(), 2)
     with pytest.raises(KernelDefinitionError, match="density must be a callable"):
         DensityKernel(3.0, D, scale=1.0, key="x")

@@ -30,9 +30,19 @@ NO_TEST = re.compile(r"<!--\s*no-test:\s*(\S.*?)\s*-->\s*$")
 SLOW_PAGE = "<!-- docs-test: slow -->"
 
 #: public modules documented in api.md, in this order
-API_MODULES = ["spectralkit", "spectralkit.kernels", "spectralkit.measures", "spectralkit.features",
-               "spectralkit.io", "spectralkit.sklearn", "spectralkit.learn", "spectralkit.dask",
-               "spectralkit.plotting", "spectralkit.cli", "spectralkit.exceptions"]
+API_MODULES = [
+    "spectralkit",
+    "spectralkit.kernels",
+    "spectralkit.measures",
+    "spectralkit.features",
+    "spectralkit.io",
+    "spectralkit.sklearn",
+    "spectralkit.learn",
+    "spectralkit.dask",
+    "spectralkit.plotting",
+    "spectralkit.cli",
+    "spectralkit.exceptions",
+]
 
 
 OUTPUT = re.compile(r"\s*(?:Output:\s*)?^```text[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
@@ -49,7 +59,7 @@ def blocks_with_output(text):
     blocks = []
     for m in FENCE.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
-        before = text[:m.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
         if "no-test" in before and not NO_TEST.search(before):
             raise AssertionError(f"line {line}: a no-test marker needs a reason: <!-- no-test: why -->")
         skip = NO_TEST.search(before)
@@ -75,7 +85,7 @@ def _line_matches(expected, actual):
     pattern, numbers = "", []
     pos = 0
     for m in re.finditer(r"\.\.\.|" + _NUMBER.pattern, expected):
-        pattern += re.escape(expected[pos:m.start()])
+        pattern += re.escape(expected[pos : m.start()])
         if m.group(0) == "...":
             pattern += ".*?"
         else:
@@ -137,12 +147,16 @@ def test_code_blocks_run(page, tmp_path, monkeypatch):
             with contextlib.redirect_stdout(printed):
                 exec(compile(code, f"{page.name}:{line}", "exec"), namespace)
         except Exception as exc:
-            raise AssertionError(f"{page.name}, block at line {line} failed: {type(exc).__name__}: {exc}") from exc
+            raise AssertionError(
+                f"{page.name}, block at line {line} failed: {type(exc).__name__}: {exc}"
+            ) from exc
         if expected is not None and not outputs_match(expected, printed.getvalue()):
             stale.append(f"--- block at line {line}: documented\n{expected}--- printed\n{printed.getvalue()}")
         ran += 1
     assert ran > 0
-    assert not stale, f"{page.name}: documented output differs from what the code prints:\n" + "\n".join(stale)
+    assert not stale, f"{page.name}: documented output differs from what the code prints:\n" + "\n".join(
+        stale
+    )
 
 
 def test_output_comparison_rules():
@@ -162,8 +176,18 @@ def test_no_test_marker_requires_a_reason():
     assert [b[2] for b in python_blocks(ok)] == ["needs a GPU", None]
 
 
-MY_PAGES = ["index.md", "install.md", "quickstart.md", "guide-check.md", "guide-featurize.md",
-            "guide-learn.md", "guide-learn-kernel.md", "guide-dask.md", "api.md", "cli.md"]
+MY_PAGES = [
+    "index.md",
+    "install.md",
+    "quickstart.md",
+    "guide-check.md",
+    "guide-featurize.md",
+    "guide-learn.md",
+    "guide-learn-kernel.md",
+    "guide-dask.md",
+    "api.md",
+    "cli.md",
+]
 
 
 @pytest.mark.parametrize("name", MY_PAGES)
@@ -202,10 +226,14 @@ def public_names(modname):
 
 def render_api():
     """Markdown API reference generated from the docstrings (signature + first paragraph)."""
-    lines = ["# API reference", "",
-             "Generated from the docstrings by `python tests/test_docs.py` (do not edit by hand). Every",
-             "public name (`__all__`) of the public modules, with its signature and the first paragraph of",
-             "its docstring; see the docstrings (`help(...)`) for parameters, formulas and conventions.", ""]
+    lines = [
+        "# API reference",
+        "",
+        "Generated from the docstrings by `python tests/test_docs.py` (do not edit by hand). Every",
+        "public name (`__all__`) of the public modules, with its signature and the first paragraph of",
+        "its docstring; see the docstrings (`help(...)`) for parameters, formulas and conventions.",
+        "",
+    ]
     for modname in API_MODULES:
         mod, names = public_names(modname)
         lines += [f"## `{modname}`", "", _summary(mod), ""]
@@ -230,7 +258,9 @@ def render_api():
                         if isinstance(member, property):
                             members.append(f"- `.{mname}` (property): {_summary(member)}")
                         elif inspect.isfunction(member) or isinstance(member, (classmethod, staticmethod)):
-                            fn = member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
+                            fn = (
+                                member.__func__ if isinstance(member, (classmethod, staticmethod)) else member
+                            )
                             members.append(f"- `.{mname}{_signature(fn)}`: {_summary(fn)}")
                     if members:
                         lines += members + [""]
@@ -246,8 +276,9 @@ def test_api_md_lists_every_public_name():
         _, names = public_names(modname)
         if f"## `{modname}`" not in text:
             missing.append(modname)
-        missing += [f"{modname}.{n}" for n in names
-                    if f"`{modname}.{n}" not in text and f"**`{n}`**" not in text]
+        missing += [
+            f"{modname}.{n}" for n in names if f"`{modname}.{n}" not in text and f"**`{n}`**" not in text
+        ]
     assert not missing, f"docs/api.md is stale (python tests/test_docs.py): missing {missing}"
 
 
@@ -258,8 +289,9 @@ if __name__ == "__main__":
     print("wrote docs/api.md")
 
 
-@pytest.mark.parametrize("modname", ["spectralkit.io", "spectralkit.sklearn", "spectralkit.learn",
-                                     "spectralkit.dask"])
+@pytest.mark.parametrize(
+    "modname", ["spectralkit.io", "spectralkit.sklearn", "spectralkit.learn", "spectralkit.dask"]
+)
 def test_docstring_examples_run(modname):
     import doctest
 

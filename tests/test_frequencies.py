@@ -70,13 +70,17 @@ def test_orthogonal_directions_any_count(dim, n, seed):
     d = orthogonal_directions(n, dim, np.random.default_rng(seed))
     assert d.shape == (n, dim)
     for start in range(0, n, dim):
-        block = d[start:start + dim]
+        block = d[start : start + dim]
         assert np.abs(block @ block.T - np.eye(len(block))).max() < 1e-12
 
 
 @settings(max_examples=20, deadline=None)
-@given(dim=hst.integers(1, 40), n_plus=hst.integers(0, 70), n_minus=hst.integers(0, 70),
-       seed=hst.integers(0, 2**32 - 1))
+@given(
+    dim=hst.integers(1, 40),
+    n_plus=hst.integers(0, 70),
+    n_minus=hst.integers(0, 70),
+    seed=hst.integers(0, 2**32 - 1),
+)
 def test_gorf_plus_and_minus_jointly_orthogonal(dim, n_plus, n_minus, seed):
     """The + and - rows come from shared blocks: every pair within a block is orthogonal."""
     rng = np.random.default_rng(seed)
@@ -90,7 +94,7 @@ def test_gorf_plus_and_minus_jointly_orthogonal(dim, n_plus, n_minus, seed):
     assert mask.sum() == n_plus
     assert np.array_equal(rows[mask], dp) and np.array_equal(rows[~mask], dm)
     for start in range(0, n_plus + n_minus, dim):
-        block = rows[start:start + dim]
+        block = rows[start : start + dim]
         assert np.abs(block @ block.T - np.eye(len(block))).max() < 1e-12
 
 
@@ -110,8 +114,9 @@ def test_gorf_paper_is_a_non_orthogonal_baseline():
     assert np.allclose(np.linalg.norm(both, axis=1), 1.0)
     gram = both @ both.T
     assert np.abs(gram - np.diag(np.diag(gram))).max() > 0.3
-    firsts = np.concatenate([gorf_paper_directions(4, 4, dim, np.random.default_rng(s))[0][:, 0]
-                             for s in range(2000)])
+    firsts = np.concatenate(
+        [gorf_paper_directions(4, 4, dim, np.random.default_rng(s))[0][:, 0] for s in range(2000)]
+    )
     _first_coordinate_ok(firsts, dim)
 
 
@@ -154,8 +159,10 @@ def test_orf_reduces_variance_gaussian():
     z[0] = 1.0
     v = {}
     for method in ("rff", "orf"):
-        est = [np.cos(draw_frequencies(method, dim, 0, dim, rng, ex.sample_norms)[0] @ z).mean()
-               for _ in range(4000)]
+        est = [
+            np.cos(draw_frequencies(method, dim, 0, dim, rng, ex.sample_norms)[0] @ z).mean()
+            for _ in range(4000)
+        ]
         v[method] = np.var(est)
     # SE of log(sample variance) ~ sqrt(2 / n) each (near-Gaussian estimates)
     assert math.log(v["orf"] / v["rff"]) < -4 * math.sqrt(2 * 2 / 4000)

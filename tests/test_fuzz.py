@@ -16,9 +16,46 @@ from hypothesis import strategies as st
 import spectralkit as sk
 from spectralkit.exceptions import SpectralkitError
 
-TOKENS = ["r", "1", "2", "0.5", "1e3", "pi", "E", "+", "-", "*", "/", "**", "^", "(", ")", ",", "exp", "log",
-          "sqrt", "cos", "sin", "gamma", "besselj", "abs", "min", "max", "x", "__import__", ".", "[", "]",
-          "lambda", ":", "'", "\"", "9", "e", " "]
+TOKENS = [
+    "r",
+    "1",
+    "2",
+    "0.5",
+    "1e3",
+    "pi",
+    "E",
+    "+",
+    "-",
+    "*",
+    "/",
+    "**",
+    "^",
+    "(",
+    ")",
+    ",",
+    "exp",
+    "log",
+    "sqrt",
+    "cos",
+    "sin",
+    "gamma",
+    "besselj",
+    "abs",
+    "min",
+    "max",
+    "x",
+    "__import__",
+    ".",
+    "[",
+    "]",
+    "lambda",
+    ":",
+    "'",
+    '"',
+    "9",
+    "e",
+    " ",
+]
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
@@ -49,8 +86,21 @@ def _random_formula(rng, depth=0):
     kind = rng.random()
     inner = _random_formula(rng, depth + 1)
     if kind < 0.45:
-        fn = rng.choice(["exp(-{})", "cos({})", "sin({})", "sqrt({})", "log(1 + {})", "1/(1 + {})",
-                         "abs({})", "exp(-({})**2)", "besselj(0, {})", "erf({})", "tanh({})"])
+        fn = rng.choice(
+            [
+                "exp(-{})",
+                "cos({})",
+                "sin({})",
+                "sqrt({})",
+                "log(1 + {})",
+                "1/(1 + {})",
+                "abs({})",
+                "exp(-({})**2)",
+                "besselj(0, {})",
+                "erf({})",
+                "tanh({})",
+            ]
+        )
         return fn.format(inner)
     op = rng.choice(["+", "-", "*", "/"])
     return f"({inner} {op} {_random_formula(rng, depth + 1)})"

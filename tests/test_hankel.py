@@ -37,12 +37,14 @@ def assert_accurate(T, rho, ref, rel=REL, abs_=ABS):
     bound = np.maximum(rel * np.abs(ref), abs_ * peak)
     worst = int(np.argmax(diff / bound))
     assert diff[worst] <= bound[worst], (
-        f"rho = {rho[worst]:.6g}: mu = {val[worst]!r}, reference {ref[worst]!r}")
+        f"rho = {rho[worst]:.6g}: mu = {val[worst]!r}, reference {ref[worst]!r}"
+    )
     claim = np.maximum(T.rel_error * np.abs(ref), T.abs_error * peak)
     worst = int(np.argmax(diff / claim))
     assert diff[worst] <= claim[worst], (
         f"rho = {rho[worst]:.6g}: error {diff[worst]:.3g} exceeds the claimed "
-        f"max({T.rel_error:.3g} |mu|, {T.abs_error:.3g} max|mu|)")
+        f"max({T.rel_error:.3g} |mu|, {T.abs_error:.3g} max|mu|)"
+    )
 
 
 # -- references ----------------------------------------------------------------------------------
@@ -56,7 +58,7 @@ def sonine(rho, d, p, R=2.0):
     x = np.asarray(rho, dtype=np.float64) * R
     small = x < 5
     lam = np.empty(x.shape)
-    lam[small] = 2.0 ** -n * hyp0f1(n + 1, -x[small] ** 2 / 4) / gamma(n + 1)
+    lam[small] = 2.0**-n * hyp0f1(n + 1, -(x[small] ** 2) / 4) / gamma(n + 1)
     lam[~small] = jv(n, x[~small]) * x[~small] ** -n
     return (2 * math.pi) ** (-d / 2) * R**d * 2**p * math.factorial(p) * lam
 
@@ -110,8 +112,7 @@ SPHERE = {
 def test_lambda_nu_matches_mpmath(d, x):
     nu = d / 2 - 1
     with mp.workdps(30):
-        ref = (mp.mpf(2) ** (-nu) / mp.gamma(nu + 1) if x == 0
-               else mp.besselj(nu, x) * mp.mpf(x) ** (-nu))
+        ref = mp.mpf(2) ** (-nu) / mp.gamma(nu + 1) if x == 0 else mp.besselj(nu, x) * mp.mpf(x) ** (-nu)
         # envelope: Lambda_nu(0) near 0, sqrt(2/pi) x^(-nu-1/2) (Hankel asymptotics) beyond
         scale = mp.mpf(2) ** (-nu) / mp.gamma(nu + 1)
         if x > 0:
@@ -157,8 +158,9 @@ SPHERE_RHO = np.array([0.0, 0.013, 0.7, 2.9, 11.3])
 
 
 # arccos1_sphere is slow only because its sympy analysis takes ~14 s (cached per process)
-@pytest.mark.parametrize("name", [
-    "ntk_relu_sphere", "arccos0_sphere", pytest.param("arccos1_sphere", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "name", ["ntk_relu_sphere", "arccos0_sphere", pytest.param("arccos1_sphere", marks=pytest.mark.slow)]
+)
 @pytest.mark.parametrize("d", [1, 3])
 def test_sphere_kernels_against_mpmath(name, d):
     ctor, kmp, beta, alpha = SPHERE[name]
@@ -189,8 +191,7 @@ def test_sphere_kernels_against_mpmath_large_rho(name, d, stored_reference):
 def test_matern32_by_hand_against_student_t(d):
     # (1 + r) e^(-r) = Matérn-3/2 with l = sqrt(3): multivariate t density, 2 nu = 3
     T = numeric_transform(K.RadialKernel.from_string("exp(-r)*(1 + r)"), d)
-    ref = (math.gamma((d + 3) / 2) / (math.gamma(1.5) * math.pi ** (d / 2))
-           * (1 + RHO**2) ** (-(d + 3) / 2))
+    ref = math.gamma((d + 3) / 2) / (math.gamma(1.5) * math.pi ** (d / 2)) * (1 + RHO**2) ** (-(d + 3) / 2)
     assert T.tail_exponent == pytest.approx(d + 3)
     assert_accurate(T, RHO, ref)
 
@@ -233,8 +234,7 @@ def test_gaussian_times_cosine_against_mpmath(d):
     k = K.RadialKernel.from_string("exp(-r**2/2)*cos(r)")
     T = numeric_transform(k, d)
     rho = np.array([0.0, 0.001, 1.0, 2.3, 7.0])
-    ref = np.array([mu_mpmath(lambda r: mp.exp(-r**2 / 2) * mp.cos(r), d, x, 14, dps=18)
-                    for x in rho])
+    ref = np.array([mu_mpmath(lambda r: mp.exp(-(r**2) / 2) * mp.cos(r), d, x, 14, dps=18) for x in rho])
     assert T.tail_exponent == math.inf  # smooth at 0: faster than any power beyond rho_x
     assert_accurate(T, rho, ref)
     # beyond the crossover mu is set to 0 with the stated absolute bound
@@ -246,7 +246,7 @@ def test_exponential_power_against_mpmath(d):
     T = numeric_transform(K.RadialKernel.from_string("exp(-r**1.5)"), d)
     rho = np.array([0.0, 0.002, 1.0, 2.0, 5.0, 9.0])
     # exp(-12^1.5) = 1e-18: the integral beyond r = 12 is negligible
-    ref = np.array([mu_mpmath(lambda r: mp.exp(-r**1.5), d, x, 12, dps=18) for x in rho])
+    ref = np.array([mu_mpmath(lambda r: mp.exp(-(r**1.5)), d, x, 12, dps=18) for x in rho])
     assert T.tail_exponent == pytest.approx(d + 1.5)
     assert_accurate(T, rho, ref)
 
@@ -257,8 +257,10 @@ def test_exponential_power_tail_against_origin_series(d):
     # + r^3/2 - r^4.5/6 + r^6/24 - ... (r^6 is smooth: C(6) = 0; the next term is O(rho^-6) smaller)
     T = numeric_transform(K.RadialKernel.from_string("exp(-r**1.5)"), d)
     rho = np.array([1e3, 1e5, 1e8])
-    series = sum(c * origin_term_coefficient(a, 0, d) * rho ** (-a - d)
-                 for c, a in [(-1.0, 1.5), (0.5, 3.0), (-1 / 6, 4.5), (1 / 24, 6.0)])
+    series = sum(
+        c * origin_term_coefficient(a, 0, d) * rho ** (-a - d)
+        for c, a in [(-1.0, 1.5), (0.5, 3.0), (-1 / 6, 4.5), (1 / 24, 6.0)]
+    )
     np.testing.assert_allclose(T.mu(rho), series, rtol=1e-7)
 
 
@@ -268,16 +270,22 @@ LARGER_RHO = (20.0, 60.0)
 @pytest.mark.parametrize("d", [1, 3])
 def test_exponential_power_against_mpmath_larger_rho(d, stored_reference):
     T = numeric_transform(K.RadialKernel.from_string("exp(-r**1.5)"), d)
-    ref = [stored_reference("hankel_mpmath")(kernel="exp(-r**1.5)", d=d, rho=x, top=30, dps=20)
-           for x in LARGER_RHO]
+    ref = [
+        stored_reference("hankel_mpmath")(kernel="exp(-r**1.5)", d=d, rho=x, top=30, dps=20)
+        for x in LARGER_RHO
+    ]
     np.testing.assert_allclose(T.mu(np.array(LARGER_RHO)), ref, rtol=1e-7)
 
 
 # ---------------------------------------------------------------------------------------------
 # stored references: python tests/reference/make_references.py (name: (function, digits, cases))
 # ---------------------------------------------------------------------------------------------
-HANKEL_KERNELS = {"ntk_relu_sphere": ntk_mp, "arccos0_sphere": arccos0_mp, "arccos1_sphere": arccos1_mp,
-                  "exp(-r**1.5)": lambda r: mp.exp(-r**1.5)}
+HANKEL_KERNELS = {
+    "ntk_relu_sphere": ntk_mp,
+    "arccos0_sphere": arccos0_mp,
+    "arccos1_sphere": arccos1_mp,
+    "exp(-r**1.5)": lambda r: mp.exp(-(r**1.5)),
+}
 
 
 def mu_mpmath_named(kernel, d, rho, top, dps):
@@ -288,11 +296,21 @@ def mu_mpmath_named(kernel, d, rho, top, dps):
 
 
 REFERENCE_SETS = {
-    "hankel_mpmath": (mu_mpmath_named, 20, [
-        {"kernel": name, "d": d, "rho": x, "top": 2, "dps": 20}
-        for name in sorted(SPHERE) for d in LARGE_RHO_DIMS for x in LARGE_RHO]
-        + [{"kernel": "exp(-r**1.5)", "d": d, "rho": x, "top": 30, "dps": 20}
-           for d in (1, 3) for x in LARGER_RHO]),
+    "hankel_mpmath": (
+        mu_mpmath_named,
+        20,
+        [
+            {"kernel": name, "d": d, "rho": x, "top": 2, "dps": 20}
+            for name in sorted(SPHERE)
+            for d in LARGE_RHO_DIMS
+            for x in LARGE_RHO
+        ]
+        + [
+            {"kernel": "exp(-r**1.5)", "d": d, "rho": x, "top": 30, "dps": 20}
+            for d in (1, 3)
+            for x in LARGER_RHO
+        ],
+    ),
 }
 
 

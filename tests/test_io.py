@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from spectralkit import io
 
-DATA = Path(os.environ.get("SPECTRALKIT_DATA")
-            or Path(__file__).resolve().parents[1].parent / "shared" / "data")
+DATA = Path(
+    os.environ.get("SPECTRALKIT_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data"
+)
 
 
 def _write(path, text, compress=None):
@@ -92,8 +93,12 @@ def test_csv_header_delimiters_and_string_labels(tmp_path):
 
 
 @settings(max_examples=20, deadline=None)
-@given(n=st.integers(1, 60), d=st.integers(1, 5), chunk=st.integers(1, 70),
-       fmt=st.sampled_from(["npy", "csv", "libsvm"]))
+@given(
+    n=st.integers(1, 60),
+    d=st.integers(1, 5),
+    chunk=st.integers(1, 70),
+    fmt=st.sampled_from(["npy", "csv", "libsvm"]),
+)
 def test_chunks_reassemble_the_file(tmp_path_factory, n, d, chunk, fmt):
     rng = np.random.default_rng(n * 1000 + d)
     A = np.round(rng.normal(size=(n, d)), 6)
@@ -178,14 +183,14 @@ def test_shared_usps_matches_its_readme():
     [
         (b"a,b\n1,2\n3,4\n", None, [[1, 2], [3, 4]], True),
         (b"1,2\n3,4\n", None, [[1, 2], [3, 4]], False),
-        (b"\xef\xbb\xbf1,2\n3,4\n", None, [[1, 2], [3, 4]], False),     # BOM: stripped, row kept
-        (b"\xef\xbb\xbfa,b\r\n1,2\r\n", None, [[1, 2]], True),           # BOM + CRLF
-        (b"1,2\r\n3,4\r\n", None, [[1, 2], [3, 4]], False),             # CRLF
-        (b"1,2\r3,4\r", None, [[1, 2], [3, 4]], False),                 # CR only
-        (b"a b\n1 2\n", None, [[1, 2]], True),                          # whitespace-delimited
-        (b"x\ty\n1\t2\n", None, [[1, 2]], True),                        # tabs
-        (b"1,2\n3,4\n", True, [[3, 4]], True),                          # header=True: always skipped
-        (b"# comment\na,b\n1,2\n", None, [[1, 2]], True),               # comments are not lines
+        (b"\xef\xbb\xbf1,2\n3,4\n", None, [[1, 2], [3, 4]], False),  # BOM: stripped, row kept
+        (b"\xef\xbb\xbfa,b\r\n1,2\r\n", None, [[1, 2]], True),  # BOM + CRLF
+        (b"1,2\r\n3,4\r\n", None, [[1, 2], [3, 4]], False),  # CRLF
+        (b"1,2\r3,4\r", None, [[1, 2], [3, 4]], False),  # CR only
+        (b"a b\n1 2\n", None, [[1, 2]], True),  # whitespace-delimited
+        (b"x\ty\n1\t2\n", None, [[1, 2]], True),  # tabs
+        (b"1,2\n3,4\n", True, [[3, 4]], True),  # header=True: always skipped
+        (b"# comment\na,b\n1,2\n", None, [[1, 2]], True),  # comments are not lines
     ],
 )
 def test_csv_header_rule(tmp_path, content, header, rows, has_header):
@@ -231,8 +236,11 @@ def test_csv_rejects_with_line_numbers(tmp_path, content, header, match):
 
 def test_csv_float32_overflow_and_labels(tmp_path):
     path = _write(tmp_path / "o.csv", "1,2\n3,1e300\n")
-    with pytest.raises(ValueError, match=r"o.csv:2: features must be finite, got '1e300' in field 1 "
-                                         r"\(overflows float32\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"o.csv:2: features must be finite, got '1e300' in field 1 "
+        r"\(overflows float32\)",
+    ):
         io.load(path, dtype=np.float32)
     path = _write(tmp_path / "l.csv", "1,x\n2,\n")
     with pytest.raises(ValueError, match=r"l.csv:2: the label \(field 1\) is empty"):
@@ -251,9 +259,17 @@ def test_csv_float32_overflow_and_labels(tmp_path):
 
 
 @settings(max_examples=60, deadline=None)
-@given(first=st.lists(st.sampled_from(["1", "-2.5", "1e3", "nan", "", "NA", "n/a", "NULL", "?", "None",
-                                       "abc", "x1", "label", "\ufeff1"]), min_size=1, max_size=4),
-       bom=st.booleans(), crlf=st.booleans())
+@given(
+    first=st.lists(
+        st.sampled_from(
+            ["1", "-2.5", "1e3", "nan", "", "NA", "n/a", "NULL", "?", "None", "abc", "x1", "label", "\ufeff1"]
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    bom=st.booleans(),
+    crlf=st.booleans(),
+)
 def test_csv_first_row_is_never_silently_dropped(tmp_path_factory, first, bom, crlf):
     # any first line: a header only if no field is a number, empty or NA; otherwise it is a data
     # row (read or rejected with line 1), never dropped
@@ -266,8 +282,9 @@ def test_csv_first_row_is_never_silently_dropped(tmp_path_factory, first, bom, c
     line = decoded.split(nl)[0]
     assume(line.strip())  # a blank line is no line at all
     fields = [f.strip() for f in line.split(",")]
-    expect_header = all(f and f.lower() not in {"na", "n/a", "nan", "null", "none", "?"} and not _is_float(f)
-                        for f in fields)
+    expect_header = all(
+        f and f.lower() not in {"na", "n/a", "nan", "null", "none", "?"} and not _is_float(f) for f in fields
+    )
     try:
         X, _ = io.load(path)
     except ValueError as exc:
@@ -309,7 +326,7 @@ def test_header_and_other_options_are_checked(tmp_path):
     "line, match",
     [
         ("1 1:2 1:3", "feature index 1 appears more than once"),
-        ("1 2:1 1:3 2:4", "feature index 2 appears more than once"),      # unsorted duplicate
+        ("1 2:1 1:3 2:4", "feature index 2 appears more than once"),  # unsorted duplicate
         ("1 0:2", r"feature index 0 is below the first index 1 \(for a 0-based file use zero_based=True"),
         ("1 -1:2", r"negative feature index in '-1:2'"),
         ("1 1.5:2", r"feature index must be an integer, got '1.5' in '1.5:2'"),
@@ -317,11 +334,11 @@ def test_header_and_other_options_are_checked(tmp_path):
         ("1 1e0:2", r"feature index must be an integer, got '1e0'"),
         ("1 +1:2", r"feature index must be an integer, got '\+1'"),
         ("1 a:b", r"feature index must be an integer, got 'a' in 'a:b'"),
-        ("1 ١:2", r"feature index must be an integer, got '١'"),       # a non-ASCII digit
+        ("1 ١:2", r"feature index must be an integer, got '١'"),  # a non-ASCII digit
         ("1 3:", r"missing feature value in '3:'"),
-        ("1 3: 4", r"missing feature value in '3:'"),                  # was read as 3:4
+        ("1 3: 4", r"missing feature value in '3:'"),  # was read as 3:4
         ("1 :4", r"missing feature index in ':4'"),
-        ("1 3 :4", r"expected index:value, got '3'"),                  # was read as 3:4
+        ("1 3 :4", r"expected index:value, got '3'"),  # was read as 3:4
         ("1 3:4:5", r"expected index:value with a single ':', got '3:4:5'"),
         ("1 3", r"expected index:value, got '3'"),
         ("1 1:x", r"feature value must be a number, got 'x' in '1:x'"),
@@ -380,8 +397,11 @@ def test_libsvm_float32_overflow_and_n_features(tmp_path):
 
 # -- compressed files: truncated or corrupt anywhere is a ValueError naming the file --------------
 # compressor, length of the fixed stream header, name in the messages
-_COMPRESS = {"bz2": (bz2.compress, 4, "bzip2"), "gzip": (gzip.compress, 10, "gzip"),
-             "xz": (lzma.compress, 12, "xz")}
+_COMPRESS = {
+    "bz2": (bz2.compress, 4, "bzip2"),
+    "gzip": (gzip.compress, 10, "gzip"),
+    "xz": (lzma.compress, 12, "xz"),
+}
 
 
 def _svm_text(n_lines):
@@ -395,7 +415,9 @@ def _damaged(kind, damage, n_lines=40):
     data = compress(_svm_text(n_lines).encode())
     n = len(data)
     if damage.startswith("truncate"):
-        return data[:{"truncate-start": header + 2, "truncate-middle": n // 2, "truncate-end": n - 1}[damage]]
+        return data[
+            : {"truncate-start": header + 2, "truncate-middle": n // 2, "truncate-end": n - 1}[damage]
+        ]
     pos = {"flip-start": header, "flip-middle": n // 2, "flip-end": n - 5}[damage]
     data = bytearray(data)
     data[pos] ^= 0x10  # one bit
@@ -497,8 +519,11 @@ def test_memory_errors_say_how_much(tmp_path):
     path = _write(tmp_path / "wide.svm", "1 999999999999999:1\n")
     info = io.scan(path)
     assert info.n_features == 10**15 - 1
-    with pytest.raises(MemoryError, match=r"not enough memory for loading .*wide.svm "
-                                          r"\(1 x 999999999999999 float64\): need about 8e\+06 GB"):
+    with pytest.raises(
+        MemoryError,
+        match=r"not enough memory for loading .*wide.svm "
+        r"\(1 x 999999999999999 float64\): need about 8e\+06 GB",
+    ):
         io.load(path)
     with pytest.raises(MemoryError, match=r"not enough memory for a chunk of 1 rows x 999999999999999 feat"):
         list(io.iter_chunks(path, info=info))

@@ -11,28 +11,31 @@ from spectralkit import kernels as K
 from spectralkit.exceptions import KernelDefinitionError
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ('__import__("os").system("echo pwned")', "only plain function names may be called"),
-    ('__import__("os")', "the function '__import__' is unknown"),
-    ("r.real", "Attribute is not allowed"),
-    ("(lambda: 1)()", "only plain function names may be called"),
-    ("lambda: r", "Lambda is not allowed"),
-    ("foo(r)", "the function 'foo' is unknown"),
-    ("exp(r, 2)", "exp takes 1 argument(s), got 2"),
-    ("exp(x=r)", "keyword arguments in the call of 'exp'"),
-    ("x * r", "the name 'x' is unknown"),
-    ("[r][0]", "Subscript is not allowed"),
-    ("[r]", "List is not allowed"),
-    ("r < 1", "Compare is not allowed"),
-    ("r if r else 1", "IfExp is not allowed"),
-    ("'r'", "is not a real number"),
-    ("r @ r", "MatMult is not allowed"),
-    ("exp", "must be called"),
-    ("exp(-r", "is not valid syntax"),
-    ("", "empty"),
-    ("1j * r", "is not a real number"),
-    ("True * r", "is not a real number"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ('__import__("os").system("echo pwned")', "only plain function names may be called"),
+        ('__import__("os")', "the function '__import__' is unknown"),
+        ("r.real", "Attribute is not allowed"),
+        ("(lambda: 1)()", "only plain function names may be called"),
+        ("lambda: r", "Lambda is not allowed"),
+        ("foo(r)", "the function 'foo' is unknown"),
+        ("exp(r, 2)", "exp takes 1 argument(s), got 2"),
+        ("exp(x=r)", "keyword arguments in the call of 'exp'"),
+        ("x * r", "the name 'x' is unknown"),
+        ("[r][0]", "Subscript is not allowed"),
+        ("[r]", "List is not allowed"),
+        ("r < 1", "Compare is not allowed"),
+        ("r if r else 1", "IfExp is not allowed"),
+        ("'r'", "is not a real number"),
+        ("r @ r", "MatMult is not allowed"),
+        ("exp", "must be called"),
+        ("exp(-r", "is not valid syntax"),
+        ("", "empty"),
+        ("1j * r", "is not a real number"),
+        ("True * r", "is not a real number"),
+    ],
+)
 def test_parser_rejects_everything_outside_the_whitelist(text, fragment):
     with pytest.raises(KernelDefinitionError) as info:
         K.RadialKernel.from_string(text)
@@ -63,22 +66,46 @@ def test_parser_never_evaluates(monkeypatch):
 
 
 def test_formula_functions_and_constants_evaluate_like_numpy():
-    text = ("exp(-r) + log(1 + r) + sqrt(1 + r) + cos(r) * sin(r) + tanh(r) + acos(r/10) + "
-            "besselj(0, r) + besselk(1, r + 1) + gamma(r + 1) + abs(r - 1) + min(r, 1) + max(r, 2) + pi + E")
+    text = (
+        "exp(-r) + log(1 + r) + sqrt(1 + r) + cos(r) * sin(r) + tanh(r) + acos(r/10) + "
+        "besselj(0, r) + besselk(1, r + 1) + gamma(r + 1) + abs(r - 1) + min(r, 1) + max(r, 2) + pi + E"
+    )
     k = K.RadialKernel.from_string(text, support=10)  # acos(r/10) is complex beyond r = 10
     from scipy import special
 
     r = np.array([0.1, 0.5, 2.0, 3.0])
-    expected = (np.exp(-r) + np.log1p(r) + np.sqrt(1 + r) + np.cos(r) * np.sin(r) + np.tanh(r) + np.arccos(r / 10)
-                + special.j0(r) + special.kv(1, r + 1) + special.gamma(r + 1) + np.abs(r - 1)
-                + np.minimum(r, 1) + np.maximum(r, 2) + np.pi + np.e)
+    expected = (
+        np.exp(-r)
+        + np.log1p(r)
+        + np.sqrt(1 + r)
+        + np.cos(r) * np.sin(r)
+        + np.tanh(r)
+        + np.arccos(r / 10)
+        + special.j0(r)
+        + special.kv(1, r + 1)
+        + special.gamma(r + 1)
+        + np.abs(r - 1)
+        + np.minimum(r, 1)
+        + np.maximum(r, 2)
+        + np.pi
+        + np.e
+    )
     np.testing.assert_allclose(k(r), expected, rtol=1e-13)
 
 
 def test_numeric_evaluation_equals_the_symbolic_value():
-    for k in [K.gaussian(0.7), K.matern(1.5, 2.0), K.matern(0.8), K.rational_quadratic(1.5, 0.5),
-              K.exponential_power(0.7), K.spherical_polynomial(2.5, 3), K.ntk_relu_sphere(),
-              K.arccos0_sphere(), K.arccos1_sphere(), K.log_kernel(2.0)]:
+    for k in [
+        K.gaussian(0.7),
+        K.matern(1.5, 2.0),
+        K.matern(0.8),
+        K.rational_quadratic(1.5, 0.5),
+        K.exponential_power(0.7),
+        K.spherical_polynomial(2.5, 3),
+        K.ntk_relu_sphere(),
+        K.arccos0_sphere(),
+        K.arccos1_sphere(),
+        K.log_kernel(2.0),
+    ]:
         for x in [0.0, 0.3, 1.1, 1.9]:
             exact = k.expr.subs(K.r, sympy.Rational(str(x))) if x else None
             value = float(k(x))
@@ -112,7 +139,9 @@ def test_evaluation_rejects_bad_radii(bad):
 
 def test_free_symbols_must_be_declared():
     x, y = sympy.symbols("x y")
-    with pytest.raises(KernelDefinitionError, match="kernel must be radial.*free symbols without a value: x, y"):
+    with pytest.raises(
+        KernelDefinitionError, match="kernel must be radial.*free symbols without a value: x, y"
+    ):
         K.RadialKernel(sympy.exp(-(x**2 + y**2)))
     with pytest.raises(KernelDefinitionError, match="do not appear"):
         K.RadialKernel("exp(-r)", params={"l": 1.0})
@@ -128,7 +157,7 @@ def test_free_symbols_must_be_declared():
 
 def test_sympy_input_with_any_symbol_named_r():
     r = sympy.Symbol("r")  # no assumptions: still the radius
-    k = K.RadialKernel(sympy.exp(-r**2 / 2))
+    k = K.RadialKernel(sympy.exp(-(r**2) / 2))
     assert k == K.RadialKernel.from_string("exp(-r**2/2)")
     assert k(1.0) == pytest.approx(np.exp(-0.5))
 
@@ -170,29 +199,36 @@ def test_combination_support_and_piecewise():
     k = K.spherical_polynomial(2, 2) + K.gaussian()
     assert k.support is None
     r = np.array([1.0, 2.5])
-    np.testing.assert_allclose(k(r), [(1 - 0.25) ** 2 + np.exp(-0.5), np.exp(-2.5**2 / 2)])
+    np.testing.assert_allclose(k(r), [(1 - 0.25) ** 2 + np.exp(-0.5), np.exp(-(2.5**2) / 2)])
     pw = k.piecewise_expr()
-    assert float(pw.subs(K.r, 2.5)) == pytest.approx(np.exp(-2.5**2 / 2))
+    assert float(pw.subs(K.r, 2.5)) == pytest.approx(np.exp(-(2.5**2) / 2))
 
 
 def test_library_values():
     r = np.array([0.0, 0.5, 1.0, 1.7])
-    np.testing.assert_allclose(K.gaussian(2.0)(r), np.exp(-r**2 / 8))
+    np.testing.assert_allclose(K.gaussian(2.0)(r), np.exp(-(r**2) / 8))
     np.testing.assert_allclose(K.laplacian(0.5)(r), np.exp(-2 * r))
     np.testing.assert_allclose(K.matern(1.5, 1.0)(r), (1 + np.sqrt(3) * r) * np.exp(-np.sqrt(3) * r))
-    np.testing.assert_allclose(K.matern(2.5, 1.0)(r), (1 + np.sqrt(5) * r + 5 * r**2 / 3) * np.exp(-np.sqrt(5) * r))
+    np.testing.assert_allclose(
+        K.matern(2.5, 1.0)(r), (1 + np.sqrt(5) * r + 5 * r**2 / 3) * np.exp(-np.sqrt(5) * r)
+    )
     from scipy.special import gamma, kv
 
     x = np.sqrt(2 * 0.8) * r[1:]
-    np.testing.assert_allclose(K.matern(0.8)(r[1:]), 2 ** 0.2 / gamma(0.8) * x**0.8 * kv(0.8, x), rtol=1e-12)
+    np.testing.assert_allclose(K.matern(0.8)(r[1:]), 2**0.2 / gamma(0.8) * x**0.8 * kv(0.8, x), rtol=1e-12)
     np.testing.assert_allclose(K.exponential_power(0.5, 2.0)(r), np.exp(-np.sqrt(r / 2)))
     np.testing.assert_allclose(K.rational_quadratic(2.0, 1.0)(r), (1 + r**2 / 4) ** -2)
     np.testing.assert_allclose(K.spherical_polynomial(3, 1)(r), 1 - r**2 / 9)
     u = 1 - r**2 / 2
     np.testing.assert_allclose(K.arccos0_sphere()(r), 1 - np.arccos(u) / np.pi)
-    np.testing.assert_allclose(K.arccos1_sphere()(r), (u * (np.pi - np.arccos(u)) + np.sqrt(1 - u**2)) / np.pi)
-    np.testing.assert_allclose(K.ntk_relu_sphere()(r), u * (1 - np.arccos(u) / np.pi)
-                               + (u * (np.pi - np.arccos(u)) + np.sqrt(1 - u**2)) / np.pi, atol=1e-15)
+    np.testing.assert_allclose(
+        K.arccos1_sphere()(r), (u * (np.pi - np.arccos(u)) + np.sqrt(1 - u**2)) / np.pi
+    )
+    np.testing.assert_allclose(
+        K.ntk_relu_sphere()(r),
+        u * (1 - np.arccos(u) / np.pi) + (u * (np.pi - np.arccos(u)) + np.sqrt(1 - u**2)) / np.pi,
+        atol=1e-15,
+    )
     np.testing.assert_allclose(K.log_kernel(2.0)(r), -np.log1p(r / 2))
 
 
@@ -206,15 +242,18 @@ def test_ntk_on_the_sphere_matches_the_dot_product_form():
     np.testing.assert_allclose(K.ntk_relu_sphere()(dist), kappa, atol=1e-7)
 
 
-@pytest.mark.parametrize("call, fragment", [
-    (lambda: K.gaussian(0), "lengthscale must be > 0, got 0"),
-    (lambda: K.gaussian(-1.0), "lengthscale must be > 0"),
-    (lambda: K.matern(nu=float("inf")), "nu must be a finite real number"),
-    (lambda: K.exponential_power(2.5), "alpha must be <= 2 (exponent in (0, 2] (not PD for alpha > 2))"),
-    (lambda: K.spherical_polynomial(1.5, 2), "a must be >= 2"),
-    (lambda: K.spherical_polynomial(2, 1.5), "p must be an integer >= 1, got 1.5"),
-    (lambda: K.delta_gaussian(2, 2), "sigma1 and sigma2 must differ"),
-])
+@pytest.mark.parametrize(
+    "call, fragment",
+    [
+        (lambda: K.gaussian(0), "lengthscale must be > 0, got 0"),
+        (lambda: K.gaussian(-1.0), "lengthscale must be > 0"),
+        (lambda: K.matern(nu=float("inf")), "nu must be a finite real number"),
+        (lambda: K.exponential_power(2.5), "alpha must be <= 2 (exponent in (0, 2] (not PD for alpha > 2))"),
+        (lambda: K.spherical_polynomial(1.5, 2), "a must be >= 2"),
+        (lambda: K.spherical_polynomial(2, 1.5), "p must be an integer >= 1, got 1.5"),
+        (lambda: K.delta_gaussian(2, 2), "sigma1 and sigma2 must differ"),
+    ],
+)
 def test_library_parameter_validation(call, fragment):
     with pytest.raises(KernelDefinitionError) as info:
         call()

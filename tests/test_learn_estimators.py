@@ -26,13 +26,15 @@ from spectralkit.learn._pairs import svr_dcd
 # Every check of scikit-learn's suite applies and passes (check_array_api_input is skipped by
 # scikit-learn itself without SCIPY_ARRAY_API). These are transformers with a required y: the
 # checks fit on class labels (the ideal kernel) and compare transform outputs.
-@parametrize_with_checks([
-    HyperKernelRidge(random_state=0),
-    HyperKernelSVR(random_state=0),
-    HyperKernelRidge("wishart", random_state=0),
-    HyperKernelRidge("radial", random_state=0),
-    HyperKernelSVR("radial", random_state=0),
-])
+@parametrize_with_checks(
+    [
+        HyperKernelRidge(random_state=0),
+        HyperKernelSVR(random_state=0),
+        HyperKernelRidge("wishart", random_state=0),
+        HyperKernelRidge("radial", random_state=0),
+        HyperKernelSVR("radial", random_state=0),
+    ]
+)
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -52,11 +54,25 @@ def _ordered_pairs_system(kind, X, y, params):
     I, J = np.meshgrid(np.arange(m), np.arange(m), indexing="ij")
     I, J = I.ravel(), J.ravel()  # vec over ordered pairs (i, j)
     if kind == "gaussian":
-        K = gaussian_hyperkernel(X[I][:, None], X[J][:, None], X[I][None], X[J][None], params["sigma2"],
-                                 params["sigma2_h"], normalize=True)
+        K = gaussian_hyperkernel(
+            X[I][:, None],
+            X[J][:, None],
+            X[I][None],
+            X[J][None],
+            params["sigma2"],
+            params["sigma2_h"],
+            normalize=True,
+        )
     else:
-        K = wishart_hyperkernel(X[I][:, None], X[J][:, None], X[I][None], X[J][None], params["scale"],
-                                params["dof"], normalize=True)
+        K = wishart_hyperkernel(
+            X[I][:, None],
+            X[J][:, None],
+            X[I][None],
+            X[J][None],
+            params["scale"],
+            params["dof"],
+            normalize=True,
+        )
     return I, J, K, ideal_kernel(y)[I, J]
 
 
@@ -73,11 +89,25 @@ def test_exact_ridge_equals_the_papers_formula_on_ordered_pairs(kind):
     Xtc = Xt - X.mean(0)
     a, b = np.meshgrid(np.arange(5), np.arange(m), indexing="ij")
     if kind == "gaussian":
-        H = gaussian_hyperkernel(Xtc[a.ravel()][:, None], Xc[b.ravel()][:, None], Xc[I][None], Xc[J][None],
-                                 params["sigma2"], params["sigma2_h"], normalize=True)
+        H = gaussian_hyperkernel(
+            Xtc[a.ravel()][:, None],
+            Xc[b.ravel()][:, None],
+            Xc[I][None],
+            Xc[J][None],
+            params["sigma2"],
+            params["sigma2_h"],
+            normalize=True,
+        )
     else:
-        H = wishart_hyperkernel(Xtc[a.ravel()][:, None], Xc[b.ravel()][:, None], Xc[I][None], Xc[J][None],
-                                params["scale"], params["dof"], normalize=True)
+        H = wishart_hyperkernel(
+            Xtc[a.ravel()][:, None],
+            Xc[b.ravel()][:, None],
+            Xc[I][None],
+            Xc[J][None],
+            params["scale"],
+            params["dof"],
+            normalize=True,
+        )
     ref = (H @ beta).reshape(5, m)
     np.testing.assert_allclose(est.transform(Xt), ref, rtol=1e-9, atol=1e-11)
 
@@ -89,7 +119,7 @@ def test_exact_svr_equals_libsvm_on_ordered_pairs():
     _I, _J, K, Y = _ordered_pairs_system("gaussian", Xc, y, dict(est.kernel_.params))
     m = X.shape[0]
     # 1/2 ||k||^2 + C / m^2 sum over ordered pairs: libsvm with C / m^2 per pair
-    ref = SVR(kernel="precomputed", C=50.0 / m ** 2, epsilon=0.1, tol=1e-10).fit(K, Y)
+    ref = SVR(kernel="precomputed", C=50.0 / m**2, epsilon=0.1, tol=1e-10).fit(K, Y)
     beta = np.zeros(m * m)
     beta[ref.support_] = ref.dual_coef_[0]
     ours = est.learned_kernel_(X)
@@ -111,7 +141,10 @@ def test_nystroem_with_all_points_as_landmarks_equals_the_exact_solve(kind, monk
         monkeypatch.setattr(pairs_mod, "NYSTROEM_RCOND", 0.0)
         ny0 = HyperKernelRidge(kind, alpha=alpha, solver="nystroem", n_landmarks=30, random_state=0).fit(X, y)
         monkeypatch.undo()
-        for A, B in ((exact.learned_kernel_(X), ny0.learned_kernel_(X)), (exact.transform(Xt), ny0.transform(Xt))):
+        for A, B in (
+            (exact.learned_kernel_(X), ny0.learned_kernel_(X)),
+            (exact.transform(Xt), ny0.transform(Xt)),
+        ):
             assert np.max(np.abs(A - B)) <= 1e-7 * np.max(np.abs(A))
     # negative control: fewer landmarks is an approximation, visibly different
     ny10 = HyperKernelRidge(kind, alpha=1e-4, solver="nystroem", n_landmarks=10, random_state=0).fit(X, y)
@@ -131,8 +164,15 @@ def test_dual_coordinate_descent_solves_the_liblinear_svr_problem():
     theta, beta = np.zeros(7), np.zeros(300)
     epochs = svr_dcd(P, y, 0.7 * w, 0.1, 100_000, 1e-9, 0, theta, beta)
     assert epochs < 100_000
-    ref = LinearSVR(C=0.7, epsilon=0.1, loss="epsilon_insensitive", dual=True, tol=1e-12, max_iter=2_000_000,
-                    intercept_scaling=1).fit(Phi, y, sample_weight=w)
+    ref = LinearSVR(
+        C=0.7,
+        epsilon=0.1,
+        loss="epsilon_insensitive",
+        dual=True,
+        tol=1e-12,
+        max_iter=2_000_000,
+        intercept_scaling=1,
+    ).fit(Phi, y, sample_weight=w)
     ref_obj = objective(np.r_[ref.coef_, ref.intercept_])
     assert objective(theta) <= ref_obj * (1 + 1e-8)
     np.testing.assert_allclose(P.T @ beta, theta, atol=1e-10)  # theta = Phi^T beta is kept exactly
@@ -146,8 +186,9 @@ def test_dual_coordinate_descent_solves_the_liblinear_svr_problem():
 def test_learned_kernel_as_precomputed_input_and_as_a_callable(kind):
     X, y = _data(n=60, classes=2, seed=3)
     Xt, _ = _data(n=20, classes=2, seed=4)
-    est = HyperKernelRidge(kind, solver="auto" if kind == "radial" else "nystroem", n_landmarks=15,
-                           random_state=0).fit(X, y)
+    est = HyperKernelRidge(
+        kind, solver="auto" if kind == "radial" else "nystroem", n_landmarks=15, random_state=0
+    ).fit(X, y)
     pre = SVC(kernel="precomputed", C=1.0).fit(est.learned_kernel_(X), y)
     p1 = pre.predict(est.learned_kernel_(Xt, X))
     call = SVC(kernel=est.learned_kernel_, C=1.0).fit(X, y)
@@ -181,8 +222,11 @@ def test_learning_from_labels_fits_the_ideal_kernel():
     assert np.mean(np.sign(G) == ideal_kernel(y)) > 0.85
     # labels without structure cannot be fitted by the smooth hyper-kernel (regularisation works)
     y_random = np.random.default_rng(0).integers(0, 2, 40)
-    G_random = HyperKernelRidge(alpha=1e-6, solver="nystroem", n_landmarks=40, random_state=0).fit(
-        X, y_random).learned_kernel_(X)
+    G_random = (
+        HyperKernelRidge(alpha=1e-6, solver="nystroem", n_landmarks=40, random_state=0)
+        .fit(X, y_random)
+        .learned_kernel_(X)
+    )
     assert np.mean(np.sign(G_random) == ideal_kernel(y_random)) < 0.6
     assert np.linalg.eigvalsh(G).min() < 0, "the learned kernel is indefinite"
 
@@ -196,17 +240,25 @@ def test_divide_and_conquer_averages_the_subset_kernels():
     assert est.backend_ == "serial" and len(est.kernel_.parts) == 3
     assert est.n_pairs_ == 3 * (30 * 31 // 2)
     # the average of three separately learned kernels (same subsets and landmarks)
-    parts = [LearnedKernel("gaussian", est.kernel_.params, [(Z, qa, qb, 3 * c)], est.kernel_.offset)
-             for Z, qa, qb, c in est.kernel_.parts]
-    np.testing.assert_allclose(est.learned_kernel_(X), sum(p.gram(X) for p in parts) / 3, rtol=1e-12, atol=1e-14)
+    parts = [
+        LearnedKernel("gaussian", est.kernel_.params, [(Z, qa, qb, 3 * c)], est.kernel_.offset)
+        for Z, qa, qb, c in est.kernel_.parts
+    ]
+    np.testing.assert_allclose(
+        est.learned_kernel_(X), sum(p.gram(X) for p in parts) / 3, rtol=1e-12, atol=1e-14
+    )
 
 
 def test_divide_and_conquer_runs_on_a_dask_cluster():
     distributed = pytest.importorskip("distributed")
     X, y = _data(n=80, seed=7)
     serial = HyperKernelSVR(n_partitions=4, n_landmarks=10, random_state=0).fit(X, y)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cl, \
-            distributed.Client(cl):
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        ) as cl,
+        distributed.Client(cl),
+    ):
         on_dask = HyperKernelSVR(n_partitions=4, n_landmarks=10, random_state=0).fit(X, y)
     assert on_dask.backend_ == "dask"
     np.testing.assert_array_equal(on_dask.learned_kernel_(X), serial.learned_kernel_(X))
@@ -235,7 +287,9 @@ def test_data_driven_scales():
     w = HyperKernelRidge("wishart", solver="nystroem", n_landmarks=5, random_state=0).fit(X, y)
     assert w.wishart_dof_ == 6.0 and w.wishart_scale_ == pytest.approx(9.0 * s2)
     r = HyperKernelRidge("radial").fit(X, y)
-    assert r.lengthscale_ == pytest.approx(np.sqrt(2 * s2)) and r.bin_width_ == pytest.approx(r.lengthscale_ / 64)
+    assert r.lengthscale_ == pytest.approx(np.sqrt(2 * s2)) and r.bin_width_ == pytest.approx(
+        r.lengthscale_ / 64
+    )
 
 
 def test_random_state_reproducibility():
@@ -258,25 +312,44 @@ def test_inputs_are_not_modified():
     assert est.X_fit_[0, 0] == X0[0, 0]
 
 
-@pytest.mark.parametrize("kwargs, fit_kwargs, match", [
-    ({}, {"y": None}, "requires y to be passed, but the target y is None"),
-    ({}, {"y": np.linspace(0, 1, 30)}, "y must be class labels .* got 'continuous'"),
-    ({}, {"y": np.zeros(29)}, "y has 29 labels but X has 30 samples"),
-    ({}, {"target_kernel": np.eye(29)}, r"target_kernel must be a square matrix matching X, of shape \(30, 30\)"),
-    ({}, {"target_kernel": np.ones((30, 31))}, r"shape \(30, 31\)"),
-    ({}, {"target_kernel": np.triu(np.ones((30, 30)))}, r"target_kernel must be symmetric: max \|K - K\^T\| = 1"),
-    ({}, {"target_kernel": np.full((30, 30), np.nan)}, "Input target_kernel contains NaN"),
-    ({}, {"y": np.zeros(30), "target_kernel": np.eye(30)}, "either y .* or target_kernel, not both"),
-    ({"hyper_kernel": "radial", "solver": "nystroem"}, {}, "solver='binned'"),
-    ({"solver": "binned"}, {}, "solver='binned' applies to hyper_kernel='radial' only"),
-    ({"alpha": [1e-3, 1e-2]}, {}, "alpha has 2 candidates: set cv"),
-    ({"n_partitions": 31}, {}, "n_partitions=31 exceeds the number of samples 30"),
-    ({"hyper_kernel": "wishart", "wishart_dof": 1.5}, {}, r"wishart_dof must be > d - 1 = 2"),
-    ({"hyper_kernel": "radial", "n_partitions": 2}, {}, "n_partitions applies to the gaussian and wishart"),
-    ({"hyper_kernel": "radial", "solver": "exact", "cv": 3}, {}, "cv is supported with solver='binned'"),
-    ({"alpha": -1.0}, {}, "The 'alpha' parameter of HyperKernelRidge must be"),
-    ({"hyper_kernel": "laplace"}, {}, "The 'hyper_kernel' parameter of HyperKernelRidge must be a str among"),
-])
+@pytest.mark.parametrize(
+    "kwargs, fit_kwargs, match",
+    [
+        ({}, {"y": None}, "requires y to be passed, but the target y is None"),
+        ({}, {"y": np.linspace(0, 1, 30)}, "y must be class labels .* got 'continuous'"),
+        ({}, {"y": np.zeros(29)}, "y has 29 labels but X has 30 samples"),
+        (
+            {},
+            {"target_kernel": np.eye(29)},
+            r"target_kernel must be a square matrix matching X, of shape \(30, 30\)",
+        ),
+        ({}, {"target_kernel": np.ones((30, 31))}, r"shape \(30, 31\)"),
+        (
+            {},
+            {"target_kernel": np.triu(np.ones((30, 30)))},
+            r"target_kernel must be symmetric: max \|K - K\^T\| = 1",
+        ),
+        ({}, {"target_kernel": np.full((30, 30), np.nan)}, "Input target_kernel contains NaN"),
+        ({}, {"y": np.zeros(30), "target_kernel": np.eye(30)}, "either y .* or target_kernel, not both"),
+        ({"hyper_kernel": "radial", "solver": "nystroem"}, {}, "solver='binned'"),
+        ({"solver": "binned"}, {}, "solver='binned' applies to hyper_kernel='radial' only"),
+        ({"alpha": [1e-3, 1e-2]}, {}, "alpha has 2 candidates: set cv"),
+        ({"n_partitions": 31}, {}, "n_partitions=31 exceeds the number of samples 30"),
+        ({"hyper_kernel": "wishart", "wishart_dof": 1.5}, {}, r"wishart_dof must be > d - 1 = 2"),
+        (
+            {"hyper_kernel": "radial", "n_partitions": 2},
+            {},
+            "n_partitions applies to the gaussian and wishart",
+        ),
+        ({"hyper_kernel": "radial", "solver": "exact", "cv": 3}, {}, "cv is supported with solver='binned'"),
+        ({"alpha": -1.0}, {}, "The 'alpha' parameter of HyperKernelRidge must be"),
+        (
+            {"hyper_kernel": "laplace"},
+            {},
+            "The 'hyper_kernel' parameter of HyperKernelRidge must be a str among",
+        ),
+    ],
+)
 def test_bad_input_messages(kwargs, fit_kwargs, match):
     X, y = _data(n=30)
     fit_kwargs = dict(fit_kwargs)
@@ -288,10 +361,15 @@ def test_bad_input_messages(kwargs, fit_kwargs, match):
 
 def test_exact_limit_is_per_subset_and_svr_feature_memory_is_checked(monkeypatch):
     X, y = _data(n=120, seed=12)
-    with pytest.raises(ValueError, match=r"solver='exact' would solve on 7260 distinct pairs of 120 points \(limit "
-                                         r"2500, i.e. 70 points\): use solver='nystroem'"):
+    with pytest.raises(
+        ValueError,
+        match=r"solver='exact' would solve on 7260 distinct pairs of 120 points \(limit "
+        r"2500, i.e. 70 points\): use solver='nystroem'",
+    ):
         HyperKernelRidge(solver="exact").fit(X, y)
-    with pytest.raises(ValueError, match="solver='exact' would solve on 7260 distinct pairs .* use solver='binned'"):
+    with pytest.raises(
+        ValueError, match="solver='exact' would solve on 7260 distinct pairs .* use solver='binned'"
+    ):
         HyperKernelRidge("radial", solver="exact").fit(X, y)
     # 120 points in 4 subsets of 30: 465 pairs each, within the exact solver's limit
     est = HyperKernelRidge(solver="exact", n_partitions=4, random_state=0).fit(X, y)

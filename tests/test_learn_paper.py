@@ -28,12 +28,15 @@ needs_data = pytest.mark.skipif(not HAVE_DATA, reason="benchmark data folder ../
 
 
 @needs_data
-@pytest.mark.parametrize("name, shape, counts", [
-    ("australian", (690, 14), (383, 307)),
-    ("heart", (270, 13), (150, 120)),
-    ("sonar", (208, 60), (111, 97)),
-    ("wine", (178, 13), (59, 71, 48)),
-])
+@pytest.mark.parametrize(
+    "name, shape, counts",
+    [
+        ("australian", (690, 14), (383, 307)),
+        ("heart", (270, 13), (150, 120)),
+        ("sonar", (208, 60), (111, 97)),
+        ("wine", (178, 13), (59, 71, 48)),
+    ],
+)
 def test_keel_files_load_with_their_documented_shapes(name, shape, counts):
     X, y, notes = LRN.load_keel(name)
     assert X.shape == shape
@@ -87,13 +90,46 @@ def test_known_kernels_and_published_tables():
 
 
 def _records():
-    ideal = [{"dataset": "heart", "method": m, "accuracy": [0.8, 0.82], "mean": 0.81, "std": 0.014,
-              "fit_seconds": [1.0, 1.0], "chosen": [{"scale_multiplier": 1.0, "alpha": 1e-4}] * 2,
-              "kernel": [{"neg_eig_fraction": 0.1}] * 2} for m in ("krr_gaussian", "svm_cv")]
-    known = [{"dataset": "heart", "kernel": "log", "method": m, "unlabel_mean": 0.8, "unlabel_std": 0.01,
-              "test_mean": 0.79, "test_std": 0.02, "rmse_mean": 0.1, "rmse_std": 0.01} for m in ("known", "krr_gaussian")]
-    large = [{"method": "krr_gaussian", "v": 5, "accuracy": 0.91, "fit_seconds": 10.0, "svm_seconds": 5.0,
-              "n_landmarks": 20, "alpha": 1e-4, "majority": 0.905, "n_svm": 5000}]
+    ideal = [
+        {
+            "dataset": "heart",
+            "method": m,
+            "accuracy": [0.8, 0.82],
+            "mean": 0.81,
+            "std": 0.014,
+            "fit_seconds": [1.0, 1.0],
+            "chosen": [{"scale_multiplier": 1.0, "alpha": 1e-4}] * 2,
+            "kernel": [{"neg_eig_fraction": 0.1}] * 2,
+        }
+        for m in ("krr_gaussian", "svm_cv")
+    ]
+    known = [
+        {
+            "dataset": "heart",
+            "kernel": "log",
+            "method": m,
+            "unlabel_mean": 0.8,
+            "unlabel_std": 0.01,
+            "test_mean": 0.79,
+            "test_std": 0.02,
+            "rmse_mean": 0.1,
+            "rmse_std": 0.01,
+        }
+        for m in ("known", "krr_gaussian")
+    ]
+    large = [
+        {
+            "method": "krr_gaussian",
+            "v": 5,
+            "accuracy": 0.91,
+            "fit_seconds": 10.0,
+            "svm_seconds": 5.0,
+            "n_landmarks": 20,
+            "alpha": 1e-4,
+            "majority": 0.905,
+            "n_svm": 5000,
+        }
+    ]
     return ideal, known, large
 
 
@@ -110,16 +146,32 @@ def test_report_section_renders_every_table():
 def test_runner_knows_the_learning_experiment():
     args = RUN.build_parser().parse_args(["--experiments", "learning", "--learning-tables", "2"])
     assert args.experiments == ["learning"] and args.learning_tables == [2]
-    merged = RUN._merge({"approximation": [], "classification": [], "regression": [], "kernels": [],
-                         "learning": {"ideal": [1]}, "meta": {}},
-                        {"approximation": [], "classification": [], "regression": [], "kernels": [], "meta": {}})
+    merged = RUN._merge(
+        {
+            "approximation": [],
+            "classification": [],
+            "regression": [],
+            "kernels": [],
+            "learning": {"ideal": [1]},
+            "meta": {},
+        },
+        {"approximation": [], "classification": [], "regression": [], "kernels": [], "meta": {}},
+    )
     assert merged["learning"] == {"ideal": [1]}
     # one run per table: the tables are combined, each run's time and load kept
     ideal, known, _ = _records()
     t2 = {"ideal": ideal, "known": [], "large": [], "config": {"trials": 10, "seconds": 60.0}}
-    t1 = {"ideal": [], "known": known, "large": [], "config": {"trials": 10, "seconds": 120.0,
-                                                              "load_average_start": [1, 2, 3],
-                                                              "load_average_end": [3, 2, 1]}}
+    t1 = {
+        "ideal": [],
+        "known": known,
+        "large": [],
+        "config": {
+            "trials": 10,
+            "seconds": 120.0,
+            "load_average_start": [1, 2, 3],
+            "load_average_end": [3, 2, 1],
+        },
+    }
     both = LRN.merge_learning(t2, t1)
     assert both["ideal"] == ideal and both["known"] == known and both["large"] == []
     assert [r["tables"] for r in both["config"]["runs"]] == [[2], [1]]

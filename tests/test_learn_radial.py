@@ -35,8 +35,13 @@ def _hankel_mu(k, rho):
     """mu(rho) = (2 pi)^(-d/2) rho^(1 - d/2) int_0^inf k(r) r^(d/2) J_(d/2-1)(rho r) dr, by quad."""
     d = k.dim
     nu = d / 2 - 1
-    val, err = scipy.integrate.quad(lambda r: k(r) * r ** (d / 2) * scipy.special.jv(nu, rho * r), 0,
-                                    k.support_radius, limit=800, epsabs=1e-13)
+    val, err = scipy.integrate.quad(
+        lambda r: k(r) * r ** (d / 2) * scipy.special.jv(nu, rho * r),
+        0,
+        k.support_radius,
+        limit=800,
+        epsabs=1e-13,
+    )
     c = (2 * np.pi) ** (-d / 2) * rho ** (1 - d / 2)
     return c * val, c * err
 
@@ -82,7 +87,7 @@ def test_envelope_and_tail_bounds_hold(learned):
     for R in (2.0 / k.lengthscale, 4.0 / k.lengthscale):
         tail = scipy.integrate.quad(lambda x: abs(k.radial_density(x)), R, 40 / k.lengthscale, limit=800)[0]
         assert tail <= k.tail_mass_bound(R)
-    assert k.mu(0.7) * 4 * np.pi * 0.7 ** 2 == pytest.approx(k.radial_density(0.7), rel=1e-12)
+    assert k.mu(0.7) * 4 * np.pi * 0.7**2 == pytest.approx(k.radial_density(0.7), rel=1e-12)
 
 
 def test_gram_uses_the_kernel_within_its_interpolation_error(learned):
@@ -96,12 +101,15 @@ def test_gram_uses_the_kernel_within_its_interpolation_error(learned):
     np.testing.assert_array_equal(k2.gram(X), G)
 
 
-@pytest.mark.parametrize("bad, match", [
-    ({"dim": 0}, "dim must be an integer >= 1"),
-    ({"lengthscale": -1.0}, "lengthscale must be a finite number > 0"),
-    ({"nodes": [0.0, 1.0]}, "same length"),
-    ({"nodes": [-1.0]}, "finite distances >= 0"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"dim": 0}, "dim must be an integer >= 1"),
+        ({"lengthscale": -1.0}, "lengthscale must be a finite number > 0"),
+        ({"nodes": [0.0, 1.0]}, "same length"),
+        ({"nodes": [-1.0]}, "finite distances >= 0"),
+    ],
+)
 def test_learned_radial_kernel_validates(bad, match):
     args = {"dim": 2, "lengthscale": 1.0, "nodes": [0.5], "coef": [1.0]}
     args.update(bad)
@@ -143,7 +151,7 @@ def test_fold_tables_sum_to_the_all_pairs_statistics():
     many = ridge_stats(X, t, 0.05, fold, 4)
     for key in ("nd", "no", "s"):
         np.testing.assert_allclose(many[key].sum(axis=1), one[key][:, 0], rtol=1e-12, atol=1e-9)
-    assert many["wt"].sum() == pytest.approx(37.0 ** 2)
+    assert many["wt"].sum() == pytest.approx(37.0**2)
     # pairs within fold 0 (table 0): 10 points -> 100 ordered pairs
     assert many["wt"][many["tab"][0, 0]] == pytest.approx(np.sum(fold == 0) ** 2)
 
@@ -155,20 +163,21 @@ def test_radial_cv_chooses_from_the_grid_in_one_pass():
     assert res["mse"].shape == (10,) and set(res["alpha"]) == {1e-4, 1e-2}
     best = int(np.argmin(res["mse"]))
     assert est.alpha_ == res["alpha"][best]
-    assert est.lengthscale_ == pytest.approx(np.sqrt(2 * res["scale_multiplier"][best] * np.mean(
-        np.sum((X - X.mean(0)) ** 2, axis=1))))
+    assert est.lengthscale_ == pytest.approx(
+        np.sqrt(2 * res["scale_multiplier"][best] * np.mean(np.sum((X - X.mean(0)) ** 2, axis=1)))
+    )
 
 
 def test_radial_learns_a_given_gaussian_similarity():
     rng = np.random.default_rng(5)
     X = rng.normal(size=(80, 3))
     r = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
-    K = np.exp(-r ** 2 / 4.0)
+    K = np.exp(-(r**2) / 4.0)
     est = HyperKernelRidge("radial", alpha=1e-6).fit(X, target_kernel=K)
     Xt = rng.normal(size=(30, 3))
     rt = np.sqrt(((Xt[:, None] - X[None]) ** 2).sum(-1))
-    rmse = np.sqrt(np.mean((est.transform(Xt) - np.exp(-rt ** 2 / 4.0)) ** 2))
+    rmse = np.sqrt(np.mean((est.transform(Xt) - np.exp(-(rt**2) / 4.0)) ** 2))
     assert rmse < 0.01
     svr = HyperKernelSVR("radial", C=1e4, epsilon=0.01).fit(X, target_kernel=K)
     assert svr.target_rounding_ == pytest.approx(0.0025)
-    assert np.sqrt(np.mean((svr.transform(Xt) + svr.intercept_ - np.exp(-rt ** 2 / 4.0)) ** 2)) < 0.05
+    assert np.sqrt(np.mean((svr.transform(Xt) + svr.intercept_ - np.exp(-(rt**2) / 4.0)) ** 2)) < 0.05

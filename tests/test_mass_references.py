@@ -33,7 +33,9 @@ def test_stated_errors_bound_the_true_errors(case):
     ref = REFS[case]
     formula, support = KERNELS[case.split("_")[0]]
     rep = sk.check_rkks(RadialKernel.from_string(formula, support=support), ref["dim"])
-    true_plus, true_minus = (float(Fraction(ref[k])) if "/" in ref[k] else float(ref[k]) for k in ("m_plus", "m_minus"))
+    true_plus, true_minus = (
+        float(Fraction(ref[k])) if "/" in ref[k] else float(ref[k]) for k in ("m_plus", "m_minus")
+    )
     assert rep.verdict == ("PD" if true_minus == 0 else "RKKS")
     for got, true in ((rep.mass_plus, true_plus), (rep.mass_minus, true_minus)):
         # the stated error bounds the true error (plus the last bits of the printed reference) ...

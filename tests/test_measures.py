@@ -10,10 +10,9 @@ import scipy.integrate
 import scipy.special
 
 import spectralkit as sk
-from spectralkit.measures import _cache
 from spectralkit import kernels as K
 from spectralkit.exceptions import DivergentMassError
-from spectralkit.measures import SpectralMeasure, check_rkks, sphere_area
+from spectralkit.measures import SpectralMeasure, _cache, check_rkks, sphere_area
 
 
 def verdict(kernel, dim):
@@ -58,7 +57,7 @@ def test_polynomial_times_gaussian_depends_on_dimension(dim, expected):
     m = SpectralMeasure(k, dim)
     rho = np.linspace(0.01, 6, 50)
     # docs/theory.md §1: mu ∝ rho^2 e^(-rho^2/2) (d=1), (rho^2 - 1) e^(..) (d=2), (rho^2 - 2) e^(..) (d=3)
-    shape = {1: rho**2, 2: rho**2 - 1, 3: rho**2 - 2}[dim] * np.exp(-rho**2 / 2)
+    shape = {1: rho**2, 2: rho**2 - 1, 3: rho**2 - 2}[dim] * np.exp(-(rho**2) / 2)
     ratio = m.mu(rho) / shape
     np.testing.assert_allclose(ratio, ratio[0], rtol=1e-10)
     assert ratio[0] > 0
@@ -245,8 +244,12 @@ def test_rational_quadratic_combination_in_high_dimension(dim):
     # near 0 the rational quadratic term dominates: f ∝ rho^(2 alpha - 1) = rho for alpha = 1
     np.testing.assert_allclose(f[2] / f[3], 1e-8 / 1e-3, rtol=1e-4)
     rq = SpectralMeasure(K.rational_quadratic(1.0, 1.0), dim)
-    np.testing.assert_allclose(f[3:], 1.5 * SpectralMeasure(K.gaussian(1.0), dim).radial_density(rho[3:])
-                               - 0.7 * rq.radial_density(rho[3:]), rtol=1e-12)
+    np.testing.assert_allclose(
+        f[3:],
+        1.5 * SpectralMeasure(K.gaussian(1.0), dim).radial_density(rho[3:])
+        - 0.7 * rq.radial_density(rho[3:]),
+        rtol=1e-12,
+    )
     assert m.mu(np.array([1e-8]))[0] < -1e200  # mu itself is beyond float64 (or -inf) there
     rep = m.check_rkks()
     assert rep.verdict == "RKKS"
@@ -334,7 +337,8 @@ def test_progress_lines_only_for_long_derivations(capsys):
     p.done()
     lines = buf.getvalue().splitlines()
     assert lines[0].startswith("spectralkit: k in d = 3: analysis (at ") and lines[-1].startswith(
-        "spectralkit: k in d = 3: done in ")
+        "spectralkit: k in d = 3: done in "
+    )
     quiet = io.StringIO()
     q = Progress("k", True, after=3600.0, stream=quiet)
     q.stage("analysis")

@@ -38,12 +38,11 @@ def test_integrate_intervals_error_estimate_bounds_the_error():
 
 def test_integrate_adaptive_converges_with_honest_errors():
     val, err = integrate_adaptive(lambda x: np.sqrt(x), np.array([0.0]), np.array([2.0]), rel_tol=1e-12)
-    exact = 2.0 ** 1.5 / 1.5
+    exact = 2.0**1.5 / 1.5
     assert abs(val[0] - exact) <= max(err[0], 1e-15 * exact)
     assert err[0] < 1e-10
     # a capped refinement keeps the unconverged estimate instead of claiming convergence
-    val, err = integrate_adaptive(lambda x: np.cos(1e4 * x), np.array([0.0]), np.array([10.0]),
-                                  max_panels=8)
+    val, err = integrate_adaptive(lambda x: np.cos(1e4 * x), np.array([0.0]), np.array([10.0]), max_panels=8)
     assert abs(val[0] - math.sin(1e5) / 1e4) <= err[0]
 
 
@@ -117,7 +116,7 @@ def test_budget_propagates_exceptions_and_deaths():
     with pytest.raises(RuntimeError, match="without a result"):
         run_with_budget(_die, (), 10.0)
     with pytest.raises(RuntimeError, match="pickled"):
-        run_with_budget(lambda: (lambda: 1), (), 10.0)
+        run_with_budget(lambda: lambda: 1, (), 10.0)
     with pytest.raises(ValueError, match="seconds"):
         run_with_budget(_die, (), -1.0)
 

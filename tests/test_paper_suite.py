@@ -31,6 +31,7 @@ needs_data = pytest.mark.skipif(not HAVE_DATA, reason="benchmark data folder ../
 
 # -- datasets ----------------------------------------------------------------------------------
 
+
 def test_missing_data_folder_names_the_path(tmp_path):
     missing = tmp_path / "no-such-folder"
     with pytest.raises(D.DataNotFoundError, match="no-such-folder"):
@@ -79,6 +80,7 @@ def test_minmax_and_l2():
 
 # -- closed-form densities and the papers' estimator -------------------------------------------
 
+
 def _k_from_mu(mu, d, z, rho_max=60.0):
     """k(z) = ∫ f(rho) Γ(d/2) (rho z / 2)^(1 - d/2) J_(d/2-1)(rho z) drho (docs/theory.md §1)."""
     import scipy.integrate as si
@@ -95,11 +97,14 @@ def _k_from_mu(mu, d, z, rho_max=60.0):
     return si.quad(f, 0, rho_max, limit=2000)[0]
 
 
-@pytest.mark.parametrize("kernel,d,tol", [
-    (kernels.delta_gaussian(1, 10), 3, 1e-9),
-    (kernels.spherical_polynomial(2, 2), 3, 5e-4),  # finite mass in d = 3; quad truncated at 60
-    (kernels.spherical_polynomial(2, 1), 2, 2e-3),  # finite in d < 3
-])
+@pytest.mark.parametrize(
+    "kernel,d,tol",
+    [
+        (kernels.delta_gaussian(1, 10), 3, 1e-9),
+        (kernels.spherical_polynomial(2, 2), 3, 5e-4),  # finite mass in d = 3; quad truncated at 60
+        (kernels.spherical_polynomial(2, 1), 2, 2e-3),  # finite in d < 3
+    ],
+)
 def test_radial_mu_inverts_to_the_kernel(kernel, d, tol):
     mu = B.radial_mu(kernel, d)
     for z in (0.3, 1.0, 1.7):
@@ -216,7 +221,9 @@ def test_krein_and_plain_ridge_match_their_kernel_forms():
     yc = y - y.mean()
     K = (Phi * J) @ Phi.T
     alpha = np.linalg.solve(K + lam * np.eye(40), yc)
-    np.testing.assert_allclose(B.krein_ridge(Phi, J, y, lam)(Pt), (Pt * J) @ Phi.T @ alpha + y.mean(), rtol=1e-9)
+    np.testing.assert_allclose(
+        B.krein_ridge(Phi, J, y, lam)(Pt), (Pt * J) @ Phi.T @ alpha + y.mean(), rtol=1e-9
+    )
     beta = np.linalg.solve(Phi @ Phi.T + lam * np.eye(40), yc)
     np.testing.assert_allclose(B.plain_ridge(Phi, y, lam)(Pt), Pt @ Phi.T @ beta + y.mean(), rtol=1e-9)
     with pytest.raises(ValueError, match="lam must be"):
@@ -275,8 +282,12 @@ def test_regression_reference_is_kernel_ridge_with_the_exact_gram():
     f = lambda X: 5 * np.sin(2 * D.l2_normalize(X)[:, 0]) + D.l2_normalize(X)[:, 1] ** 2  # noqa: E731
     ds = D.Dataset("housing", Xtr, f(Xtr) + 0.1 * rng.standard_normal(60), Xte, f(Xte), "regression", [])
     setup = P.KernelSetup("delta_gaussian", "dg", kernels.delta_gaussian(1, 10), True)
-    recs = {r["model"]: r for r in P.regression_reference(lambda rep: ds, setup, 2, 0, grid=(1e-3, 1e-1),
-                                                          svr_grid={"C": (10.0,), "epsilon": (0.1,)})}
+    recs = {
+        r["model"]: r
+        for r in P.regression_reference(
+            lambda rep: ds, setup, 2, 0, grid=(1e-3, 1e-1), svr_grid={"C": (10.0,), "epsilon": (0.1,)}
+        )
+    }
     assert set(recs) == set(P.REFERENCE_MODELS)
     X = np.vstack([D.l2_normalize(Xtr), D.l2_normalize(Xte)])
     K = P.exact_gram(setup.base, X)
@@ -291,12 +302,16 @@ def test_regression_reference_is_kernel_ridge_with_the_exact_gram():
     # the term split and the Jordan split differ by the overlap of the two Gaussian measures: a
     # few per cent in d = 3 (4.3e-7 in housing's d = 13), never negative
     assert 0 < recs["pd"]["pd_gap_bound"] < 0.1
-    assert recs["svr"]["svr_gram"].startswith("K+ + K-") and recs["svr"]["params"][0] == {"C": 10.0, "epsilon": 0.1}
+    assert recs["svr"]["svr_gram"].startswith("K+ + K-") and recs["svr"]["params"][0] == {
+        "C": 10.0,
+        "epsilon": 0.1,
+    }
     # the fit is real: far below the spread of the targets
     assert recs["krein"]["mean"] < 0.5 * np.std(ds.y_test)
 
 
 # -- protocol ----------------------------------------------------------------------------------
+
 
 def test_s_values_follow_matlab_round():
     assert [P.s_value(r, 22) for r in P.RATIOS] == [6, 11, 22, 44, 88, 176]
@@ -346,6 +361,7 @@ def test_make_features_rejects_unknown_method():
 
 
 # -- runner (smoke) ----------------------------------------------------------------------------
+
 
 def test_runner_reports_a_missing_data_folder(tmp_path, capsys):
     from benchmarks.papers import run

@@ -5,11 +5,11 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from matplotlib.collections import PolyCollection  # noqa: E402
-from matplotlib.image import imread  # noqa: E402
+from matplotlib.collections import PolyCollection
+from matplotlib.image import imread
 
-from spectralkit import SpectralMeasure, kernels  # noqa: E402
-from spectralkit.plotting import plot_measure, save_figure  # noqa: E402
+from spectralkit import SpectralMeasure, kernels
+from spectralkit.plotting import plot_measure, save_figure
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +57,8 @@ def test_figure_layout_labels_and_shading(dg3, tmp_path):
     # not blank: both shading colours are present in the picture
     rgb = (img[..., :3] * 255).astype(int).reshape(-1, 3)
     near = lambda c: np.any(np.all(np.abs(rgb - c) < 40, axis=1))  # noqa: E731
-    assert near((141, 204, 162)) or near((26, 152, 80))   # green (+)
-    assert near((236, 152, 147)) or near((215, 48, 39))   # red (-)
+    assert near((141, 204, 162)) or near((26, 152, 80))  # green (+)
+    assert near((236, 152, 147)) or near((215, 48, 39))  # red (-)
 
 
 def test_pd_kernel_has_no_negative_shading(tmp_path):

@@ -20,9 +20,9 @@ import scipy.special as sp
 import scipy.stats as st
 
 from spectralkit import _compiled, kernels
+from spectralkit._numerics.random import positive_stable as _positive_stable
 from spectralkit.exceptions import DivergentMassError, TransformError
 from spectralkit.measures import Estimate, Lobe, SpectralMeasure, TailModel
-from spectralkit._numerics.random import positive_stable as _positive_stable
 from spectralkit.sampling import ExactSampler, RadialSampler, exact_sampler, radial_sampler, sobol_uniforms
 from spectralkit.sampling._radial import _hermite_eval
 
@@ -47,8 +47,11 @@ class GaussianMix:
         v = self.radial_density(grid)
         from scipy.optimize import brentq
 
-        zeros = [brentq(self.radial_density, grid[i], grid[i + 1], xtol=1e-15)
-                 for i in range(1, len(grid) - 1) if v[i] * v[i + 1] < 0]
+        zeros = [
+            brentq(self.radial_density, grid[i], grid[i + 1], xtol=1e-15)
+            for i in range(1, len(grid) - 1)
+            if v[i] * v[i + 1] < 0
+        ]
         edges = [0.0] + zeros + [rc]
         lobes = []
         for a, b in zip(edges[:-1], edges[1:]):
@@ -61,14 +64,18 @@ class GaussianMix:
     def _chi_pdf(self, x):
         d = self.dim
         with np.errstate(divide="ignore"):
-            return np.exp(sp.xlogy(d - 1, x) - 0.5 * x * x - (0.5 * d - 1) * math.log(2) - math.lgamma(0.5 * d))
+            return np.exp(
+                sp.xlogy(d - 1, x) - 0.5 * x * x - (0.5 * d - 1) * math.log(2) - math.lgamma(0.5 * d)
+            )
 
     def radial_density(self, rho):
         rho = np.asarray(rho, float)
         return sum(c * l * self._chi_pdf(rho * l) for c, l in zip(self.c, self.l))
 
     def cdf(self, rho):
-        return sum(c * sp.gammainc(0.5 * self.dim, 0.5 * (np.asarray(rho) * l) ** 2) for c, l in zip(self.c, self.l))
+        return sum(
+            c * sp.gammainc(0.5 * self.dim, 0.5 * (np.asarray(rho) * l) ** 2) for c, l in zip(self.c, self.l)
+        )
 
     def lobe_cdf(self, sign):
         """Exact CDF of p_sign (mixture over the lobes of that sign)."""
@@ -81,6 +88,7 @@ class GaussianMix:
             for lb in lobes:
                 acc += np.abs(self.cdf(np.clip(rho, lb.a, lb.b)) - self.cdf(lb.a))
             return acc / total
+
         return F
 
 
@@ -93,19 +101,28 @@ class StudentT:
     def __init__(self, nu, dim, rho_c=20.0):
         self.nu, self.dim, self.is_finite = nu, dim, True
         d = dim
-        self.logc = (_log_sphere(d) + math.lgamma(nu + d / 2) - math.lgamma(nu) - (d / 2) * math.log(math.pi)
-                     + nu * math.log(2 * nu))
+        self.logc = (
+            _log_sphere(d)
+            + math.lgamma(nu + d / 2)
+            - math.lgamma(nu)
+            - (d / 2) * math.log(math.pi)
+            + nu * math.log(2 * nu)
+        )
         head = float(self.cdf(rho_c))
         self.lobes = (Lobe(0.0, rho_c, 1, head, 1e-15),)
-        self.tail = TailModel(rho_c, 2 * nu + 1, math.exp(self.logc), Estimate(1 - head, 1e-15),
-                              Estimate(0.0, 0.0), 0.0)
+        self.tail = TailModel(
+            rho_c, 2 * nu + 1, math.exp(self.logc), Estimate(1 - head, 1e-15), Estimate(0.0, 0.0), 0.0
+        )
         self.mass_plus, self.mass_minus = Estimate(1.0, 1e-15), Estimate(0.0, 0.0)
 
     def radial_density(self, rho):
         rho = np.asarray(rho, float)
         with np.errstate(divide="ignore"):
-            return np.exp(self.logc + sp.xlogy(self.dim - 1, rho)
-                          - (self.nu + self.dim / 2) * np.log(2 * self.nu + rho**2))
+            return np.exp(
+                self.logc
+                + sp.xlogy(self.dim - 1, rho)
+                - (self.nu + self.dim / 2) * np.log(2 * self.nu + rho**2)
+            )
 
     def cdf(self, rho):
         return st.f.cdf(np.asarray(rho, float) ** 2 / self.dim, self.dim, 2 * self.nu)
@@ -161,7 +178,7 @@ def test_several_lobes_of_one_sign_and_mixture_weights():
         u = np.random.default_rng(4).random(100_000)
         assert np.max(np.abs(m.lobe_cdf(sign)(s.sample_from_uniforms(u)) - u)) <= 2e-10
         # a uniform exactly at a lobe boundary C_j returns that lobe's end, never a point in between
-        cut = s._cum[1:len(lobes)]
+        cut = s._cum[1 : len(lobes)]
         assert np.allclose(s.sample_from_uniforms(cut), [lb.b for lb in lobes[:-1]], rtol=1e-12)
 
 
@@ -339,7 +356,7 @@ def test_positive_stable_laplace_transform(beta):
     a = _positive_stable(beta, 400_000, np.random.default_rng(1))
     for t in (0.3, 1.0, 3.0):
         v = np.exp(-t * a)
-        assert abs(v.mean() - math.exp(-t**beta)) <= 4 * v.std() / math.sqrt(len(v))
+        assert abs(v.mean() - math.exp(-(t**beta))) <= 4 * v.std() / math.sqrt(len(v))
 
 
 def test_shape_matrix():

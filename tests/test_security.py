@@ -14,11 +14,26 @@ from spectralkit.exceptions import KernelDefinitionError
 PAYLOAD = "__import__('pathlib').Path('PWNED').write_text('x')"
 
 
-@pytest.mark.parametrize("container", [
-    (PAYLOAD,), [PAYLOAD], {PAYLOAD}, {PAYLOAD: 1}, {1: PAYLOAD}, frozenset([PAYLOAD]),
-    (PAYLOAD, "r"), [["r", PAYLOAD]], b"r", bytearray(b"r"), 1.0, None,
-    np.array(["r"]), sympy.Tuple(sympy.Symbol("r")), sympy.Matrix([sympy.Symbol("r")]),
-])
+@pytest.mark.parametrize(
+    "container",
+    [
+        (PAYLOAD,),
+        [PAYLOAD],
+        {PAYLOAD},
+        {PAYLOAD: 1},
+        {1: PAYLOAD},
+        frozenset([PAYLOAD]),
+        (PAYLOAD, "r"),
+        [["r", PAYLOAD]],
+        b"r",
+        bytearray(b"r"),
+        1.0,
+        None,
+        np.array(["r"]),
+        sympy.Tuple(sympy.Symbol("r")),
+        sympy.Matrix([sympy.Symbol("r")]),
+    ],
+)
 def test_kernel_accepts_only_text_or_a_sympy_expression(container, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     calls = []
@@ -41,18 +56,21 @@ def test_from_string_accepts_only_str(container):
         K.RadialKernel.from_string(container)
 
 
-@pytest.mark.parametrize("params, fragment", [
-    ({"l": PAYLOAD}, "parameter 'l' must be a finite real number, got str"),
-    ({"l": (PAYLOAD,)}, "parameter 'l' must be a finite real number, got tuple"),
-    ({"l": [1.0]}, "parameter 'l' must be a finite real number, got list"),
-    ({"l": True}, "parameter 'l' must be a finite real number, got bool"),
-    ({"l": float("nan")}, "parameter 'l' must be a finite real number"),
-    ({"l": 1j}, "parameter 'l' must be a finite real number, got complex"),
-    ({PAYLOAD: 1.0}, "parameter names must be identifier strings"),
-    ({("l",): 1.0}, "parameter names must be identifier strings"),
-    ([("l", 1.0)], "params must be a mapping"),
-    ("l=1", "params must be a mapping"),
-])
+@pytest.mark.parametrize(
+    "params, fragment",
+    [
+        ({"l": PAYLOAD}, "parameter 'l' must be a finite real number, got str"),
+        ({"l": (PAYLOAD,)}, "parameter 'l' must be a finite real number, got tuple"),
+        ({"l": [1.0]}, "parameter 'l' must be a finite real number, got list"),
+        ({"l": True}, "parameter 'l' must be a finite real number, got bool"),
+        ({"l": float("nan")}, "parameter 'l' must be a finite real number"),
+        ({"l": 1j}, "parameter 'l' must be a finite real number, got complex"),
+        ({PAYLOAD: 1.0}, "parameter names must be identifier strings"),
+        ({("l",): 1.0}, "parameter names must be identifier strings"),
+        ([("l", 1.0)], "params must be a mapping"),
+        ("l=1", "params must be a mapping"),
+    ],
+)
 def test_parameter_values_must_be_real_numbers(params, fragment, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(KernelDefinitionError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
@@ -66,18 +84,21 @@ def test_undefined_sympy_functions_are_refused():
         K.RadialKernel(f(K.r) * sympy.exp(-K.r))
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("9^9^9*exp(-r)", "has magnitude about 10^"),
-    ("10**10**10 * exp(-r)", "has magnitude about 10^"),
-    ("2^1e300 * exp(-r)", "has magnitude about 10^"),
-    ("2^1e308 * exp(-r)", "outside [10^-300, 10^300]"),
-    ("gamma(10**7) * exp(-r)", "gamma of the constant 10000000 overflows"),
-    ("exp(-r) * 1e300 * 1e300", "outside [10^-300, 10^300]"),
-    ("(1 - r)**100000", "integer exponent 100000 is larger than 1000"),
-    ("exp(-r) * " + "9" * 400, "digits is too large"),
-    ("exp(-r) / 10**400", "has magnitude about 10^"),
-    ("exp(-r) * 1e-320", "outside [10^-300, 10^300]"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("9^9^9*exp(-r)", "has magnitude about 10^"),
+        ("10**10**10 * exp(-r)", "has magnitude about 10^"),
+        ("2^1e300 * exp(-r)", "has magnitude about 10^"),
+        ("2^1e308 * exp(-r)", "outside [10^-300, 10^300]"),
+        ("gamma(10**7) * exp(-r)", "gamma of the constant 10000000 overflows"),
+        ("exp(-r) * 1e300 * 1e300", "outside [10^-300, 10^300]"),
+        ("(1 - r)**100000", "integer exponent 100000 is larger than 1000"),
+        ("exp(-r) * " + "9" * 400, "digits is too large"),
+        ("exp(-r) / 10**400", "has magnitude about 10^"),
+        ("exp(-r) * 1e-320", "outside [10^-300, 10^300]"),
+    ],
+)
 def test_formula_denial_of_service_is_refused_fast(text, fragment):
     t0 = time.process_time()
     with pytest.raises(KernelDefinitionError) as info:

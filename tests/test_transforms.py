@@ -8,17 +8,19 @@ import numpy as np
 import pytest
 
 from spectralkit import kernels as K
-from spectralkit.transforms import _dispatch
-from spectralkit.transforms import RadialTransform, numeric_transform, transform_atom
 from spectralkit.exceptions import TransformError
+from spectralkit.transforms import RadialTransform, _dispatch, numeric_transform, transform_atom
 
 MATERN32 = "exp(-r)*(1 + r)"  # Matérn-3/2 with l = sqrt(3), written by hand
 
 
 def student_t(rho, d):
     """mu of (1 + r) e^(-r) on R^d: Gamma((d+3)/2)/(Gamma(3/2) pi^(d/2)) (1 + rho^2)^(-(d+3)/2)."""
-    return (math.gamma((d + 3) / 2) / (math.gamma(1.5) * math.pi ** (d / 2))
-            * (1 + np.asarray(rho) ** 2) ** (-(d + 3) / 2))
+    return (
+        math.gamma((d + 3) / 2)
+        / (math.gamma(1.5) * math.pi ** (d / 2))
+        * (1 + np.asarray(rho) ** 2) ** (-(d + 3) / 2)
+    )
 
 
 RHO = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 400)])
@@ -78,6 +80,7 @@ def test_sympy_zero_extension_of_compact_kernel():
 def _fake_sympy(factor):
     def fake(atom, dim, budget):
         return (lambda x: factor * student_t(x, dim)), "fake"
+
     return fake
 
 
@@ -96,6 +99,7 @@ def test_non_finite_sympy_values_fall_back_to_numeric(monkeypatch):
             x = np.asarray(x, dtype=float)
             out = student_t(x, dim)
             return np.where(x > 1e5, np.nan, out)  # "overflow" far out, beyond the check points
+
         return mu, "fake"
 
     monkeypatch.setattr(_dispatch, "sympy_transform", fake)

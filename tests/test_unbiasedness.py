@@ -94,8 +94,7 @@ def test_estimates_helper_matches_the_features():
     for fmap in ("sincos", "cos"):
         rf.set_params(feature_map=fmap)
         est = _estimates(rf, X, Y, 1)[0]  # leaves rf fitted with random_state=0
-        assert np.allclose(est, np.sum(rf.transform(X) * rf.transform(Y) * rf.signature_, axis=1),
-                           atol=1e-13)
+        assert np.allclose(est, np.sum(rf.transform(X) * rf.transform(Y) * rf.signature_, axis=1), atol=1e-13)
 
 
 def _assert_unbiased(kernel, dim, method, reps, n_components=16, split="jordan", seed=0, radii=RADII):
@@ -170,8 +169,9 @@ def test_negative_controls_fail_the_unbiasedness_check():
     # (c) the radial law of each part with and without the Jacobian, by the same grid sampler; the
     # measure lives on rho < 10 to 1e-20 (chi_3 tail of the + part; the - part is a lobe on [0, 0.37])
     m = rf.measure_
-    right = [_grid_norm_sampler(lambda r, s=s: np.maximum(s * m.radial_density(r), 0.0), 10.0)
-             for s in (1, -1)]
+    right = [
+        _grid_norm_sampler(lambda r, s=s: np.maximum(s * m.radial_density(r), 0.0), 10.0) for s in (1, -1)
+    ]
     wrong = [_grid_norm_sampler(lambda r, s=s: np.maximum(s * m.mu(r), 0.0), 10.0) for s in (1, -1)]
     plus, minus = _part_estimates(rf, _renormed(draws, right, 1), X, Y)
     passed, z = _bias_check(plus - minus, exact, slack)
@@ -195,9 +195,20 @@ def test_unbiased_cos_feature_map():
 
 # random kernels from the library and random finite-mass combinations, random d, random pairs
 def _library_kernel(draw):
-    which = draw(hst.sampled_from(["gaussian", "laplacian", "matern", "rational_quadratic",
-                                   "exponential_power", "delta_gaussian", "spherical_polynomial",
-                                   "combination"]))
+    which = draw(
+        hst.sampled_from(
+            [
+                "gaussian",
+                "laplacian",
+                "matern",
+                "rational_quadratic",
+                "exponential_power",
+                "delta_gaussian",
+                "spherical_polynomial",
+                "combination",
+            ]
+        )
+    )
     ls = draw(hst.floats(0.5, 2.0))
     if which == "gaussian":
         return kernels.gaussian(ls), 64
@@ -213,11 +224,16 @@ def _library_kernel(draw):
         return kernels.delta_gaussian(ls, ls * draw(hst.floats(1.5, 10.0))), 64
     if which == "spherical_polynomial":
         return kernels.spherical_polynomial(2.0, 2), 4  # finite mass only for d <= 4 (docs/theory.md §5)
-    atoms = [kernels.gaussian(ls), kernels.laplacian(2 * ls), kernels.matern(1.5, ls / 2),
-             kernels.rational_quadratic(1.0, ls)]
+    atoms = [
+        kernels.gaussian(ls),
+        kernels.laplacian(2 * ls),
+        kernels.matern(1.5, ls / 2),
+        kernels.rational_quadratic(1.0, ls),
+    ]
     idx = draw(hst.lists(hst.integers(0, 3), min_size=2, max_size=3, unique=True))
-    coefs = draw(hst.lists(hst.floats(-2.0, 2.0).filter(lambda c: abs(c) > 0.1),
-                           min_size=len(idx), max_size=len(idx)))
+    coefs = draw(
+        hst.lists(hst.floats(-2.0, 2.0).filter(lambda c: abs(c) > 0.1), min_size=len(idx), max_size=len(idx))
+    )
     k = coefs[0] * atoms[idx[0]]
     for c, i in zip(coefs[1:], idx[1:]):
         k = k + c * atoms[i]
@@ -270,33 +286,41 @@ def _assert_variance(est, theory):
 def test_iid_variance_terms_split_closed_form():
     """Delta-Gaussian, split='terms': k~+ = exp(-r^2/2), k~- = exp(-r^2/200), m+- = 1 (closed forms)."""
     radii = np.array(RADII)
-    rf = RandomFeatures(kernels.delta_gaussian(1.0, 10.0), dim=3, n_components=32, method="rff",
-                        split="terms")
+    rf = RandomFeatures(
+        kernels.delta_gaussian(1.0, 10.0), dim=3, n_components=32, method="rff", split="terms"
+    )
     X, Y = _pairs(3, radii, 1)
     est = _estimates(rf, X, Y, 3000)
-    g = lambda r, s: np.exp(-r**2 / (2 * s**2))  # noqa: E731
-    theory = _iid_variance(1.0, 1.0, rf.n_plus_, rf.n_minus_, g(radii, 1), g(2 * radii, 1),
-                           g(radii, 10), g(2 * radii, 10))
+    g = lambda r, s: np.exp(-(r**2) / (2 * s**2))  # noqa: E731
+    theory = _iid_variance(
+        1.0, 1.0, rf.n_plus_, rf.n_minus_, g(radii, 1), g(2 * radii, 1), g(radii, 10), g(2 * radii, 10)
+    )
     _assert_variance(est, theory)
 
 
-@pytest.mark.parametrize("kernel,dim", [(kernels.delta_gaussian(1.0, 3.0), 3),
-                                        (kernels.laplacian(1.0), 5)], ids=["delta_gaussian", "laplacian"])
+@pytest.mark.parametrize(
+    "kernel,dim",
+    [(kernels.delta_gaussian(1.0, 3.0), 3), (kernels.laplacian(1.0), 5)],
+    ids=["delta_gaussian", "laplacian"],
+)
 def test_iid_variance_jordan(kernel, dim):
     radii = np.array(RADII)
     rf = RandomFeatures(kernel, dim=dim, n_components=24, method="rff").fit()
     m = rf.measure_
     kp = _normalised_part_kernel(m, +1, np.r_[radii, 2 * radii])
     km = _normalised_part_kernel(m, -1, np.r_[radii, 2 * radii]) if rf.n_minus_ else np.zeros(6)
-    theory = _iid_variance(rf.mass_plus_, rf.mass_minus_, rf.n_plus_, rf.n_minus_,
-                           kp[:3], kp[3:], km[:3], km[3:])
+    theory = _iid_variance(
+        rf.mass_plus_, rf.mass_minus_, rf.n_plus_, rf.n_minus_, kp[:3], kp[3:], km[:3], km[3:]
+    )
     X, Y = _pairs(dim, radii, 2)
     _assert_variance(_estimates(rf, X, Y, 3000), theory)
 
 
-@pytest.mark.parametrize("kernel,n_components", [(kernels.gaussian(1.0), 32),
-                                                 (kernels.delta_gaussian(1.0, 10.0), 64)],
-                         ids=["gaussian", "delta_gaussian"])
+@pytest.mark.parametrize(
+    "kernel,n_components",
+    [(kernels.gaussian(1.0), 32), (kernels.delta_gaussian(1.0, 10.0), 64)],
+    ids=["gaussian", "delta_gaussian"],
+)
 def test_orthogonal_variants_reduce_variance(kernel, n_components):
     """d = 16, s = d frequencies per part: Var(ORF), Var(GORF) <= Var(i.i.d.).
 

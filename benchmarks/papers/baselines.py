@@ -71,6 +71,7 @@ def _stack(maps, signs):
 
 # -- spectral densities with closed forms (used by the papers' estimator) ------------------
 
+
 def radial_mu(kernel, dim, normalised=True):
     """Closed-form signed spectral density mu(rho) of a library kernel (docs/theory.md §1 convention).
 
@@ -109,8 +110,10 @@ def radial_mu(kernel, dim, normalised=True):
     fam = kernel.family
     if fam is not None and fam[0] == "spherical_polynomial":
         a, p = fam[1]["a"], int(fam[1]["p"])
-        coefs = [math.factorial(p) / math.factorial(p - i) * (1 - 4 / a**2) ** (p - i) * (2 / a**2) ** i
-                 for i in range(p + 1)]
+        coefs = [
+            math.factorial(p) / math.factorial(p - i) * (1 - 4 / a**2) ** (p - i) * (2 / a**2) ** i
+            for i in range(p + 1)
+        ]
 
         def mu(rho):
             rho = np.asarray(rho, dtype=np.float64)
@@ -119,15 +122,19 @@ def radial_mu(kernel, dim, normalised=True):
             for i, c in enumerate(coefs):
                 nu = dim / 2 + i
                 term = np.empty_like(rho)
-                term[small] = math.exp(nu * math.log(2) - math.lgamma(nu + 1)) * _hyp0f1_neg(nu + 1, rho[small] ** 2)
+                term[small] = math.exp(nu * math.log(2) - math.lgamma(nu + 1)) * _hyp0f1_neg(
+                    nu + 1, rho[small] ** 2
+                )
                 rb = rho[~small]
                 term[~small] = (2 / rb) ** nu * sps.jv(nu, 2 * rb)
                 out += c * term
             return const * out
 
         return mu
-    raise ValueError(f"kernel must be a combination of Gaussians or a spherical polynomial for the "
-                     f"closed-form density, got {kernel.name!r}")
+    raise ValueError(
+        f"kernel must be a combination of Gaussians or a spherical polynomial for the "
+        f"closed-form density, got {kernel.name!r}"
+    )
 
 
 def _hyp0f1_neg(b, x, terms=40):
@@ -142,6 +149,7 @@ def _hyp0f1_neg(b, x, terms=40):
 
 
 # -- directions ---------------------------------------------------------------------------
+
 
 def iid_directions(dim, n, rng):
     """``n`` independent directions uniform on S^(dim-1), shape (n, dim)."""
@@ -167,13 +175,14 @@ def paper_gorf_directions(dim, s, rng):
     # orthonormalised rows of a d x 2m Gaussian matrix, which costs O(m d^2) instead of O(m^3).
     Q, R = np.linalg.qr(rng.standard_normal((2 * m, dim)))
     Q = (Q * np.sign(np.diag(R))).T
-    Dp, Dm = Q[:, :s].T, Q[:, m:m + s].T
+    Dp, Dm = Q[:, :s].T, Q[:, m : m + s].T
     Dp = Dp / np.linalg.norm(Dp, axis=1, keepdims=True)
     Dm = Dm / np.linalg.norm(Dm, axis=1, keepdims=True)
     return Dp, Dm
 
 
 # -- the papers' estimator ---------------------------------------------------------------
+
 
 class PaperEstimator:
     """The random features exactly as the papers' code builds them (a biased baseline).
@@ -211,7 +220,9 @@ class PaperEstimator:
                 self._tables[sign] = (cdf, grid[idx])
         total = masses[1] + masses[-1]
         if not total > 0:
-            raise ValueError(f"the tabulated density of {kernel.name!r} in d={dim} vanishes on [0, {rho_max}]")
+            raise ValueError(
+                f"the tabulated density of {kernel.name!r} in d={dim} vanishes on [0, {rho_max}]"
+            )
         self.c_plus, self.c_minus = masses[1] / total, masses[-1] / total
 
     def _norms(self, sign, n, rng):
@@ -237,8 +248,17 @@ class PaperEstimator:
                 maps.append(_sincos_map(W, math.sqrt(c / s)))
                 signs.append(np.full(2 * s, float(sign)))
         transform, sig = _stack(maps, signs)
-        return SignedFeatures(transform, sig, {"mass_plus": self.c_plus, "mass_minus": self.c_minus,
-                                               "n_plus": s, "n_minus": s, "directions": directions})
+        return SignedFeatures(
+            transform,
+            sig,
+            {
+                "mass_plus": self.c_plus,
+                "mass_minus": self.c_minus,
+                "n_plus": s,
+                "n_minus": s,
+                "directions": directions,
+            },
+        )
 
 
 def signed_sincos_features(W_plus, W_minus, mass_plus, mass_minus):
@@ -249,11 +269,15 @@ def signed_sincos_features(W_plus, W_minus, mass_plus, mass_minus):
             maps.append(_sincos_map(W, math.sqrt(m / len(W))))
             signs.append(np.full(2 * len(W), sg))
     transform, sig = _stack(maps, signs)
-    return SignedFeatures(transform, sig, {"mass_plus": mass_plus, "mass_minus": mass_minus,
-                                           "n_plus": len(W_plus), "n_minus": len(W_minus)})
+    return SignedFeatures(
+        transform,
+        sig,
+        {"mass_plus": mass_plus, "mass_minus": mass_minus, "n_plus": len(W_plus), "n_minus": len(W_minus)},
+    )
 
 
 # -- scikit-learn baselines ---------------------------------------------------------------
+
 
 def nystroem_features(gram, X_pool, n_landmarks, rng):
     """scikit-learn's ``Nystroem`` on a precomputed kernel, ``n_landmarks`` random landmarks.
@@ -293,8 +317,7 @@ def rbf_sampler_features(kernel, n_components, rng):
     samplers, signs = [], []
     for c, a in terms:
         l = a.family[1]["lengthscale"]
-        rs = RBFSampler(gamma=1.0 / (2 * l * l), n_components=n_each,
-                        random_state=int(rng.integers(2**31)))
+        rs = RBFSampler(gamma=1.0 / (2 * l * l), n_components=n_each, random_state=int(rng.integers(2**31)))
         samplers.append((rs, math.sqrt(abs(c))))
         signs.append(np.full(n_each, math.copysign(1.0, c)))
     dim_holder = {}
@@ -307,12 +330,18 @@ def rbf_sampler_features(kernel, n_components, rng):
             dim_holder["fitted"] = True
         return np.hstack([sc * rs.transform(X) for rs, sc in samplers])
 
-    return SignedFeatures(transform, np.concatenate(signs),
-                          {"mass_plus": float(sum(c for c, _ in terms if c > 0)),
-                           "mass_minus": float(-sum(c for c, _ in terms if c < 0))})
+    return SignedFeatures(
+        transform,
+        np.concatenate(signs),
+        {
+            "mass_plus": float(sum(c for c, _ in terms if c > 0)),
+            "mass_minus": float(-sum(c for c, _ in terms if c < 0)),
+        },
+    )
 
 
 # -- regression ----------------------------------------------------------------------------
+
 
 def krein_ridge(Phi, signature, y, lam):
     """Krein ridge regression with the indefinite Gram ``K = Phi J Phi^T`` (docs/theory.md §2).

@@ -109,8 +109,9 @@ def resolve_data_dir(data_dir=None):
 def _file(folder, name):
     path = folder / name
     if not path.is_file():
-        raise DataNotFoundError(f"data file {str(path)!r} is missing (expected in {str(folder)!r}; "
-                                "nothing is downloaded)")
+        raise DataNotFoundError(
+            f"data file {str(path)!r} is missing (expected in {str(folder)!r}; nothing is downloaded)"
+        )
     return path
 
 
@@ -138,8 +139,10 @@ def l2_normalize(X):
     X = np.asarray(X, dtype=np.float64)
     norms = np.linalg.norm(X, axis=1)
     if np.any(norms == 0):
-        raise ValueError(f"X has {int(np.sum(norms == 0))} all-zero rows; they cannot be "
-                         "l2-normalised onto the unit sphere")
+        raise ValueError(
+            f"X has {int(np.sum(norms == 0))} all-zero rows; they cannot be "
+            "l2-normalised onto the unit sphere"
+        )
     return X / norms[:, None]
 
 

@@ -53,8 +53,12 @@ __all__ = [
 ]
 
 #: dataset -> file (the four datasets of Tables 1-2 available offline)
-KEEL = {"australian": "keel-australian.dat", "wine": "keel-wine.dat", "sonar": "keel-sonar.dat",
-        "heart": "keel-heart.dat"}
+KEEL = {
+    "australian": "keel-australian.dat",
+    "wine": "keel-wine.dat",
+    "sonar": "keel-sonar.dat",
+    "heart": "keel-heart.dat",
+}
 #: the paper's other datasets, not available offline
 UNAVAILABLE = ("fertility", "guide1-t", "covtype", "MNIST")
 #: hyper-parameter candidates searched by cross-validation (the paper: log grid 1e-5 .. 1e5)
@@ -97,6 +101,7 @@ PUBLISHED_T2 = {
     "svr_wishart": _row((84.23, 2.27), (96.65, 2.35), (81.13, 2.94), (81.43, 2.52)),
 }
 
+
 def _t1(unlabel, test, rmse=None):
     """{dataset: {"unlabel": (m, s), "test": (m, s)[, "rmse": v]}} over the four available columns."""
     out = {}
@@ -112,37 +117,64 @@ def _t1(unlabel, test, rmse=None):
 #: columns); it is read as the first five columns (guide1-t missing).
 PUBLISHED_T1 = {
     "gaussian": {
-        "known": _t1(((83.92, 1.90), (96.68, 1.93), (75.34, 3.07), (78.63, 4.52)),
-                     ((82.64, 2.23), (98.02, 1.81), (72.14, 1.38), (80.91, 4.89))),
-        "pan2017": _t1(((81.56, 3.78), (96.89, 1.41), (73.78, 5.67), (81.45, 3.56)),
-                       ((82.64, 3.60), (96.33, 2.67), (73.83, 8.02), (79.04, 5.11)), (0.088, 0.123, 0.165, 0.128)),
-        "krr_gaussian": _t1(((81.52, 4.01), (97.33, 1.45), (77.12, 4.21), (80.14, 5.02)),
-                            ((83.63, 4.20), (96.62, 3.41), (67.82, 8.20), (82.73, 5.22)),
-                            (0.138, 0.062, 0.085, 0.095)),
-        "svr_gaussian": _t1(((82.24, 3.70), (97.13, 1.20), (73.24, 6.13), (81.30, 3.62)),
-                            ((82.61, 3.93), (98.04, 2.22), (75.54, 6.42), (80.12, 3.20)),
-                            (0.108, 0.089, 0.143, 0.120)),
+        "known": _t1(
+            ((83.92, 1.90), (96.68, 1.93), (75.34, 3.07), (78.63, 4.52)),
+            ((82.64, 2.23), (98.02, 1.81), (72.14, 1.38), (80.91, 4.89)),
+        ),
+        "pan2017": _t1(
+            ((81.56, 3.78), (96.89, 1.41), (73.78, 5.67), (81.45, 3.56)),
+            ((82.64, 3.60), (96.33, 2.67), (73.83, 8.02), (79.04, 5.11)),
+            (0.088, 0.123, 0.165, 0.128),
+        ),
+        "krr_gaussian": _t1(
+            ((81.52, 4.01), (97.33, 1.45), (77.12, 4.21), (80.14, 5.02)),
+            ((83.63, 4.20), (96.62, 3.41), (67.82, 8.20), (82.73, 5.22)),
+            (0.138, 0.062, 0.085, 0.095),
+        ),
+        "svr_gaussian": _t1(
+            ((82.24, 3.70), (97.13, 1.20), (73.24, 6.13), (81.30, 3.62)),
+            ((82.61, 3.93), (98.04, 2.22), (75.54, 6.42), (80.12, 3.20)),
+            (0.108, 0.089, 0.143, 0.120),
+        ),
     },
     "log": {
-        "known": _t1(((84.04, 1.93), (98.04, 1.32), (74.44, 7.32), (80.51, 1.42)),
-                     ((83.90, 1.92), (96.12, 2.62), (78.33, 6.82), (81.44, 6.50))),
-        "krr_gaussian": _t1(((73.84, 1.92), (97.31, 1.33), (72.34, 5.32), (81.02, 2.21)),
-                            ((76.64, 5.14), (60.13, 8.08), (65.84, 9.56), (77.63, 7.02)),
-                            (0.717, 0.748, 0.697, 0.435)),
-        "svr_gaussian": _t1(((84.12, 1.73), (97.02, 1.91), (72.72, 4.67), (81.74, 3.12)),
-                            ((83.42, 3.80), (95.53, 5.12), (66.74, 6.32), (80.93, 4.70)),
-                            (0.474, 0.138, 0.174, 0.196)),
+        "known": _t1(
+            ((84.04, 1.93), (98.04, 1.32), (74.44, 7.32), (80.51, 1.42)),
+            ((83.90, 1.92), (96.12, 2.62), (78.33, 6.82), (81.44, 6.50)),
+        ),
+        "krr_gaussian": _t1(
+            ((73.84, 1.92), (97.31, 1.33), (72.34, 5.32), (81.02, 2.21)),
+            ((76.64, 5.14), (60.13, 8.08), (65.84, 9.56), (77.63, 7.02)),
+            (0.717, 0.748, 0.697, 0.435),
+        ),
+        "svr_gaussian": _t1(
+            ((84.12, 1.73), (97.02, 1.91), (72.72, 4.67), (81.74, 3.12)),
+            ((83.42, 3.80), (95.53, 5.12), (66.74, 6.32), (80.93, 4.70)),
+            (0.474, 0.138, 0.174, 0.196),
+        ),
     },
 }
 
 #: Table 3 of the paper, ijcnn1: v -> method -> (accuracy %, seconds)
 PUBLISHED_T3 = {
-    5: {"pan2017": (90.49, 1354.2), "krr_gaussian": (90.72, 1375.2), "svr_gaussian": (90.22, 1322.4),
-        "distributed BMKL": (97.35, 230576.0)},
-    10: {"pan2017": (89.72, 835.8), "krr_gaussian": (89.71, 846.8), "svr_gaussian": (89.37, 1156.1),
-         "distributed BMKL": (97.36, 12020.0)},
-    20: {"pan2017": (90.49, 743.5), "krr_gaussian": (90.94, 752.1), "svr_gaussian": (90.97, 1035.9),
-         "distributed BMKL": (97.34, 5844.8)},
+    5: {
+        "pan2017": (90.49, 1354.2),
+        "krr_gaussian": (90.72, 1375.2),
+        "svr_gaussian": (90.22, 1322.4),
+        "distributed BMKL": (97.35, 230576.0),
+    },
+    10: {
+        "pan2017": (89.72, 835.8),
+        "krr_gaussian": (89.71, 846.8),
+        "svr_gaussian": (89.37, 1156.1),
+        "distributed BMKL": (97.36, 12020.0),
+    },
+    20: {
+        "pan2017": (90.49, 743.5),
+        "krr_gaussian": (90.94, 752.1),
+        "svr_gaussian": (90.97, 1035.9),
+        "distributed BMKL": (97.34, 5844.8),
+    },
 }
 
 
@@ -158,11 +190,15 @@ def load_keel(name, data_dir=None):
     X = np.array([[float(c) for c in r[:-1]] for r in rows])
     y = np.array([r[-1] for r in rows])
     Xs, _ = D.minmax_scale(X, X)
-    notes = [f"{path.name}: {X.shape[0]} x {X.shape[1]}, classes {dict(zip(*np.unique(y, return_counts=True)))}",
-             "every column min-max scaled to [0, 1] on the whole set"]
+    notes = [
+        f"{path.name}: {X.shape[0]} x {X.shape[1]}, classes {dict(zip(*np.unique(y, return_counts=True)))}",
+        "every column min-max scaled to [0, 1] on the whole set",
+    ]
     if name == "australian":
-        notes.append("the KEEL file dropped the decimal points of some continuous columns: per-column scaling "
-                     "makes the columns comparable again")
+        notes.append(
+            "the KEEL file dropped the decimal points of some continuous columns: per-column scaling "
+            "makes the columns comparable again"
+        )
     return Xs, y, notes
 
 
@@ -186,18 +222,27 @@ def _svm_on_gram(K_train, y_train, seed):
 def _kernel_facts(est, K_train):
     """Indefiniteness of the learned Gram matrix and, for the radial kernel, its Jordan masses."""
     ev = np.linalg.eigvalsh(0.5 * (K_train + K_train.T))
-    out = {"neg_eig_fraction": float(np.sum(np.abs(ev[ev < 0])) / np.sum(np.abs(ev))),
-           "min_eig": float(ev.min()), "max_eig": float(ev.max())}
+    out = {
+        "neg_eig_fraction": float(np.sum(np.abs(ev[ev < 0])) / np.sum(np.abs(ev))),
+        "min_eig": float(ev.min()),
+        "max_eig": float(ev.max()),
+    }
     if est.hyper_kernel == "radial":
         mp, mm = est.kernel_.masses()
-        out.update(mass_plus=mp.to_dict(), mass_minus=mm.to_dict(), k0=est.kernel_.value_at_zero(),
-                   binning_error=float(est.binning_error_))
+        out.update(
+            mass_plus=mp.to_dict(),
+            mass_minus=mm.to_dict(),
+            k0=est.kernel_.value_at_zero(),
+            binning_error=float(est.binning_error_),
+        )
     return out
 
 
 def _chosen(est):
     out = {"scale_multiplier": float(est.cv_results_["scale_multiplier"][np.argmin(est.cv_results_["mse"])])}
-    out["alpha" if hasattr(est, "alpha_") else "C"] = float(getattr(est, "alpha_", getattr(est, "C_", np.nan)))
+    out["alpha" if hasattr(est, "alpha_") else "C"] = float(
+        getattr(est, "alpha_", getattr(est, "C_", np.nan))
+    )
     return out
 
 
@@ -214,8 +259,18 @@ def ideal_kernel_experiment(name, methods, trials, seed=0, data_dir=None, progre
     X, y, notes = load_keel(name, data_dir)
     n = X.shape[0]
     n_train = round(0.4 * n)
-    recs = {m: {"dataset": name, "method": m, "accuracy": [], "fit_seconds": [], "svm_seconds": [], "chosen": [],
-                "kernel": []} for m in (*methods, "svm_cv")}
+    recs = {
+        m: {
+            "dataset": name,
+            "method": m,
+            "accuracy": [],
+            "fit_seconds": [],
+            "svm_seconds": [],
+            "chosen": [],
+            "kernel": [],
+        }
+        for m in (*methods, "svm_cv")
+    }
     for t in range(trials):
         perm = task_rng(seed, "learning-split", name, t).permutation(n)
         tr, te = perm[:n_train], perm[n_train:]
@@ -237,8 +292,9 @@ def ideal_kernel_experiment(name, methods, trials, seed=0, data_dir=None, progre
                 progress()
         t0 = time.perf_counter()
         cv = StratifiedKFold(5, shuffle=True, random_state=seed + t)
-        gs = GridSearchCV(SVC(kernel="rbf"), {"C": list(SVM_CS), "gamma": [1 / (2 * s * s) for s in SIGMAS]},
-                          cv=cv).fit(X[tr], y[tr])
+        gs = GridSearchCV(
+            SVC(kernel="rbf"), {"C": list(SVM_CS), "gamma": [1 / (2 * s * s) for s in SIGMAS]}, cv=cv
+        ).fit(X[tr], y[tr])
         r = recs["svm_cv"]
         r["accuracy"].append(float(np.mean(gs.predict(X[te]) == y[te])))
         r["fit_seconds"].append(time.perf_counter() - t0)
@@ -268,11 +324,22 @@ def known_kernel_experiment(name, kind, methods, trials, seed=0, data_dir=None, 
     X, y, notes = load_keel(name, data_dir)
     n = X.shape[0]
     n_lab, n_unl = round(0.4 * n), round(0.4 * n)
-    recs = {m: {"dataset": name, "kernel": kind, "method": m, "unlabel": [], "test": [], "rmse": [],
-                "fit_seconds": [], "chosen": []} for m in ("known", *methods)}
+    recs = {
+        m: {
+            "dataset": name,
+            "kernel": kind,
+            "method": m,
+            "unlabel": [],
+            "test": [],
+            "rmse": [],
+            "fit_seconds": [],
+            "chosen": [],
+        }
+        for m in ("known", *methods)
+    }
     for t in range(trials):
         perm = task_rng(seed, "learning-known-split", name, t).permutation(n)
-        lab, unl, te = perm[:n_lab], perm[n_lab:n_lab + n_unl], perm[n_lab + n_unl:]
+        lab, unl, te = perm[:n_lab], perm[n_lab : n_lab + n_unl], perm[n_lab + n_unl :]
         train = np.concatenate([lab, unl])
         gamma = 1.0 / (X.shape[1] * X[train].var()) if kind == "gaussian" else None
         K_train = known_kernel_matrix(kind, X[train], X[train], gamma)
@@ -280,12 +347,18 @@ def known_kernel_experiment(name, kind, methods, trials, seed=0, data_dir=None, 
         for m in ("known", *methods):
             t0 = time.perf_counter()
             if m == "known":
+
                 def gram(A, B, gamma=gamma):
                     return known_kernel_matrix(kind, A, B, gamma)
+
                 rmse, intercept = 0.0, 0.0
             else:
-                est = _learner(m, int(task_rng(seed, "learning-known", name, kind, m, t).integers(2**31 - 1)), cv=3,
-                               n_landmarks=N_LANDMARKS_T1)
+                est = _learner(
+                    m,
+                    int(task_rng(seed, "learning-known", name, kind, m, t).integers(2**31 - 1)),
+                    cv=3,
+                    n_landmarks=N_LANDMARKS_T1,
+                )
                 if LEARNERS[m][0] == "svr":
                     est.set_params(epsilon=0.01)
                 est.fit(X[train], target_kernel=K_train)
@@ -309,8 +382,9 @@ def known_kernel_experiment(name, kind, methods, trials, seed=0, data_dir=None, 
     return list(recs.values())
 
 
-def large_scale_experiment(partitions=(5, 10, 20), n_landmarks=12, n_svm=5000, seed=0, data_dir=None,
-                           radial=True, progress=None):
+def large_scale_experiment(
+    partitions=(5, 10, 20), n_landmarks=12, n_svm=5000, seed=0, data_dir=None, radial=True, progress=None
+):
     """Table 3 on ijcnn1: divide-and-conquer Nystrom hyper-KRR (Gaussian) per v, the radial solver on all pairs.
 
     The SVM on the learned kernel is trained on ``n_svm`` seeded training points (C by 3-fold
@@ -324,7 +398,9 @@ def large_scale_experiment(partitions=(5, 10, 20), n_landmarks=12, n_svm=5000, s
 
     ds = D.load("ijcnn1", data_dir, seed=seed)
     Xtr, ytr, Xte, yte = ds.X_train, ds.y_train, ds.X_test, ds.y_test
-    sub = np.sort(task_rng(seed, "ijcnn1-svm-subsample").choice(len(ytr), size=min(n_svm, len(ytr)), replace=False))
+    sub = np.sort(
+        task_rng(seed, "ijcnn1-svm-subsample").choice(len(ytr), size=min(n_svm, len(ytr)), replace=False)
+    )
     majority = float(np.max(np.unique(yte, return_counts=True)[1]) / len(yte))
     cv = StratifiedKFold(3, shuffle=True, random_state=seed)
     recs = []
@@ -333,35 +409,71 @@ def large_scale_experiment(partitions=(5, 10, 20), n_landmarks=12, n_svm=5000, s
         t0 = time.perf_counter()
         Ks = gram_fn(Xtr[sub], Xtr[sub])
         gs = GridSearchCV(SVC(kernel="precomputed"), {"C": list(SVM_CS)}, cv=cv).fit(Ks, ytr[sub])
-        pred = np.concatenate([gs.predict(gram_fn(Xte[s:s + 10000], Xtr[sub])) for s in range(0, len(yte), 10000)])
-        rec = {"dataset": "ijcnn1", "method": label, "accuracy": float(np.mean(pred == yte)),
-               "svm_seconds": time.perf_counter() - t0, "svm_C": float(gs.best_params_["C"]), "n_svm": int(sub.size),
-               "majority": majority, **extra}
+        pred = np.concatenate(
+            [gs.predict(gram_fn(Xte[s : s + 10000], Xtr[sub])) for s in range(0, len(yte), 10000)]
+        )
+        rec = {
+            "dataset": "ijcnn1",
+            "method": label,
+            "accuracy": float(np.mean(pred == yte)),
+            "svm_seconds": time.perf_counter() - t0,
+            "svm_C": float(gs.best_params_["C"]),
+            "n_svm": int(sub.size),
+            "majority": majority,
+            **extra,
+        }
         recs.append(rec)
         if progress:
             progress()
 
     for v in partitions:
-        est = HyperKernelRidge("gaussian", alpha=1e-4, solver="nystroem", n_landmarks=n_landmarks, n_partitions=v,
-                               random_state=int(task_rng(seed, "ijcnn1", v).integers(2**31 - 1)))
+        est = HyperKernelRidge(
+            "gaussian",
+            alpha=1e-4,
+            solver="nystroem",
+            n_landmarks=n_landmarks,
+            n_partitions=v,
+            random_state=int(task_rng(seed, "ijcnn1", v).integers(2**31 - 1)),
+        )
         t0 = time.perf_counter()
         est.fit(Xtr, ytr)
         fit_s = time.perf_counter() - t0
-        svm_eval(est.learned_kernel_, "krr_gaussian", {"v": v, "n_landmarks": n_landmarks, "fit_seconds": fit_s,
-                                                      "alpha": 1e-4, "backend": est.backend_})
+        svm_eval(
+            est.learned_kernel_,
+            "krr_gaussian",
+            {
+                "v": v,
+                "n_landmarks": n_landmarks,
+                "fit_seconds": fit_s,
+                "alpha": 1e-4,
+                "backend": est.backend_,
+            },
+        )
     if radial:
         est = HyperKernelRidge("radial", alpha=list(ALPHAS), cv=5, random_state=seed)
         t0 = time.perf_counter()
         est.fit(Xtr, ytr)
         fit_s = time.perf_counter() - t0
         mp, mm = est.kernel_.masses()
-        svm_eval(est.learned_kernel_, "krr_radial", {"v": 1, "fit_seconds": fit_s, "alpha": est.alpha_,
-                                                    "lengthscale": est.lengthscale_,
-                                                    "binning_error": est.binning_error_,
-                                                    "mass_plus": mp.to_dict(), "mass_minus": mm.to_dict()})
+        svm_eval(
+            est.learned_kernel_,
+            "krr_radial",
+            {
+                "v": 1,
+                "fit_seconds": fit_s,
+                "alpha": est.alpha_,
+                "lengthscale": est.lengthscale_,
+                "binning_error": est.binning_error_,
+                "mass_plus": mp.to_dict(),
+                "mass_minus": mm.to_dict(),
+            },
+        )
     gamma = 1.0 / (Xtr.shape[1] * Xtr[sub].var())
-    svm_eval(lambda A, B: known_kernel_matrix("gaussian", A, B, gamma), "svm_rbf_subsample",
-             {"v": None, "fit_seconds": 0.0, "gamma": gamma})
+    svm_eval(
+        lambda A, B: known_kernel_matrix("gaussian", A, B, gamma),
+        "svm_rbf_subsample",
+        {"v": None, "fit_seconds": 0.0, "gamma": gamma},
+    )
     return recs
 
 
@@ -371,9 +483,22 @@ def run_learning(data_dir=None, trials=10, seed=0, quick=False, tables=(1, 2, 3)
 
     datasets = ("heart",) if quick else _COLS
     methods = tuple(LEARNERS) if not quick else ("krr_gaussian", "krr_radial")
-    out = {"ideal": [], "known": [], "large": [], "config": {
-        "trials": trials, "alphas": list(ALPHAS), "Cs": list(CS), "svm_Cs": list(SVM_CS), "sigmas": list(SIGMAS),
-        "n_landmarks": N_LANDMARKS, "cv": 5, "unavailable": list(UNAVAILABLE), "datasets": list(datasets)}}
+    out = {
+        "ideal": [],
+        "known": [],
+        "large": [],
+        "config": {
+            "trials": trials,
+            "alphas": list(ALPHAS),
+            "Cs": list(CS),
+            "svm_Cs": list(SVM_CS),
+            "sigmas": list(SIGMAS),
+            "n_landmarks": N_LANDMARKS,
+            "cv": 5,
+            "unavailable": list(UNAVAILABLE),
+            "datasets": list(datasets),
+        },
+    }
     t_start = time.time()
     out["config"]["load_average_start"] = list(os.getloadavg())
     # many small dense problems: one BLAS thread avoids oversubscription on the shared 2-core box
@@ -385,7 +510,9 @@ def run_learning(data_dir=None, trials=10, seed=0, quick=False, tables=(1, 2, 3)
             known_methods = tuple(m for m in methods if LEARNERS[m][1] != "wishart")
             for name in datasets:
                 for kind in ("gaussian", "log"):
-                    out["known"] += known_kernel_experiment(name, kind, known_methods, trials, seed, data_dir, progress)
+                    out["known"] += known_kernel_experiment(
+                        name, kind, known_methods, trials, seed, data_dir, progress
+                    )
     if 3 in tables and not quick:
         out["large"] = large_scale_experiment(seed=seed, data_dir=data_dir, progress=progress)
     out["config"]["seconds"] = time.time() - t_start
@@ -399,8 +526,14 @@ def _runs(cfg, learning):
     if "runs" in cfg:
         return cfg["runs"]
     tables = [t for t, k in ((2, "ideal"), (1, "known"), (3, "large")) if learning.get(k)]
-    return [{"tables": tables, "seconds": cfg.get("seconds", 0.0), "load_average_start": cfg.get("load_average_start"),
-             "load_average_end": cfg.get("load_average_end")}]
+    return [
+        {
+            "tables": tables,
+            "seconds": cfg.get("seconds", 0.0),
+            "load_average_start": cfg.get("load_average_start"),
+            "load_average_end": cfg.get("load_average_end"),
+        }
+    ]
 
 
 def merge_learning(old, new):
@@ -411,8 +544,14 @@ def merge_learning(old, new):
     if not new:
         return old
     out = {k: new.get(k) or old.get(k, []) for k in ("ideal", "known", "large")}
-    out["config"] = dict(old.get("config", {}), **{k: v for k, v in new.get("config", {}).items()
-                                                 if k not in ("seconds", "load_average_start", "load_average_end")})
+    out["config"] = dict(
+        old.get("config", {}),
+        **{
+            k: v
+            for k, v in new.get("config", {}).items()
+            if k not in ("seconds", "load_average_start", "load_average_end")
+        },
+    )
     out["config"]["runs"] = _runs(old.get("config", {}), old) + _runs(new.get("config", {}), new)
     out["config"].pop("seconds", None)
     return out
@@ -436,9 +575,13 @@ def _pub(v):
 def _label(method):
     if method in LEARNERS:
         return LEARNERS[method][2]
-    return {"svm_cv": "SVM-CV (RBF)", "known": "the known kernel", "pan2017": "Pan et al. 2017",
-            "krr_radial": "hyper-KRR (radial, ours)", "svm_rbf_subsample": "RBF SVM on the same subsample"}.get(
-        method, method)
+    return {
+        "svm_cv": "SVM-CV (RBF)",
+        "known": "the known kernel",
+        "pan2017": "Pan et al. 2017",
+        "krr_radial": "hyper-KRR (radial, ours)",
+        "svm_rbf_subsample": "RBF SVM on the same subsample",
+    }.get(method, method)
 
 
 def report_section(learning):
@@ -446,46 +589,70 @@ def report_section(learning):
     if not learning:
         return []
     cfg = learning.get("config", {})
-    L = ["## Kernel learning in hyper-RKHS (Tables 1–3 of `003`, `spectralkit.learn`)", "",
-         "Protocol (`benchmarks/papers/learning.py`, run by `python -m benchmarks.papers.run --experiments learning`):",
-         "",
-         ("- Table 2 (the ideal kernel): a seeded 40/60 train/test split per trial; the kernel is learned from the "
-         "ideal kernel of the training labels (Y_ij = +1 same class, −1 otherwise), then an SVM (`SVC` on the learned "
-         "Gram matrix) is trained and tested. Baseline SVM-CV: an RBF SVM with σ ∈ 2^-5 … 2^5 and C ∈ 2^-5 … 2^5 by "
-         "5-fold CV, as the paper."),
-         ("- Table 1 (known kernels, out-of-sample extension): 40 % labelled / 40 % unlabelled / 20 % test; the kernel "
-         "is learned from the known kernel's matrix on the labelled + unlabelled points — a Gaussian exp(−γ r²) with "
-         "γ = 1/(d Var X) (scikit-learn's `gamma='scale'`; the paper does not state its width) and the log kernel "
-         "−log(1 + r) — the SVM is trained on the labelled points and evaluated on the unlabelled and the test points; "
-         "RMSE of the learned kernel (plus the SVR intercept) against the known kernel on the test × test pairs."),
-         ("- Table 3 (ijcnn1): divide-and-conquer with Nyström on each subset (v ∈ {5, 10, 20}) and the radial "
-         "hyper-kernel on all pairs; the SVM on the learned kernel is trained on a seeded subsample of the training "
-         "set (the paper does not say how it trained an SVM with a learned kernel on 50k points)."),
-         ("- Data: the KEEL copies of the UCI sets, every column min-max scaled to [0, 1] on the whole set (the paper "
-         "normalises to [0, 1]^d in advance); for australian this per-column scaling also undoes the KEEL file's "
-         "dropped decimal points. ijcnn1: the LIBSVM files, scaled with the training range."),
-         ("- Hyper-kernel scales: s² = the total variance of the training inputs (see `docs/guide-learn-kernel.md`), "
-         "s_h² = s² × multiplier (Gaussian), Wishart scale (b + 3) s² I with b = d + 2, radial l² = 2 s²."),
-         "",
-         (f"Hyper-parameters, for every learner alike: CV on held-out pairs (5 folds for Table 2, 3 for Table 1) "
-         f"over the scale multipliers "
-         f"{{1/4, 1/2, 1, 2, 4}} and λ ∈ {cfg.get('alphas')} (hyper-KRR) or C ∈ {cfg.get('Cs')} (hyper-SVR, ε = 0.1; "
-         f"ε = 0.01 when fitting a known kernel); Nyström with {cfg.get('n_landmarks')} landmark points "
-         f"({cfg.get('n_landmarks', 30) * (cfg.get('n_landmarks', 30) + 1) // 2} landmark pairs) for Table 2 and "
-         f"{N_LANDMARKS_T1} for Table 1 (80 % of the points train there; cost O(n^2 M^4 / 8)) wherever the "
-         "training pairs exceed the exact solver's 2,500. The SVM's C: 2^-5 … 2^5 by 5-fold CV. "
-         f"Trials: {cfg.get('trials')}. Not available offline (columns omitted): "
-         f"{', '.join(cfg.get('unavailable', UNAVAILABLE))}. BLAS limited to one thread for Tables 1–2. Wall "
-         "time and load average (1, 5, 15 min, at start → end) on the shared 2-core machine: "
-         + "; ".join(f"table{'s' if len(r['tables']) > 1 else ''} {', '.join(map(str, r['tables']))}: "
-                     f"{r['seconds'] / 60:.0f} min, {_loads(r)}" for r in _runs(cfg, learning)) + "."), ""]
+    L = [
+        "## Kernel learning in hyper-RKHS (Tables 1–3 of `003`, `spectralkit.learn`)",
+        "",
+        "Protocol (`benchmarks/papers/learning.py`, run by `python -m benchmarks.papers.run --experiments learning`):",
+        "",
+        (
+            "- Table 2 (the ideal kernel): a seeded 40/60 train/test split per trial; the kernel is learned from the "
+            "ideal kernel of the training labels (Y_ij = +1 same class, −1 otherwise), then an SVM (`SVC` on the learned "
+            "Gram matrix) is trained and tested. Baseline SVM-CV: an RBF SVM with σ ∈ 2^-5 … 2^5 and C ∈ 2^-5 … 2^5 by "
+            "5-fold CV, as the paper."
+        ),
+        (
+            "- Table 1 (known kernels, out-of-sample extension): 40 % labelled / 40 % unlabelled / 20 % test; the kernel "
+            "is learned from the known kernel's matrix on the labelled + unlabelled points — a Gaussian exp(−γ r²) with "
+            "γ = 1/(d Var X) (scikit-learn's `gamma='scale'`; the paper does not state its width) and the log kernel "
+            "−log(1 + r) — the SVM is trained on the labelled points and evaluated on the unlabelled and the test points; "
+            "RMSE of the learned kernel (plus the SVR intercept) against the known kernel on the test × test pairs."
+        ),
+        (
+            "- Table 3 (ijcnn1): divide-and-conquer with Nyström on each subset (v ∈ {5, 10, 20}) and the radial "
+            "hyper-kernel on all pairs; the SVM on the learned kernel is trained on a seeded subsample of the training "
+            "set (the paper does not say how it trained an SVM with a learned kernel on 50k points)."
+        ),
+        (
+            "- Data: the KEEL copies of the UCI sets, every column min-max scaled to [0, 1] on the whole set (the paper "
+            "normalises to [0, 1]^d in advance); for australian this per-column scaling also undoes the KEEL file's "
+            "dropped decimal points. ijcnn1: the LIBSVM files, scaled with the training range."
+        ),
+        (
+            "- Hyper-kernel scales: s² = the total variance of the training inputs (see `docs/guide-learn-kernel.md`), "
+            "s_h² = s² × multiplier (Gaussian), Wishart scale (b + 3) s² I with b = d + 2, radial l² = 2 s²."
+        ),
+        "",
+        (
+            f"Hyper-parameters, for every learner alike: CV on held-out pairs (5 folds for Table 2, 3 for Table 1) "
+            f"over the scale multipliers "
+            f"{{1/4, 1/2, 1, 2, 4}} and λ ∈ {cfg.get('alphas')} (hyper-KRR) or C ∈ {cfg.get('Cs')} (hyper-SVR, ε = 0.1; "
+            f"ε = 0.01 when fitting a known kernel); Nyström with {cfg.get('n_landmarks')} landmark points "
+            f"({cfg.get('n_landmarks', 30) * (cfg.get('n_landmarks', 30) + 1) // 2} landmark pairs) for Table 2 and "
+            f"{N_LANDMARKS_T1} for Table 1 (80 % of the points train there; cost O(n^2 M^4 / 8)) wherever the "
+            "training pairs exceed the exact solver's 2,500. The SVM's C: 2^-5 … 2^5 by 5-fold CV. "
+            f"Trials: {cfg.get('trials')}. Not available offline (columns omitted): "
+            f"{', '.join(cfg.get('unavailable', UNAVAILABLE))}. BLAS limited to one thread for Tables 1–2. Wall "
+            "time and load average (1, 5, 15 min, at start → end) on the shared 2-core machine: "
+            + "; ".join(
+                f"table{'s' if len(r['tables']) > 1 else ''} {', '.join(map(str, r['tables']))}: "
+                f"{r['seconds'] / 60:.0f} min, {_loads(r)}"
+                for r in _runs(cfg, learning)
+            )
+            + "."
+        ),
+        "",
+    ]
     ideal = learning.get("ideal", [])
     if ideal:
         cols = [c for c in _COLS if any(r["dataset"] == c for r in ideal)]
-        L += ["### Table 2: learning from the ideal kernel (test accuracy %, mean ± std over trials)", "",
-              "Each cell: ours | the paper. Radial rows are new (the paper has no radial hyper-kernel).", "",
-              "| method | " + " | ".join(f"{c} ours | {c} paper" for c in cols) + " |",
-              "|---|" + "---|---|" * len(cols)]
+        L += [
+            "### Table 2: learning from the ideal kernel (test accuracy %, mean ± std over trials)",
+            "",
+            "Each cell: ours | the paper. Radial rows are new (the paper has no radial hyper-kernel).",
+            "",
+            "| method | " + " | ".join(f"{c} ours | {c} paper" for c in cols) + " |",
+            "|---|" + "---|---|" * len(cols),
+        ]
         by = {(r["method"], r["dataset"]): r for r in ideal}
         for m in ("svm_cv", *LEARNERS):
             if not any((m, c) in by for c in cols):
@@ -497,14 +664,22 @@ def report_section(learning):
                 cells.append(f"{ours} | {_pub(PUBLISHED_T2.get(m, {}).get(c))}")
             L.append(f"| {_label(m)} | " + " | ".join(cells) + " |")
         for m in ("KTA", "BMKL", "RF", "MIKL"):
-            L.append(f"| {m} (paper only, not reproduced) | " + " | ".join(f"— | {_pub(PUBLISHED_T2[m][c])}" for c in cols)
-                     + " |")
+            L.append(
+                f"| {m} (paper only, not reproduced) | "
+                + " | ".join(f"— | {_pub(PUBLISHED_T2[m][c])}" for c in cols)
+                + " |"
+            )
         L.append("")
-        L += [("Learned kernels (means over trials): fit time, chosen scale multiplier and λ/C, indefiniteness of the "
-              "training Gram matrix (share of |eigenvalue| mass on negative eigenvalues); radial: Jordan masses of "
-              "the learned spectral measure and the binning error."), "",
-              "| dataset | method | fit s | scale ×, λ or C (most frequent) | negative eigen-mass | m+ / m− (radial) |",
-              "|---|---|---|---|---|---|"]
+        L += [
+            (
+                "Learned kernels (means over trials): fit time, chosen scale multiplier and λ/C, indefiniteness of the "
+                "training Gram matrix (share of |eigenvalue| mass on negative eigenvalues); radial: Jordan masses of "
+                "the learned spectral measure and the binning error."
+            ),
+            "",
+            "| dataset | method | fit s | scale ×, λ or C (most frequent) | negative eigen-mass | m+ / m− (radial) |",
+            "|---|---|---|---|---|---|",
+        ]
         for r in ideal:
             if r["method"] == "svm_cv":
                 continue
@@ -519,23 +694,33 @@ def report_section(learning):
                 mm = np.mean([k["mass_minus"]["value"] for k in r["kernel"]])
                 be = max(k["binning_error"] for k in r["kernel"])
                 masses = f"{mp:.3g} / {mm:.3g} (binning error ≤ {be:.1g})"
-            L.append(f"| {r['dataset']} | {_label(r['method'])} | {np.mean(r['fit_seconds']):.1f} | {mult:g}, "
-                     f"{hyp} = {hv:g} | {neg:.3f} | {masses} |")
+            L.append(
+                f"| {r['dataset']} | {_label(r['method'])} | {np.mean(r['fit_seconds']):.1f} | {mult:g}, "
+                f"{hyp} = {hv:g} | {neg:.3f} | {masses} |"
+            )
         L.append("")
     known = learning.get("known", [])
     if known:
         cols = [c for c in _COLS if any(r["dataset"] == c for r in known)]
-        for kind, title in (("gaussian", "the known Gaussian kernel exp(-γ r²), γ = 1/(d Var X)"),
-                            ("log", "the known log kernel -log(1 + r)")):
+        for kind, title in (
+            ("gaussian", "the known Gaussian kernel exp(-γ r²), γ = 1/(d Var X)"),
+            ("log", "the known log kernel -log(1 + r)"),
+        ):
             recs = {(r["method"], r["dataset"]): r for r in known if r["kernel"] == kind}
             if not recs:
                 continue
-            L += [f"### Table 1: out-of-sample extension of {title}", "",
-                  ("Accuracy % on the unlabelled (40 %) and test (20 %) points of an SVM trained on the labelled 40 % "
-                  "with the learned kernel; RMSE of the learned kernel against the known one on test × test pairs. "
-                  "Each cell: ours | the paper."), "",
-                  "| method | metric | " + " | ".join(f"{c} ours | {c} paper" for c in cols) + " |",
-                  "|---|---|" + "---|---|" * len(cols)]
+            L += [
+                f"### Table 1: out-of-sample extension of {title}",
+                "",
+                (
+                    "Accuracy % on the unlabelled (40 %) and test (20 %) points of an SVM trained on the labelled 40 % "
+                    "with the learned kernel; RMSE of the learned kernel against the known one on test × test pairs. "
+                    "Each cell: ours | the paper."
+                ),
+                "",
+                "| method | metric | " + " | ".join(f"{c} ours | {c} paper" for c in cols) + " |",
+                "|---|---|" + "---|---|" * len(cols),
+            ]
             pub = PUBLISHED_T1[kind]
             for m in ("known", *LEARNERS):
                 if not any((m, c) in recs for c in cols):
@@ -557,34 +742,48 @@ def report_section(learning):
                         cells.append(f"{ours} | {ps}")
                     L.append(f"| {_label(m)} | {metric} | " + " | ".join(cells) + " |")
             if "pan2017" in pub:
-                L.append("| Pan et al. 2017 (paper only) | RMSE | "
-                         + " | ".join(f"— | {pub['pan2017'][c]['rmse']:.3f}" for c in cols) + " |")
+                L.append(
+                    "| Pan et al. 2017 (paper only) | RMSE | "
+                    + " | ".join(f"— | {pub['pan2017'][c]['rmse']:.3f}" for c in cols)
+                    + " |"
+                )
             L.append("")
     large = learning.get("large", [])
     if large:
         maj = large[0]["majority"]
-        L += ["### Table 3: ijcnn1 (49,990 train / 91,701 test, d = 22) with divide-and-conquer", "",
-              (f"The test set is {100 * maj:.1f} % one class: that is the accuracy of the majority vote. SVM on the "
-              f"learned kernel trained on a seeded subsample of {large[0]['n_svm']} training points (C by 3-fold CV), "
-              "evaluated on all 91,701 test points. Times: kernel learning (fit) and SVM (training + the "
-              "91,701 x n_svm test Gram + prediction) separately; the paper's are totals on an i7-8700K. The paper "
-              "sets M = 0.05 m landmarks (2,500 points: 3.1 million landmark pairs, an M^2 x M^2 system) -- not "
-              "computable as written; we use M = 12 points (78 landmark pairs) per subset, whose cost "
-              "O(n^2 M^4 / 8) per subset of n points fits the shared 2-core machine."), "",
-              "| method | v | ours: accuracy % | fit s | SVM s | paper: accuracy % (total s) |", "|---|---|---|---|---|---|"]
+        L += [
+            "### Table 3: ijcnn1 (49,990 train / 91,701 test, d = 22) with divide-and-conquer",
+            "",
+            (
+                f"The test set is {100 * maj:.1f} % one class: that is the accuracy of the majority vote. SVM on the "
+                f"learned kernel trained on a seeded subsample of {large[0]['n_svm']} training points (C by 3-fold CV), "
+                "evaluated on all 91,701 test points. Times: kernel learning (fit) and SVM (training + the "
+                "91,701 x n_svm test Gram + prediction) separately; the paper's are totals on an i7-8700K. The paper "
+                "sets M = 0.05 m landmarks (2,500 points: 3.1 million landmark pairs, an M^2 x M^2 system) -- not "
+                "computable as written; we use M = 12 points (78 landmark pairs) per subset, whose cost "
+                "O(n^2 M^4 / 8) per subset of n points fits the shared 2-core machine."
+            ),
+            "",
+            "| method | v | ours: accuracy % | fit s | SVM s | paper: accuracy % (total s) |",
+            "|---|---|---|---|---|---|",
+        ]
         for r in large:
             v = r.get("v")
             p = PUBLISHED_T3.get(v, {}).get(r["method"]) if v else None
             extra = ""
             if r["method"] == "krr_radial":
-                extra = (f" (all {49990 * 49991 // 2:,} pairs, λ = {r['alpha']:g}, binning error ≤ "
-                         f"{r['binning_error']:.1g}, m+ = {r['mass_plus']['value']:.3g}, "
-                         f"m− = {r['mass_minus']['value']:.3g})")
+                extra = (
+                    f" (all {49990 * 49991 // 2:,} pairs, λ = {r['alpha']:g}, binning error ≤ "
+                    f"{r['binning_error']:.1g}, m+ = {r['mass_plus']['value']:.3g}, "
+                    f"m− = {r['mass_minus']['value']:.3g})"
+                )
             elif r["method"] == "krr_gaussian":
                 extra = f" (M = {r['n_landmarks']} landmarks per subset, λ = {r['alpha']:g})"
-            L.append(f"| {_label(r['method'])}{extra} | {v if v else '—'} | {100 * r['accuracy']:.2f} | "
-                     f"{r['fit_seconds']:.0f} | {r['svm_seconds']:.0f} | "
-                     f"{'—' if p is None else f'{p[0]:.2f} ({p[1]:.0f})'} |")
+            L.append(
+                f"| {_label(r['method'])}{extra} | {v if v else '—'} | {100 * r['accuracy']:.2f} | "
+                f"{r['fit_seconds']:.0f} | {r['svm_seconds']:.0f} | "
+                f"{'—' if p is None else f'{p[0]:.2f} ({p[1]:.0f})'} |"
+            )
         for v in sorted(PUBLISHED_T3):
             for m in ("pan2017", "svr_gaussian", "distributed BMKL"):
                 p = PUBLISHED_T3[v][m]
@@ -592,7 +791,12 @@ def report_section(learning):
         L.append("")
     facts = findings(learning)
     if facts:
-        L += ["### Findings (kernel learning; generated from the numbers above)", "", *[f"- {f}" for f in facts], ""]
+        L += [
+            "### Findings (kernel learning; generated from the numbers above)",
+            "",
+            *[f"- {f}" for f in facts],
+            "",
+        ]
     return L
 
 
@@ -607,36 +811,51 @@ def findings(learning):
             continue
         best = max(learned, key=lambda r: r["mean"])
         paper_best = max((PUBLISHED_T2[m][c] for m in LEARNERS if m in PUBLISHED_T2), key=lambda v: v[0])
-        out.append(f"Table 2, {c}: best learned kernel {_label(best['method'])} {100 * best['mean']:.2f} ± "
-                   f"{100 * best['std']:.2f} %, our SVM-CV {100 * here['svm_cv']['mean']:.2f} ± "
-                   f"{100 * here['svm_cv']['std']:.2f} %; the paper's best hyper-kernel row {paper_best[0]:.2f} ± "
-                   f"{paper_best[1]:.2f} %, its SVM-CV {PUBLISHED_T2['svm_cv'][c][0]:.2f} %.")
+        out.append(
+            f"Table 2, {c}: best learned kernel {_label(best['method'])} {100 * best['mean']:.2f} ± "
+            f"{100 * best['std']:.2f} %, our SVM-CV {100 * here['svm_cv']['mean']:.2f} ± "
+            f"{100 * here['svm_cv']['std']:.2f} %; the paper's best hyper-kernel row {paper_best[0]:.2f} ± "
+            f"{paper_best[1]:.2f} %, its SVM-CV {PUBLISHED_T2['svm_cv'][c][0]:.2f} %."
+        )
     neg = [k["neg_eig_fraction"] for r in ideal if r["method"] in LEARNERS for k in r["kernel"]]
     if neg:
-        out.append(f"Every kernel learned from the ideal kernel is indefinite: {100 * float(np.mean(neg)):.1f} % of "
-                   f"the training Gram matrix's |eigenvalue| mass is negative on average (range "
-                   f"{100 * min(neg):.1f}–{100 * max(neg):.1f} %).")
+        out.append(
+            f"Every kernel learned from the ideal kernel is indefinite: {100 * float(np.mean(neg)):.1f} % of "
+            f"the training Gram matrix's |eigenvalue| mass is negative on average (range "
+            f"{100 * min(neg):.1f}–{100 * max(neg):.1f} %)."
+        )
     rad = [k for r in ideal if r["method"] in ("krr_radial", "svr_radial") for k in r["kernel"]]
     if rad:
         ratio = [k["mass_minus"]["value"] / k["mass_plus"]["value"] for k in rad]
-        out.append(f"The radial learned kernels have finite signed spectral measures (they live in an RKKS) with "
-                   f"m−/m+ between {min(ratio):.2f} and {max(ratio):.2f}; the largest binning error of the radial "
-                   f"solver was {max(k['binning_error'] for k in rad):.1g}.")
+        out.append(
+            f"The radial learned kernels have finite signed spectral measures (they live in an RKKS) with "
+            f"m−/m+ between {min(ratio):.2f} and {max(ratio):.2f}; the largest binning error of the radial "
+            f"solver was {max(k['binning_error'] for k in rad):.1g}."
+        )
     known = learning.get("known", [])
     for kind in ("gaussian", "log"):
         rows = {(r["method"], r["dataset"]): r for r in known if r["kernel"] == kind}
         for m in ("krr_radial", "krr_gaussian"):
             vals = [rows[(m, c)]["rmse_mean"] for c in _COLS if (m, c) in rows]
             if vals:
-                out.append(f"Table 1, {kind} kernel: {_label(m)} test RMSE {min(vals):.3g}–{max(vals):.3g} over the "
-                           f"datasets" + (" (the target is itself radial, so the radial hyper-kernel can represent "
-                                          "it)" if m == "krr_radial" else "") + ".")
+                out.append(
+                    f"Table 1, {kind} kernel: {_label(m)} test RMSE {min(vals):.3g}–{max(vals):.3g} over the "
+                    f"datasets"
+                    + (
+                        " (the target is itself radial, so the radial hyper-kernel can represent it)"
+                        if m == "krr_radial"
+                        else ""
+                    )
+                    + "."
+                )
     large = learning.get("large", [])
     if large:
         parts = []
         for r in large:
             tag = f" v={r['v']}" if r["method"] == "krr_gaussian" else ""
             parts.append(f"{_label(r['method'])}{tag} {100 * r['accuracy']:.2f} %")
-        out.append(f"Table 3, ijcnn1: {'; '.join(parts)} against the majority vote's {100 * large[0]['majority']:.2f} % "
-                   "(the paper's hyper-kernel rows, 89.4–91.0 %, are within 1.5 points of it).")
+        out.append(
+            f"Table 3, ijcnn1: {'; '.join(parts)} against the majority vote's {100 * large[0]['majority']:.2f} % "
+            "(the paper's hyper-kernel rows, 89.4–91.0 %, are within 1.5 points of it)."
+        )
     return out

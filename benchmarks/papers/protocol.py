@@ -77,12 +77,12 @@ SVR_GRID = {"C": (100.0, 1e3, 1e4, 3e4), "epsilon": (0.5, 1.0, 2.0)}
 #: Models of the exact-kernel housing reference (:func:`regression_reference`).
 REFERENCE_MODELS = {
     "krein": "kernel ridge with the exact indefinite Gram K: what Krein ridge on unbiased features "
-             "converges to as s → ∞",
+    "converges to as s → ∞",
     "pd": "kernel ridge with K+ + K− (Σ |a_i| K_i of the PD terms): what plain ridge on [Φ+ | Φ−] converges to",
     "abs": "kernel ridge with |K| (eigenvalues of the train+test Gram flipped, transductive): the spectrum-flip "
-           "that Nystroem applies to its landmark block",
+    "that Nystroem applies to its landmark block",
     "svr": "ε-SVR (libsvm, precomputed PD Gram K+ + K−, or |K|) with C and ε by 5-fold CV: the papers' loss "
-           "on the exact kernel",
+    "on the exact kernel",
 }
 
 #: method id -> description (the report's legend).
@@ -92,11 +92,11 @@ METHODS = {
     "rff": "spectralkit RFF: i.i.d. directions, exact radial laws (unbiased)",
     "gorf_terms": "spectralkit GORF with split='terms' (the papers' coefficient split; masses |a_i|)",
     "orf_neyman": "spectralkit ORF (orthogonal blocks per part) and exact laws, the 2s frequencies split between the parts by "
-                   "Neyman allocation n± ∝ m± σ± (σ± from an independent pilot draw on the data; unbiased)",
+    "Neyman allocation n± ∝ m± σ± (σ± from an independent pilot draw on the data; unbiased)",
     "gorf_paper_dirs": "spectralkit RandomFeatures(method='gorf_paper'): the paper's GORF directions "
-                       "(one QR, not orthogonal for 2m > d) with correct norms and masses (unbiased)",
+    "(one QR, not orthogonal for 2m > d) with correct norms and masses (unbiased)",
     "paper_grff": "the papers' code, i.i.d. directions: no rho^(d-1) Jacobian, masses "
-                  "normalised to c+ + c- = 1 (biased)",
+    "normalised to c+ + c- = 1 (biased)",
     "paper_gorf": "the papers' code, their GORF directions (biased; Table II 'GORF')",
     "nystroem": "scikit-learn Nystroem (precomputed kernel; uses |K_bb|, wrong on indefinite K)",
     "rbf_sampler": "scikit-learn RBFSampler per Gaussian term, coefficient split (unbiased)",
@@ -109,22 +109,28 @@ PUBLISHED = {
         # (kernel, dataset) -> {method: {s/d: (mean, std)}}
         ("sph_poly_3_1", "letter"): {
             "GRFF": {0.5: (0.0859, 0.0309), 1: (0.0547, 0.0078), 2: (0.0469, 0.0109), 8: (0.0261, 0.0059)},
-            "GORF": {0.5: (0.0716, 0.0175), 1: (0.0495, 0.0139), 2: (0.0360, 0.0110), 8: (0.0231, 0.0078)}},
+            "GORF": {0.5: (0.0716, 0.0175), 1: (0.0495, 0.0139), 2: (0.0360, 0.0110), 8: (0.0231, 0.0078)},
+        },
         ("sph_poly_3_1", "ijcnn1"): {
             "GRFF": {0.5: (0.1159, 0.0158), 1: (0.0907, 0.0194), 2: (0.0794, 0.0142), 8: (0.0433, 0.0059)},
-            "GORF": {0.5: (0.1072, 0.0228), 1: (0.0775, 0.0204), 2: (0.0487, 0.0155), 8: (0.0397, 0.0135)}},
+            "GORF": {0.5: (0.1072, 0.0228), 1: (0.0775, 0.0204), 2: (0.0487, 0.0155), 8: (0.0397, 0.0135)},
+        },
         ("sph_poly_3_1", "usps"): {
             "GRFF": {0.5: (0.0270, 0.0056), 1: (0.0213, 0.0063), 2: (0.0160, 0.0029), 8: (0.0137, 0.0020)},
-            "GORF": {0.5: (0.0251, 0.0078), 1: (0.0194, 0.0087), 2: (0.0143, 0.0030), 8: (0.0137, 0.0016)}},
+            "GORF": {0.5: (0.0251, 0.0078), 1: (0.0194, 0.0087), 2: (0.0143, 0.0030), 8: (0.0137, 0.0016)},
+        },
         ("delta_gaussian", "letter"): {
             "GRFF": {0.5: (0.3918, 0.0428), 1: (0.2736, 0.0345), 2: (0.1887, 0.0201), 8: (0.1017, 0.0088)},
-            "GORF": {0.5: (0.3154, 0.0424), 1: (0.1133, 0.0181), 2: (0.0760, 0.0090), 8: (0.0376, 0.0039)}},
+            "GORF": {0.5: (0.3154, 0.0424), 1: (0.1133, 0.0181), 2: (0.0760, 0.0090), 8: (0.0376, 0.0039)},
+        },
         ("delta_gaussian", "ijcnn1"): {
             "GRFF": {0.5: (0.2924, 0.0188), 1: (0.2171, 0.0222), 2: (0.1504, 0.0134), 8: (0.0757, 0.0081)},
-            "GORF": {0.5: (0.2415, 0.0190), 1: (0.1026, 0.0129), 2: (0.0739, 0.0065), 8: (0.0383, 0.0022)}},
+            "GORF": {0.5: (0.2415, 0.0190), 1: (0.1026, 0.0129), 2: (0.0739, 0.0065), 8: (0.0383, 0.0022)},
+        },
         ("delta_gaussian", "usps"): {
             "GRFF": {0.5: (0.1005, 0.0061), 1: (0.0690, 0.0050), 2: (0.0500, 0.0024), 8: (0.0253, 0.0023)},
-            "GORF": {0.5: (0.0724, 0.0049), 1: (0.0235, 0.0009), 2: (0.0166, 0.0008), 8: (0.0083, 0.0003)}},
+            "GORF": {0.5: (0.0724, 0.0049), 1: (0.0235, 0.0009), 2: (0.0166, 0.0008), 8: (0.0083, 0.0003)},
+        },
     },
     "regression": {  # housing RMSE, GORF rows of Tables III (polynomial a=3, p=1) and IV
         "sph_poly_3_1": {2: (4.079, 0.233), 4: (3.817, 0.204), 8: (3.472, 0.137)},
@@ -176,9 +182,13 @@ def kernel_setups(X_train, which, seed=0, extension=True):
     med = None
     for key in which:
         if key == "delta_gaussian":
-            out.append(KernelSetup(key, "delta-Gaussian (1, 10), l2 rows", kernels.delta_gaussian(1, 10), True))
+            out.append(
+                KernelSetup(key, "delta-Gaussian (1, 10), l2 rows", kernels.delta_gaussian(1, 10), True)
+            )
         elif key == "delta_gaussian_box":
-            out.append(KernelSetup(key, "delta-Gaussian (1, 10), [0,1] box", kernels.delta_gaussian(1, 10), False))
+            out.append(
+                KernelSetup(key, "delta-Gaussian (1, 10), [0,1] box", kernels.delta_gaussian(1, 10), False)
+            )
         elif key in ("sph_poly_2_2", "sph_poly_3_1"):
             a, p = (2, 2) if key == "sph_poly_2_2" else (3, 1)
             base = kernels.spherical_polynomial(a, p)
@@ -189,9 +199,11 @@ def kernel_setups(X_train, which, seed=0, extension=True):
             elif a > 2 or dim >= 1 + 2 * p:
                 try:
                     sampled, info = best_extension(a, p, dim)
-                    note = (f"zero extension has infinite mass in d={dim}; spectralkit methods sample the C^{info['m']} "
-                            f"extension to r = {2 + info['L']:g} (equal on the sphere up to "
-                            f"{info['sphere_max_deviation']:.1e}, rounding of the Hermite solve)")
+                    note = (
+                        f"zero extension has infinite mass in d={dim}; spectralkit methods sample the C^{info['m']} "
+                        f"extension to r = {2 + info['L']:g} (equal on the sphere up to "
+                        f"{info['sphere_max_deviation']:.1e}, rounding of the Hermite solve)"
+                    )
                 except NotApplicable as exc:
                     note = f"zero extension has infinite mass in d={dim}; no extension: {exc}"
             out.append(KernelSetup(key, f"spherical polynomial (a={a}, p={p})", base, True, sampled, note))
@@ -261,8 +273,11 @@ def best_extension(a, p, dim, lengths=EXTENSION_LENGTHS):
             from spectralkit.measures import check_rkks
 
             rep = check_rkks(k, dim)
-            total = (float(rep.mass_plus.value) + float(rep.mass_minus.value)
-                     if rep.verdict in ("PD", "RKKS") else np.inf)
+            total = (
+                float(rep.mass_plus.value) + float(rep.mass_minus.value)
+                if rep.verdict in ("PD", "RKKS")
+                else np.inf
+            )
             tried.append({"L": L, "verdict": rep.verdict, "total_mass": total})
         except Exception as exc:  # noqa: BLE001 - measures not computable: fall back, say so
             total = np.inf
@@ -302,10 +317,12 @@ def spherical_polynomial_extension(a, p, dim, L=1.0):
     """
     m = extension_order(dim)
     if m > 12:
-        raise NotApplicable(f"a C^m extension with finite mass in d={dim} needs m={m} (d < 2m+3); "
-                            "the degree-(2m+1) Hermite join is not computable in double precision")
+        raise NotApplicable(
+            f"a C^m extension with finite mass in d={dim} needs m={m} (d < 2m+3); "
+            "the degree-(2m+1) Hermite join is not computable in double precision"
+        )
     Poly = np.polynomial.Polynomial
-    P = Poly([1.0, -1.0 / a**2]) ** p          # P as a polynomial in t = r^2
+    P = Poly([1.0, -1.0 / a**2]) ** p  # P as a polynomial in t = r^2
     R2 = (2.0 + L) ** 2
     qs = np.arange(m + 1, 2 * m + 2)
     # outer T(t) = sum_q b_q (R2 - t)^q, q = m+1..2m+1: an exact zero of order m+1 at t = R2;
@@ -317,11 +334,13 @@ def spherical_polynomial_extension(a, p, dim, L=1.0):
     T = sum((c * bq for c, bq in zip(b, basis)), Poly([0.0]))
     # inner D = P - T on [0, 4] in powers of (4 - t): its coefficients of order <= m vanish up
     # to rounding (~1e-12 relative); they are dropped so that the zero at r = 2 is exact
-    D = (P - T)(Poly([4.0, -1.0]))              # D(4 - v) as a polynomial in v = 4 - t
+    D = (P - T)(Poly([4.0, -1.0]))  # D(4 - v) as a polynomial in v = 4 - t
     e = np.zeros(2 * m + 2)
-    e[:len(D.coef)] = D.coef
-    dropped = float(np.max(np.abs(e[:m + 1]))) if m >= 0 else 0.0
-    inner_text = " + ".join(f"({float(e[q])!r})*(4 - r**2)**{q}" for q in range(m + 1, 2 * m + 2) if e[q] != 0)
+    e[: len(D.coef)] = D.coef
+    dropped = float(np.max(np.abs(e[: m + 1]))) if m >= 0 else 0.0
+    inner_text = " + ".join(
+        f"({float(e[q])!r})*(4 - r**2)**{q}" for q in range(m + 1, 2 * m + 2) if e[q] != 0
+    )
     outer_text = " + ".join(f"({float(c)!r})*({R2!r} - r**2)**{int(q)}" for c, q in zip(b, qs))
     inner = kernels.RadialKernel.from_string(inner_text, support=2.0, name=f"ext-inner(m={m})")
     outer = kernels.RadialKernel.from_string(outer_text, support=2.0 + L, name=f"ext-outer(m={m}, L={L:g})")
@@ -329,8 +348,13 @@ def spherical_polynomial_extension(a, p, dim, L=1.0):
     k = inner + outer
     grid = np.linspace(0.0, 2.0, 2001)
     deviation = float(np.max(np.abs(k(grid) - kernels.spherical_polynomial(a, p)(grid))))
-    return k, {"m": m, "L": L, "outer_coefficients": coef.tolist(), "dropped_inner_coefficient": dropped,
-               "sphere_max_deviation": deviation}
+    return k, {
+        "m": m,
+        "L": L,
+        "outer_coefficients": coef.tolist(),
+        "dropped_inner_coefficient": dropped,
+        "sphere_max_deviation": deviation,
+    }
 
 
 # -- methods --------------------------------------------------------------------------------
@@ -356,18 +380,29 @@ def _spectralkit_features(setup, dim, s, rng, method, split="jordan"):
     from spectralkit.exceptions import DivergentMassError
 
     try:
-        rf = RandomFeatures(_measure(setup.sampled, dim), n_components=4 * s, method=method, split=split,
-                            random_state=int(rng.integers(2**63 - 1)))
+        rf = RandomFeatures(
+            _measure(setup.sampled, dim),
+            n_components=4 * s,
+            method=method,
+            split=split,
+            random_state=int(rng.integers(2**63 - 1)),
+        )
         rf.fit()
     except DivergentMassError as exc:
         raise NotApplicable(f"divergent total mass in d={dim}: {getattr(exc, 'reason', exc)}") from None
     except Exception as exc:  # noqa: BLE001 - any failure of a spectralkit piece is reported, not fatal
         raise NotApplicable(f"spectralkit failed: {type(exc).__name__}: {str(exc)[:200]}") from None
-    info = {"mass_plus": float(rf.mass_plus_), "mass_minus": float(rf.mass_minus_),
-            "n_plus": int(rf.n_plus_), "n_minus": int(rf.n_minus_), "n_components": 4 * s}
+    info = {
+        "mass_plus": float(rf.mass_plus_),
+        "mass_minus": float(rf.mass_minus_),
+        "n_plus": int(rf.n_plus_),
+        "n_minus": int(rf.n_minus_),
+        "n_components": 4 * s,
+    }
     sig = np.asarray(rf.signature_, dtype=np.float64)
-    return rf, B.SignedFeatures(lambda X: np.asarray(rf.transform(np.ascontiguousarray(X)), dtype=np.float64),
-                                sig, info)
+    return rf, B.SignedFeatures(
+        lambda X: np.asarray(rf.transform(np.ascontiguousarray(X)), dtype=np.float64), sig, info
+    )
 
 
 _ALLOCATIONS = {}
@@ -397,8 +432,15 @@ def neyman_fraction(measure, X, n_pairs=200, n_pilot=2000, seed=12345):
     rng = np.random.default_rng(seed)
     i, j = rng.integers(len(X), size=(2, n_pairs))
     Z = X[i] - X[j]
-    Wp, Wm = draw_frequencies("rff", n_pilot, n_pilot, X.shape[1], rng,
-                              RadialSampler(measure, +1).sample, RadialSampler(measure, -1).sample)
+    Wp, Wm = draw_frequencies(
+        "rff",
+        n_pilot,
+        n_pilot,
+        X.shape[1],
+        rng,
+        RadialSampler(measure, +1).sample,
+        RadialSampler(measure, -1).sample,
+    )
     sig = []
     for W in (Wp, Wm):
         k1 = np.cos(Z @ W.T).mean(axis=1)
@@ -421,8 +463,13 @@ def _neyman_features(setup, dim, s, rng, X_pool):
         key = (setup.sampled.key, dim, X_pool.shape, float(X_pool[:50].sum()))
         if key not in _ALLOCATIONS:
             frac, sp, sm = neyman_fraction(measure, X_pool)
-            _ALLOCATIONS[key] = (frac, sp, sm, RadialSampler(measure, +1) if frac > 0 else None,
-                                 RadialSampler(measure, -1) if frac < 1 else None)
+            _ALLOCATIONS[key] = (
+                frac,
+                sp,
+                sm,
+                RadialSampler(measure, +1) if frac > 0 else None,
+                RadialSampler(measure, -1) if frac < 1 else None,
+            )
         frac, sp, sm, samp_p, samp_m = _ALLOCATIONS[key]
     except NotApplicable:
         raise
@@ -430,8 +477,15 @@ def _neyman_features(setup, dim, s, rng, X_pool):
         raise NotApplicable(f"spectralkit failed: {type(exc).__name__}: {str(exc)[:200]}") from None
     n = 2 * s
     n_plus = n if frac == 1.0 else (0 if frac == 0.0 else min(n - 1, max(1, round(n * frac))))
-    Wp, Wm = draw_frequencies("orf", n_plus, n - n_plus, dim, rng,
-                              samp_p.sample if samp_p else None, samp_m.sample if samp_m else None)
+    Wp, Wm = draw_frequencies(
+        "orf",
+        n_plus,
+        n - n_plus,
+        dim,
+        rng,
+        samp_p.sample if samp_p else None,
+        samp_m.sample if samp_m else None,
+    )
     f = B.signed_sincos_features(Wp, Wm, float(measure.mass_plus.value), float(measure.mass_minus.value))
     f.info.update({"n_components": 4 * s, "neyman_fraction_plus": frac, "sigma_plus": sp, "sigma_minus": sm})
     return f
@@ -465,8 +519,9 @@ def make_features(method, setup, dim, s, rng, X_pool=None):
     if method == "nystroem":
         if X_pool is None:
             raise NotApplicable("Nystroem needs the training pool")
-        return B.nystroem_features(lambda A, C: exact_gram(setup.base, A, C), X_pool,
-                                   min(4 * s, _MAX_LANDMARKS), rng)
+        return B.nystroem_features(
+            lambda A, C: exact_gram(setup.base, A, C), X_pool, min(4 * s, _MAX_LANDMARKS), rng
+        )
     if method == "rbf_sampler":
         try:
             return B.rbf_sampler_features(setup.base, 4 * s, rng)
@@ -489,6 +544,7 @@ def _paper_estimator(kernel, dim):
 
 # -- experiments ----------------------------------------------------------------------------
 
+
 def approximation_experiment(ds, setup, methods, ratios, reps, seed, n_points=1000, progress=None):
     """Relative Frobenius errors of every method, ``reps`` repetitions per s.
 
@@ -506,9 +562,20 @@ def approximation_experiment(ds, setup, methods, ratios, reps, seed, n_points=10
         for ratio in ratios:
             s = s_value(ratio, d)
             for method in methods:
-                rec = records.setdefault((method, ratio), {
-                    "dataset": ds.name, "kernel": setup.key, "method": method, "ratio": ratio,
-                    "s": s, "n_components": 4 * s, "errors": [], "paper_metric": [], "seconds": []})
+                rec = records.setdefault(
+                    (method, ratio),
+                    {
+                        "dataset": ds.name,
+                        "kernel": setup.key,
+                        "method": method,
+                        "ratio": ratio,
+                        "s": s,
+                        "n_components": 4 * s,
+                        "errors": [],
+                        "paper_metric": [],
+                        "seconds": [],
+                    },
+                )
                 if "skipped" in rec:
                     continue
                 rng = task_rng(seed, "approx", ds.name, setup.key, method, s, rep)
@@ -565,9 +632,20 @@ def classification_experiment(ds, setup, methods, ratios, reps, seed, n_train_ma
     for ratio in ratios:
         s = s_value(ratio, d)
         for method in methods:
-            rec = {"dataset": ds.name, "kernel": setup.key, "method": method, "ratio": ratio, "s": s,
-                   "n_components": 4 * s, "accuracy": [], "C": [], "seconds": [],
-                   "n_train": min(n_train_max, len(Xtr)), "n_test": len(Xte), "C_grid": list(C_GRID)}
+            rec = {
+                "dataset": ds.name,
+                "kernel": setup.key,
+                "method": method,
+                "ratio": ratio,
+                "s": s,
+                "n_components": 4 * s,
+                "accuracy": [],
+                "C": [],
+                "seconds": [],
+                "n_train": min(n_train_max, len(Xtr)),
+                "n_test": len(Xte),
+                "C_grid": list(C_GRID),
+            }
             for rep in range(reps):
                 rng = task_rng(seed, "svm", ds.name, setup.key, method, s, rep)
                 idx = rng.choice(len(Xtr), size=min(n_train_max, len(Xtr)), replace=False)
@@ -659,8 +737,10 @@ def regression_experiment(load_split, setup, methods, multipliers, reps, seed, p
     chosen lams and the split indices (for paired comparisons with :func:`regression_reference`).
     """
     out = []
-    fits = {"krein": lambda P, J, y, lam: B.krein_ridge(P, J, y, lam),
-            "ridge": lambda P, J, y, lam: B.plain_ridge(P, y, lam)}
+    fits = {
+        "krein": lambda P, J, y, lam: B.krein_ridge(P, J, y, lam),
+        "ridge": lambda P, J, y, lam: B.plain_ridge(P, y, lam),
+    }
     recs = {}
     for rep in range(reps):
         ds = load_split(rep)
@@ -669,10 +749,23 @@ def regression_experiment(load_split, setup, methods, multipliers, reps, seed, p
         for mult in multipliers:
             s = s_value(mult, d)
             for method in methods:
-                rec = recs.setdefault((method, mult), {
-                    "dataset": "housing", "kernel": setup.key, "method": method, "ratio": mult, "s": s,
-                    "n_components": 4 * s, "rmse_krein": [], "rmse_ridge": [], "lambda_krein": [],
-                    "lambda_ridge": [], "splits": [], "lambda_grid": list(LAMBDA_GRID)})
+                rec = recs.setdefault(
+                    (method, mult),
+                    {
+                        "dataset": "housing",
+                        "kernel": setup.key,
+                        "method": method,
+                        "ratio": mult,
+                        "s": s,
+                        "n_components": 4 * s,
+                        "rmse_krein": [],
+                        "rmse_ridge": [],
+                        "lambda_krein": [],
+                        "lambda_ridge": [],
+                        "splits": [],
+                        "lambda_grid": list(LAMBDA_GRID),
+                    },
+                )
                 if "skipped" in rec:
                     continue
                 rng = task_rng(seed, "housing", setup.key, method, s, rep)
@@ -730,9 +823,19 @@ def regression_reference(load_split, setup, reps, seed, grid=LAMBDA_GRID, svr_gr
     from sklearn.model_selection import GridSearchCV, KFold
     from sklearn.svm import SVR
 
-    recs = {m: {"dataset": "housing", "kernel": setup.key, "model": m, "rmse": [], "splits": [], "params": [],
-                "lambda_grid": list(grid), "svr_grid": {k: list(v) for k, v in svr_grid.items()}}
-            for m in REFERENCE_MODELS}
+    recs = {
+        m: {
+            "dataset": "housing",
+            "kernel": setup.key,
+            "model": m,
+            "rmse": [],
+            "splits": [],
+            "params": [],
+            "lambda_grid": list(grid),
+            "svr_grid": {k: list(v) for k, v in svr_grid.items()},
+        }
+        for m in REFERENCE_MODELS
+    }
     for rep in range(reps):
         ds = load_split(rep)
         Xtr, Xte = setup.prepare(ds.X_train), setup.prepare(ds.X_test)
@@ -743,7 +846,9 @@ def regression_reference(load_split, setup, reps, seed, grid=LAMBDA_GRID, svr_gr
         grams = {"krein": K, "abs": (V * np.abs(w)) @ V.T}
         pd = _pd_terms_gram(setup.base, X)
         if pd is None:
-            recs["pd"]["skipped"] = "not a combination of Gaussians: no closed-form K+ + K- (|K| is the abs row)"
+            recs["pd"]["skipped"] = (
+                "not a combination of Gaussians: no closed-form K+ + K- (|K| is the abs row)"
+            )
         else:
             grams["pd"] = pd
         for model, G in grams.items():
@@ -756,9 +861,15 @@ def regression_reference(load_split, setup, reps, seed, grid=LAMBDA_GRID, svr_gr
             recs[model]["splits"].append(rep)
         G = grams.get("pd", grams["abs"])
         recs["svr"]["svr_gram"] = "K+ + K- (terms)" if "pd" in grams else "|K|"
-        cv = KFold(5, shuffle=True, random_state=int(task_rng(seed, "housing-svr", setup.key, rep).integers(2**31)))
-        search = GridSearchCV(SVR(kernel="precomputed"), {k: list(v) for k, v in svr_grid.items()},
-                              scoring="neg_mean_squared_error", cv=cv)
+        cv = KFold(
+            5, shuffle=True, random_state=int(task_rng(seed, "housing-svr", setup.key, rep).integers(2**31))
+        )
+        search = GridSearchCV(
+            SVR(kernel="precomputed"),
+            {k: list(v) for k, v in svr_grid.items()},
+            scoring="neg_mean_squared_error",
+            cv=cv,
+        )
         search.fit(G[:n, :n], y)
         pred = search.predict(G[n:, :n])
         recs["svr"]["rmse"].append(float(np.sqrt(np.mean((pred - ds.y_test) ** 2))))
@@ -771,8 +882,11 @@ def regression_reference(load_split, setup, reps, seed, grid=LAMBDA_GRID, svr_gr
 
         rk = check_rkks(setup.base, Xtr.shape[1])
         if rk.verdict in ("PD", "RKKS") and _pd_terms_gram(setup.base, Xtr[:2]) is not None:
-            recs["pd"]["pd_gap_bound"] = (sum(abs(c) for c, _ in setup.base.terms)
-                                          - float(rk.mass_plus.value) - float(rk.mass_minus.value))
+            recs["pd"]["pd_gap_bound"] = (
+                sum(abs(c) for c, _ in setup.base.terms)
+                - float(rk.mass_plus.value)
+                - float(rk.mass_minus.value)
+            )
     except Exception as exc:  # noqa: BLE001 - the bound is a side note; say why it is missing
         recs["pd"]["pd_gap_bound_unavailable"] = f"{type(exc).__name__}: {str(exc)[:120]}"
     out = []

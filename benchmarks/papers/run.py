@@ -33,8 +33,14 @@ _ROOT = Path(__file__).resolve().parents[2]
 #: The default (full) suite.
 DEFAULTS = {
     "approx_datasets": ("letter", "ijcnn1", "usps"),
-    "approx_kernels": ("delta_gaussian", "delta_gaussian_box", "sph_poly_2_2", "sph_poly_3_1",
-                       "matern", "exp_power"),
+    "approx_kernels": (
+        "delta_gaussian",
+        "delta_gaussian_box",
+        "sph_poly_2_2",
+        "sph_poly_3_1",
+        "matern",
+        "exp_power",
+    ),
     # every approximation table gets the papers' 10 repetitions; usps (d = 256) runs the Table II
     # kernels at Table II's s/d values only (its s = 8d = 2048 frequencies per part dominate the
     # cost), the other kernels run on letter and ijcnn1. Budget: ~2 hours on the 2-core machine.
@@ -54,10 +60,15 @@ DEFAULTS = {
     "housing_multipliers": (2.0, 4.0, 8.0),
 }
 _QUICK = {
-    "approx_datasets": ("letter",), "approx_kernels": ("delta_gaussian", "matern"),
-    "ratios": (0.25, 0.5), "reps": 2,
-    "svm_datasets": ("letter",), "svm_kernels": ("delta_gaussian",), "svm_ratios": (0.5,),
-    "svm_reps": 1, "svm_train_max": 2000,
+    "approx_datasets": ("letter",),
+    "approx_kernels": ("delta_gaussian", "matern"),
+    "ratios": (0.25, 0.5),
+    "reps": 2,
+    "svm_datasets": ("letter",),
+    "svm_kernels": ("delta_gaussian",),
+    "svm_ratios": (0.5,),
+    "svm_reps": 1,
+    "svm_train_max": 2000,
 }
 _EXPERIMENTS = ("approx", "svm", "housing", "learning")
 # the kernel-learning tables take hours: run them when asked (--experiments learning)
@@ -66,32 +77,69 @@ _DEFAULT_EXPERIMENTS = ("approx", "svm", "housing")
 
 def build_parser():
     p = argparse.ArgumentParser(prog="python -m benchmarks.papers.run", description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true",
-                   help="smoke run: letter only, s/d in {1/4, 1/2}, 2 repetitions, a small SVM")
-    p.add_argument("--datasets", nargs="+", choices=sorted(D.DATASETS), default=None,
-                   help="datasets to run (default: letter ijcnn1 usps housing)")
-    p.add_argument("--reps", type=int, default=None, help="repetitions of the approximation and "
-                   "housing experiments (default 10)")
-    p.add_argument("--out", type=Path, default=None, help="output folder (default: benchmarks/results "
-                   "and docs/benchmarks.md)")
-    p.add_argument("--data-dir", type=Path, default=None,
-                   help=f"data folder (default: ${D.ENV_VAR} or ../shared/data)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smoke run: letter only, s/d in {1/4, 1/2}, 2 repetitions, a small SVM",
+    )
+    p.add_argument(
+        "--datasets",
+        nargs="+",
+        choices=sorted(D.DATASETS),
+        default=None,
+        help="datasets to run (default: letter ijcnn1 usps housing)",
+    )
+    p.add_argument(
+        "--reps",
+        type=int,
+        default=None,
+        help="repetitions of the approximation and housing experiments (default 10)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder (default: benchmarks/results and docs/benchmarks.md)",
+    )
+    p.add_argument(
+        "--data-dir", type=Path, default=None, help=f"data folder (default: ${D.ENV_VAR} or ../shared/data)"
+    )
     p.add_argument("--experiments", nargs="+", choices=_EXPERIMENTS, default=list(_DEFAULT_EXPERIMENTS))
-    p.add_argument("--methods", nargs="+", choices=sorted(P.METHODS), default=None,
-                   help="methods (default: all)")
+    p.add_argument(
+        "--methods", nargs="+", choices=sorted(P.METHODS), default=None, help="methods (default: all)"
+    )
     p.add_argument("--kernels", nargs="+", default=None, help="approximation kernels (default: all six)")
     p.add_argument("--ratios", nargs="+", type=float, default=None, help="s/d values (default: the papers')")
-    p.add_argument("--svm-reps", type=int, default=None,
-                   help=f"repetitions of the SVM experiment (default {DEFAULTS['svm_reps']})")
+    p.add_argument(
+        "--svm-reps",
+        type=int,
+        default=None,
+        help=f"repetitions of the SVM experiment (default {DEFAULTS['svm_reps']})",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--merge", action="store_true", help="merge into the existing results JSON")
     p.add_argument("--no-report", action="store_true", help="write the JSON only")
-    p.add_argument("--combine", nargs="+", type=Path, default=None, metavar="JSON",
-                   help="do not run: merge these result files (later ones win) into the output and report")
-    p.add_argument("--learning-tables", nargs="+", type=int, choices=(1, 2, 3), default=[1, 2, 3],
-                   help="tables of the kernel-learning paper to run with --experiments learning (default: all)")
-    p.add_argument("--no-extension", action="store_true",
-                   help="do not build the smooth finite-mass extension of the spherical polynomials")
+    p.add_argument(
+        "--combine",
+        nargs="+",
+        type=Path,
+        default=None,
+        metavar="JSON",
+        help="do not run: merge these result files (later ones win) into the output and report",
+    )
+    p.add_argument(
+        "--learning-tables",
+        nargs="+",
+        type=int,
+        choices=(1, 2, 3),
+        default=[1, 2, 3],
+        help="tables of the kernel-learning paper to run with --experiments learning (default: all)",
+    )
+    p.add_argument(
+        "--no-extension",
+        action="store_true",
+        help="do not build the smooth finite-mass extension of the spherical polynomials",
+    )
     return p
 
 
@@ -119,8 +167,12 @@ def _machine():
 
 def _git_commit():
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=_ROOT, capture_output=True,
-                              text=True, timeout=10).stdout.strip() or None
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"], cwd=_ROOT, capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or None
+        )
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -153,8 +205,14 @@ def _rkks(kernel, dim):
 
 
 def _kernel_entry(dataset, setup, dim):
-    entry = {"dataset": dataset, "kernel": setup.key, "label": setup.label, "dim": dim,
-             "rkks": _rkks(setup.base, dim), "note": setup.note}
+    entry = {
+        "dataset": dataset,
+        "kernel": setup.key,
+        "label": setup.label,
+        "dim": dim,
+        "rkks": _rkks(setup.base, dim),
+        "note": setup.note,
+    }
     if setup.sampled is not setup.base:
         entry["sampled_name"] = setup.sampled.name
         entry["sampled_formula"] = str(setup.sampled.expr)
@@ -196,7 +254,9 @@ def run_suite(args, progress_factory=None, checkpoint=None):
             if quick or args.reps is not None or args.ratios:
                 out.append((kern, ratios, reps))
             elif kern in cfg["table_kernels"]:
-                out.append((kern, cfg["usps_ratios"] if name == "usps" else ratios, cfg["table_reps"].get(name, 10)))
+                out.append(
+                    (kern, cfg["usps_ratios"] if name == "usps" else ratios, cfg["table_reps"].get(name, 10))
+                )
             elif name in cfg["extra_datasets"]:
                 out.append((kern, ratios, cfg["extra_reps"]))
         return out
@@ -215,30 +275,53 @@ def run_suite(args, progress_factory=None, checkpoint=None):
         if exp == "approx":
             total += sum(len(rt) * n_methods * rp for _, rt, rp in plan_approx(name))
         elif exp == "svm":
-            total += (len(cfg["svm_kernels"]) * len(cfg["svm_ratios"]) * cfg["svm_reps"]
-                      * len([m for m in methods if m in cfg["svm_methods"]]))
+            total += (
+                len(cfg["svm_kernels"])
+                * len(cfg["svm_ratios"])
+                * cfg["svm_reps"]
+                * len([m for m in methods if m in cfg["svm_methods"]])
+            )
         else:
             total += len(cfg["housing_kernels"]) * len(cfg["housing_multipliers"]) * n_methods * reps
     bar = progress_factory(total) if progress_factory else None
     tick = (lambda: bar.update(1)) if bar else None
 
-    results = {"approximation": [], "classification": [], "regression": [], "regression_reference": [],
-               "kernels": []}
+    results = {
+        "approximation": [],
+        "classification": [],
+        "regression": [],
+        "regression_reference": [],
+        "kernels": [],
+    }
     t_start = time.time()
     for exp, name in plan:
         if bar:
             bar.set_description(f"{exp}:{name}")
         if exp == "housing":
             ds0 = D.load("housing", args.data_dir, seed=args.seed)
-            for setup in P.kernel_setups(ds0.X_train, cfg["housing_kernels"], args.seed, not args.no_extension):
+            for setup in P.kernel_setups(
+                ds0.X_train, cfg["housing_kernels"], args.seed, not args.no_extension
+            ):
                 results["kernels"].append(_kernel_entry("housing", setup, ds0.dim))
                 if not quick:
                     # exact-kernel reference on the same splits (n = 405: exact Grams are cheap)
-                    results["regression_reference"].extend(P.regression_reference(
-                        lambda rep: D.load("housing", args.data_dir, seed=args.seed + rep), setup, reps, args.seed))
+                    results["regression_reference"].extend(
+                        P.regression_reference(
+                            lambda rep: D.load("housing", args.data_dir, seed=args.seed + rep),
+                            setup,
+                            reps,
+                            args.seed,
+                        )
+                    )
                 recs = P.regression_experiment(
-                    lambda rep: D.load("housing", args.data_dir, seed=args.seed + rep), setup, methods,
-                    cfg["housing_multipliers"], reps, args.seed, progress=tick)
+                    lambda rep: D.load("housing", args.data_dir, seed=args.seed + rep),
+                    setup,
+                    methods,
+                    cfg["housing_multipliers"],
+                    reps,
+                    args.seed,
+                    progress=tick,
+                )
                 results["regression"].extend(recs)
                 if checkpoint:
                     checkpoint(results)
@@ -254,21 +337,35 @@ def run_suite(args, progress_factory=None, checkpoint=None):
                 _, rt, rp = next(t for t in todo if t[0] == setup.key)
                 results["kernels"].append(_kernel_entry(name, setup, ds.dim))
                 results["approximation"].extend(
-                    P.approximation_experiment(ds, setup, methods, rt, rp, args.seed, progress=tick))
+                    P.approximation_experiment(ds, setup, methods, rt, rp, args.seed, progress=tick)
+                )
                 if checkpoint:
                     checkpoint(results)
             else:
                 results["classification"].extend(
-                    P.classification_experiment(ds, setup, [m for m in methods if m in cfg["svm_methods"]],
-                                                cfg["svm_ratios"], cfg["svm_reps"],
-                                                args.seed, n_train_max=cfg["svm_train_max"], progress=tick))
+                    P.classification_experiment(
+                        ds,
+                        setup,
+                        [m for m in methods if m in cfg["svm_methods"]],
+                        cfg["svm_ratios"],
+                        cfg["svm_reps"],
+                        args.seed,
+                        n_train_max=cfg["svm_train_max"],
+                        progress=tick,
+                    )
+                )
                 if checkpoint:
                     checkpoint(results)
     if bar:
         bar.close()
     if "learning" in args.experiments:
-        results["learning"] = LRN.run_learning(args.data_dir, trials=2 if quick else 10, seed=args.seed, quick=quick,
-                                               tables=tuple(getattr(args, "learning_tables", (1, 2, 3))))
+        results["learning"] = LRN.run_learning(
+            args.data_dir,
+            trials=2 if quick else 10,
+            seed=args.seed,
+            quick=quick,
+            tables=tuple(getattr(args, "learning_tables", (1, 2, 3))),
+        )
     results["meta"] = _meta(args, quick, reps, ratios, methods, datasets, cfg, t_start)
     return results
 
@@ -278,17 +375,36 @@ def _meta(args, quick, reps, ratios, methods, datasets, cfg, t_start):
         "command": "python -m benchmarks.papers.run " + " ".join(sys.argv[1:]) if sys.argv else "",
         "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
         "seconds": time.time() - t_start,
-        "quick": quick, "seed": args.seed, "reps": reps, "ratios": list(ratios), "methods": list(methods),
-        "datasets": list(datasets), "experiments": list(args.experiments),
-        "svm": {"ratios": list(cfg["svm_ratios"]), "reps": cfg["svm_reps"], "methods": list(cfg["svm_methods"]),
-                "train_max": cfg["svm_train_max"], "C_grid": list(P.C_GRID)},
-        "housing": {"multipliers": list(cfg["housing_multipliers"]), "lambda_grid": list(P.LAMBDA_GRID),
-                    "svr_grid": {k: list(v) for k, v in P.SVR_GRID.items()}},
-        "machine": _machine(), "versions": _versions(), "git_commit": _git_commit(),
+        "quick": quick,
+        "seed": args.seed,
+        "reps": reps,
+        "ratios": list(ratios),
+        "methods": list(methods),
+        "datasets": list(datasets),
+        "experiments": list(args.experiments),
+        "svm": {
+            "ratios": list(cfg["svm_ratios"]),
+            "reps": cfg["svm_reps"],
+            "methods": list(cfg["svm_methods"]),
+            "train_max": cfg["svm_train_max"],
+            "C_grid": list(P.C_GRID),
+        },
+        "housing": {
+            "multipliers": list(cfg["housing_multipliers"]),
+            "lambda_grid": list(P.LAMBDA_GRID),
+            "svr_grid": {k: list(v) for k, v in P.SVR_GRID.items()},
+        },
+        "machine": _machine(),
+        "versions": _versions(),
+        "git_commit": _git_commit(),
         "spectralkit_modules": _spectralkit_status(),
-        "plan": {"table_kernels": list(cfg.get("table_kernels", ())), "table_reps": cfg.get("table_reps"),
-                 "usps_ratios": list(cfg.get("usps_ratios", ())), "extra_reps": cfg.get("extra_reps"),
-                 "extra_datasets": list(cfg.get("extra_datasets", ()))},
+        "plan": {
+            "table_kernels": list(cfg.get("table_kernels", ())),
+            "table_reps": cfg.get("table_reps"),
+            "usps_ratios": list(cfg.get("usps_ratios", ())),
+            "extra_reps": cfg.get("extra_reps"),
+            "extra_datasets": list(cfg.get("extra_datasets", ())),
+        },
     }
 
 
@@ -298,15 +414,19 @@ def _merge(old, new):
         fresh = {_key(exp, r) for r in new[exp]}
         out[exp] = [r for r in old.get(exp, []) if _key(exp, r) not in fresh] + new[exp]
     fresh = {(r["kernel"], r["model"]) for r in new.get("regression_reference", [])}
-    out["regression_reference"] = [r for r in old.get("regression_reference", []) if (r["kernel"], r["model"]) not in fresh
-                                   ] + new.get("regression_reference", [])
+    out["regression_reference"] = [
+        r for r in old.get("regression_reference", []) if (r["kernel"], r["model"]) not in fresh
+    ] + new.get("regression_reference", [])
     seen = {(k["dataset"], k["kernel"]) for k in new["kernels"]}
-    out["kernels"] = [k for k in old.get("kernels", []) if (k["dataset"], k["kernel"]) not in seen] + new["kernels"]
+    out["kernels"] = [k for k in old.get("kernels", []) if (k["dataset"], k["kernel"]) not in seen] + new[
+        "kernels"
+    ]
     if "learning" in new or "learning" in old:
         out["learning"] = LRN.merge_learning(old.get("learning"), new.get("learning"))
     out["meta"] = dict(new.get("meta", {}), merged_from=old.get("meta", {}).get("command"))
-    out["meta"]["methods"] = sorted(set(old.get("meta", {}).get("methods", []))
-                                    | set(new.get("meta", {}).get("methods", [])))
+    out["meta"]["methods"] = sorted(
+        set(old.get("meta", {}).get("methods", [])) | set(new.get("meta", {}).get("methods", []))
+    )
     return out
 
 
@@ -365,18 +485,38 @@ def main(argv=None):
         # infrastructure facts are re-read now (same machine); the parts may be partial checkpoints
         full = next((p_["meta"] for p_ in parts if "machine" in p_.get("meta", {})), None)
         cfg = dict(DEFAULTS)
-        results["meta"] = dict(full) if full else _meta(
-            argparse.Namespace(seed=0, experiments=list(_EXPERIMENTS)), False, None, P.RATIOS, (), (), cfg, time.time())
+        results["meta"] = (
+            dict(full)
+            if full
+            else _meta(
+                argparse.Namespace(seed=0, experiments=list(_EXPERIMENTS)),
+                False,
+                None,
+                P.RATIOS,
+                (),
+                (),
+                cfg,
+                time.time(),
+            )
+        )
         results["meta"]["date_utc"] = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
-        results["meta"]["partial_parts"] = [str(f) for f, p_ in zip(args.combine, parts) if p_.get("meta", {}).get("partial")]
+        results["meta"]["partial_parts"] = [
+            str(f) for f, p_ in zip(args.combine, parts) if p_.get("meta", {}).get("partial")
+        ]
         results["meta"]["commands"] = [p_.get("meta", {}).get("command") for p_ in parts]
         # each part ran at its own commit (partial checkpoints record none); the combination is made now
         results["meta"]["git_commits"] = [p_.get("meta", {}).get("git_commit") for p_ in parts]
         results["meta"]["git_commit"] = _git_commit()
         results["meta"]["seconds"] = sum(p_.get("meta", {}).get("seconds", 0.0) for p_ in parts)
-        results["meta"]["methods"] = sorted({m for p_ in parts for m in p_.get("meta", {}).get("methods", [])})
-        results["meta"]["datasets"] = sorted({m for p_ in parts for m in p_.get("meta", {}).get("datasets", [])})
-        results["meta"]["command"] = "python -m benchmarks.papers.run --combine " + " ".join(map(str, args.combine))
+        results["meta"]["methods"] = sorted(
+            {m for p_ in parts for m in p_.get("meta", {}).get("methods", [])}
+        )
+        results["meta"]["datasets"] = sorted(
+            {m for p_ in parts for m in p_.get("meta", {}).get("datasets", [])}
+        )
+        results["meta"]["command"] = "python -m benchmarks.papers.run --combine " + " ".join(
+            map(str, args.combine)
+        )
         json_path.write_text(json.dumps(results, indent=1, default=_default))
         if not args.no_report:
             from .report import write_report
@@ -388,8 +528,9 @@ def main(argv=None):
 
     def save(res):
         res = dict(res)
-        res.setdefault("meta", {"command": "python -m benchmarks.papers.run " + " ".join(sys.argv[1:]),
-                                "partial": True})
+        res.setdefault(
+            "meta", {"command": "python -m benchmarks.papers.run " + " ".join(sys.argv[1:]), "partial": True}
+        )
         if old is not None:
             res = _merge(old, res)
         tmp = json_path.with_suffix(".json.tmp")

@@ -1,6 +1,6 @@
 """Regenerate docs/guide-derive.md: runs each example and pastes its real output under it.
 
-    python docs/tools/make_guide_derive.py
+python docs/tools/make_guide_derive.py
 """
 
 import contextlib
@@ -25,64 +25,76 @@ The conventions are those of [conventions.md](conventions.md).
 """
 
 STEPS = [
-    ("""## 1. Write the kernel
+    (
+        """## 1. Write the kernel
 
 Formulas are parsed through a whitelist (numbers, `r`, declared parameters, `+ - * / **`, and a
 fixed set of functions); nothing is evaluated. Here: a Wendland-type compactly supported kernel
 (1 - r)^4 (1 + 4 r) on [0, 1], zero beyond (`support=1`).""",
-     """import numpy as np
+        """import numpy as np
 import spectralkit as sk
 
 k = sk.RadialKernel.from_string("(1 - r)**4 * (1 + 4*r)", support=1, name="wendland")
-print(k, k(np.array([0.0, 0.5, 1.0, 1.5])))"""),
-    ("""## 2. Ask for the verdict in several dimensions
+print(k, k(np.array([0.0, 0.5, 1.0, 1.5])))""",
+    ),
+    (
+        """## 2. Ask for the verdict in several dimensions
 
 Definiteness depends on the dimension. Two places decide the tail of mu: at r = 0 the expansion
 1 - 10 r^2 + 20 r^3 - ... has an odd power, giving rho^(-d-3) (always integrable); at the support edge
 the kernel vanishes like 5 (1 - r)^4, giving an oscillating rho^(-(d+9)/2), so the mass is finite iff
 d < 1 + 2*4 = 9. (Wendland's theorem says more: this kernel is positive definite in d <= 3.)""",
-     """for d in (1, 3, 5, 9):
+        """for d in (1, 3, 5, 9):
     report = sk.check_rkks(k, dim=d)
     masses = f"m+ = {report.mass_plus}, m- = {report.mass_minus}" if report.mass_plus else "no finite masses"
-    print(f"d = {d}: {report.verdict:9s} {masses}")"""),
-    ("""## 3. Read the evidence
+    print(f"d = {d}: {report.verdict:9s} {masses}")""",
+    ),
+    (
+        """## 3. Read the evidence
 
 The report says why: the exponents from the kernel's expansions, the partial masses that confirm
 convergence or divergence numerically, and the Bochner identity k(0) = m+ - m- within the errors.
 A piecewise polynomial on a support has an exact transform in every d (the method line), so the
 masses carry only rounding errors; the time varies from run to run and is shown as `...`.""",
-     """print(sk.check_rkks(k, dim=5))"""),
-    ("""## 4. Use the measure
+        """print(sk.check_rkks(k, dim=5))""",
+    ),
+    (
+        """## 4. Use the measure
 
 `SpectralMeasure` gives the signed density mu(rho), the radial density f(rho) = S_{d-1} rho^(d-1)
 mu(rho) whose positive and negative parts are the laws of the frequency norms, its sign changes,
 and the lobes and tail model the samplers use.""",
-     """m = sk.SpectralMeasure(k, dim=5)
+        """m = sk.SpectralMeasure(k, dim=5)
 print("method:", m.method)
 print("first sign changes:", np.round(m.sign_changes[:4], 4))
 rho = np.array([0.5, 5.0, 50.0])
 print("mu(rho):", m.mu(rho))
-print("k(0) =", k(0.0), " m+ - m- =", m.mass_plus.value - m.mass_minus.value)"""),
-    ("""## 5. Featurize
+print("k(0) =", k(0.0), " m+ - m- =", m.mass_plus.value - m.mass_minus.value)""",
+    ),
+    (
+        """## 5. Featurize
 
 A finite-mass kernel gets unbiased random features: the signed inner product of the features
 estimates k. Here GORF features on random points in the unit ball of R^5.""",
-     """rng = np.random.default_rng(0)
+        """rng = np.random.default_rng(0)
 X = rng.normal(size=(200, 5))
 X *= 0.5 / np.linalg.norm(X, axis=1, keepdims=True) * rng.random((200, 1)) ** 0.2
 rf = sk.RandomFeatures(k, dim=5, n_components=4096, method="gorf", random_state=0).fit()
 K_hat = rf.kernel_approx(X)
 dist = np.linalg.norm(X[:, None, :] - X[None, :, :], axis=-1)
 K = k(dist)
-print("relative Frobenius error:", np.linalg.norm(K_hat - K) / np.linalg.norm(K))"""),
-    ("""## 6. When the mass is infinite
+print("relative Frobenius error:", np.linalg.norm(K_hat - K) / np.linalg.norm(K))""",
+    ),
+    (
+        """## 6. When the mass is infinite
 
 In d = 9 the mass diverges; asking for masses or features raises `DivergentMassError` with the
 reason. (An explicit truncation radius gives a biased estimator whose bias at r = 0 is reported.)""",
-     """try:
+        """try:
     sk.SpectralMeasure(k, dim=9).mass_plus
 except sk.DivergentMassError as err:
-    print(err.reason)"""),
+    print(err.reason)""",
+    ),
 ]
 
 

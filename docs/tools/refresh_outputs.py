@@ -50,7 +50,7 @@ def refresh(page):
         # the output block right after the code block that starts at `line`
         start = sum(len(x) + 1 for x in text.splitlines()[: line - 1])
         m = OUTPUT.search(text, text.index("```\n", start + 3) + 4)
-        text = text[: m.start(1)] + new + text[m.end(1):]
+        text = text[: m.start(1)] + new + text[m.end(1) :]
         print(f"{page.name}: block at line {line} refreshed")
     page.write_text(text)
 

@@ -66,25 +66,33 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
                 raise ValueError("pass either y (class labels: the ideal kernel) or target_kernel, not both")
             K = check_array(target_kernel, dtype=np.float64, input_name="target_kernel")
             if K.shape != (m, m):
-                raise ValueError(f"target_kernel must be a square matrix matching X, of shape ({m}, {m}); "
-                                 f"got shape {K.shape}")
+                raise ValueError(
+                    f"target_kernel must be a square matrix matching X, of shape ({m}, {m}); "
+                    f"got shape {K.shape}"
+                )
             scale = max(1.0, float(np.max(np.abs(K))))
             asym = float(np.max(np.abs(K - K.T)))
             tol = 1e-8 * scale
             if asym > tol:
-                raise ValueError(f"target_kernel must be symmetric: max |K - K^T| = {asym:.3g} exceeds the "
-                                 f"tolerance {tol:.3g} (pass (K + K.T) / 2 if a symmetrised target is intended)")
+                raise ValueError(
+                    f"target_kernel must be symmetric: max |K - K^T| = {asym:.3g} exceeds the "
+                    f"tolerance {tol:.3g} (pass (K + K.T) / 2 if a symmetrised target is intended)"
+                )
             return _pairs.MatrixTarget(0.5 * (K + K.T)), None
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None: pass class "
-                             "labels y (learning from the ideal kernel) or target_kernel=K")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: pass class "
+                "labels y (learning from the ideal kernel) or target_kernel=K"
+            )
         y = column_or_1d(y, warn=True)
         if y.shape[0] != m:
             raise ValueError(f"y has {y.shape[0]} labels but X has {m} samples")
         kind = type_of_target(y, input_name="y", raise_unknown=True)
         if kind not in ("binary", "multiclass"):
-            raise ValueError(f"y must be class labels (binary or multiclass: Y_ij = +1 for the same class, -1 "
-                             f"otherwise); got {kind!r} targets. For a real-valued similarity use target_kernel=")
+            raise ValueError(
+                f"y must be class labels (binary or multiclass: Y_ij = +1 for the same class, -1 "
+                f"otherwise); got {kind!r} targets. For a real-valued similarity use target_kernel="
+            )
         classes, codes = np.unique(y, return_inverse=True)
         return _pairs.LabelTarget(codes), classes
 
@@ -98,8 +106,10 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         if kind == "wishart":
             dof = d + 2.0 if self.wishart_dof is None else float(self.wishart_dof)
             if dof <= d - 1:
-                raise ValueError(f"wishart_dof must be > d - 1 = {d - 1} (the inverse-Wishart law on {d} x {d} "
-                                 f"matrices needs it), got {self.wishart_dof!r}")
+                raise ValueError(
+                    f"wishart_dof must be > d - 1 = {d - 1} (the inverse-Wishart law on {d} x {d} "
+                    f"matrices needs it), got {self.wishart_dof!r}"
+                )
             return {"scale": (dof + 3.0) * mult * s2, "dof": dof}
         return {"lengthscale": math.sqrt(2.0 * mult * s2)}
 
@@ -107,20 +117,28 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         kind, solver = self.hyper_kernel, self.solver
         if kind == "radial":
             if solver == "nystroem":
-                raise ValueError("solver='nystroem' applies to the gaussian and wishart hyper-kernels; the radial "
-                                 "hyper-kernel is solved on all pairs with solver='binned' (or 'exact' for small data)")
+                raise ValueError(
+                    "solver='nystroem' applies to the gaussian and wishart hyper-kernels; the radial "
+                    "hyper-kernel is solved on all pairs with solver='binned' (or 'exact' for small data)"
+                )
             if self.n_partitions > 1:
-                raise ValueError("n_partitions applies to the gaussian and wishart hyper-kernels; the radial "
-                                 "hyper-kernel is solved on all pairs at once (solver='binned')")
+                raise ValueError(
+                    "n_partitions applies to the gaussian and wishart hyper-kernels; the radial "
+                    "hyper-kernel is solved on all pairs at once (solver='binned')"
+                )
             if solver == "exact":
                 if self.cv is not None:
-                    raise ValueError("cv is supported with solver='binned' for the radial hyper-kernel (the exact "
-                                     "solver is the small-data reference)")
+                    raise ValueError(
+                        "cv is supported with solver='binned' for the radial hyper-kernel (the exact "
+                        "solver is the small-data reference)"
+                    )
                 _pairs.check_exact_size(m, "binned")
                 return "exact"
             return "binned"
         if solver == "binned":
-            raise ValueError("solver='binned' applies to hyper_kernel='radial' only; use 'exact' or 'nystroem'")
+            raise ValueError(
+                "solver='binned' applies to hyper_kernel='radial' only; use 'exact' or 'nystroem'"
+            )
         if solver == "auto":
             n_sub = -(-m // self.n_partitions)
             return "exact" if _pairs.n_pairs(n_sub) <= _pairs.MAX_EXACT_PAIRS else "nystroem"
@@ -137,9 +155,11 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         Xc = X - center
         s2_data = float(np.mean(np.sum(Xc * Xc, axis=1)))
         if self.sigma2 is None and not s2_data > 0:
-            raise ValueError(f"X has {m} sample{'s' if m != 1 else ''} with zero total variance: the default "
-                             "sigma2 (the data's total variance) needs at least 2 distinct samples (1 sample is "
-                             "not enough); pass sigma2")
+            raise ValueError(
+                f"X has {m} sample{'s' if m != 1 else ''} with zero total variance: the default "
+                "sigma2 (the data's total variance) needs at least 2 distinct samples (1 sample is "
+                "not enough); pass sigma2"
+            )
         s2 = s2_data if self.sigma2 is None else float(self.sigma2)
         solver = self._solver(m)
         if self.n_partitions > m:
@@ -147,7 +167,9 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         hyper_name = "alpha" if self._loss == "ridge" else "C"
         hypers = _candidates(hyper_name, getattr(self, hyper_name))
         if hypers.size > 1 and self.cv is None:
-            raise ValueError(f"{hyper_name} has {hypers.size} candidates: set cv (number of folds) to choose among them")
+            raise ValueError(
+                f"{hyper_name} has {hypers.size} candidates: set cv (number of folds) to choose among them"
+            )
         rng = check_random_state(self.random_state)
         mults = SCALE_GRID if self.cv is not None else (1.0,)
         params_list = [self._scale_params(d, s2, mu) for mu in mults]
@@ -159,7 +181,9 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             best = self._fit_pairs(Xc, center, target, params_list, hypers, solver, rng)
         ip, ih = best
         if self.cv is not None:
-            self.cv_results_["rank"] = np.argsort(np.argsort(self.cv_results_["mse"], kind="stable"), kind="stable") + 1
+            self.cv_results_["rank"] = (
+                np.argsort(np.argsort(self.cv_results_["mse"], kind="stable"), kind="stable") + 1
+            )
         setattr(self, hyper_name + "_", float(hypers[ih]))
         params = params_list[ip]
         if self.hyper_kernel == "gaussian":
@@ -191,16 +215,38 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         best = (0, 0)
         if self.cv is not None:
             folds = min(self.cv, m)
-            losses = _pairs.cv_pair_losses(kind, Xc, target, params_list, self._loss, self._hyper_kwargs(hypers),
-                                           self.n_landmarks, exact, folds, int(rng.randint(2**31 - 1)))
+            losses = _pairs.cv_pair_losses(
+                kind,
+                Xc,
+                target,
+                params_list,
+                self._loss,
+                self._hyper_kwargs(hypers),
+                self.n_landmarks,
+                exact,
+                folds,
+                int(rng.randint(2**31 - 1)),
+            )
             best = self._record_cv(losses, SCALE_GRID, hypers)
         params = params_list[best[0]]
         hyper = {k: (v[best[1]] if k in ("alpha", "C") else v) for k, v in self._hyper_kwargs(hypers).items()}
         v = self.n_partitions
         subsets = _pairs.split_parts(m, v, rng) if v > 1 else [np.arange(m)]
         seeds = rng.randint(2**31 - 1, size=len(subsets))
-        jobs = [(kind, Xc[idx], target.subset(idx) if v > 1 else target, params, self._loss, hyper,
-                 self.n_landmarks, int(seed), exact) for idx, seed in zip(subsets, seeds)]
+        jobs = [
+            (
+                kind,
+                Xc[idx],
+                target.subset(idx) if v > 1 else target,
+                params,
+                self._loss,
+                hyper,
+                self.n_landmarks,
+                int(seed),
+                exact,
+            )
+            for idx, seed in zip(subsets, seeds)
+        ]
         client = _dask_client() if len(jobs) > 1 else None
         if client is not None:
             futures = [client.submit(_pairs.fit_part, *job, pure=False) for job in jobs]
@@ -228,7 +274,11 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             self.binning_error_ = 0.0
             self.kernel_ = LearnedRadialKernel(d, ells[0], nodes, coef)
             return best
-        h = float(self.bin_width) if self.bin_width is not None else min(ells) / _BINS_PER_LENGTHSCALE[self._loss]
+        h = (
+            float(self.bin_width)
+            if self.bin_width is not None
+            else min(ells) / _BINS_PER_LENGTHSCALE[self._loss]
+        )
         n_folds = 1 if self.cv is None else min(self.cv, m)
         fold = rng.permutation(m) % n_folds
         if self._loss == "ridge":
@@ -259,8 +309,12 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             sols.append(self._radial_solve(st, g, all_tables, float(m) ** 2, d, ell, one)[0])
         (nodes, coef, b0), (nodes2, coef2, _) = sols
         r = np.linspace(0.0, nodes.max() + 3 * ell, int(16 * (nodes.max() + 3 * ell) / ell) + 2)
-        diff = np.max(np.abs(_radial.ridge_predict_nodes(nodes, coef, r, d, ell)
-                             - _radial.ridge_predict_nodes(nodes2, coef2, r, d, ell)))
+        diff = np.max(
+            np.abs(
+                _radial.ridge_predict_nodes(nodes, coef, r, d, ell)
+                - _radial.ridge_predict_nodes(nodes2, coef2, r, d, ell)
+            )
+        )
         self.binning_error_ = float(diff / 3.0 if self._loss == "ridge" else diff)
         self.bin_width_ = h
         self.intercept_ = b0
@@ -288,13 +342,22 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             q, wv = float(np.sum(st["q"][va])), float(np.sum(st["wt"][va]))
             grid = np.arange(nd.size) * h
             for nodes, gm, _ in sols:
-                out.append(_radial.ridge_loss(nd, no, s, q, wv, _radial.ridge_predict_nodes(nodes, gm, grid, d, ell)))
+                out.append(
+                    _radial.ridge_loss(nd, no, s, q, wv, _radial.ridge_predict_nodes(nodes, gm, grid, d, ell))
+                )
         else:
             counts = st["counts"][0][va].sum(0)
             grid = np.arange(counts.shape[0]) * h
             for nodes, gm, b0 in sols:
-                out.append(_radial.svr_loss(counts, st["levels"], float(counts.sum()),
-                                            _radial.ridge_predict_nodes(nodes, gm, grid, d, ell), b0))
+                out.append(
+                    _radial.svr_loss(
+                        counts,
+                        st["levels"],
+                        float(counts.sum()),
+                        _radial.ridge_predict_nodes(nodes, gm, grid, d, ell),
+                        b0,
+                    )
+                )
         return np.asarray(out)
 
     # -- use -----------------------------------------------------------------------------------
@@ -424,7 +487,7 @@ _PARAMS_DOC = """
 
 
 class HyperKernelRidge(_HyperKernelBase):
-    __doc__ = ("""Kernel learning by hyper-kernel ridge regression (hyper-KRR).
+    __doc__ = """Kernel learning by hyper-kernel ridge regression (hyper-KRR).
 
     Learns a kernel k* (PD or indefinite) from the ideal kernel of labels (``fit(X, y)``:
     Y_ij = +1 for the same class, -1 otherwise) or from a given similarity matrix
@@ -437,16 +500,33 @@ class HyperKernelRidge(_HyperKernelBase):
     m^2 x m^2 hyper-kernel matrix (see the solvers). Use the result as a kernel:
     ``transform(X)`` = k*(X, X_fit_) for ``SVC(kernel="precomputed")``, ``learned_kernel_(X, Y)``
     for any Gram matrix or as ``SVC(kernel=est.learned_kernel_)``.
-""" + _PARAMS_DOC.replace("{loss_params}", """alpha : float > 0 or array-like of candidates, default 1e-3
-        The ridge parameter lambda of the objective above (candidates need ``cv``).""")
-               .replace("{SCALE_GRID}", str(SCALE_GRID)).replace("{hyper_name}", "alpha"))
+""" + _PARAMS_DOC.replace(
+        "{loss_params}",
+        """alpha : float > 0 or array-like of candidates, default 1e-3
+        The ridge parameter lambda of the objective above (candidates need ``cv``).""",
+    ).replace("{SCALE_GRID}", str(SCALE_GRID)).replace("{hyper_name}", "alpha")
 
-    _parameter_constraints: ClassVar[dict] = {**_COMMON_CONSTRAINTS, "alpha": [Interval(numbers.Real, 0, None, closed="neither"),
-                                                               "array-like"]}
+    _parameter_constraints: ClassVar[dict] = {
+        **_COMMON_CONSTRAINTS,
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither"), "array-like"],
+    }
     _loss = "ridge"
 
-    def __init__(self, hyper_kernel="gaussian", *, alpha=1e-3, sigma2=None, sigma2_h=None, wishart_dof=None,
-                 solver="auto", n_landmarks=30, n_partitions=1, bin_width=None, cv=None, random_state=None):
+    def __init__(
+        self,
+        hyper_kernel="gaussian",
+        *,
+        alpha=1e-3,
+        sigma2=None,
+        sigma2_h=None,
+        wishart_dof=None,
+        solver="auto",
+        n_landmarks=30,
+        n_partitions=1,
+        bin_width=None,
+        cv=None,
+        random_state=None,
+    ):
         self.hyper_kernel = hyper_kernel
         self.alpha = alpha
         self.sigma2 = sigma2
@@ -471,7 +551,7 @@ class HyperKernelRidge(_HyperKernelBase):
 
 
 class HyperKernelSVR(_HyperKernelBase):
-    __doc__ = ("""Kernel learning by hyper-kernel support vector regression (hyper-SVR).
+    __doc__ = """Kernel learning by hyper-kernel support vector regression (hyper-SVR).
 
     As :class:`HyperKernelRidge` with the epsilon-insensitive loss and an intercept b:
 
@@ -481,21 +561,38 @@ class HyperKernelSVR(_HyperKernelBase):
     Exact solver: libsvm on the distinct pairs; Nystrom: dual coordinate descent (liblinear's
     algorithm) on the landmark features, whose intercept is regularised as in liblinear;
     radial: a grouped SVR on (distance node, target value) counts.
-""" + _PARAMS_DOC.replace("{loss_params}", """C : float > 0 or array-like of candidates, default 100.0
+""" + _PARAMS_DOC.replace(
+        "{loss_params}",
+        """C : float > 0 or array-like of candidates, default 100.0
         Weight of the mean epsilon-insensitive loss (candidates need ``cv``).
     epsilon : float >= 0, default 0.1
         Width of the insensitive zone. With a real-valued ``target_kernel`` the radial solver
-        rounds the targets to a grid of epsilon / 2 (``target_rounding_`` is the largest change).""")
-               .replace("{SCALE_GRID}", str(SCALE_GRID)).replace("{hyper_name}", "C"))
+        rounds the targets to a grid of epsilon / 2 (``target_rounding_`` is the largest change).""",
+    ).replace("{SCALE_GRID}", str(SCALE_GRID)).replace("{hyper_name}", "C")
 
-    _parameter_constraints: ClassVar[dict] = {**_COMMON_CONSTRAINTS,
-                              "C": [Interval(numbers.Real, 0, None, closed="neither"), "array-like"],
-                              "epsilon": [Interval(numbers.Real, 0, None, closed="left")]}
+    _parameter_constraints: ClassVar[dict] = {
+        **_COMMON_CONSTRAINTS,
+        "C": [Interval(numbers.Real, 0, None, closed="neither"), "array-like"],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="left")],
+    }
     _loss = "svr"
 
-    def __init__(self, hyper_kernel="gaussian", *, C=100.0, epsilon=0.1, sigma2=None, sigma2_h=None,
-                 wishart_dof=None, solver="auto", n_landmarks=30, n_partitions=1, bin_width=None, cv=None,
-                 random_state=None):
+    def __init__(
+        self,
+        hyper_kernel="gaussian",
+        *,
+        C=100.0,
+        epsilon=0.1,
+        sigma2=None,
+        sigma2_h=None,
+        wishart_dof=None,
+        solver="auto",
+        n_landmarks=30,
+        n_partitions=1,
+        bin_width=None,
+        cv=None,
+        random_state=None,
+    ):
         self.hyper_kernel = hyper_kernel
         self.C = C
         self.epsilon = epsilon

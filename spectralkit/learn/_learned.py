@@ -65,8 +65,15 @@ class LearnedKernel:
             raise ValueError(f"hyper_kernel must be 'gaussian' or 'wishart', got {hyper_kernel!r}")
         self.hyper_kernel = hyper_kernel
         self.params = dict(params)
-        self.parts = [(np.asarray(Z, np.float64), np.asarray(qa, np.int64), np.asarray(qb, np.int64),
-                       np.asarray(c, np.float64)) for Z, qa, qb, c in parts]
+        self.parts = [
+            (
+                np.asarray(Z, np.float64),
+                np.asarray(qa, np.int64),
+                np.asarray(qb, np.int64),
+                np.asarray(c, np.float64),
+            )
+            for Z, qa, qb, c in parts
+        ]
         self.offset = np.asarray(offset, dtype=np.float64)
         self.dim = int(self.offset.size)
 
@@ -89,8 +96,8 @@ class LearnedKernel:
                 GY = np.exp(-sq_dists(Y, Z) / (8 * t))
                 QY = GY[:, qa] * GY[:, qb]
                 for s in range(0, X.shape[0], 2048):  # bounded memory: (rows, n_pairs) at a time
-                    GX = np.exp(-sq_dists(X[s:s + 2048], Z) / (8 * t))
-                    out[s:s + 2048] += ((GX[:, qa] * GX[:, qb]) * ct) @ QY.T
+                    GX = np.exp(-sq_dists(X[s : s + 2048], Z) / (8 * t))
+                    out[s : s + 2048] += ((GX[:, qa] * GX[:, qb]) * ct) @ QY.T
             out *= np.exp(-kappa * sq_dists(X, Y))
         else:
             c0, power = self.params["scale"], 0.5 * (self.params["dof"] + 3.0)
@@ -99,9 +106,23 @@ class LearnedKernel:
                 sqz = np.sum(Z * Z, axis=1)
                 zz = np.sum(Z[qa] * Z[qb], axis=1)
                 part = np.empty_like(out)
-                wishart_gram(np.ascontiguousarray(X @ Z.T), np.ascontiguousarray(Y @ Z.T), sqa, sqb, X, Y, qa, qb,
-                             sqz[qa] + sqz[qb] - 2 * zz, sqz[qa] + sqz[qb] + 2 * zz, sqz[qa] - sqz[qb],
-                             c, c0, power, part)
+                wishart_gram(
+                    np.ascontiguousarray(X @ Z.T),
+                    np.ascontiguousarray(Y @ Z.T),
+                    sqa,
+                    sqb,
+                    X,
+                    Y,
+                    qa,
+                    qb,
+                    sqz[qa] + sqz[qb] - 2 * zz,
+                    sqz[qa] + sqz[qb] + 2 * zz,
+                    sqz[qa] - sqz[qb],
+                    c,
+                    c0,
+                    power,
+                    part,
+                )
                 out += part
         return out
 
@@ -145,8 +166,12 @@ class LearnedRadialKernel:
     def __init__(self, dim, lengthscale, nodes, coef):
         if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
             raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
-        if (isinstance(lengthscale, bool) or not isinstance(lengthscale, numbers.Real)
-                or not math.isfinite(lengthscale) or lengthscale <= 0):
+        if (
+            isinstance(lengthscale, bool)
+            or not isinstance(lengthscale, numbers.Real)
+            or not math.isfinite(lengthscale)
+            or lengthscale <= 0
+        ):
             raise ValueError(f"lengthscale must be a finite number > 0, got {lengthscale!r}")
         nodes = np.asarray(nodes, dtype=np.float64).ravel()
         coef = np.asarray(coef, dtype=np.float64).ravel()
@@ -166,8 +191,12 @@ class LearnedRadialKernel:
         r = np.asarray(r, dtype=np.float64)
         if not np.all(np.isfinite(r)) or np.any(r < 0):
             raise ValueError("r must contain finite distances >= 0")
-        out = self._node_sum(r, lambda x: _radial_h(*np.broadcast_arrays(x[:, None], self.nodes[None, :]),
-                                                    self.dim, self.lengthscale))
+        out = self._node_sum(
+            r,
+            lambda x: _radial_h(
+                *np.broadcast_arrays(x[:, None], self.nodes[None, :]), self.dim, self.lengthscale
+            ),
+        )
         return out if out.ndim else float(out)
 
     def _node_sum(self, x, basis):
@@ -176,12 +205,12 @@ class LearnedRadialKernel:
         out = np.empty(flat.size)
         step = max(1, (1 << 20) // max(1, self.nodes.size))
         for s in range(0, flat.size, step):
-            out[s:s + step] = basis(flat[s:s + step]) @ self.coef
+            out[s : s + step] = basis(flat[s : s + step]) @ self.coef
         return out.reshape(x.shape)
 
     def value_at_zero(self):
         """k*(0) = sum_j c_j exp(-r_j^2 / (2 l^2)) = int f(rho) d rho."""
-        return float(np.sum(self.coef * np.exp(-self.nodes ** 2 / (2 * self.lengthscale ** 2))))
+        return float(np.sum(self.coef * np.exp(-(self.nodes**2) / (2 * self.lengthscale**2))))
 
     @property
     def support_radius(self):
@@ -216,10 +245,10 @@ class LearnedRadialKernel:
         spline, R, _ = self._interpolant()
         out = np.empty((X.shape[0], Y.shape[0]))
         for s in range(0, X.shape[0], 2048):
-            r = np.sqrt(sq_dists(X[s:s + 2048], Y))
+            r = np.sqrt(sq_dists(X[s : s + 2048], Y))
             block = spline(np.minimum(r, R))
             block[r > R] = 0.0
-            out[s:s + 2048] = block
+            out[s : s + 2048] = block
         return out
 
     # -- the spectral measure ------------------------------------------------------------------
@@ -262,7 +291,9 @@ class LearnedRadialKernel:
         """Bound on int_R^inf |f|: (sum_j |c_j|) P(chi_d / l > R)."""
         if not np.isfinite(R) or R < 0:
             raise ValueError(f"R must be a finite frequency norm >= 0, got {R!r}")
-        return float(self.envelope_mass * scipy.special.gammaincc(0.5 * self.dim, 0.5 * (R * self.lengthscale) ** 2))
+        return float(
+            self.envelope_mass * scipy.special.gammaincc(0.5 * self.dim, 0.5 * (R * self.lengthscale) ** 2)
+        )
 
     def _frequency_range(self, tol=1e-17):
         """[lo, hi] outside which F has probability <= tol on each side."""
@@ -287,8 +318,15 @@ class LearnedRadialKernel:
         vals = self._a(grid)
         cuts = [lo]
         for k in np.nonzero(np.sign(vals[:-1]) * np.sign(vals[1:]) < 0)[0]:
-            cuts.append(scipy.optimize.brentq(lambda x: float(self._a(np.array([x]))[0]), grid[k], grid[k + 1],
-                                              xtol=1e-14 * max(1.0, hi), rtol=1e-15))
+            cuts.append(
+                scipy.optimize.brentq(
+                    lambda x: float(self._a(np.array([x]))[0]),
+                    grid[k],
+                    grid[k + 1],
+                    xtol=1e-14 * max(1.0, hi),
+                    rtol=1e-15,
+                )
+            )
         cuts.append(hi)
         # sub-divide long sign intervals into panels so the rule resolves the oscillation
         pos = neg = pos_lo = neg_lo = 0.0
@@ -307,7 +345,8 @@ class LearnedRadialKernel:
             else:
                 neg, neg_lo = neg - v_hi, neg_lo - v_lo
         tail = self.tail_mass_bound(hi) + self.envelope_mass * scipy.special.gammainc(
-            0.5 * self.dim, 0.5 * (lo * self.lengthscale) ** 2)
+            0.5 * self.dim, 0.5 * (lo * self.lengthscale) ** 2
+        )
         eps = 1e-15 * self.envelope_mass
         return (Estimate(pos, abs(pos - pos_lo) + tail + eps), Estimate(neg, abs(neg - neg_lo) + tail + eps))
 
@@ -336,5 +375,7 @@ class LearnedRadialKernel:
         return state
 
     def __repr__(self):
-        return (f"LearnedRadialKernel(dim={self.dim}, lengthscale={self.lengthscale:.6g}, "
-                f"n_nodes={self.nodes.size}, k(0)={self.value_at_zero():.6g})")
+        return (
+            f"LearnedRadialKernel(dim={self.dim}, lengthscale={self.lengthscale:.6g}, "
+            f"n_nodes={self.nodes.size}, k(0)={self.value_at_zero():.6g})"
+        )

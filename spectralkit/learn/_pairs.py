@@ -53,7 +53,7 @@ def pair_blocks(rows, cols=None, block=_BLOCK):
         cols = np.asarray(cols, dtype=np.int64)
         step = max(1, block // max(1, cols.size))
         for s in range(0, rows.size, step):
-            r = rows[s:s + step]
+            r = rows[s : s + step]
             yield np.repeat(r, cols.size), np.tile(cols, r.size), np.full(r.size * cols.size, 2.0)
         return
     n = rows.size
@@ -191,16 +191,17 @@ class PairProblem:
             raise MemoryError(
                 f"the Nystrom SVR stores the features of {npairs} pairs x {r + 1} columns ({need / 2**30:.2f} GiB "
                 f"> {MAX_SVR_FEATURE_BYTES / 2**30:.0f} GiB): increase n_partitions (fewer points per subset) or "
-                "decrease n_landmarks, or use HyperKernelRidge")
+                "decrease n_landmarks, or use HyperKernelRidge"
+            )
         Phi = np.empty((npairs, r + 1))
         y = np.empty(npairs)
         w = np.empty(npairs)
         pos = 0
         for I, J, ww in pair_blocks(self.train):
             k = I.size
-            Phi[pos:pos + k, :r] = self.blocks.rows(I, J) @ T
-            y[pos:pos + k] = self.target.values(I, J)
-            w[pos:pos + k] = ww
+            Phi[pos : pos + k, :r] = self.blocks.rows(I, J) @ T
+            y[pos : pos + k] = self.target.values(I, J)
+            w[pos : pos + k] = ww
             pos += k
         Phi[:, r] = 1.0  # the intercept's feature
         Cs = np.atleast_1d(np.asarray(Cs, dtype=np.float64))
@@ -209,13 +210,26 @@ class PairProblem:
         sols = {}
         # increasing C widens the box: the previous dual solution is feasible, a warm start
         for k in np.argsort(Cs, kind="stable"):
-            epochs = svr_dcd(Phi, y, Cs[k] * w / self.wsum, float(epsilon), int(max_epochs), float(tol), int(seed),
-                             theta, beta)
+            epochs = svr_dcd(
+                Phi,
+                y,
+                Cs[k] * w / self.wsum,
+                float(epsilon),
+                int(max_epochs),
+                float(tol),
+                int(seed),
+                theta,
+                beta,
+            )
             if epochs >= max_epochs:
                 from sklearn.exceptions import ConvergenceWarning
 
-                warnings.warn(f"hyper-SVR dual coordinate descent stopped after {max_epochs} epochs (C={Cs[k]:g}) "
-                              f"before reaching tol={tol:g}", ConvergenceWarning, stacklevel=3)
+                warnings.warn(
+                    f"hyper-SVR dual coordinate descent stopped after {max_epochs} epochs (C={Cs[k]:g}) "
+                    f"before reaching tol={tol:g}",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
             sols[k] = (T @ theta[:r], float(theta[r]))
         return [sols[k] for k in range(Cs.size)]
 
@@ -409,8 +423,12 @@ def check_exact_size(n, scalable="nystroem"):
     """Raise the error naming the scalable solver when the exact solve would be too large."""
     u = n_pairs(n)
     if u > MAX_EXACT_PAIRS:
-        how = ("landmark pairs, optionally n_partitions > 1 for divide-and-conquer" if scalable == "nystroem"
-               else "all pairs through binned distances")
+        how = (
+            "landmark pairs, optionally n_partitions > 1 for divide-and-conquer"
+            if scalable == "nystroem"
+            else "all pairs through binned distances"
+        )
         raise ValueError(
             f"solver='exact' would solve on {u} distinct pairs of {n} points (limit {MAX_EXACT_PAIRS}, i.e. "
-            f"{(math.isqrt(8 * MAX_EXACT_PAIRS + 1) - 1) // 2} points): use solver='{scalable}' ({how})")
+            f"{(math.isqrt(8 * MAX_EXACT_PAIRS + 1) - 1) // 2} points): use solver='{scalable}' ({how})"
+        )

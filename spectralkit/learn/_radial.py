@@ -125,7 +125,7 @@ def _blocks(Xc):
     i0 = 0
     while i0 < m:
         rows = max(1, min(m - i0, _BLOCK_ENTRIES // max(1, m - i0)))
-        D2 = sq[i0:i0 + rows, None] + sq[None, i0:] - 2.0 * (Xc[i0:i0 + rows] @ Xc[i0:].T)
+        D2 = sq[i0 : i0 + rows, None] + sq[None, i0:] - 2.0 * (Xc[i0 : i0 + rows] @ Xc[i0:].T)
         yield i0, D2
         i0 += rows
 
@@ -161,8 +161,15 @@ def ridge_stats(X, target, h, fold=None, n_folds=1, grids=(1, 2)):
     codes, T, use_matrix = _target_args(target)
     for i0, D2 in _blocks(Xc):
         _ridge_pass(D2, i0, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt)
-    return {"nd": nd.sum(0), "no": no.sum(0), "s": s.sum(0), "q": q.sum(0), "wt": wt.sum(0), "tab": tab,
-            "hs": hs}
+    return {
+        "nd": nd.sum(0),
+        "no": no.sum(0),
+        "s": s.sum(0),
+        "q": q.sum(0),
+        "wt": wt.sum(0),
+        "tab": tab,
+        "hs": hs,
+    }
 
 
 def svr_stats(X, target, h, delta=None, fold=None, n_folds=1, grids=(1, 2)):
@@ -236,7 +243,7 @@ def ridge_predict_nodes(nodes, gamma, grid_nodes, dim, ell):
 
 def ridge_loss(nd, no, s, q, wsum, kvals):
     """Mean over pairs of (k(r_p) - y_p)^2 with linear-binned k: (k^T N k - 2 k^T s + q) / wsum."""
-    quad = float(np.sum(nd * kvals ** 2) + 2.0 * np.sum(no[:-1] * kvals[:-1] * kvals[1:]))
+    quad = float(np.sum(nd * kvals**2) + 2.0 * np.sum(no[:-1] * kvals[:-1] * kvals[1:]))
     return (quad - 2.0 * float(np.sum(kvals * s)) + q) / max(wsum, 1e-300)
 
 
@@ -249,7 +256,8 @@ def svr_solve(counts, levels, wsum, h, dim, ell, Cs, epsilon, max_groups=6000):
         raise ValueError(
             f"the radial SVR has {kk.size} distinct (distance node, target value) groups (limit {max_groups}): "
             "the target similarity has too many distinct values per distance; use a larger epsilon (targets are "
-            "rounded to a grid of epsilon / 2), a larger bin_width, or HyperKernelRidge")
+            "rounded to a grid of epsilon / 2), a larger bin_width, or HyperKernelRidge"
+        )
     r = kk * h
     y = levels[ll]
     w = counts[kk, ll] / wsum
@@ -271,7 +279,7 @@ def svr_solve(counts, levels, wsum, h, dim, ell, Cs, epsilon, max_groups=6000):
 def svr_loss(counts, levels, wsum, kvals, intercept):
     """Mean over pairs of (k(r_p) + b - y_p)^2 with nearest-node k (for model selection)."""
     resid = (kvals[:, None] + intercept) - levels[None, :]
-    return float(np.sum(counts * resid ** 2)) / max(wsum, 1e-300)
+    return float(np.sum(counts * resid**2)) / max(wsum, 1e-300)
 
 
 def exact_solve(X, target, dim, ell, loss, hypers):
@@ -293,7 +301,9 @@ def exact_solve(X, target, dim, ell, loss, hypers):
     from sklearn.svm import SVR
 
     for C in np.atleast_1d(hypers["C"]):
-        svr = SVR(kernel="precomputed", C=float(C), epsilon=float(hypers["epsilon"]), tol=1e-6, cache_size=500)
+        svr = SVR(
+            kernel="precomputed", C=float(C), epsilon=float(hypers["epsilon"]), tol=1e-6, cache_size=500
+        )
         svr.fit(K, y, sample_weight=w / wsum)
         coef = np.zeros(r.size)
         coef[svr.support_] = svr.dual_coef_[0]

@@ -112,7 +112,7 @@ def _omega_quadrature(t, nu):
     out = np.empty(t.shape)
     flat = t.ravel()
     for s in range(0, flat.size, 4096):  # bounded memory
-        out.flat[s:s + 4096] = np.cos(np.multiply.outer(flat[s:s + 4096], x)) @ w
+        out.flat[s : s + 4096] = np.cos(np.multiply.outer(flat[s : s + 4096], x)) @ w
     return out
 
 
@@ -121,5 +121,10 @@ def log_chi_pdf(rho, dim, lengthscale):
     rho = np.asarray(rho, dtype=np.float64)
     x = rho * lengthscale
     with np.errstate(divide="ignore"):
-        return (math.log(lengthscale) + (dim - 1) * np.log(x) - 0.5 * x * x
-                - (0.5 * dim - 1.0) * math.log(2.0) - scipy.special.gammaln(0.5 * dim))
+        return (
+            math.log(lengthscale)
+            + (dim - 1) * np.log(x)
+            - 0.5 * x * x
+            - (0.5 * dim - 1.0) * math.log(2.0)
+            - scipy.special.gammaln(0.5 * dim)
+        )

@@ -72,7 +72,12 @@ def _four(x1, x1p, x2, x2p):
 
 
 def _positive(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
 
@@ -97,8 +102,11 @@ def gaussian_hyperkernel(x1, x1p, x2, x2p, sigma2, sigma2_h, *, normalize=False)
     (a, ap, b, bp), d = _four(x1, x1p, x2, x2p)
     s2, h = _positive("sigma2", sigma2), _positive("sigma2_h", sigma2_h)
     t = s2 + h
-    q = (np.sum((a - ap) ** 2, axis=-1) / (4 * s2) + np.sum((b - bp) ** 2, axis=-1) / (4 * s2)
-         + np.sum((0.5 * (a + ap) - 0.5 * (b + bp)) ** 2, axis=-1) / (2 * t))
+    q = (
+        np.sum((a - ap) ** 2, axis=-1) / (4 * s2)
+        + np.sum((b - bp) ** 2, axis=-1) / (4 * s2)
+        + np.sum((0.5 * (a + ap) - 0.5 * (b + bp)) ** 2, axis=-1) / (2 * t)
+    )
     log_c = 0.0 if normalize else -d * math.log(4 * math.pi * s2) - 0.5 * d * math.log(2 * math.pi * t)
     out = np.exp(log_c - q)
     return out if out.ndim else float(out)
@@ -134,7 +142,9 @@ def wishart_hyperkernel(x1, x1p, x2, x2p, scale, dof, *, normalize=False):
     else:
         D = np.asarray(scale, dtype=np.float64)
         if D.shape != (d, d) or not np.all(np.isfinite(D)) or not np.allclose(D, D.T, rtol=1e-12, atol=0):
-            raise ValueError(f"scale must be a float > 0 or a finite symmetric ({d}, {d}) matrix; got shape {D.shape}")
+            raise ValueError(
+                f"scale must be a float > 0 or a finite symmetric ({d}, {d}) matrix; got shape {D.shape}"
+            )
         sign, logdet_D = np.linalg.slogdet(D)
         if sign <= 0 or np.linalg.eigvalsh(D).min() <= 0:
             raise ValueError("scale must be positive definite")
@@ -145,9 +155,14 @@ def wishart_hyperkernel(x1, x1p, x2, x2p, scale, dof, *, normalize=False):
     _, logdet = np.linalg.slogdet(np.eye(3) + G)
     log_hk = -0.5 * (b + 3) * logdet
     if not normalize:
-        log_hk = (log_hk - 1.5 * d * math.log(math.pi) - d * math.log(2.0)
-                  + scipy.special.multigammaln(0.5 * (b + 3), d) - scipy.special.multigammaln(0.5 * b, d)
-                  - 1.5 * logdet_D)
+        log_hk = (
+            log_hk
+            - 1.5 * d * math.log(math.pi)
+            - d * math.log(2.0)
+            + scipy.special.multigammaln(0.5 * (b + 3), d)
+            - scipy.special.multigammaln(0.5 * b, d)
+            - 1.5 * logdet_D
+        )
     out = np.exp(log_hk)
     return out if out.ndim else float(out)
 
@@ -248,8 +263,23 @@ class WishartBlocks:
         sp = self.sqx[I] + self.sqx[J] + 2 * xx
         np_ = self.sqx[I] - self.sqx[J]
         out = np.empty((len(I), len(self.qa)))
-        _wishart_rows(np.asarray(I, np.int64), np.asarray(J, np.int64), self.P, self.P, dp, sp, np_,
-                      self.qa, self.qb, self.dq, self.sq, self.nq, self.c, self.power, out)
+        _wishart_rows(
+            np.asarray(I, np.int64),
+            np.asarray(J, np.int64),
+            self.P,
+            self.P,
+            dp,
+            sp,
+            np_,
+            self.qa,
+            self.qb,
+            self.dq,
+            self.sq,
+            self.nq,
+            self.c,
+            self.power,
+            out,
+        )
         return out
 
 
@@ -283,8 +313,9 @@ def _wishart_rows(I, J, PA, PB, dp, sp, np_, qa, qb, dq, sq, nq, c, power, out):
         for q in range(qa.shape[0]):
             a = qa[q]
             b = qb[q]
-            out[p, q] = _wishart_entry(PA[i, a], PA[i, b], PB[j, a], PB[j, b], dp[p], sp[p], np_[p],
-                                       dq[q], sq[q], nq[q], c, power)
+            out[p, q] = _wishart_entry(
+                PA[i, a], PA[i, b], PB[j, a], PB[j, b], dp[p], sp[p], np_[p], dq[q], sq[q], nq[q], c, power
+            )
 
 
 @njit(parallel=True, cache=True)
@@ -302,6 +333,7 @@ def wishart_gram(PA, PB, sqa, sqb, XA, XB, qa, qb, dq, sq, nq, coef, c, power, o
             for q in range(qa.shape[0]):
                 a = qa[q]
                 b = qb[q]
-                acc += coef[q] * _wishart_entry(PA[i, a], PA[i, b], PB[j, a], PB[j, b], dp, sp, np_,
-                                                dq[q], sq[q], nq[q], c, power)
+                acc += coef[q] * _wishart_entry(
+                    PA[i, a], PA[i, b], PB[j, a], PB[j, b], dp, sp, np_, dq[q], sq[q], nq[q], c, power
+                )
             out[i, j] = acc

@@ -75,11 +75,17 @@ def compute(name, modname, fn, digits, cases):
         value = fn(**params)
         cpu = time.process_time() - t0
         if not isinstance(value, mpmath.mpf):
-            raise SystemExit(f"{name}: {fn.__name__} must return an mpmath.mpf (all digits), "
-                             f"got {type(value).__name__}")
+            raise SystemExit(
+                f"{name}: {fn.__name__} must return an mpmath.mpf (all digits), got {type(value).__name__}"
+            )
         n = digits if digits is not None else params["dps"]
-        entries.append({"params": params, "value": mpmath.nstr(value, n, min_fixed=1, max_fixed=0),
-                        "cpu_seconds": round(cpu, 3)})
+        entries.append(
+            {
+                "params": params,
+                "value": mpmath.nstr(value, n, min_fixed=1, max_fixed=0),
+                "cpu_seconds": round(cpu, 3),
+            }
+        )
         print(f"  {name} [{i + 1}/{len(cases)}] {key}: {entries[-1]['value']} ({cpu:.1f} s)", flush=True)
     return {
         "name": name,

@@ -146,13 +146,24 @@ class PolyKernel:
     def tail_amplitudes(self):
         d, R, beta = self.d, self.R, self.beta
         K = sp.cancel(self.expr / (R - r_) ** beta).subs(r_, R)
-        a = (2 * sp.pi) ** sp.Rational(-d, 2) * K * R ** sp.Rational(d - 1, 2) * sp.sqrt(2 / sp.pi) \
+        a = (
+            (2 * sp.pi) ** sp.Rational(-d, 2)
+            * K
+            * R ** sp.Rational(d - 1, 2)
+            * sp.sqrt(2 / sp.pi)
             * sp.gamma(beta + 1)
+        )
         if self.alpha is None:
             return sp.nsimplify(a), sp.Integer(0)
         al = self.alpha
-        b = self.coeffs[al] * (2 * sp.pi) ** (-d) * 2 ** (al + d) * sp.pi ** sp.Rational(d, 2) \
-            * sp.gamma(sp.Rational(al + d, 2)) / sp.gamma(sp.Rational(-al, 2))
+        b = (
+            self.coeffs[al]
+            * (2 * sp.pi) ** (-d)
+            * 2 ** (al + d)
+            * sp.pi ** sp.Rational(d, 2)
+            * sp.gamma(sp.Rational(al + d, 2))
+            / sp.gamma(sp.Rational(-al, 2))
+        )
         return sp.simplify(a), sp.simplify(b)
 
     # -- method "hyp"
@@ -167,7 +178,7 @@ class PolyKernel:
                 pref = _mpq(c) * R ** (j + d) * 2 ** (1 - mp.mpf(d) / 2) / ((j + d) * mp.gamma(mp.mpf(d) / 2))
                 terms.append((pref, mp.mpf(j + d) / 2))
             self._hyp_terms = (mp.mp.prec, terms)
-        z = -(rho * _mpq(self.R) / 2) ** 2
+        z = -((rho * _mpq(self.R) / 2) ** 2)
         s = mp.fsum(p * mp.hyp1f2(a, mp.mpf(d) / 2, a + 1, z) for p, a in self._hyp_terms[1])
         return (2 * mp.pi) ** (-mp.mpf(d) / 2) * s
 
@@ -205,18 +216,20 @@ class PolyKernel:
         kf = sp.lambdify(r_, self.expr, "mpmath")
         nu = mp.mpf(d) / 2 - 1
         pieces = max(2, int(rho * R / mp.pi) + 2)
-        I = mp.quad(lambda r: kf(r) * r ** (mp.mpf(d) / 2) * mp.besselj(nu, rho * r),
-                    mp.linspace(0, R, pieces + 1))
+        I = mp.quad(
+            lambda r: kf(r) * r ** (mp.mpf(d) / 2) * mp.besselj(nu, rho * r), mp.linspace(0, R, pieces + 1)
+        )
         return (2 * mp.pi) ** (-mp.mpf(d) / 2) * rho ** (1 - mp.mpf(d) / 2) * I
 
     def mu_sonine(self, rho):
         """Only for (1 - r^2/4)^2 on [0, 2]: Sonine's first finite integral."""
         d = mp.mpf(self.d)
-        return (2 * mp.pi) ** (-d / 2) * 2 ** (d / 2 + 1) * rho ** (-2 - d / 2) \
-            * mp.besselj(d / 2 + 2, 2 * rho)
+        return (
+            (2 * mp.pi) ** (-d / 2) * 2 ** (d / 2 + 1) * rho ** (-2 - d / 2) * mp.besselj(d / 2 + 2, 2 * rho)
+        )
 
     def is_sonine_case(self):
-        return self.R == 2 and sp.expand(self.expr - (1 - r_ ** 2 / 4) ** 2) == 0
+        return self.R == 2 and sp.expand(self.expr - (1 - r_**2 / 4) ** 2) == 0
 
     # -- the evaluator used for zeros and lobes: hyp at small rho (no cancellation), closed beyond
     def mu(self, rho):
@@ -224,7 +237,7 @@ class PolyKernel:
 
     def f(self, rho):
         h = mp.mpf(self.d) / 2
-        return 2 * mp.pi ** h / mp.gamma(h) * rho ** (self.d - 1) * self.mu(rho)
+        return 2 * mp.pi**h / mp.gamma(h) * rho ** (self.d - 1) * self.mu(rho)
 
 
 def check_mu(kern, rhos=("0.7", "6.1", "45.3", "233.7")):
@@ -233,9 +246,12 @@ def check_mu(kern, rhos=("0.7", "6.1", "45.3", "233.7")):
     for x in rhos:
         x = mp.mpf(x)
         ref = kern.mu_hyp(x)
-        row = {"rho": str(x), "mu": mp.nstr(ref, 20),
-               "closed": mp.nstr(abs(kern.mu_closed(x) / ref - 1), 3),
-               "quad": mp.nstr(abs(kern.mu_quad(x) / ref - 1), 3)}
+        row = {
+            "rho": str(x),
+            "mu": mp.nstr(ref, 20),
+            "closed": mp.nstr(abs(kern.mu_closed(x) / ref - 1), 3),
+            "quad": mp.nstr(abs(kern.mu_quad(x) / ref - 1), 3),
+        }
         if kern.is_sonine_case():
             row["sonine"] = mp.nstr(abs(kern.mu_sonine(x) / ref - 1), 3)
         rows.append(row)
@@ -361,8 +377,11 @@ def _solve_for_limit(S, ns, basis):
 def richardson(terms, window, g, delta):
     """S from S_n = S + sum_{i<J} c_i n^-(g + i delta) on J+1 partial sums spread over [N, Nmax]."""
     N, Nmax, J = window
-    return _solve_for_limit(_psums(terms[:Nmax]), _spread(N, Nmax, J),
-                            lambda n: [mp.mpf(n) ** (-(g + i * delta)) for i in range(J)])
+    return _solve_for_limit(
+        _psums(terms[:Nmax]),
+        _spread(N, Nmax, J),
+        lambda n: [mp.mpf(n) ** (-(g + i * delta)) for i in range(J)],
+    )
 
 
 def levin_u(terms, window):
@@ -371,16 +390,19 @@ def levin_u(terms, window):
     with mp.workdps(3 * DPS):
         L = mp.levin(method="levin", variant="u")
         L.theta = N0
-        v, _ = L.update(terms[N0 - 1:N0 - 1 + K])
-        v += mp.fsum(terms[:N0 - 1])
+        v, _ = L.update(terms[N0 - 1 : N0 - 1 + K])
+        v += mp.fsum(terms[: N0 - 1])
     return +v, None
 
 
 def levin_general(terms, window, delta):
     """Generalised Levin: S_n = S + n a_n sum_{i<J} c_i n^(-i delta) on J+1 sums spread over [N, Nmax]."""
     N, Nmax, J = window
-    return _solve_for_limit(_psums(terms[:Nmax]), _spread(N, Nmax, J),
-                            lambda n: [n * terms[n - 1] * mp.mpf(n) ** (-i * delta) for i in range(J)])
+    return _solve_for_limit(
+        _psums(terms[:Nmax]),
+        _spread(N, Nmax, J),
+        lambda n: [n * terms[n - 1] * mp.mpf(n) ** (-i * delta) for i in range(J)],
+    )
 
 
 def accelerate(terms_of, windows, g, delta):
@@ -422,8 +444,10 @@ def prove_positive(kern):
         m0 += 1
     m_end = m0 + 1 if m0 % 2 == 0 else m0
     m_end += 2  # two more terms: a tighter bound
-    low_small = min(sp.N(sum((-1) ** m * t(m) * x ** (2 * m) for m in range(m_end + 1)), 30)
-                    for x in [rho_s * sp.Rational(i, 64) for i in range(65)])
+    low_small = min(
+        sp.N(sum((-1) ** m * t(m) * x ** (2 * m) for m in range(m_end + 1)), 30)
+        for x in [rho_s * sp.Rational(i, 64) for i in range(65)]
+    )
     # the lower bound polynomial itself must stay positive on [0, rho_s]: checked on a grid and, as
     # it is a polynomial in rho^2 with at most m_end + 1 terms, by its exact real roots
     poly = sp.Poly(sum((-1) ** m * t(m) * rho_ ** (2 * m) for m in range(m_end + 1)), rho_)
@@ -467,10 +491,12 @@ def prove_positive(kern):
             continue
         n_int += 1
         x, width = y, min(width * 2, 0.05)
-    return (f"mu > 0 proven: Taylor lower bound on [0, {rho_s}] (alternating series through m = {m_end}, "
-            f"mu >= {float(low_small):.3e} C), interval "
-            f"arithmetic on [{rho_s}, {rho_L}] ({n_int} subintervals), explicit bound beyond {rho_L} "
-            f"(rho^{e} mu >= {float(margin):.4g} - sum |c_p| rho^(e-p) > 0)")
+    return (
+        f"mu > 0 proven: Taylor lower bound on [0, {rho_s}] (alternating series through m = {m_end}, "
+        f"mu >= {float(low_small):.3e} C), interval "
+        f"arithmetic on [{rho_s}, {rho_L}] ({n_int} subintervals), explicit bound beyond {rho_L} "
+        f"(rho^{e} mu >= {float(margin):.4g} - sum |c_p| rho^(e-p) > 0)"
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -487,18 +513,33 @@ def run_poly(name, text, R, d, windows):
     rows, worst = check_mu(kern)
     a, b = kern.tail_amplitudes()
     out = {
-        "kernel": f"{text} on [0, {R}]", "dim": d, "k0": str(kern.k0),
-        "tail": {"edge_beta": int(kern.beta), "origin_alpha": kern.alpha,
-                 "edge_decay": f"|mu| ~ rho^-({kern.edge_exp})",
-                 "origin_decay": f"mu ~ rho^-({kern.origin_exp})" if kern.alpha else "none (even polynomial)",
-                 "edge_amplitude": str(a), "origin_amplitude": str(b),
-                 "g": str(kern.g), "delta": str(kern.delta)},
+        "kernel": f"{text} on [0, {R}]",
+        "dim": d,
+        "k0": str(kern.k0),
+        "tail": {
+            "edge_beta": int(kern.beta),
+            "origin_alpha": kern.alpha,
+            "edge_decay": f"|mu| ~ rho^-({kern.edge_exp})",
+            "origin_decay": f"mu ~ rho^-({kern.origin_exp})" if kern.alpha else "none (even polynomial)",
+            "edge_amplitude": str(a),
+            "origin_amplitude": str(b),
+            "g": str(kern.g),
+            "delta": str(kern.delta),
+        },
         "mu_check": {"max_relative_disagreement": mp.nstr(worst, 3), "points": rows},
     }
     if windows is None:
         desc = prove_positive(kern)
-        out.update({"m_plus": str(kern.k0), "m_minus": "0", "m_plus_error": "0", "m_minus_error": "0",
-                    "sign_changes": [], "method": "exact: positive definite, " + desc})
+        out.update(
+            {
+                "m_plus": str(kern.k0),
+                "m_minus": "0",
+                "m_plus_error": "0",
+                "m_minus_error": "0",
+                "sign_changes": [],
+                "method": "exact: positive definite, " + desc,
+            }
+        )
         out["cpu_seconds"] = round(time.process_time() - t0, 1)
         return out
     lobes = Lobes(kern)
@@ -518,9 +559,11 @@ def run_poly(name, text, R, d, windows):
         out[label + "_error"] = mp.nstr(err, 2)
         out[label + "_estimates"] = {k: _s(v) for k, (v, _) in est.items()}
         out[label + "_best"] = best_key
-        out[label + "_error_parts"] = {"spread_of_estimates": mp.nstr(spread, 2),
-                                       "amplification_of_best": mp.nstr(amplification, 2),
-                                       "data_error_of_partial_sums": mp.nstr(data_err, 2)}
+        out[label + "_error_parts"] = {
+            "spread_of_estimates": mp.nstr(spread, 2),
+            "amplification_of_best": mp.nstr(amplification, 2),
+            "data_error_of_partial_sums": mp.nstr(data_err, 2),
+        }
     (mp_, _), (mm, _) = (res[lab][0][res[lab][1]] for lab in ("m_plus", "m_minus"))
     out["check_m_plus_minus_m_minus_minus_k0"] = mp.nstr(mp_ - mm - k0, 3)
     if abs(mp_ - mm - k0) > mp.mpf(out["m_plus_error"]) + mp.mpf(out["m_minus_error"]):
@@ -531,11 +574,13 @@ def run_poly(name, text, R, d, windows):
     out["quadrature_error_sum"] = mp.nstr(qerr, 2)
     out["method"] = (
         "mu: hyp1f2 sums (rho < 4) and sympy closed form (rho >= 4), checked against each other and "
-        "against direct quadrature" + (" and Sonine's Bessel formula" if kern.is_sonine_case() else "")
+        "against direct quadrature"
+        + (" and Sonine's Bessel formula" if kern.is_sonine_case() else "")
         + "; zeros: scan + mpmath.findroot; lobes: mpmath.quad Gauss-Legendre; "
         f"tails: Richardson with known exponents (g = {kern.g}, delta = {kern.delta}) and "
         + ("mpmath Levin u" if kern.delta == 1 else "generalised Levin (remainder n a_n, steps n^-1/2)")
-        + f", two windows each; error = {SAFETY} x largest spread + quadrature errors")
+        + f", two windows each; error = {SAFETY} x largest spread + quadrature errors"
+    )
     out["cpu_seconds"] = round(time.process_time() - t0, 1)
     return out
 
@@ -544,7 +589,7 @@ def run_gauss(name, text, d):
     """exp(-r^2/2) - exp(-r^2/8)/2: mu = (2 pi)^(-d/2) (exp(-rho^2/2) - 2^(d-1) exp(-2 rho^2))."""
     t0 = time.process_time()
     x = rho_
-    mu = (2 * sp.pi) ** sp.Rational(-d, 2) * (sp.exp(-x ** 2 / 2) - 2 ** (d - 1) * sp.exp(-2 * x ** 2))
+    mu = (2 * sp.pi) ** sp.Rational(-d, 2) * (sp.exp(-(x**2) / 2) - 2 ** (d - 1) * sp.exp(-2 * x**2))
     S = 2 * sp.pi ** sp.Rational(d, 2) / sp.gamma(sp.Rational(d, 2))
     f = S * x ** (d - 1) * mu
     k0 = sp.Rational(1, 2)
@@ -553,9 +598,16 @@ def run_gauss(name, text, d):
     out = {"kernel": text, "dim": d, "k0": str(k0), "mu": str(mu)}
     if d == 1:
         # exp(-rho^2/2) > exp(-2 rho^2) for rho > 0: mu > 0 (a double zero at rho = 0 is no sign change)
-        out.update({"m_plus": "1/2", "m_minus": "0", "m_plus_error": "0", "m_minus_error": "0",
-                    "sign_changes": [],
-                    "method": "exact: mu = (2 pi)^(-1/2) (exp(-rho^2/2) - exp(-2 rho^2)) > 0 for rho > 0"})
+        out.update(
+            {
+                "m_plus": "1/2",
+                "m_minus": "0",
+                "m_plus_error": "0",
+                "m_minus_error": "0",
+                "sign_changes": [],
+                "method": "exact: mu = (2 pi)^(-1/2) (exp(-rho^2/2) - exp(-2 rho^2)) > 0 for rho > 0",
+            }
+        )
     else:
         # zero: exp(3 rho^2/2) = 2^(d-1)
         z = sp.sqrt(sp.Rational(2, 3) * (d - 1) * sp.log(2))
@@ -568,13 +620,21 @@ def run_gauss(name, text, d):
             diff = max(abs(mp.mpf(str(vm)) - qm), abs(mp.mpf(str(sp.N(m_plus, DPS))) - qp))
         if diff > mp.mpf("1e-45"):
             raise RuntimeError(f"{name}: exact masses and quadrature disagree by {diff}")
-        out.update({"m_plus": str(sp.N(m_plus, OUT_DIGITS)), "m_minus": str(sp.N(m_minus, OUT_DIGITS)),
-                    "m_plus_exact": str(m_plus), "m_minus_exact": str(m_minus),
-                    "m_plus_error": "1e-40", "m_minus_error": "1e-40",
-                    "quadrature_check": mp.nstr(diff, 3),
-                    "sign_changes": [str(sp.N(z, OUT_DIGITS))], "sign_change_exact": str(z),
-                    "method": "exact: erf closed form (sympy) of int f over [0, zero], checked by "
-                              "mpmath.quad; error = rounding to 40 digits"})
+        out.update(
+            {
+                "m_plus": str(sp.N(m_plus, OUT_DIGITS)),
+                "m_minus": str(sp.N(m_minus, OUT_DIGITS)),
+                "m_plus_exact": str(m_plus),
+                "m_minus_exact": str(m_minus),
+                "m_plus_error": "1e-40",
+                "m_minus_error": "1e-40",
+                "quadrature_check": mp.nstr(diff, 3),
+                "sign_changes": [str(sp.N(z, OUT_DIGITS))],
+                "sign_change_exact": str(z),
+                "method": "exact: erf closed form (sympy) of int f over [0, zero], checked by "
+                "mpmath.quad; error = rounding to 40 digits",
+            }
+        )
     out["cpu_seconds"] = round(time.process_time() - t0, 1)
     return out
 
