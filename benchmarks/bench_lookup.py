@@ -90,13 +90,17 @@ def main(argv=None):
         for K in args.knots:
             uk, xk, mk = table(kind, K, args.df, rng)
             ref = numpy_lookup(u[:100_000], uk, xk, mk)
-            np_wall, _ = rate(lambda: numpy_lookup(u[:1_000_000], uk, xk, mk), 1_000_000, 3)
+            np_wall, _ = rate(
+                lambda uk=uk, xk=xk, mk=mk: numpy_lookup(u[:1_000_000], uk, xk, mk), 1_000_000, 3
+            )
             for threads in (1, 2):
                 if threads > numba.config.NUMBA_NUM_THREADS:
                     continue
                 numba.set_num_threads(threads)
                 wall, cpu = rate(
-                    lambda: _compiled.inverse_cdf_lookup(u, uk, xk, mk, out), args.n, args.repeats
+                    lambda uk=uk, xk=xk, mk=mk: _compiled.inverse_cdf_lookup(u, uk, xk, mk, out),
+                    args.n,
+                    args.repeats,
                 )
                 err = float(np.max(np.abs(out[:100_000] - ref) / (1 + np.abs(ref))))
                 rows.append(

@@ -90,7 +90,7 @@ def main():
                     continue
                 s = RadialSampler(measure, sign)
                 s.sample_from_uniforms(u[:10_000], rng)  # JIT warm-up
-                rate = _median_rate(lambda: s.sample_from_uniforms(u, rng), n, repeats)
+                rate = _median_rate(lambda s=s: s.sample_from_uniforms(u, rng), n, repeats)
                 key = "plus" if sign > 0 else "minus"
                 row[key] = {
                     "build_seconds": s.build_time,
@@ -108,7 +108,9 @@ def main():
             ex = exact_sampler(kernel, dim)
             if ex is not None:
                 ex.sample_norms(1000, rng)
-                row["exact_norms_per_second"] = _median_rate(lambda: ex.sample_norms(n, rng), n, repeats)
+                row["exact_norms_per_second"] = _median_rate(
+                    lambda ex=ex: ex.sample_norms(n, rng), n, repeats
+                )
                 print(f"{'':40s}        exact sampler {row['exact_norms_per_second'] / 1e6:7.1f} M norms/s")
             rows.append(row)
     result = {

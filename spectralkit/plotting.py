@@ -23,7 +23,7 @@ import textwrap
 
 import numpy as np
 
-from .exceptions import DivergentMassError
+from .exceptions import DivergentMassError, SpectralkitError
 
 __all__ = ["plot_measure", "save_figure"]
 
@@ -41,7 +41,7 @@ def _figure(figsize):
 def _scales(measure):
     try:
         scales = [float(t.scale) for _, t in measure.transforms if t.scale and math.isfinite(t.scale)]
-    except Exception:  # a measure without transforms (e.g. loaded from the disk cache)
+    except (AttributeError, TypeError, ValueError, SpectralkitError):  # no transforms (disk cache)
         scales = []
     return (min(scales), max(scales)) if scales else (1.0, 1.0)
 

@@ -80,7 +80,7 @@ def poly_gauss_ref(coeffs, b, d, rho):
     with mpmath.workdps(50):
         for r in rho:
             r = mpmath.mpf(float(r))
-            g = lambda bb: (4 * mpmath.pi * bb) ** (-mpmath.mpf(d) / 2) * mpmath.exp(-(r**2) / (4 * bb))
+            g = lambda bb, r=r: (4 * mpmath.pi * bb) ** (-mpmath.mpf(d) / 2) * mpmath.exp(-(r**2) / (4 * bb))
             out.append(
                 float(
                     sum(
@@ -117,7 +117,7 @@ def test_gaussian_hankel_convention(d):
     with mpmath.workdps(30):
         for rho in [0.3, 1.7]:
             nu = mpmath.mpf(d) / 2 - 1
-            f = lambda r: (
+            f = lambda r, nu=nu, rho=rho: (
                 mpmath.exp(-(r**2) / (2 * 1.69)) * r ** (mpmath.mpf(d) / 2) * mpmath.besselj(nu, rho * r)
             )
             ref = (

@@ -15,9 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.papers import datasets as D
-from benchmarks.papers import learning as LRN
-from benchmarks.papers import run as RUN
+from benchmarks.papers import datasets as D  # noqa: E402 (after the sys.path entry)
+from benchmarks.papers import learning as LRN  # noqa: E402
+from benchmarks.papers import run as RUN  # noqa: E402
 
 try:
     D.resolve_data_dir()

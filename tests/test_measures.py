@@ -120,7 +120,7 @@ def test_log_kernel_diverges(dim):
     assert rep.verdict == "DIVERGENT"
     assert "unbounded" in rep.reason
     with pytest.raises(DivergentMassError, match="infinite") as info:
-        SpectralMeasure(K.log_kernel(), dim).mass_plus
+        _ = SpectralMeasure(K.log_kernel(), dim).mass_plus
     assert "unbounded" in info.value.reason
 
 
@@ -150,7 +150,7 @@ def test_jordan_masses_match_an_independent_quadrature():
     for dim in (1, 2, 3):
         m = SpectralMeasure(k, dim)
         z = m.sign_changes[0]
-        f = lambda x: m.radial_density(np.array([x]))[0]  # noqa: E731
+        f = lambda x, m=m: m.radial_density(np.array([x]))[0]
         neg, _ = scipy.integrate.quad(f, 0, z, epsabs=0, epsrel=1e-13)
         pos, _ = scipy.integrate.quad(f, z, np.inf, epsabs=0, epsrel=1e-13)
         assert m.mass_minus.value == pytest.approx(-neg, rel=1e-10)

@@ -279,7 +279,7 @@ def test_lambda_grid_is_wide_and_increasing():
 def test_regression_reference_is_kernel_ridge_with_the_exact_gram():
     rng = np.random.default_rng(2)
     Xtr, Xte = rng.uniform(size=(60, 3)), rng.uniform(size=(20, 3))
-    f = lambda X: 5 * np.sin(2 * D.l2_normalize(X)[:, 0]) + D.l2_normalize(X)[:, 1] ** 2  # noqa: E731
+    f = lambda X: 5 * np.sin(2 * D.l2_normalize(X)[:, 0]) + D.l2_normalize(X)[:, 1] ** 2
     ds = D.Dataset("housing", Xtr, f(Xtr) + 0.1 * rng.standard_normal(60), Xte, f(Xte), "regression", [])
     setup = P.KernelSetup("delta_gaussian", "dg", kernels.delta_gaussian(1, 10), True)
     recs = {

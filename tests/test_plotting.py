@@ -56,7 +56,7 @@ def test_figure_layout_labels_and_shading(dg3, tmp_path):
     assert img.shape[:2] == (round(7.5 * 60), round(13 * 60))
     # not blank: both shading colours are present in the picture
     rgb = (img[..., :3] * 255).astype(int).reshape(-1, 3)
-    near = lambda c: np.any(np.all(np.abs(rgb - c) < 40, axis=1))  # noqa: E731
+    near = lambda c: np.any(np.all(np.abs(rgb - c) < 40, axis=1))
     assert near((141, 204, 162)) or near((26, 152, 80))  # green (+)
     assert near((236, 152, 147)) or near((215, 48, 39))  # red (-)
 

@@ -291,7 +291,7 @@ def test_iid_variance_terms_split_closed_form():
     )
     X, Y = _pairs(3, radii, 1)
     est = _estimates(rf, X, Y, 3000)
-    g = lambda r, s: np.exp(-(r**2) / (2 * s**2))  # noqa: E731
+    g = lambda r, s: np.exp(-(r**2) / (2 * s**2))
     theory = _iid_variance(
         1.0, 1.0, rf.n_plus_, rf.n_minus_, g(radii, 1), g(2 * radii, 1), g(radii, 10), g(2 * radii, 10)
     )

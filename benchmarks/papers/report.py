@@ -688,7 +688,7 @@ def write_report(results, out_dir, md_path, json_path=None):
     )
     if verdicts:
         wins = defaultdict(list)
-        for kernel, dataset, method, v, beat in verdicts:
+        for kernel, dataset, method, _v, beat in verdicts:
             wins[(kernel, dataset, method)].append(beat)
         L += ["Summary (unbiased methods vs published GORF, over s/d ∈ {1/2, 1, 2, 8}):", ""]
         for (kernel, dataset, method), b in wins.items():

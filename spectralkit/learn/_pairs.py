@@ -285,13 +285,13 @@ def svr_dcd(Phi, y, U, eps, max_epochs, tol, seed, theta, beta):
     active = n
     gmax_old = np.inf
     gnorm1_init = -1.0
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 (numba's own generator inside njit: no Generator there)
     epoch = 0
     while epoch < max_epochs:
         gmax_new = 0.0
         gnorm1_new = 0.0
         for t in range(active):  # shuffle the active set
-            j = t + np.random.randint(active - t)
+            j = t + np.random.randint(active - t)  # noqa: NPY002
             index[t], index[j] = index[j], index[t]
         t = 0
         while t < active:
