@@ -168,8 +168,9 @@ def _scale_lengthscale(X, shape_matrix):
     """
     if shape_matrix is not None:
         X = X @ np.linalg.cholesky(shape_matrix)  # ||L^T z||^2 = z^T M z: the rows of X L
-    var = X.astype(np.float64).var() if _is_dask_array(X) else np.var(X, dtype=np.float64)
-    var = float(var.compute() if _is_dask_array(var) else var)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+        var = X.astype(np.float64).var() if _is_dask_array(X) else np.var(X, dtype=np.float64)
+        var = float(var.compute() if _is_dask_array(var) else var)
     if not np.isfinite(var):
         raise ValueError(
             f"lengthscale='scale': the variance of X is not finite ({var}); the values are "
