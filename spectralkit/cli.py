@@ -180,7 +180,7 @@ def _load_shape_matrix(path, dim):
             M = np.load(path, allow_pickle=False)
         else:
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # an empty file: reported below as shape (0, 0)... or (1, 0)
+                warnings.simplefilter("ignore")  # "empty input file": the shape check below says it
                 M = np.loadtxt(path, dtype=np.float64, ndmin=2)
     except (ValueError, OSError, EOFError) as exc:
         raise UsageError(f"{flag}: cannot read a matrix ({' '.join(str(exc).split())})") from None
