@@ -37,7 +37,7 @@ import numpy as np
 from . import io
 from ._version import __version__
 from .exceptions import DivergentMassError, KernelDefinitionError, TransformError
-from .features import RandomFeatures
+from .features import FEATURE_PARAMS, RandomFeatures, validate_feature_params
 from .kernels import from_spec
 from .measures import SpectralMeasure, check_rkks
 from .plotting import plot_measure, save_figure
@@ -80,6 +80,7 @@ def _int_at_least(name, low):
         if value < low:
             raise argparse.ArgumentTypeError(f"{name} must be an integer >= {low}, got {value}")
         return value
+
     return parse
 
 
@@ -100,6 +101,7 @@ def _positive_float(name):
         if not (math.isfinite(value) and value > 0):
             raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0, got {text!r}")
         return value
+
     return parse
 
 
@@ -117,16 +119,120 @@ def _param(text):
     return name, (int(number) if number == int(number) and value.strip().lstrip("+-").isdigit() else number)
 
 
+#: featurize's options for the feature-map parameters of :data:`spectralkit.features.FEATURE_PARAMS`:
+#: (flags, table name, parser of the text, metavar, CLI default when it differs from the table's).
+#: Types, ranges and messages come from the table's validators (one definition).
+_FEATURE_OPTIONS = (
+    (("--components", "-n"), "n_components", int, "N", None),
+    (("--method",), "method", str, "METHOD", None),
+    (("--split",), "split", str, "SPLIT", None),
+    (("--feature-map",), "feature_map", str, "MAP", None),
+    (("--seed",), "random_state", int, "SEED", 0),  # reproducible by default
+    (("--truncation",), "truncation", float, "RHO_MAX", None),
+    (("--lengthscale",), "lengthscale", float, "L", None),
+    (("--shape-matrix",), "shape_matrix", str, "FILE", None),  # a file name, loaded by _load_shape_matrix
+)
+_TABLE = {p.name: p for p in FEATURE_PARAMS}
+_FLAG = {name: flags[0] for flags, name, *_ in _FEATURE_OPTIONS}
+
+
+def _table_type(name, parse):
+    """argparse type: ``parse`` the text, then validate it with the table's check for ``name``."""
+    check = _TABLE[name].check
+
+    def convert(text):
+        try:
+            value = parse(text)
+        except ValueError:
+            kind = "an integer" if parse is int else "a number"
+            raise argparse.ArgumentTypeError(f"must be {kind}, got {text!r}") from None
+        try:
+            return check(value, None)
+        except (ValueError, TypeError) as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
+
+
+def _add_feature_args(p):
+    for flags, name, parse, metavar, cli_default in _FEATURE_OPTIONS:
+        param = _TABLE[name]
+        default = param.default if cli_default is None else cli_default
+        help_text = f"{name}: {param.doc} (default {default})".replace("%", "%%")
+        if name == "shape_matrix":
+            help_text = (
+                f"{name}: {param.doc}; FILE is a .npy file or a text file (whitespace-separated "
+                "rows) holding M (default: none)"
+            )
+        kind = None if name == "shape_matrix" else _table_type(name, parse)
+        p.add_argument(*flags, dest=name, type=kind, default=default, metavar=metavar, help=help_text)
+
+
+def _load_shape_matrix(path, dim):
+    """The matrix M of ``--shape-matrix FILE`` (.npy without pickles, or text), validated by the table."""
+    flag = f"--shape-matrix {path!r}"
+    if not os.path.exists(path):
+        raise UsageError(f"{flag}: file does not exist")
+    if os.path.isdir(path):
+        raise UsageError(f"{flag}: is a directory, expected a .npy or text file")
+    try:
+        if path.lower().endswith(".npy"):
+            M = np.load(path, allow_pickle=False)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "empty input file": the shape check below says it
+                M = np.loadtxt(path, dtype=np.float64, ndmin=2)
+    except (ValueError, OSError, EOFError) as exc:
+        raise UsageError(f"{flag}: cannot read a matrix ({' '.join(str(exc).split())})") from None
+    try:
+        return _TABLE["shape_matrix"].check(M, dim)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"{flag}: {exc}") from None
+
+
+def _feature_values(args, dim=None):
+    """The feature-map parameters of the command line, validated together (cross rules included);
+    with ``dim`` None before the input is scanned, again with the input's dimension after."""
+    values = {name: getattr(args, name) for _, name, *_ in _FEATURE_OPTIONS}
+    if isinstance(values["shape_matrix"], str):
+        values["shape_matrix"] = _load_shape_matrix(values["shape_matrix"], dim)
+    try:
+        return validate_feature_params(values, dim=dim)
+    except (ValueError, TypeError) as exc:
+        flag = next((f for name, f in _FLAG.items() if str(exc).startswith(name)), None)
+        raise UsageError(f"{flag}: {exc}" if flag else str(exc)) from None
+
+
 def _add_kernel_args(p, dim_required=True):
-    p.add_argument("kernel", metavar="KERNEL",
-                   help="library spec such as 'matern:nu=1.5' or a formula in r such as "
-                        "'exp(-r**2/2) - 0.5*exp(-r**2/8)'")
-    p.add_argument("--dim", "-d", type=_positive_int("--dim"), required=dim_required,
-                   help="input dimension d (definiteness depends on it)")
-    p.add_argument("--param", "-p", type=_param, action="append", default=[], metavar="NAME=VALUE",
-                   help="a parameter of the formula or library kernel (repeatable)")
-    p.add_argument("--support", type=_positive_float("--support"), default=None, metavar="R",
-                   help="support radius R of a formula: k = 0 for r > R (zero extension)")
+    p.add_argument(
+        "kernel",
+        metavar="KERNEL",
+        help="library spec such as 'matern:nu=1.5' or a formula in r such as "
+        "'exp(-r**2/2) - 0.5*exp(-r**2/8)'",
+    )
+    p.add_argument(
+        "--dim",
+        "-d",
+        type=_positive_int("--dim"),
+        required=dim_required,
+        help="input dimension d (definiteness depends on it)",
+    )
+    p.add_argument(
+        "--param",
+        "-p",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a parameter of the formula or library kernel (repeatable)",
+    )
+    p.add_argument(
+        "--support",
+        type=_positive_float("--support"),
+        default=None,
+        metavar="R",
+        help="support radius R of a formula: k = 0 for r > R (zero extension)",
+    )
 
 
 def _kernel_from_args(args):
@@ -145,88 +251,140 @@ def build_parser():
     parser = _Parser(
         prog=_PROG,
         description="Signed spectral measures of radial kernels, the PD / RKKS / DIVERGENT verdict, "
-                    "and unbiased random features for indefinite kernels.",
+        "and unbiased random features for indefinite kernels.",
         epilog="Run 'spectralkit COMMAND --help' for a command's options. Exit status: 0 success, "
-               "1 computation error, 2 usage error.",
+        "1 computation error, 2 usage error.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    p = sub.add_parser("check", help="verdict, Jordan masses, sign changes and tail of a kernel on R^d",
-                       description="Derive the signed spectral measure of KERNEL on R^d and decide "
-                                   "PD / RKKS / DIVERGENT (finite total mass or not).")
+    p = sub.add_parser(
+        "check",
+        help="verdict, Jordan masses, sign changes and tail of a kernel on R^d",
+        description="Derive the signed spectral measure of KERNEL on R^d and decide "
+        "PD / RKKS / DIVERGENT (finite total mass or not).",
+    )
     _add_kernel_args(p)
     p.add_argument("--json", action="store_true", help="print a machine-readable JSON object")
-    p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
-                   help="print the stages of a derivation that takes more than a second on stderr "
-                        "(auto: when stderr is a terminal)")
+    p.add_argument(
+        "--progress",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="print the stages of a derivation that takes more than a second on stderr "
+        "(auto: when stderr is a terminal)",
+    )
     p.set_defaults(func=_cmd_check)
 
-    p = sub.add_parser("plot", help="picture of k(r), mu(rho), the radial laws and M(R)",
-                       description="Draw k(r), the signed density mu(rho) with the + and - parts "
-                                   "shaded, the radial laws p+-(rho) and their CDFs, and the "
-                                   "partial-mass curve M(R) into an image file.")
+    p = sub.add_parser(
+        "plot",
+        help="picture of k(r), mu(rho), the radial laws and M(R)",
+        description="Draw k(r), the signed density mu(rho) with the + and - parts "
+        "shaded, the radial laws p+-(rho) and their CDFs, and the "
+        "partial-mass curve M(R) into an image file.",
+    )
     _add_kernel_args(p)
-    p.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="output image (.png, .pdf or .svg)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="output image (.png, .pdf or .svg)")
     p.add_argument("--dpi", type=_positive_int("--dpi"), default=110, help="resolution (default 110)")
     p.set_defaults(func=_cmd_plot)
 
-    p = sub.add_parser("featurize", help="random features of a data file, streamed to .npy",
-                       description="Read INPUT (.npy, CSV or LIBSVM text, optionally .bz2/.gz/.xz) in "
-                                   "chunks, write the feature matrix to OUTPUT (.npy) and a JSON "
-                                   "sidecar OUTPUT-stem.json with the kernel, seed, signature and masses.")
+    p = sub.add_parser(
+        "featurize",
+        help="random features of a data file, streamed to .npy",
+        description="Read INPUT (.npy, CSV or LIBSVM text, optionally .bz2/.gz/.xz) in "
+        "chunks, write the feature matrix to OUTPUT (.npy) and a JSON "
+        "sidecar OUTPUT-stem.json with the kernel, seed, signature and masses.",
+    )
     _add_kernel_args(p, dim_required=False)
     p.add_argument("input", metavar="INPUT", help="data file")
     p.add_argument("output", metavar="OUTPUT", help="output feature matrix (.npy)")
-    p.add_argument("--components", "-n", type=_positive_int("--components"), default=256,
-                   help="output width n_components (default 256)")
-    p.add_argument("--method", choices=("rff", "orf", "gorf"), default="orf",
-                   help="frequency directions (default orf)")
-    p.add_argument("--split", choices=("jordan", "terms"), default="jordan",
-                   help="mu = mu+ - mu- split (default jordan: minimal masses)")
-    p.add_argument("--feature-map", choices=("sincos", "cos"), default="sincos",
-                   help="[cos, sin] pairs or random-phase cosines (default sincos)")
-    p.add_argument("--seed", type=_nonnegative_int("--seed"), default=0, help="random seed (default 0)")
-    p.add_argument("--truncation", type=_positive_float("--truncation"), default=None, metavar="RHO_MAX",
-                   help="only for kernels with infinite spectral mass: sample the measure cut at "
-                        "rho <= RHO_MAX (a BIASED estimator; the bias is reported)")
-    p.add_argument("--dtype", choices=("float32", "float64"), default="float64",
-                   help="output dtype (default float64)")
-    p.add_argument("--chunk-rows", type=_positive_int("--chunk-rows"), default=4096,
-                   help="rows per chunk held in memory (default 4096)")
-    p.add_argument("--format", choices=("npy", "csv", "libsvm"), default=None,
-                   help="input format (default: detected)")
-    p.add_argument("--label-column", type=int, default=None, metavar="J",
-                   help="CSV: column J holds labels, not features (negative counts from the end)")
-    p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
-                   help="CSV: is the first line a header? auto (default): yes exactly when none of its "
-                        "fields is a number, empty or NA")
-    p.add_argument("--n-features", type=_positive_int("--n-features"), default=None,
-                   help="LIBSVM: number of features (default: largest index in the file)")
-    p.add_argument("--zero-based", action="store_true",
-                   help="LIBSVM: feature indices start at 0 (default: at 1)")
-    p.add_argument("--labels", default=None, metavar="FILE",
-                   help="also write the numeric labels of the input to FILE (.npy)")
-    p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
-                   help="progress bar on stderr (auto: for inputs of >= 100000 rows)")
+    _add_feature_args(p)
+    p.add_argument(
+        "--dtype", choices=("float32", "float64"), default="float64", help="output dtype (default float64)"
+    )
+    p.add_argument(
+        "--chunk-rows",
+        type=_positive_int("--chunk-rows"),
+        default=4096,
+        help="rows per chunk held in memory (default 4096)",
+    )
+    p.add_argument(
+        "--format", choices=("npy", "csv", "libsvm"), default=None, help="input format (default: detected)"
+    )
+    p.add_argument(
+        "--label-column",
+        type=int,
+        default=None,
+        metavar="J",
+        help="CSV: column J holds labels, not features (negative counts from the end)",
+    )
+    p.add_argument(
+        "--header",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="CSV: is the first line a header? auto (default): yes exactly when none of its "
+        "fields is a number, empty or NA",
+    )
+    p.add_argument(
+        "--n-features",
+        type=_positive_int("--n-features"),
+        default=None,
+        help="LIBSVM: number of features (default: largest index in the file)",
+    )
+    p.add_argument(
+        "--zero-based", action="store_true", help="LIBSVM: feature indices start at 0 (default: at 1)"
+    )
+    p.add_argument(
+        "--labels",
+        default=None,
+        metavar="FILE",
+        help="also write the numeric labels of the input to FILE (.npy)",
+    )
+    p.add_argument(
+        "--progress",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="progress bar on stderr (auto: for inputs of >= 100000 rows)",
+    )
     p.set_defaults(func=_cmd_featurize)
 
-    p = sub.add_parser("demo", help="the main job on real data: verdict, masses, GORF error and time",
-                       description="Derive an indefinite kernel's measure in a realistic dimension, "
-                                   "build GORF features on real data and report the relative "
-                                   "Frobenius error against the exact kernel and the time taken.")
-    p.add_argument("--kernel", default=_DEFAULT_DEMO_KERNEL,
-                   help=f"kernel spec or formula (default {_DEFAULT_DEMO_KERNEL})")
-    p.add_argument("--dataset", choices=("auto", "digits", "letter", "synthetic"), default="auto",
-                   help="auto: scikit-learn's digits (d = 64) when scikit-learn is installed, else "
-                        "the shared letter data (d = 16), else synthetic data")
-    p.add_argument("--components", "-n", type=_positive_int("--components"), default=None,
-                   help="output width (default 8 d: 4 d frequencies, sin and cos)")
-    p.add_argument("--subsample", type=_positive_int("--subsample"), default=1000,
-                   help="points for the exact Gram matrix (default 1000, as in the papers)")
-    p.add_argument("--repeats", type=_positive_int("--repeats"), default=5,
-                   help="independent feature draws for mean +- std (default 5)")
+    p = sub.add_parser(
+        "demo",
+        help="the main job on real data: verdict, masses, GORF error and time",
+        description="Derive an indefinite kernel's measure in a realistic dimension, "
+        "build GORF features on real data and report the relative "
+        "Frobenius error against the exact kernel and the time taken.",
+    )
+    p.add_argument(
+        "--kernel",
+        default=_DEFAULT_DEMO_KERNEL,
+        help=f"kernel spec or formula (default {_DEFAULT_DEMO_KERNEL})",
+    )
+    p.add_argument(
+        "--dataset",
+        choices=("auto", "digits", "letter", "synthetic"),
+        default="auto",
+        help="auto: scikit-learn's digits (d = 64) when scikit-learn is installed, else "
+        "the shared letter data (d = 16), else synthetic data",
+    )
+    p.add_argument(
+        "--components",
+        "-n",
+        type=_positive_int("--components"),
+        default=None,
+        help="output width (default 8 d: 4 d frequencies, sin and cos)",
+    )
+    p.add_argument(
+        "--subsample",
+        type=_positive_int("--subsample"),
+        default=1000,
+        help="points for the exact Gram matrix (default 1000, as in the papers)",
+    )
+    p.add_argument(
+        "--repeats",
+        type=_positive_int("--repeats"),
+        default=5,
+        help="independent feature draws for mean +- std (default 5)",
+    )
     p.add_argument("--seed", type=_nonnegative_int("--seed"), default=0, help="random seed (default 0)")
     p.set_defaults(func=_cmd_demo)
     return parser
@@ -311,8 +469,12 @@ class _Progress:
         now = time.monotonic()
         if now - self._last >= 0.5 or self.done >= self.total:
             self._last = now
-            print(f"\r{_PROG}: {self.done}/{self.total} rows ({100.0 * self.done / self.total:.0f}%)",
-                  end="", file=sys.stderr, flush=True)
+            print(
+                f"\r{_PROG}: {self.done}/{self.total} rows ({100.0 * self.done / self.total:.0f}%)",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def close(self):
         if self._bar is not None:
@@ -346,7 +508,7 @@ def _refuse_same_files(files):
     is a usage error (before anything is read or written)."""
     files = [(what, str(path)) for what, path in files if path is not None]
     for i, (what_a, a) in enumerate(files):
-        for what_b, b in files[i + 1:]:
+        for what_b, b in files[i + 1 :]:
             if _same_file(a, b):
                 why = "refusing to overwrite the input" if i == 0 else "two outputs cannot be one file"
                 raise UsageError(f"{what_b} {b!r} is the same file as {what_a} {a!r}: {why}")
@@ -464,8 +626,9 @@ class _Outputs:
                     os.replace(tmp, target)
                     done.append(target)
             except OSError as exc:
-                raise ComputationError(f"cannot rename the outputs into place ({exc})"
-                                       f"{self._undo(done, backups)}") from None
+                raise ComputationError(
+                    f"cannot rename the outputs into place ({exc}){self._undo(done, backups)}"
+                ) from None
             finally:
                 for backup in backups.values():
                     if backup is not None:
@@ -520,8 +683,9 @@ def _create_npy(path, dtype, shape, what):
         os.posix_fallocate(fd, 0, size)
     except OSError as exc:
         if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-            raise ComputationError(f"not enough disk space for {what}: need about {_gb(size)} "
-                                   f"({os.strerror(exc.errno)})") from None
+            raise ComputationError(
+                f"not enough disk space for {what}: need about {_gb(size)} ({os.strerror(exc.errno)})"
+            ) from None
         # EINVAL, EOPNOTSUPP: this file system cannot reserve space; the writes will tell
     finally:
         os.close(fd)
@@ -532,13 +696,25 @@ def _cmd_featurize(args):
     labels_path = None if args.labels is None else _check_output_file(args.labels, (".npy",), "--labels")
     sidecar_path = _check_output_file(_sidecar_path(output), (".json",), "the sidecar")
     _check_input_file(args.input)
-    _refuse_same_files([("INPUT", args.input), ("OUTPUT", args.output), ("--labels", args.labels),
-                        ("the sidecar of OUTPUT", sidecar_path)])
+    _refuse_same_files(
+        [
+            ("INPUT", args.input),
+            ("OUTPUT", args.output),
+            ("--labels", args.labels),
+            ("the sidecar of OUTPUT", sidecar_path),
+        ]
+    )
     kernel = _kernel_from_args(args)
+    values = _feature_values(args)  # before the input is read
     try:
-        info = io.scan(args.input, format=args.format, label_column=args.label_column,
-                       n_features=args.n_features, zero_based=args.zero_based,
-                       header={"auto": None, "yes": True, "no": False}[args.header])
+        info = io.scan(
+            args.input,
+            format=args.format,
+            label_column=args.label_column,
+            n_features=args.n_features,
+            zero_based=args.zero_based,
+            header={"auto": None, "yes": True, "no": False}[args.header],
+        )
     except ValueError as exc:
         raise ComputationError(f"cannot read INPUT: {exc}") from None
     if args.dim is not None and args.dim != info.n_features:
@@ -549,17 +725,20 @@ def _cmd_featurize(args):
         raise ComputationError(f"--labels needs numeric labels; {args.input!r} has text labels")
     dtype = np.dtype(args.dtype)
     t0 = time.perf_counter()
-    rf = RandomFeatures(kernel, dim=info.n_features, n_components=args.components, method=args.method,
-                        split=args.split, feature_map=args.feature_map, random_state=args.seed,
-                        truncation=args.truncation)
+    if values["shape_matrix"] is not None:
+        args.shape_matrix = values["shape_matrix"]
+        values = _feature_values(args, info.n_features)  # M must be d x d
+    rf = RandomFeatures(kernel, dim=info.n_features, **values)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)
             rf.fit()
     except MemoryError:
-        raise MemoryError(f"not enough memory for --components {args.components} in dimension "
-                          f"{info.n_features}: the frequencies alone need about "
-                          f"{_gb(8 * args.components * info.n_features)}") from None
+        raise MemoryError(
+            f"not enough memory for --components {values['n_components']} in dimension "
+            f"{info.n_features}: the frequencies alone need about "
+            f"{_gb(8 * values['n_components'] * info.n_features)}"
+        ) from None
     for w in caught:  # the truncation bias report: one line, not a warnings traceback
         print(f"{_PROG}: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
     t_fit = time.perf_counter() - t0
@@ -576,12 +755,16 @@ def _cmd_featurize(args):
         t1 = time.perf_counter()
         _stream(rf, info, args, tmp_out, tmp_lab, dtype, width, _Progress(info.n_rows, show))
         t_transform = time.perf_counter() - t1
-        sidecar = _sidecar(args, kernel, rf, info, output, labels_path, dtype, width, t_fit, t_transform)
+        sidecar = _sidecar(
+            args, values, kernel, rf, info, output, labels_path, dtype, width, t_fit, t_transform
+        )
         with open(tmp_side, "w", encoding="utf-8") as fh:
             fh.write(json.dumps(sidecar, indent=2) + "\n")
         outputs.commit()
-    _out(f"wrote {output} ({info.n_rows} x {width} {dtype.name}) and {sidecar_path} in "
-         f"{t_fit + t_transform:.2f} s (fit {t_fit:.2f} s, transform {t_transform:.2f} s)")
+    _out(
+        f"wrote {output} ({info.n_rows} x {width} {dtype.name}) and {sidecar_path} in "
+        f"{t_fit + t_transform:.2f} s (fit {t_fit:.2f} s, transform {t_transform:.2f} s)"
+    )
     return 0
 
 
@@ -595,16 +778,17 @@ def _stream(rf, info, args, tmp_out, tmp_lab, dtype, width, progress):
             if out is None or row + len(X) > window_start + window_rows:
                 out = lab = None  # unmap the previous window
                 window_start = row
-                out = np.load(tmp_out, mmap_mode="r+")[window_start:window_start + window_rows]
+                out = np.load(tmp_out, mmap_mode="r+")[window_start : window_start + window_rows]
                 if tmp_lab is not None:
-                    lab = np.load(tmp_lab, mmap_mode="r+")[window_start:window_start + window_rows]
+                    lab = np.load(tmp_lab, mmap_mode="r+")[window_start : window_start + window_rows]
             a, b = row - window_start, row - window_start + len(X)
             rf.transform(X, out=out[a:b])
             if not np.isfinite(out[a:b]).all():  # never write NaN features silently
                 raise ComputationError(
                     f"the features of input rows {row} to {row + len(X) - 1} are not finite: the input "
                     f"values (largest |x| = {float(np.abs(X).max()):g}) are too large for this kernel; "
-                    "rescale the data")
+                    "rescale the data"
+                )
             if lab is not None:
                 lab[a:b] = y
             row += len(X)
@@ -613,15 +797,17 @@ def _stream(rf, info, args, tmp_out, tmp_lab, dtype, width, progress):
         raise ComputationError(f"cannot read INPUT: {exc}") from None
     except MemoryError:
         per_row = info.n_features * (8 + dtype.itemsize) + 2 * width * dtype.itemsize
-        raise MemoryError(f"not enough memory for chunks of --chunk-rows {args.chunk_rows} rows: need "
-                          f"about {_gb(args.chunk_rows * per_row)} per chunk ({info.n_features} input and "
-                          f"{width} output columns); lower --chunk-rows") from None
+        raise MemoryError(
+            f"not enough memory for chunks of --chunk-rows {args.chunk_rows} rows: need "
+            f"about {_gb(args.chunk_rows * per_row)} per chunk ({info.n_features} input and "
+            f"{width} output columns); lower --chunk-rows"
+        ) from None
     finally:
         progress.close()
         out = lab = None  # unmap the last window (also when a traceback keeps this frame)
 
 
-def _sidecar(args, kernel, rf, info, output, labels_path, dtype, width, t_fit, t_transform):
+def _sidecar(args, values, kernel, rf, info, output, labels_path, dtype, width, t_fit, t_transform):
     measure = getattr(rf, "measure_", None)
     return {
         "spectralkit_version": __version__,
@@ -630,27 +816,40 @@ def _sidecar(args, kernel, rf, info, output, labels_path, dtype, width, t_fit, t
         "kernel_params": dict(args.param),
         "kernel_key": kernel.key,
         "dim": info.n_features,
-        "seed": args.seed,
-        "method": args.method,
-        "split": args.split,
-        "feature_map": args.feature_map,
+        "seed": values["random_state"],
+        "method": values["method"],
+        "split": values["split"],
+        "feature_map": values["feature_map"],
+        "lengthscale": values["lengthscale"],
+        "shape_matrix": None if values["shape_matrix"] is None else values["shape_matrix"].tolist(),
         "n_components": width,
         "n_plus": int(rf.n_plus_),
         "n_minus": int(rf.n_minus_),
         "mass_plus": float(rf.mass_plus_),
         "mass_minus": float(rf.mass_minus_),
-        "mass_errors": _mass_errors(measure, args.split),
+        "mass_errors": _mass_errors(measure, values["split"]),
         "signature": [int(s) for s in np.asarray(rf.signature_)],
-        "input": {"path": os.path.abspath(args.input), "format": info.format, "rows": info.n_rows,
-                  "features": info.n_features, "compression": info.compression,
-                  "labels": info.has_labels},
-        "output": {"path": str(output.resolve()), "shape": [info.n_rows, width], "dtype": dtype.name,
-                   "labels": None if labels_path is None else str(labels_path.resolve())},
-        "truncation": args.truncation,
+        "input": {
+            "path": os.path.abspath(args.input),
+            "format": info.format,
+            "rows": info.n_rows,
+            "features": info.n_features,
+            "compression": info.compression,
+            "labels": info.has_labels,
+        },
+        "output": {
+            "path": str(output.resolve()),
+            "shape": [info.n_rows, width],
+            "dtype": dtype.name,
+            "labels": None if labels_path is None else str(labels_path.resolve()),
+        },
+        "truncation": values["truncation"],
         "truncation_bias_at_0": getattr(rf, "truncation_bias_", None),
         "truncation_bias_max": getattr(rf, "truncation_bias_max_", None),
-        "usage": ("K_hat = Phi @ diag(signature) @ Phi.T estimates k(||x - y||)"
-                  + (" without bias" if args.truncation is None else " with the truncation bias above")),
+        "usage": (
+            "K_hat = Phi @ diag(signature) @ Phi.T estimates k(||x - y||_M / lengthscale)"
+            + (" without bias" if values["truncation"] is None else " with the truncation bias above")
+        ),
         "seconds": {"fit": t_fit, "transform": t_transform},
     }
 
@@ -671,8 +870,11 @@ def _mass_errors(measure, split):
 def _shared_data_dir():
     """The shared benchmark data, if present: ``$SPECTRALKIT_DATA``, else ``../shared/data``
     relative to the working directory (a project checkout) or to the source tree."""
-    candidates = [os.environ.get("SPECTRALKIT_DATA"), Path.cwd().parent / "shared" / "data",
-                  Path(__file__).resolve().parents[1].parent / "shared" / "data"]
+    candidates = [
+        os.environ.get("SPECTRALKIT_DATA"),
+        Path.cwd().parent / "shared" / "data",
+        Path(__file__).resolve().parents[1].parent / "shared" / "data",
+    ]
     for path in candidates:
         if path and Path(path).is_dir():
             return Path(path)
@@ -686,8 +888,9 @@ def _demo_data(choice, seed):
             from sklearn.datasets import load_digits
         except ImportError:
             if choice == "digits":
-                raise UsageError("--dataset digits needs scikit-learn "
-                                 "(pip install 'spectralkit[sklearn]')") from None
+                raise UsageError(
+                    "--dataset digits needs scikit-learn (pip install 'spectralkit[sklearn]')"
+                ) from None
         else:
             X = load_digits().data / 16.0
             return X, "scikit-learn digits (1797 x 64, pixel values scaled to [0, 1])"
@@ -699,8 +902,9 @@ def _demo_data(choice, seed):
             note = "" if choice == "letter" else " (scikit-learn not installed: using the shared letter data)"
             return X, f"UCI letter recognition (20000 x 16, scaled to [0, 1]){note}"
         if choice == "letter":
-            raise UsageError("--dataset letter needs ../shared/data/letter-recognition.data next to the "
-                             "project")
+            raise UsageError(
+                "--dataset letter needs ../shared/data/letter-recognition.data next to the project"
+            )
     rng = np.random.default_rng(seed)
     centers = rng.uniform(size=(10, 16))
     X = np.clip(centers[rng.integers(0, 10, 2000)] + 0.1 * rng.normal(size=(2000, 16)), 0, 1)
@@ -724,8 +928,7 @@ def _cmd_demo(args):
     _out(f"verdict    {report.verdict}   ({t_check:.2f} s)")
     if report.verdict == "DIVERGENT":
         raise ComputationError(f"{kernel.name} has infinite spectral mass in d = {d}: {report.reason}")
-    _out(f"masses     m+ = {report.mass_plus}   m- = {report.mass_minus}   "
-         f"(k(0) = m+ - m- = {report.k0:g})")
+    _out(f"masses     m+ = {report.mass_plus}   m- = {report.mass_minus}   (k(0) = m+ - m- = {report.k0:g})")
     components = args.components or 8 * d
     rng = np.random.default_rng(args.seed)
     m = min(args.subsample, n)
@@ -735,8 +938,10 @@ def _cmd_demo(args):
     D = np.sqrt(np.maximum(sq[:, None] + sq[None, :] - 2 * Xs @ Xs.T, 0.0))
     K = kernel(D)
     normK = np.linalg.norm(K)
-    _out(f"features   n_components = {components}, {args.repeats} independent draws; exact Gram on "
-         f"{m} random points")
+    _out(
+        f"features   n_components = {components}, {args.repeats} independent draws; exact Gram on "
+        f"{m} random points"
+    )
     # compile the numba kernels once (cached on disk afterwards) so that the timings below are
     # steady-state ones
     t1 = time.perf_counter()
@@ -746,8 +951,9 @@ def _cmd_demo(args):
         errs, t_fit, t_tr = [], 0.0, 0.0
         for rep in range(args.repeats):
             t1 = time.perf_counter()
-            rf = RandomFeatures(kernel, dim=d, n_components=components, method=method,
-                                random_state=args.seed + rep).fit()
+            rf = RandomFeatures(
+                kernel, dim=d, n_components=components, method=method, random_state=args.seed + rep
+            ).fit()
             t2 = time.perf_counter()
             Phi = rf.transform(X)  # the whole data set, as in real use
             t3 = time.perf_counter()
@@ -757,10 +963,12 @@ def _cmd_demo(args):
             K_hat = (P * np.asarray(rf.signature_)) @ P.T
             errs.append(np.linalg.norm(K - K_hat) / normK)
         errs = np.asarray(errs)
-        _out(f"{method:<10} relative Frobenius error ||K - K^||_F / ||K||_F = {errs.mean():.4f} "
-             f"± {errs.std(ddof=1) if len(errs) > 1 else float('nan'):.4f} (mean ± std); "
-             f"fit {t_fit / args.repeats * 1e3:.0f} ms, transform of {n} x {d} "
-             f"{t_tr / args.repeats * 1e3:.1f} ms per draw")
+        _out(
+            f"{method:<10} relative Frobenius error ||K - K^||_F / ||K||_F = {errs.mean():.4f} "
+            f"± {errs.std(ddof=1) if len(errs) > 1 else float('nan'):.4f} (mean ± std); "
+            f"fit {t_fit / args.repeats * 1e3:.0f} ms, transform of {n} x {d} "
+            f"{t_tr / args.repeats * 1e3:.1f} ms per draw"
+        )
     _out(f"total      {time.perf_counter() - t0:.2f} s")
     return 0
 
@@ -859,8 +1067,9 @@ def _run(parser, argv, debug):
     except Exception as exc:  # a bug: still one line, but say how to get the traceback
         if debug:
             raise
-        _error(f"internal error ({type(exc).__name__}: {exc}); rerun with SPECTRALKIT_TRACEBACK=1 "
-               "and report it")
+        _error(
+            f"internal error ({type(exc).__name__}: {exc}); rerun with SPECTRALKIT_TRACEBACK=1 and report it"
+        )
         return 1
 
 

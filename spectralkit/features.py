@@ -27,28 +27,252 @@ Norm samplers: a PD library kernel with an exact frequency law uses
 ``split="terms"``).
 """
 
+import dataclasses
 import math
 import numbers
 import pickle
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from . import _compiled
-from .exceptions import DivergentMassError
 from ._numerics.quadrature import gauss_legendre
 from ._numerics.special import omega as _omega
+from .exceptions import DivergentMassError
 from .kernels import DensityKernel, RadialKernel, from_spec
 from .measures import SpectralMeasure
 from .sampling import exact_sampler, radial_sampler
 from .sampling.directions import METHODS, draw_frequencies
 
-__all__ = ["RandomFeatures", "SPLITS", "FEATURE_MAPS"]
+__all__ = [
+    "FEATURE_MAPS",
+    "FEATURE_PARAMS",
+    "FeatureParam",
+    "RandomFeatures",
+    "SPLITS",
+    "feature_param_constraints",
+    "validate_feature_params",
+]
 
 #: Accepted values of ``split``.
 SPLITS = ("jordan", "terms")
 #: Accepted values of ``feature_map``.
 FEATURE_MAPS = ("sincos", "cos")
+
+
+# ----------------------------------------------------------------------------------------------
+# The parameter table (shared by RandomFeatures, the scikit-learn and dask wrappers and the CLI)
+# ----------------------------------------------------------------------------------------------
+
+
+def _choice(name, allowed):
+    def check(value, dim):
+        if not isinstance(value, str) or value not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+        return value
+
+    return check
+
+
+def _check_kernel(value, dim):
+    if not isinstance(value, (str, RadialKernel, DensityKernel, SpectralMeasure)):
+        raise TypeError(
+            "kernel must be a RadialKernel, a DensityKernel, a SpectralMeasure or a spec string, "
+            f"got {type(value).__name__}"
+        )
+    return value
+
+
+def _check_n_components(value, dim):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise ValueError(f"n_components must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+def _check_random_state(value, dim):
+    if not (
+        value is None
+        or isinstance(value, np.random.Generator)
+        or (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0)
+    ):
+        raise ValueError(f"random_state must be None, a non-negative int or a numpy Generator, got {value!r}")
+    return value
+
+
+def _check_truncation(value, dim):
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"truncation must be None or a finite number > 0 (rho_max), got {value!r}")
+    return float(value)
+
+
+def _check_lengthscale(value, dim):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(
+            "lengthscale must be a finite number > 0 (the features approximate k(r / lengthscale)), "
+            f"got {value!r}"
+        )
+    return float(value)
+
+
+def _check_shape_matrix(value, dim):
+    """None, or a finite symmetric positive definite dim x dim matrix (returned as float64)."""
+    if value is None:
+        return None
+    M = np.asarray(value)
+    if (
+        M.dtype == object
+        or np.issubdtype(M.dtype, np.complexfloating)
+        or not (np.issubdtype(M.dtype, np.number) or M.dtype == bool)
+    ):
+        raise ValueError(f"shape_matrix must be None or a real square matrix, got dtype {M.dtype}")
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        raise ValueError(f"shape_matrix must be None or a square (d, d) matrix, got shape {M.shape}")
+    if dim is not None and M.shape != (dim, dim):
+        raise ValueError(
+            f"shape_matrix must be a {dim} x {dim} matrix (the input dimension d = {dim}), "
+            f"got shape {M.shape}"
+        )
+    if M.shape[0] == 0:
+        raise ValueError("shape_matrix must be None or a non-empty (d, d) matrix, got shape (0, 0)")
+    M = M.astype(np.float64)
+    if not np.all(np.isfinite(M)):
+        bad = np.argwhere(~np.isfinite(M))[0]
+        raise ValueError(f"shape_matrix must be finite, got {M[tuple(bad)]} at row {bad[0]}, column {bad[1]}")
+    scale = float(np.max(np.abs(M)))
+    asym = float(np.max(np.abs(M - M.T)))
+    if asym > 1e-12 * scale:
+        raise ValueError(
+            f"shape_matrix must be symmetric (to 1e-12 relative), got max |M - M^T| = {asym:.3g} "
+            f"for max |M| = {scale:.3g}"
+        )
+    try:
+        np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        smallest = float(np.linalg.eigvalsh(M)[0])
+        raise ValueError(
+            "shape_matrix must be positive definite (its Cholesky factorisation failed), got smallest "
+            f"eigenvalue {smallest:.3g}"
+        ) from None
+    return M
+
+
+@dataclasses.dataclass(frozen=True)
+class FeatureParam:
+    """One parameter of the feature map: ``check(value, dim)`` validates and normalises it.
+
+    ``check`` raises ``ValueError`` / ``TypeError`` whose message names the parameter, the value
+    and what is allowed; ``dim`` (the input dimension, or None while unknown) is used only by
+    ``shape_matrix``.
+    """
+
+    name: str
+    default: Any
+    check: Callable[[Any, Any], Any]
+    doc: str
+
+
+#: The parameters shared by :class:`RandomFeatures`, ``spectralkit.sklearn.SpectralFeatures``,
+#: ``spectralkit.dask.DaskSpectralFeatures`` and the CLI: one validator per concept.
+FEATURE_PARAMS = (
+    FeatureParam(
+        "kernel",
+        "delta_gaussian",
+        _check_kernel,
+        "RadialKernel, DensityKernel, SpectralMeasure or spec string",
+    ),
+    FeatureParam("n_components", 256, _check_n_components, "output width; even for feature_map='sincos'"),
+    FeatureParam("method", "orf", _choice("method", METHODS), "directions: " + ", ".join(METHODS)),
+    FeatureParam("split", "jordan", _choice("split", SPLITS), "mu = mu+ - mu-: " + ", ".join(SPLITS)),
+    FeatureParam(
+        "feature_map", "sincos", _choice("feature_map", FEATURE_MAPS), "columns: " + ", ".join(FEATURE_MAPS)
+    ),
+    FeatureParam("random_state", None, _check_random_state, "None, int >= 0 or numpy Generator"),
+    FeatureParam(
+        "truncation", None, _check_truncation, "rho_max > 0 for measures of infinite mass (biased), else None"
+    ),
+    FeatureParam("lengthscale", 1.0, _check_lengthscale, "l > 0: the features approximate k(||x - y|| / l)"),
+    FeatureParam(
+        "shape_matrix",
+        None,
+        _check_shape_matrix,
+        "None or SPD d x d M: the features approximate k(||x - y||_M / l), ||z||_M = sqrt(z^T M z)",
+    ),
+)
+_PARAMS = {p.name: p for p in FEATURE_PARAMS}
+
+
+def validate_feature_params(params: dict, dim=None) -> dict:
+    """Validate feature-map parameters against :data:`FEATURE_PARAMS`; return them normalised.
+
+    Parameters
+    ----------
+    params : dict
+        Any subset of the names of :data:`FEATURE_PARAMS` (other names are refused).
+    dim : int, optional
+        The input dimension, when known (``shape_matrix`` must then be dim x dim).
+
+    Returns
+    -------
+    dict
+        The same keys; numbers as int / float, ``shape_matrix`` as a float64 array.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Naming the parameter, its value and what is allowed. Cross-parameter rule: with
+        ``feature_map="sincos"`` (the default) ``n_components`` must be even.
+    """
+    unknown = [k for k in params if k not in _PARAMS]
+    if unknown:
+        raise ValueError(f"invalid parameter {unknown[0]!r}; valid feature parameters: {', '.join(_PARAMS)}")
+    out = {name: _PARAMS[name].check(value, dim) for name, value in params.items()}
+    if "n_components" in out and out.get("feature_map", "sincos") == "sincos" and out["n_components"] % 2:
+        raise ValueError(
+            "n_components must be even for feature_map='sincos' (cos and sin columns per frequency), "
+            f"got {out['n_components']!r}"
+        )
+    return out
+
+
+def feature_param_constraints(names=None) -> dict:
+    """scikit-learn ``_parameter_constraints`` entries for the table's parameters (needs scikit-learn).
+
+    The constraints state the types and ranges scikit-learn can express; the full checks (e.g.
+    ``shape_matrix`` symmetric positive definite, even ``n_components``) stay in
+    :func:`validate_feature_params`, which the estimators call in ``fit``.
+    """
+    from sklearn.utils._param_validation import Interval, StrOptions
+
+    table = {
+        "kernel": [str, RadialKernel, DensityKernel, SpectralMeasure],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "method": [StrOptions(set(METHODS))],
+        "split": [StrOptions(set(SPLITS))],
+        "feature_map": [StrOptions(set(FEATURE_MAPS))],
+        "random_state": ["random_state", np.random.Generator],
+        "truncation": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "lengthscale": [Interval(numbers.Real, 0, None, closed="neither")],
+        "shape_matrix": ["array-like", None],
+    }
+    names = tuple(_PARAMS) if names is None else tuple(names)
+    missing = [n for n in names if n not in table]
+    if missing:
+        raise ValueError(f"no constraint for {missing[0]!r}; known: {', '.join(table)}")
+    return {n: list(table[n]) for n in names}
 
 
 class _Mixture:
@@ -89,6 +313,24 @@ def _picklable(value):
     return True
 
 
+def _fold_scale(W_plus, W_minus, lengthscale, shape_matrix):
+    """Frequencies of k(||z||_M / l): rows w -> L w / l with M = L L^T, i.e. W -> W L^T / l.
+
+    Returns ``(W_plus_eff, W_minus_eff, L)`` (the inputs themselves and L = None when l = 1 and
+    M is None).
+    """
+    if shape_matrix is None:
+        if lengthscale == 1.0:
+            return W_plus, W_minus, None
+        return W_plus / lengthscale, W_minus / lengthscale, None
+    L = np.linalg.cholesky(shape_matrix)
+    return (
+        np.ascontiguousarray((W_plus @ L.T) / lengthscale),
+        np.ascontiguousarray((W_minus @ L.T) / lengthscale),
+        L,
+    )
+
+
 class RandomFeatures:
     """Unbiased random features ``[Phi_plus | Phi_minus]`` of a radial (possibly indefinite) kernel.
 
@@ -122,6 +364,15 @@ class RandomFeatures:
         r = 0 is ``truncation_bias_`` and a grid estimate of max_r |bias(r)| is
         ``truncation_bias_max_`` (a :class:`RuntimeWarning` is issued). Without it, such kernels
         raise :class:`~spectralkit.DivergentMassError`.
+    lengthscale : float, default 1.0
+        l > 0: the features approximate k(||x - y|| / l).
+    shape_matrix : array_like of shape (dim, dim), optional
+        Symmetric positive definite M: the features approximate k(||x - y||_M / l) with
+        ||z||_M = sqrt(z^T M z). Both are folded into the frequencies at fit: with the Cholesky
+        factor M = L L^T, w . (L^T z) / l = ((L w) / l) . z, so ``W_plus_ = W_plus_raw_ L^T / l``
+        (exact, and free at transform time).
+
+    The parameters are those of :data:`FEATURE_PARAMS` plus ``dim``.
 
     Attributes
     ----------
@@ -132,6 +383,10 @@ class RandomFeatures:
     mass_plus_error_, mass_minus_error_ : float
         Their estimated absolute errors (from the measure).
     W_plus_, W_minus_ : ndarray, shape (n_plus_, dim) and (n_minus_, dim), float64
+        The frequencies used by :meth:`transform` (lengthscale and shape matrix folded in).
+    W_plus_raw_, W_minus_raw_ : ndarray, shape (n_plus_, dim) and (n_minus_, dim), float64
+        The frequencies as drawn from the measure of k (the same arrays when ``lengthscale == 1``
+        and ``shape_matrix`` is None).
     offsets_plus_, offsets_minus_ : ndarray or None
         Phases of the ``"cos"`` map.
     signature_ : ndarray of int8, shape (n_components,)
@@ -149,8 +404,19 @@ class RandomFeatures:
         See ``truncation``; None when the measure was not truncated.
     """
 
-    def __init__(self, kernel, dim=None, n_components=256, method="orf", split="jordan",
-                 feature_map="sincos", random_state=None, truncation=None):
+    def __init__(
+        self,
+        kernel,
+        dim=None,
+        n_components=256,
+        method="orf",
+        split="jordan",
+        feature_map="sincos",
+        random_state=None,
+        truncation=None,
+        lengthscale=1.0,
+        shape_matrix=None,
+    ):
         self.kernel = kernel
         self.dim = dim
         self.n_components = n_components
@@ -159,12 +425,13 @@ class RandomFeatures:
         self.feature_map = feature_map
         self.random_state = random_state
         self.truncation = truncation
+        self.lengthscale = lengthscale
+        self.shape_matrix = shape_matrix
 
     # -- parameters ---------------------------------------------------------------------------
     def get_params(self, deep=True):
         """Constructor parameters (scikit-learn protocol)."""
-        return {k: getattr(self, k) for k in ("kernel", "dim", "n_components", "method", "split",
-                                              "feature_map", "random_state", "truncation")}
+        return {k: getattr(self, k) for k in ("kernel", "dim", *_PARAMS)}
 
     def set_params(self, **params):
         """Set constructor parameters (scikit-learn protocol); refit afterwards."""
@@ -176,27 +443,7 @@ class RandomFeatures:
         return self
 
     def _validate_params(self, X_dim):
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {self.method!r}")
-        if self.split not in SPLITS:
-            raise ValueError(f"split must be one of {', '.join(map(repr, SPLITS))}, got {self.split!r}")
-        if self.feature_map not in FEATURE_MAPS:
-            raise ValueError(f"feature_map must be one of {', '.join(map(repr, FEATURE_MAPS))}, "
-                             f"got {self.feature_map!r}")
-        nc = self.n_components
-        if isinstance(nc, bool) or not isinstance(nc, numbers.Integral) or nc < 1:
-            raise ValueError(f"n_components must be an integer >= 1, got {nc!r}")
-        if self.feature_map == "sincos" and nc % 2:
-            raise ValueError(f"n_components must be even for feature_map='sincos' (cos and sin "
-                             f"columns per frequency), got {nc!r}")
-        tr = self.truncation
-        if tr is not None and (isinstance(tr, bool) or not isinstance(tr, numbers.Real)
-                               or not math.isfinite(tr) or tr <= 0):
-            raise ValueError(f"truncation must be None or a finite number > 0 (rho_max), got {tr!r}")
-        rs = self.random_state
-        if not (rs is None or isinstance(rs, np.random.Generator)
-                or (isinstance(rs, numbers.Integral) and not isinstance(rs, bool) and rs >= 0)):
-            raise ValueError(f"random_state must be None, a non-negative int or a numpy Generator, got {rs!r}")
+        """The input dimension, the measure passed as ``kernel`` (or None) and the table's values."""
         dim = self.dim
         measure = self.kernel if isinstance(self.kernel, SpectralMeasure) else None
         if dim is not None and (isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1):
@@ -209,9 +456,11 @@ class RandomFeatures:
             if dim is not None and X_dim != dim:
                 raise ValueError(f"X has {X_dim} features but dim={dim}")
             dim = X_dim
+        values = validate_feature_params({k: getattr(self, k) for k in _PARAMS if k != "kernel"}, dim)
         if dim is None:
             raise ValueError("dim is None and no X was given to fit(): pass dim=... or fit(X)")
-        return int(dim), measure
+        _check_kernel(self.kernel, dim)
+        return int(dim), measure, values
 
     # -- fitting ------------------------------------------------------------------------------
     def fit(self, X=None, y=None):
@@ -235,17 +484,15 @@ class RandomFeatures:
         X_dim = None
         if X is not None:
             X_dim = self._check_X(X, "X", dim=None).shape[1]
-        dim, measure = self._validate_params(X_dim)
+        dim, measure, values = self._validate_params(X_dim)
         if measure is None:
-            kernel = self.kernel
-            if isinstance(kernel, str):
-                kernel = from_spec(kernel)
-            if not isinstance(kernel, (RadialKernel, DensityKernel)):
-                raise TypeError(f"kernel must be a RadialKernel, a DensityKernel, a SpectralMeasure or a spec "
-                                f"string, got {type(kernel).__name__}")
+            kernel = from_spec(self.kernel) if isinstance(self.kernel, str) else self.kernel
             measure = SpectralMeasure(kernel, dim)
-        rng = self.random_state if isinstance(self.random_state, np.random.Generator) \
+        rng = (
+            self.random_state
+            if isinstance(self.random_state, np.random.Generator)
             else np.random.default_rng(self.random_state)
+        )
         # Refitting with only a new random_state / method / n_components / feature_map reuses the
         # measure and the norm samplers (their tables are the expensive part).
         key = (measure.kernel.key, dim, self.split, self.truncation, id(self.kernel))
@@ -262,8 +509,9 @@ class RandomFeatures:
         n_freq = self.n_components // 2 if self.feature_map == "sincos" else self.n_components
         n_plus, n_minus = self._allocate(n_freq, mass_plus, mass_minus)
         with _compiled.blas_single_thread():  # QR results must not depend on the BLAS thread count
-            W_plus, W_minus = draw_frequencies(self.method, n_plus, n_minus, dim, rng,
-                                               parts[0][0], parts[1][0])
+            W_plus, W_minus = draw_frequencies(
+                self.method, n_plus, n_minus, dim, rng, parts[0][0], parts[1][0]
+            )
         if self.feature_map == "cos":
             self.offsets_plus_ = rng.uniform(0.0, 2.0 * np.pi, n_plus)
             self.offsets_minus_ = rng.uniform(0.0, 2.0 * np.pi, n_minus)
@@ -277,11 +525,15 @@ class RandomFeatures:
         self.n_plus_, self.n_minus_ = n_plus, n_minus
         self.scale_plus_ = math.sqrt(factor * mass_plus / n_plus) if n_plus else 0.0
         self.scale_minus_ = math.sqrt(factor * mass_minus / n_minus) if n_minus else 0.0
-        self.W_plus_ = np.ascontiguousarray(W_plus)
-        self.W_minus_ = np.ascontiguousarray(W_minus)
+        self.W_plus_raw_ = np.ascontiguousarray(W_plus)
+        self.W_minus_raw_ = np.ascontiguousarray(W_minus)
+        self.W_plus_, self.W_minus_, self.shape_cholesky_ = _fold_scale(
+            self.W_plus_raw_, self.W_minus_raw_, values["lengthscale"], values["shape_matrix"]
+        )
         per = 2 if self.feature_map == "sincos" else 1
-        self.signature_ = np.concatenate([np.ones(per * n_plus, dtype=np.int8),
-                                          -np.ones(per * n_minus, dtype=np.int8)])
+        self.signature_ = np.concatenate(
+            [np.ones(per * n_plus, dtype=np.int8), -np.ones(per * n_minus, dtype=np.int8)]
+        )
         self.n_features_in_ = dim
         self.random_state_ = rng
         self.samplers_ = (parts[0][1], parts[1][1])
@@ -299,9 +551,13 @@ class RandomFeatures:
                 raise DivergentMassError(
                     f"kernel {measure.kernel.name} has a spectral measure of infinite mass in d = {dim}: "
                     f"no unbiased random features exist. {reason} Pass truncation=rho_max for a "
-                    "biased estimator of the measure restricted to [0, rho_max].", reason=reason)
+                    "biased estimator of the measure restricted to [0, rho_max].",
+                    reason=reason,
+                )
             if self.split == "terms":
-                raise ValueError("split='terms' is not available with a truncated measure; use split='jordan'")
+                raise ValueError(
+                    "split='terms' is not available with a truncated measure; use split='jordan'"
+                )
             measure = measure.truncated(float(self.truncation))
             truncated = True
         if self.split == "jordan":
@@ -310,8 +566,10 @@ class RandomFeatures:
             err_plus, err_minus = float(mp.error), float(mm.error)
             # exact laws only for a PD library kernel itself (not a truncated or combined measure)
             use_exact = not truncated and mass_minus == 0.0 and not measure.kernel.is_combination
-            parts = [_norm_sampler(measure, sign, use_exact) if mass > 0 else (None, None)
-                     for sign, mass in ((+1, mass_plus), (-1, mass_minus))]
+            parts = [
+                _norm_sampler(measure, sign, use_exact) if mass > 0 else (None, None)
+                for sign, mass in ((+1, mass_plus), (-1, mass_minus))
+            ]
         else:
             ts = measure.terms_split()  # ValueError unless every term is PD in this dimension
             mass_plus, mass_minus = float(ts.mass_plus.value), float(ts.mass_minus.value)
@@ -337,9 +595,11 @@ class RandomFeatures:
         if mass_plus == 0.0:
             return 0, n_freq
         if n_freq < 2:
-            raise ValueError(f"n_components is too small for an indefinite kernel: both the + and the - "
-                             f"part need at least one frequency (n_components >= 4 with 'sincos', >= 2 "
-                             f"with 'cos'); masses m+ = {mass_plus:.6g}, m- = {mass_minus:.6g}")
+            raise ValueError(
+                f"n_components is too small for an indefinite kernel: both the + and the - "
+                f"part need at least one frequency (n_components >= 4 with 'sincos', >= 2 "
+                f"with 'cos'); masses m+ = {mass_plus:.6g}, m- = {mass_minus:.6g}"
+            )
         n_plus = int(round(n_freq * mass_plus / (mass_plus + mass_minus)))
         n_plus = min(max(n_plus, 1), n_freq - 1)
         return n_plus, n_freq - n_plus
@@ -354,8 +614,9 @@ class RandomFeatures:
         support = kernel.support
         r_max = 1.5 * support if support else 10.0
         radii = np.linspace(0.0, r_max, 151)
-        edges = sorted({0.0, float(self.truncation)} | {lb.a for lb in measure.lobes}
-                       | {lb.b for lb in measure.lobes})
+        edges = sorted(
+            {0.0, float(self.truncation)} | {lb.a for lb in measure.lobes} | {lb.b for lb in measure.lobes}
+        )
         edges = [e for e in edges if e <= self.truncation]
         pieces = []
         for a, b in zip(edges[:-1], edges[1:]):
@@ -372,7 +633,10 @@ class RandomFeatures:
             f"RandomFeatures: the spectral measure of {kernel.name} has infinite mass in d = {measure.dim}; "
             f"sampling it truncated at rho_max = {self.truncation:g} gives a BIASED estimator: "
             f"bias at r = 0 {self.truncation_bias_:.3g}, max |bias| over r in [0, {r_max:g}] "
-            f"≈ {self.truncation_bias_max_:.3g} (quadrature estimate)", RuntimeWarning, stacklevel=3)
+            f"≈ {self.truncation_bias_max_:.3g} (quadrature estimate)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
     # -- transforming -------------------------------------------------------------------------
     def _check_fitted(self):
@@ -389,11 +653,14 @@ class RandomFeatures:
         if arr.ndim != 2:
             raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got shape {arr.shape}")
         if dim is not None and arr.shape[1] != dim:
-            raise ValueError(f"{name} has {arr.shape[1]} features (columns), but the features were fitted "
-                             f"for dim={dim}")
+            raise ValueError(
+                f"{name} has {arr.shape[1]} features (columns), but the features were fitted for dim={dim}"
+            )
         if not np.all(np.isfinite(arr)):
             bad = np.argwhere(~np.isfinite(arr))[0]
-            raise ValueError(f"{name} contains NaN or infinite values (first at row {bad[0]}, column {bad[1]})")
+            raise ValueError(
+                f"{name} contains NaN or infinite values (first at row {bad[0]}, column {bad[1]})"
+            )
         return np.ascontiguousarray(arr)
 
     def __getstate__(self):
@@ -406,17 +673,22 @@ class RandomFeatures:
         The measure and samplers may hold closures (sympy-derived densities) that pickle cannot
         serialise, and are large; the scikit-learn and Dask wrappers ship this slim state.
         """
-        return {k: v for k, v in self.__getstate__().items()
-                if k not in ("measure_", "samplers_") and _picklable(v)}
+        return {
+            k: v
+            for k, v in self.__getstate__().items()
+            if k not in ("measure_", "samplers_", "W_plus_raw_", "W_minus_raw_") and _picklable(v)
+        }
 
     def _weights(self, dtype):
         if "_cast" not in self.__dict__:
             self._cast = {}
         if dtype not in self._cast:
-            cast = (np.ascontiguousarray(self.W_plus_, dtype=dtype),
-                    np.ascontiguousarray(self.W_minus_, dtype=dtype),
-                    None if self.offsets_plus_ is None else self.offsets_plus_.astype(dtype),
-                    None if self.offsets_minus_ is None else self.offsets_minus_.astype(dtype))
+            cast = (
+                np.ascontiguousarray(self.W_plus_, dtype=dtype),
+                np.ascontiguousarray(self.W_minus_, dtype=dtype),
+                None if self.offsets_plus_ is None else self.offsets_plus_.astype(dtype),
+                None if self.offsets_minus_ is None else self.offsets_minus_.astype(dtype),
+            )
             self._cast[dtype] = cast
         return self._cast[dtype]
 
@@ -446,13 +718,16 @@ class RandomFeatures:
             if not isinstance(out, np.ndarray):
                 raise TypeError(f"out must be a numpy array, got {type(out).__name__}")
             if out.shape != shape or out.dtype != dtype:
-                raise ValueError(f"out must have shape {shape} and dtype {dtype} (those of X), got shape "
-                                 f"{out.shape} and dtype {out.dtype}")
+                raise ValueError(
+                    f"out must have shape {shape} and dtype {dtype} (those of X), got shape "
+                    f"{out.shape} and dtype {out.dtype}"
+                )
             if not out.flags.c_contiguous or not out.flags.writeable:
                 raise ValueError("out must be C-contiguous and writeable")
         Wp, Wm, op, om = self._weights(dtype)
-        return _compiled.fused_features(X, Wp, Wm, self.scale_plus_, self.scale_minus_, op, om, out,
-                                        self.feature_map)
+        return _compiled.fused_features(
+            X, Wp, Wm, self.scale_plus_, self.scale_minus_, op, om, out, self.feature_map
+        )
 
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)``."""
@@ -472,5 +747,7 @@ class RandomFeatures:
 
     def __repr__(self):
         name = getattr(self.kernel, "name", self.kernel)
-        return (f"RandomFeatures({name!r}, dim={self.dim}, n_components={self.n_components}, "
-                f"method={self.method!r}, split={self.split!r}, feature_map={self.feature_map!r})")
+        return (
+            f"RandomFeatures({name!r}, dim={self.dim}, n_components={self.n_components}, "
+            f"method={self.method!r}, split={self.split!r}, feature_map={self.feature_map!r})"
+        )

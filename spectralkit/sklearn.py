@@ -32,7 +32,9 @@ Examples
 """
 
 import numbers
+import textwrap
 import warnings
+from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
@@ -42,25 +44,59 @@ from sklearn.base import (
     ClassNamePrefixFeaturesOutMixin,
     RegressorMixin,
     TransformerMixin,
+    _fit_context,
 )
 from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _compiled
-from .features import RandomFeatures
+from .features import FEATURE_PARAMS, RandomFeatures, feature_param_constraints, validate_feature_params
 from .kernels import DensityKernel, RadialKernel, from_spec
 from .measures import SpectralMeasure
 
 __all__ = ["SpectralFeatures", "KreinRidgeRegressor", "KreinRidgeClassifier"]
 
-_METHODS = ("rff", "orf", "gorf")
-_SPLITS = ("jordan", "terms")
-_FEATURE_MAPS = ("sincos", "cos")
+#: The feature-map parameters the estimators take from :data:`spectralkit.features.FEATURE_PARAMS`
+#: (all of them), in the table's order.
+_FEATURE_NAMES = tuple(p.name for p in FEATURE_PARAMS)
+
+#: Where the estimators' defaults differ from RandomFeatures' (chosen by measurement, see
+#: docs/guide-learn.md): a PD Gaussian and the data-driven length scale.
+_DEFAULT_OVERRIDES = {"kernel": "gaussian", "lengthscale": "scale"}
 
 
-def _check_choice(name, value, allowed):
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+def _feature_constraints():
+    """``_parameter_constraints`` of the table's parameters, with the estimators' extensions:
+    ``lengthscale="scale"``, and no SpectralMeasure as kernel (its dimension is fixed, the
+    estimators take the dimension from X)."""
+    table = feature_param_constraints(_FEATURE_NAMES)
+    table["kernel"] = [c for c in table["kernel"] if c is not SpectralMeasure]
+    table["lengthscale"] = [*table["lengthscale"], StrOptions({"scale"})]
+    table["kernel_params"] = [dict, None]
+    return table
+
+
+def _feature_params_doc():
+    """The numpydoc entries of the table's parameters (defaults as the estimators use them)."""
+    replace = {
+        "kernel": 'A library spec (``"matern:nu=1.5"``, ``"delta_gaussian:sigma1=1,sigma2=10"``), a formula '
+        'in ``r`` (``"exp(-r**2/2) - 0.5*exp(-r**2/8)"``) or a RadialKernel / DensityKernel.',
+    }
+    extra = {
+        "lengthscale": 'Or ``"scale"`` (the default): chosen in ``fit`` as '
+        "``sqrt(n_features * Var(X) / 2)``, Var over all entries of X (of X L with a shape matrix "
+        "M = L L^T; 1 when it is 0): "
+        "the Gaussian kernel then is exp(-||x - y||^2 / (n_features Var(X))), scikit-learn's "
+        '``gamma="scale"``. The number used is ``lengthscale_``.',
+        "random_state": "A legacy RandomState draws a seed from it.",
+    }
+    lines = []
+    for p in FEATURE_PARAMS:
+        lines.append(f"    {p.name} : default {_DEFAULT_OVERRIDES.get(p.name, p.default)!r}")
+        text = replace.get(p.name, f"{p.doc}. {extra.get(p.name, '')}")
+        lines += textwrap.wrap(text, 100, initial_indent=" " * 8, subsequent_indent=" " * 8)
+    return "\n".join(lines)
 
 
 def _resolve_kernel(kernel, kernel_params):
@@ -97,25 +133,71 @@ def _seed_for(random_state):
     )
 
 
-class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Random features of a (possibly indefinite) radial kernel, as a scikit-learn transformer.
+# scikit-learn's estimator checks named here set n_components = 1; the "sincos" map needs an even
+# width (a cos and a sin column per frequency), so fit refuses 1 with a ValueError naming
+# n_components. The same checks pass with feature_map="cos" and a PD kernel.
+_WIDTH_ONE_CHECKS = (
+    "check_dont_overwrite_parameters",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_fit2d_1sample",
+    "check_fit2d_1feature",
+    "check_fit2d_predict1d",
+)
+
+
+class _DeclaredCheckFailures:
+    """The scikit-learn checks an estimator cannot pass, each with its reason.
+
+    scikit-learn >= 1.6 has no tag for them: pass ``expected_failed_checks=lambda est:
+    est._expected_failed_checks()`` to ``check_estimator`` / ``parametrize_with_checks``.
+    """
+
+    def _expected_failed_checks(self):
+        if self.feature_map != "sincos":
+            return {}
+        reason = "the check sets n_components=1, and feature_map='sincos' needs an even n_components"
+        return {name: reason for name in _WIDTH_ONE_CHECKS}
+
+
+def _scale_lengthscale(X, shape_matrix):
+    """The ``lengthscale="scale"`` rule: ``sqrt(n_features * Var(X L) / 2)`` with M = L L^T.
+
+    ``X`` is a numpy or dask array (then reduced by dask). The variance is taken over all entries
+    in float64, as scikit-learn's ``gamma="scale"``; constant data gives 1.
+    """
+    if shape_matrix is not None:
+        X = X @ np.linalg.cholesky(shape_matrix)  # ||L^T z||^2 = z^T M z: the rows of X L
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+        var = X.astype(np.float64).var() if _is_dask_array(X) else np.var(X, dtype=np.float64)
+        var = float(var.compute() if _is_dask_array(var) else var)
+    if not np.isfinite(var):
+        raise ValueError(
+            f"lengthscale='scale': the variance of X is not finite ({var}); the values are "
+            "too large for the rule sqrt(n_features * Var(X) / 2): rescale X or pass a "
+            "number as lengthscale"
+        )
+    return float(np.sqrt(X.shape[1] * var / 2.0)) if var > 0 else 1.0
+
+
+class SpectralFeatures(
+    _DeclaredCheckFailures, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
+    __doc__ = (
+        """Random features of a (possibly indefinite) radial kernel, as a scikit-learn transformer.
+
+    ``transform`` returns ``Phi = [Phi+ | Phi-]`` such that ``Phi(x) diag(signature_) Phi(y)^T``
+    is an unbiased estimate of ``k(||x - y||_M / l)`` (``||z||_M = sqrt(z^T M z)``, the
+    Euclidean norm without a shape matrix).
 
     Parameters
     ----------
-    kernel : str or RadialKernel, default "delta_gaussian"
-        A library spec (``"matern:nu=1.5"``, ``"delta_gaussian:sigma1=1,sigma2=10"``), a formula in
-        ``r`` (``"exp(-r**2/2) - 0.5*exp(-r**2/8)"``) or a :class:`~spectralkit.RadialKernel`.
-    n_components : int, default 256
-        Output width (number of feature columns).
-    method : {"rff", "orf", "gorf"}, default "orf"
-        i.i.d. frequencies, orthogonal blocks per part, or jointly orthogonal + and - blocks.
-    split : {"jordan", "terms"}, default "jordan"
-        Decomposition mu = mu+ - mu-: the minimal Jordan split, or by the signs of the terms of a
-        linear combination (the papers' choice, larger masses).
-    feature_map : {"sincos", "cos"}, default "sincos"
-        ``[cos(Wx), sin(Wx)]`` pairs or random-phase cosines ``sqrt(2) cos(Wx + b)``.
-    random_state : int, numpy Generator, RandomState or None, default None
-        Seed for the frequencies.
+    The feature-map parameters of :data:`spectralkit.features.FEATURE_PARAMS` (one definition:
+    validated by :func:`spectralkit.features.validate_feature_params` in ``fit``):
+
+"""
+        + _feature_params_doc()
+        + """
     kernel_params : dict, optional
         Parameter values for ``kernel`` (library keyword arguments, or a formula's parameters).
 
@@ -125,6 +207,8 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         The fitted feature map.
     kernel_ : RadialKernel
         The kernel.
+    lengthscale_ : float
+        The length scale used (the number chosen by ``lengthscale="scale"``).
     signature_ : ndarray of shape (n_components,)
         +1 / -1 per column: ``Phi(x) diag(signature_) Phi(y)^T`` estimates k.
     mass_plus_, mass_minus_ : float
@@ -139,39 +223,63 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     Notes
     -----
     The kernel's spectral measure depends on the input dimension: the same formula can be PD in
-    d = 1 and indefinite in d = 3 (docs/theory.md §1). ``fit`` uses only ``X.shape[1]``, never the
-    values of X. ``fit`` raises :class:`~spectralkit.DivergentMassError` when the kernel has no
-    finite spectral mass in that dimension.
+    d = 1 and indefinite in d = 3 (docs/theory.md §1). ``fit`` uses ``X.shape[1]`` and, only for
+    ``lengthscale="scale"``, the variance of X. ``fit`` raises
+    :class:`~spectralkit.DivergentMassError` when the kernel has no finite spectral mass in that
+    dimension (unless ``truncation`` is given).
     """
+    )
 
-    def __init__(self, kernel="delta_gaussian", n_components=256, method="orf", split="jordan",
-                 feature_map="sincos", random_state=None, kernel_params=None):
+    _parameter_constraints: ClassVar[dict] = _feature_constraints()
+
+    def __init__(
+        self,
+        kernel="gaussian",
+        *,
+        n_components=256,
+        method="orf",
+        split="jordan",
+        feature_map="sincos",
+        random_state=None,
+        truncation=None,
+        lengthscale="scale",
+        shape_matrix=None,
+        kernel_params=None,
+    ):
         self.kernel = kernel
         self.n_components = n_components
         self.method = method
         self.split = split
         self.feature_map = feature_map
         self.random_state = random_state
+        self.truncation = truncation
+        self.lengthscale = lengthscale
+        self.shape_matrix = shape_matrix
         self.kernel_params = kernel_params
 
-    def _validate_params_(self):
-        n = self.n_components
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise ValueError(f"n_components must be an integer >= 1, got {n!r}")
-        _check_choice("method", self.method, _METHODS)
-        _check_choice("split", self.split, _SPLITS)
-        _check_choice("feature_map", self.feature_map, _FEATURE_MAPS)
-        return _resolve_kernel(self.kernel, self.kernel_params)
-
-    def _fit_dim(self, dim):
-        """Draw the frequencies for input dimension ``dim`` (no data needed)."""
-        kernel = self._validate_params_()
-        rf = RandomFeatures(kernel, dim=int(dim), n_components=int(self.n_components),
-                            method=self.method, split=self.split, feature_map=self.feature_map,
-                            random_state=_seed_for(self.random_state))
+    def _fit_dim(self, dim, X=None):
+        """Draw the frequencies for input dimension ``dim``; ``X`` (numpy or dask) is read only by
+        ``lengthscale="scale"``."""
+        self._validate_params()  # spectralkit.dask.fit_dask calls this directly, without fit
+        values = {name: getattr(self, name) for name in _FEATURE_NAMES}
+        values["random_state"] = _seed_for(self.random_state)
+        scale_rule = isinstance(self.lengthscale, str)  # "scale" (the constraints allow nothing else)
+        if scale_rule:
+            values.pop("lengthscale")
+        values = validate_feature_params(values, dim=int(dim))
+        kernel = _resolve_kernel(values.pop("kernel"), self.kernel_params)
+        if scale_rule:
+            if X is None:
+                raise ValueError(
+                    "lengthscale='scale' is computed from the values of X, which were not "
+                    "given (a fit from the dimension only): pass a number as lengthscale"
+                )
+            values["lengthscale"] = _scale_lengthscale(X, values["shape_matrix"])
+        rf = RandomFeatures(kernel, dim=int(dim), **values)
         rf.fit()
         self.features_ = rf
         self.kernel_ = kernel
+        self.lengthscale_ = float(values["lengthscale"])
         self.signature_ = np.asarray(rf.signature_)
         self.mass_plus_ = float(rf.mass_plus_)
         self.mass_minus_ = float(rf.mass_minus_)
@@ -180,13 +288,14 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self._n_features_out = int(self.signature_.size)
         return self
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Draw the random frequencies for the input dimension ``X.shape[1]``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Only its number of columns is used (and it is validated).
+            Its number of columns (and, for ``lengthscale="scale"``, its variance) is used.
         y : ignored
 
         Returns
@@ -194,7 +303,7 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self
         """
         X = validate_data(self, X, dtype=[np.float64, np.float32])
-        return self._fit_dim(X.shape[1])
+        return self._fit_dim(X.shape[1], X)
 
     def transform(self, X):
         """Feature matrix ``Phi(X)`` of shape (n_samples, n_components), dtype of X (float32/64).
@@ -294,8 +403,7 @@ def _krein_solve(gram, cross, signature, alpha):
     T[:, piv] = np.triu(R[:r])  # dpstrf leaves the strict lower triangle untouched
     H = (T * signature) @ T.T
     H = 0.5 * (H + H.T)
-    z = scipy.linalg.solve_triangular(R[:r, :r], cross[piv[:r]], trans="T", lower=False,
-                                      check_finite=False)
+    z = scipy.linalg.solve_triangular(R[:r, :r], cross[piv[:r]], trans="T", lower=False, check_finite=False)
     # the eigenvalues decide; the eigenvectors (3x the cost) only where the filter acts
     lam = scipy.linalg.eigvalsh(H, check_finite=False)
     mu = lam + alpha
@@ -328,8 +436,9 @@ def _binarize(y, classes):
     idx = np.minimum(idx, len(classes) - 1)
     unknown = classes[idx] != y
     if np.any(unknown):
-        raise ValueError(f"y contains labels not seen among the classes {list(classes)!r}: "
-                         f"{y[unknown][:3].tolist()!r}")
+        raise ValueError(
+            f"y contains labels not seen among the classes {list(classes)!r}: {y[unknown][:3].tolist()!r}"
+        )
     Y = -np.ones((len(y), len(classes)))
     Y[np.arange(len(y)), idx] = 1.0
     return Y[:, 1:] if len(classes) == 2 else Y
@@ -339,12 +448,31 @@ def _decision_block(X, estimator):
     return estimator._decision(np.asarray(X))
 
 
-class _KreinRidgeBase(BaseEstimator):
+class _KreinRidgeBase(_DeclaredCheckFailures, BaseEstimator):
     """Shared parameters, the streaming fit and the spectral solve of the Krein ridge estimators."""
 
-    def __init__(self, kernel="delta_gaussian", n_components=256, alpha=1.0, method="orf",
-                 split="jordan", feature_map="sincos", random_state=None, kernel_params=None,
-                 fit_intercept=True):
+    _parameter_constraints: ClassVar[dict] = {
+        **_feature_constraints(),
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
+        "fit_intercept": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        kernel="gaussian",
+        *,
+        n_components=256,
+        alpha=1.0,
+        method="orf",
+        split="jordan",
+        feature_map="sincos",
+        random_state=None,
+        truncation=None,
+        lengthscale="scale",
+        shape_matrix=None,
+        kernel_params=None,
+        fit_intercept=True,
+    ):
         self.kernel = kernel
         self.n_components = n_components
         self.alpha = alpha
@@ -352,37 +480,30 @@ class _KreinRidgeBase(BaseEstimator):
         self.split = split
         self.feature_map = feature_map
         self.random_state = random_state
+        self.truncation = truncation
+        self.lengthscale = lengthscale
+        self.shape_matrix = shape_matrix
         self.kernel_params = kernel_params
         self.fit_intercept = fit_intercept
 
     def _features(self):
-        return SpectralFeatures(kernel=self.kernel, n_components=self.n_components, method=self.method,
-                                split=self.split, feature_map=self.feature_map,
-                                random_state=self.random_state, kernel_params=self.kernel_params)
-
-    def _check_solver_params(self):
-        a = self.alpha
-        if isinstance(a, bool) or not isinstance(a, numbers.Real) or not np.isfinite(a) or a <= 0:
-            raise ValueError(f"alpha must be a finite number > 0, got {a!r}")
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
+        return SpectralFeatures(**{name: getattr(self, name) for name in (*_FEATURE_NAMES, "kernel_params")})
 
     def _fit_targets(self, X, Y):
         """Streaming fit on in-memory X and targets Y of shape (n, t)."""
-        self._check_solver_params()
-        features = self._features().fit(X)
+        features = self._features()._fit_dim(X.shape[1], X)
         sums = _compiled.feature_gram_sums(features.features_, X, Y, bool(self.fit_intercept))
         return self._solve(features, sums)
 
     def _fit_targets_dask(self, X, Y):
         """Map-reduce fit on a dask array X (targets Y: dask or numpy, shape (n, t))."""
-        self._check_solver_params()
         if X.ndim != 2 or np.isnan(X.shape[1]) or X.shape[1] < 1:
-            raise ValueError(f"X must be a 2-D dask array with a known number of columns, got shape "
-                             f"{X.shape}")
+            raise ValueError(
+                f"X must be a 2-D dask array with a known number of columns, got shape {X.shape}"
+            )
         if Y.shape[0] != X.shape[0]:
             raise ValueError(f"X and y have different numbers of rows: {X.shape[0]} and {Y.shape[0]}")
-        features = self._features()._fit_dim(int(X.shape[1]))
+        features = self._features()._fit_dim(int(X.shape[1]), X)  # X is read only by lengthscale="scale"
         rf = features.features_
         slim = type(rf).__new__(type(rf))  # only what transform needs travels to the workers
         vars(slim).update(rf._transform_state())
@@ -402,11 +523,16 @@ class _KreinRidgeBase(BaseEstimator):
                 f"Krein ridge with alpha={self.alpha!r}: -alpha is within {tau:.3g} of "
                 f"{n_damped} eigenvalue(s) of the indefinite Gram matrix (condition number {cond:.3g}); "
                 "the solution is ill-posed there and those directions were damped (Tikhonov filter). "
-                "Choose another alpha (e.g. by cross-validation)", RuntimeWarning, stacklevel=3)
+                "Choose another alpha (e.g. by cross-validation)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         b = sums.cross
-        res = np.linalg.norm(G @ coef + a * (J[:, None] * coef) - b) / max(np.linalg.norm(b),
-                                                                           np.finfo(float).tiny)
+        res = np.linalg.norm(G @ coef + a * (J[:, None] * coef) - b) / max(
+            np.linalg.norm(b), np.finfo(float).tiny
+        )
         self.features_ = features
+        self.lengthscale_ = features.lengthscale_
         self.signature_ = features.signature_
         self.coef_ = coef  # (s, t)
         self.intercept_ = sums.y_mean - sums.mean @ coef
@@ -420,8 +546,9 @@ class _KreinRidgeBase(BaseEstimator):
         check_is_fitted(self, "coef_")
         if _is_dask_array(X):
             if X.ndim != 2 or X.shape[1] != self.n_features_in_:
-                raise ValueError(f"X has shape {X.shape}, but this estimator was fitted for "
-                                 f"{self.n_features_in_} features")
+                raise ValueError(
+                    f"X has shape {X.shape}, but this estimator was fitted for {self.n_features_in_} features"
+                )
             from dask.base import tokenize  # the dask extra
 
             X = X.rechunk({1: -1})
@@ -429,8 +556,14 @@ class _KreinRidgeBase(BaseEstimator):
             # name from the graph and the coefficients: tokenizing the estimator would hash its measure
             rf = self.features_.features_
             name = "krein-decision-" + tokenize(X.name, self.coef_, self.intercept_, rf.W_plus_, rf.W_minus_)
-            return X.map_blocks(_decision_block, self, dtype=np.float64, chunks=(X.chunks[0], (t,)),
-                                meta=np.empty((0, t)), name=name)
+            return X.map_blocks(
+                _decision_block,
+                self,
+                dtype=np.float64,
+                chunks=(X.chunks[0], (t,)),
+                meta=np.empty((0, t)),
+                name=name,
+            )
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32], order="C")
         if not X.flags.writeable:
             X = X.copy()
@@ -441,35 +574,41 @@ class _KreinRidgeBase(BaseEstimator):
         buf = np.empty((rows, width), dtype=X.dtype)
         for a in range(0, n, rows):  # blockwise: predict never forms the n x s features either
             m = min(rows, n - a)
-            np.matmul(rf.transform(X[a:a + m], out=buf[:m]), self.coef_, out=out[a:a + m])
+            np.matmul(rf.transform(X[a : a + m], out=buf[:m]), self.coef_, out=out[a : a + m])
         out += self.intercept_
         return out
 
 
-_KREIN_DOC = """
+_KREIN_DOC = (
+    """
     Parameters
     ----------
-    kernel : str or RadialKernel, default "delta_gaussian"
+    The feature-map parameters of :data:`spectralkit.features.FEATURE_PARAMS`, as in
+    :class:`SpectralFeatures`:
+
+"""
+    + _feature_params_doc()
+    + """
+    kernel_params : dict, optional
         As in :class:`SpectralFeatures`.
-    n_components : int, default 256
-        Number of feature columns s; fit costs O(n s^2 + s^3) time and O(s^2) memory beyond the
-        data (the n x s feature matrix is never formed: see Notes). Keep s well away from the
-        number of training rows n when alpha is small: near s = n the random-feature ridge
-        solution interpolates through an ill-conditioned Phi (the double-descent peak) and its
-        training error can be large even though the exact kernel fits well.
     alpha : float > 0, default 1.0
-        Ridge parameter lambda. For an indefinite kernel the exact problem is singular when
-        -alpha is an eigenvalue of the Gram matrix ``Phi J Phi^T``; near such alpha the fit
-        damps the offending directions and warns (see Notes).
-    method, split, feature_map, random_state, kernel_params
-        As in :class:`SpectralFeatures`.
+        Ridge parameter lambda (scikit-learn's Ridge default). For an indefinite kernel the exact
+        problem is singular when -alpha is an eigenvalue of the Gram matrix ``Phi J Phi^T``; near
+        such alpha the fit damps the offending directions and warns (see Notes).
     fit_intercept : bool, default True
         Fit an unpenalised intercept (features and targets are centred).
+
+    With n_components = s, fit costs O(n s^2 + s^3) time and O(s^2) memory beyond the data (the
+    n x s feature matrix is never formed: see Notes). With a small alpha, keep s well away from
+    the number of training rows n: near s = n the random-feature ridge solution interpolates
+    through an ill-conditioned Phi (the double-descent peak).
 
     Attributes
     ----------
     features_ : SpectralFeatures
         The fitted feature map.
+    lengthscale_ : float
+        The length scale used (the number chosen by ``lengthscale="scale"``).
     signature_ : ndarray of shape (n_components,)
         The diagonal of J.
     coef_ : ndarray of shape (n_components, n_targets)
@@ -517,17 +656,22 @@ _KREIN_DOC = """
     Cost O(s^3) (``dpstrf``, the product ``T J T^T``, ``eigvalsh`` and LU; ``eigh`` only near a
     singularity) on top of the O(n s^2) sums.
 """
+)
 
 
 class KreinRidgeRegressor(RegressorMixin, _KreinRidgeBase):
-    __doc__ = ("""Kernel ridge regression with an indefinite kernel, on signed random features.
+    __doc__ = (
+        """Kernel ridge regression with an indefinite kernel, on signed random features.
 
     Minimises the Krein-space ridge objective whose stationary point is
     ``f(x) = phi(x)^T J (Phi^T Phi J + alpha I)^(-1) Phi^T y`` (docs/theory.md §2), i.e. kernel ridge
     with the estimated Gram matrix ``K = Phi J Phi^T``. With a positive definite kernel it equals
     :class:`sklearn.linear_model.Ridge` on the features.
-""" + _KREIN_DOC)
+"""
+        + _KREIN_DOC
+    )
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit on X (n_samples, n_features) and y (n_samples,) or (n_samples, n_targets).
 
@@ -540,8 +684,7 @@ class KreinRidgeRegressor(RegressorMixin, _KreinRidgeBase):
                 raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}")
             self._single_output = y.ndim == 1
             return self._fit_targets_dask(X, y.reshape((y.shape[0], -1)))
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], multi_output=True,
-                             y_numeric=True)
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], multi_output=True, y_numeric=True)
         Y = np.asarray(y, dtype=np.float64)
         self._single_output = Y.ndim == 1
         self._fit_targets(X, Y.reshape(len(Y), -1))
@@ -560,14 +703,19 @@ class KreinRidgeRegressor(RegressorMixin, _KreinRidgeBase):
 
 
 class KreinRidgeClassifier(ClassifierMixin, _KreinRidgeBase):
-    __doc__ = ("""Krein ridge classification: ridge regression on labels binarised to +-1.
+    __doc__ = (
+        """Krein ridge classification: ridge regression on labels binarised to +-1.
 
     Each class gets a one-vs-rest Krein ridge regressor on targets in {-1, +1} (binary problems: a
     single one); ``predict`` takes the sign (binary) or the arg-max of the decision values.
-""" + _KREIN_DOC + """    classes_ : ndarray
+"""
+        + _KREIN_DOC
+        + """    classes_ : ndarray
         The class labels.
-""")
+"""
+    )
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit on X (n_samples, n_features) and class labels y (n_samples,).
 
@@ -579,8 +727,9 @@ class KreinRidgeClassifier(ClassifierMixin, _KreinRidgeBase):
             self.classes_ = classes
             if _is_dask_array(y):
                 width = 1 if len(classes) == 2 else len(classes)
-                Y = y.ravel().map_blocks(_binarize, classes, dtype=np.float64, new_axis=1,
-                                         chunks=(y.ravel().chunks[0], (width,)))
+                Y = y.ravel().map_blocks(
+                    _binarize, classes, dtype=np.float64, new_axis=1, chunks=(y.ravel().chunks[0], (width,))
+                )
             else:
                 Y = _binarize(y, classes)
             return self._fit_targets_dask(X, Y)
@@ -591,6 +740,10 @@ class KreinRidgeClassifier(ClassifierMixin, _KreinRidgeBase):
         self.classes_ = lb.classes_
         self._fit_targets(X, Y)
         return self
+
+    def _expected_failed_checks(self):
+        # one sample is one class: fit refuses it ("at least 2 classes"), which the check accepts
+        return {k: v for k, v in super()._expected_failed_checks().items() if k != "check_fit2d_1sample"}
 
     @staticmethod
     def _check_classes(classes):
@@ -606,8 +759,9 @@ class KreinRidgeClassifier(ClassifierMixin, _KreinRidgeBase):
         """Predicted class labels (a lazy dask array for a dask X)."""
         scores = self.decision_function(X)
         if _is_dask_array(scores):
-            return scores.map_blocks(self._labels, dtype=self.classes_.dtype,
-                                     drop_axis=list(range(1, scores.ndim)))
+            return scores.map_blocks(
+                self._labels, dtype=self.classes_.dtype, drop_axis=list(range(1, scores.ndim))
+            )
         return self._labels(scores)
 
     def _labels(self, scores):

@@ -184,7 +184,7 @@ def test_featurize_csv_with_label_column(capsys, tmp_path):
     [
         ("delta_gaussian", ["--dim", "5"], 2, "--dim 5 does not match the 4 features"),
         ("spherical_polynomial:a=3,p=2", [], 1, "infinite mass"),
-        ("delta_gaussian", ["--components", "3"], 1, "n_components must be even"),
+        ("delta_gaussian", ["--components", "3"], 2, "--components: n_components must be even"),
         ("delta_gaussian", ["--labels", "y.npy"], 2, "has no labels"),
     ],
 )
@@ -588,9 +588,13 @@ def test_warnings_become_one_line_and_never_precede_an_error(capsys, data, tmp_p
     code, _, err = _run(capsys, "featurize", "gaussian", "-n", "8", str(path), str(tmp_path / "F.npy"))
     assert code == 0
     assert err == "spectralkit: warning: overflow encountered in cast (second line)\n"
-    code, _, err = _run(capsys, "featurize", "gaussian", "-n", "3", str(path), str(tmp_path / "F.npy"))
-    assert code == 1
-    assert err.count("\n") == 1 and "n_components must be even" in _one_error_line(err)
+    # an error found after the (warning) scan: the shape matrix does not fit the 4 input columns
+    M = tmp_path / "M.txt"
+    M.write_text("1 0\n0 1\n")
+    code, _, err = _run(capsys, "featurize", "gaussian", "--shape-matrix", str(M), str(path),
+                        str(tmp_path / "F.npy"))
+    assert code == 2
+    assert err.count("\n") == 1 and "shape_matrix must be a 4 x 4 matrix" in _one_error_line(err)
 
 
 def test_non_finite_features_are_refused(capsys, data, tmp_path, monkeypatch):

@@ -88,7 +88,8 @@ def test_task_payload_pickles_and_sklearn_wrapper_fits_from_shape():
     assert not hasattr(shipped, "measure_")
     np.testing.assert_array_equal(shipped.transform(X), rf.transform(X))
     sklearn_mod = pytest.importorskip("spectralkit.sklearn")
-    sf = sklearn_mod.SpectralFeatures("delta_gaussian", n_components=16, random_state=3)
+    # a numeric lengthscale: the "scale" rule would need the values, fit_dask reads only the shape
+    sf = sklearn_mod.SpectralFeatures("delta_gaussian", n_components=16, lengthscale=1.0, random_state=3)
     Phi = transform_dask(sf, da.from_array(X, chunks=20)).compute(scheduler="synchronous")
     assert sf.n_features_in_ == 3
     np.testing.assert_array_equal(Phi, sf.transform(X))
