@@ -11,11 +11,15 @@ hyper-RKHS (:mod:`spectralkit.learn`), a mixture fitted to data, a density tabul
 It lives on R^dim only: the measure of a radial kernel depends on the dimension.
 """
 
+from __future__ import annotations
+
 import hashlib
 import math
 import numbers
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._numerics.quadrature import integrate_adaptive, integrate_intervals
 from .._numerics.special import omega
@@ -72,17 +76,17 @@ class DensityKernel:
 
     def __init__(
         self,
-        density,
-        dim,
+        density: Callable[[NDArray[np.float64]], ArrayLike],
+        dim: int,
         *,
-        scale,
-        key,
-        envelope=None,
-        kernel=None,
-        value_at_zero=None,
-        rel_error=1e-14,
-        name=None,
-    ):
+        scale: float,
+        key: str,
+        envelope: Callable[[NDArray[np.float64]], ArrayLike] | None = None,
+        kernel: Callable[[NDArray[np.float64]], ArrayLike] | None = None,
+        value_at_zero: float | None = None,
+        rel_error: float = 1e-14,
+        name: str | None = None,
+    ) -> None:
         if not callable(density):
             raise KernelDefinitionError(
                 f"density must be a callable rho -> f(rho), got {type(density).__name__}"
@@ -112,21 +116,21 @@ class DensityKernel:
             raise KernelDefinitionError(f"value_at_zero must be finite, got {value_at_zero!r}")
 
     @property
-    def terms(self):
+    def terms(self) -> tuple[tuple[float, DensityKernel]]:
         """``((1.0, self),)``: an atom."""
         return ((1.0, self),)
 
     @property
-    def key(self):
+    def key(self) -> str:
         """Canonical text identifying the kernel (hashing, equality, caching)."""
         return self._key
 
     @property
-    def digest(self):
+    def digest(self) -> str:
         """A short sha256 digest of :attr:`key`."""
         return hashlib.sha256(self.key.encode()).hexdigest()[:20]
 
-    def radial_extent(self):
+    def radial_extent(self) -> float:
         """A radius beyond which the density holds less than 1e-17 of its peak mass density."""
         grid = self.scale * np.geomspace(1e-3, 1e6, 900)
         env = self.envelope if self.envelope is not None else (lambda x: np.abs(self.density(x)))
@@ -135,7 +139,7 @@ class DensityKernel:
         big = np.nonzero(vals > 1e-17 * peak)[0]
         return float(grid[min(big[-1] + 1, grid.size - 1)]) if big.size else 10.0 * self.scale
 
-    def value_at_zero(self):
+    def value_at_zero(self) -> float:
         """k(0) = int_0^inf f(rho) drho."""
         if self._k0 is None:
             hi = self.radial_extent()
@@ -144,7 +148,7 @@ class DensityKernel:
             self._k0 = float(np.sum(v))
         return self._k0
 
-    def __call__(self, radius):
+    def __call__(self, radius: ArrayLike) -> NDArray[np.float64] | float:
         """k(r) for radii ``radius`` (array-like, >= 0)."""
         rr = np.asarray(radius, dtype=np.float64)
         if not np.all(np.isfinite(rr)) or np.any(rr < 0):
@@ -170,7 +174,9 @@ class DensityKernel:
             out = out.reshape(rr.shape)
         return out if out.ndim else float(out)
 
-    def gram(self, X, Y=None, *, shape_matrix=None):
+    def gram(
+        self, X: ArrayLike, Y: ArrayLike | None = None, *, shape_matrix: ArrayLike | None = None
+    ) -> NDArray[np.float64] | float:
         """The Gram matrix K[i, j] = k(||x_i - y_j||_M), usable where scikit-learn expects a kernel.
 
         ``SVC(kernel=k.gram)`` and ``sklearn.metrics.pairwise_kernels(X, metric=k.gram)`` work as is

@@ -18,10 +18,12 @@ signatures and docstrings come from the parameter tables, and every kernel they 
 label ``family = (name, parameters)`` that the upper layers dispatch on.
 """
 
+from __future__ import annotations
+
 import inspect
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,7 +47,7 @@ class Param:
     upper: float | None = None  # inclusive upper bound (e.g. alpha <= 2)
     lower: float | None = None  # inclusive lower bound other than the rule's
 
-    def validate(self, value):
+    def validate(self, value: float) -> int | float:
         """The validated value (float, or int for integer rules); KernelDefinitionError otherwise."""
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
             raise KernelDefinitionError(
@@ -71,7 +73,7 @@ class Family:
 
     name: str
     doc: str
-    params: tuple
+    params: tuple[Param, ...]
     expression: Callable[[dict], object]
     support: float | None = None
     check: Callable[[dict], None] | None = None
@@ -81,9 +83,9 @@ class Family:
     symbolic: bool = True
     display: Callable[[dict], str] | None = None
     label: Callable[[dict], tuple] | None = None  # family label of the built kernel, if not (name, values)
-    notes: tuple = field(default_factory=tuple)
+    notes: tuple[str, ...] = field(default_factory=tuple)
 
-    def values(self, **kwargs):
+    def values(self, **kwargs: float) -> dict[str, int | float]:
         """Validated parameter values (defaults filled in); KernelDefinitionError for unknown ones."""
         allowed = [p.name for p in self.params]
         unknown = sorted(set(kwargs) - set(allowed))
@@ -97,7 +99,7 @@ class Family:
             self.check(out)
         return out
 
-    def create(self, **kwargs):
+    def create(self, **kwargs: float) -> RadialKernel:
         """Build the kernel (a RadialKernel labelled with this family)."""
         values = self.values(**kwargs)
         built = self.expression(values)
@@ -341,13 +343,17 @@ _FAMILIES = (
 )
 
 #: Every library family by name.
-REGISTRY = {f.name: f for f in _FAMILIES}
+REGISTRY: dict[str, Family] = {f.name: f for f in _FAMILIES}
 
 
-def _constructor(family):
-    """The public constructor of ``family``: keyword parameters from its table, its docstring."""
+def _param_type(param: Param) -> str:
+    return "int" if param.rule == "positive_integer" else "float"
 
-    def build(*args, **kwargs):
+
+def _constructor(family: Family) -> Callable[..., RadialKernel]:
+    """The public constructor of ``family``: typed parameters from its table, its docstring."""
+
+    def build(*args: float, **kwargs: float) -> RadialKernel:
         names = [p.name for p in family.params]
         if len(args) > len(names):
             raise TypeError(f"{family.name}() takes {len(names)} positional arguments, got {len(args)}")
@@ -359,16 +365,20 @@ def _constructor(family):
 
     build.__name__ = build.__qualname__ = family.name
     build.__module__ = "spectralkit.kernels"
+    # postponed annotations (text), like the rest of the package: typing.get_type_hints resolves
+    # them in this module, where RadialKernel is defined
+    build.__annotations__ = {p.name: _param_type(p) for p in family.params} | {"return": "RadialKernel"}
     build.__signature__ = inspect.Signature(
         [
-            inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default)
+            inspect.Parameter(
+                p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default, annotation=_param_type(p)
+            )
             for p in family.params
-        ]
+        ],
+        return_annotation="RadialKernel",
     )
     params_doc = "".join(
-        f"\n{p.name} : {'int' if p.rule == 'positive_integer' else 'float'}, "
-        f"default {p.default!r}\n    {p.doc}."
-        for p in family.params
+        f"\n{p.name} : {_param_type(p)}, default {p.default!r}\n    {p.doc}." for p in family.params
     )
     build.__doc__ = (
         family.doc
@@ -379,7 +389,7 @@ def _constructor(family):
 
 
 #: Library constructors by name (used by :func:`from_spec` and the CLI).
-LIBRARY = {name: _constructor(f) for name, f in REGISTRY.items()}
+LIBRARY: dict[str, Callable[..., RadialKernel]] = {name: _constructor(f) for name, f in REGISTRY.items()}
 
 
 def _parse_number(name, text):
@@ -390,7 +400,9 @@ def _parse_number(name, text):
     return int(value) if value == int(value) and "." not in text and "e" not in text.lower() else value
 
 
-def from_spec(spec, params=None, support=None):
+def from_spec(
+    spec: str | RadialKernel, params: Mapping[str, float] | None = None, support: float | None = None
+) -> RadialKernel:
     """Build a kernel from a library spec or a formula.
 
     Parameters

@@ -9,6 +9,8 @@ terms so that its spectral measure can be assembled term by term (see
 
 """
 
+from __future__ import annotations
+
 import hashlib
 import numbers
 from collections.abc import Mapping
@@ -17,6 +19,7 @@ import numpy as np
 import scipy.special
 import sympy
 import sympy.tensor.tensor
+from numpy.typing import ArrayLike, NDArray
 from sympy.core.function import AppliedUndef
 
 from ..exceptions import KernelDefinitionError
@@ -148,7 +151,14 @@ class RadialKernel:
 
     __slots__ = ("_expr", "_params", "_support", "_name", "_family", "_terms", "_cache", "_frozen")
 
-    def __init__(self, expr, params=None, support=None, name=None, family=None):
+    def __init__(
+        self,
+        expr: sympy.Expr | str,
+        params: Mapping[str, float] | None = None,
+        support: float | None = None,
+        name: str | None = None,
+        family: tuple[str, Mapping[str, float]] | None = None,
+    ) -> None:
         params = _check_params(params)
         # exactly two input types: text goes through the whitelist parser; a sympy expression is
         # taken as built. Anything else (tuples, lists, dicts, sets of strings...) is refused here:
@@ -200,7 +210,13 @@ class RadialKernel:
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
-    def from_string(cls, text, params=None, support=None, name=None):
+    def from_string(
+        cls,
+        text: str,
+        params: Mapping[str, float] | None = None,
+        support: float | None = None,
+        name: str | None = None,
+    ) -> RadialKernel:
         """Build a kernel from formula text, parsed through a whitelist.
 
         Allowed: numbers, ``r``, names declared in ``params``, ``+ - * / **`` (``^`` means
@@ -252,22 +268,22 @@ class RadialKernel:
 
     # -- properties ---------------------------------------------------------------------------
     @property
-    def is_combination(self):
+    def is_combination(self) -> bool:
         """True when the kernel is a linear combination of two or more terms."""
         return self._terms is not None
 
     @property
-    def terms(self):
+    def terms(self) -> tuple[tuple[float, RadialKernel], ...]:
         """The terms ``((coef, atomic_kernel), ...)``; a single kernel is ``((1.0, self),)``."""
         return self._terms if self._terms is not None else ((1.0, self),)
 
     @property
-    def name(self):
+    def name(self) -> str:
         """Display name."""
         return self._name
 
     @property
-    def support(self):
+    def support(self) -> float | None:
         """Support radius R (k = 0 beyond it), or None for unbounded support.
 
         For a combination: the largest support of its terms (None if any term is unbounded).
@@ -275,25 +291,25 @@ class RadialKernel:
         return self._support
 
     @property
-    def params(self):
+    def params(self) -> dict[str, float]:
         """Parameter values as a dict (empty for combinations)."""
         return dict(self._params)
 
     @property
-    def family(self):
+    def family(self) -> tuple[str, dict[str, float]] | None:
         """``(family_name, {param: value})`` for library kernels, else None."""
         if self._family is None:
             return None
         return self._family[0], dict(self._family[1])
 
     @property
-    def symbolic_expr(self):
+    def symbolic_expr(self) -> sympy.Expr:
         """The expression with parameter symbols (atomic kernels only)."""
         self._require_atomic("symbolic_expr")
         return self._expr
 
     @property
-    def expr(self):
+    def expr(self) -> sympy.Expr:
         """The sympy expression in ``r`` with parameter values substituted.
 
         For a combination: the sum of the terms' expressions. Note that this sum ignores the
@@ -315,7 +331,7 @@ class RadialKernel:
             self._cache["expr"] = value
         return self._cache["expr"]
 
-    def piecewise_expr(self):
+    def piecewise_expr(self) -> sympy.Expr:
         """The kernel as a sympy ``Piecewise`` that is 0 beyond each term's support."""
         out = []
         for c, a in self.terms:
@@ -328,7 +344,7 @@ class RadialKernel:
         return sympy.Add(*out)
 
     @property
-    def key(self):
+    def key(self) -> str:
         """Canonical text identifying the kernel (used for hashing, equality and caching)."""
         if "key" not in self._cache:
             if self._terms is not None:
@@ -338,7 +354,7 @@ class RadialKernel:
         return self._cache["key"]
 
     @property
-    def digest(self):
+    def digest(self) -> str:
         """A short sha256 digest of :attr:`key` (file-name safe)."""
         return hashlib.sha256(self.key.encode()).hexdigest()[:20]
 
@@ -367,7 +383,7 @@ class RadialKernel:
             v = complex(sympy.N(v))
         return float(v.real)
 
-    def value_at_zero(self):
+    def value_at_zero(self) -> float:
         """k(0) = lim_{r -> 0+} k(r) (``inf`` if k is unbounded at 0)."""
         if self._terms is not None:
             return float(sum(c * a.value_at_zero() for c, a in self._terms))
@@ -380,7 +396,7 @@ class RadialKernel:
             self._cache["fn"] = fn
         return fn
 
-    def __call__(self, radius):
+    def __call__(self, radius: ArrayLike) -> NDArray[np.float64] | float:
         """Evaluate k at radii ``radius`` (array-like, >= 0); returns a float64 array (or float).
 
         Raises
@@ -413,7 +429,9 @@ class RadialKernel:
             val[rr > self._support] = 0.0
         return val if val.ndim else float(val)
 
-    def gram(self, X, Y=None, *, shape_matrix=None):
+    def gram(
+        self, X: ArrayLike, Y: ArrayLike | None = None, *, shape_matrix: ArrayLike | None = None
+    ) -> NDArray[np.float64] | float:
         """The Gram matrix K[i, j] = k(||x_i - y_j||_M), usable where scikit-learn expects a kernel.
 
         ``SVC(kernel=k.gram)`` and ``sklearn.metrics.pairwise_kernels(X, metric=k.gram)`` work as is
@@ -424,17 +442,17 @@ class RadialKernel:
         return gram(self, X, Y, shape_matrix)
 
     # -- arithmetic ---------------------------------------------------------------------------
-    def __add__(self, other):
+    def __add__(self, other: RadialKernel) -> RadialKernel:
         if not isinstance(other, RadialKernel):
             return NotImplemented
         return RadialKernel._combination([(1.0, self), (1.0, other)])
 
-    def __sub__(self, other):
+    def __sub__(self, other: RadialKernel) -> RadialKernel:
         if not isinstance(other, RadialKernel):
             return NotImplemented
         return RadialKernel._combination([(1.0, self), (-1.0, other)])
 
-    def __mul__(self, c):
+    def __mul__(self, c: float) -> RadialKernel:
         if isinstance(c, bool) or not isinstance(c, numbers.Real) or not np.isfinite(c):
             return NotImplemented
         if c == 0:
@@ -443,10 +461,10 @@ class RadialKernel:
 
     __rmul__ = __mul__
 
-    def __neg__(self):
+    def __neg__(self) -> RadialKernel:
         return RadialKernel._combination([(-1.0, self)])
 
-    def __truediv__(self, c):
+    def __truediv__(self, c: float) -> RadialKernel:
         if isinstance(c, bool) or not isinstance(c, numbers.Real) or c == 0:
             return NotImplemented
         return self * (1.0 / float(c))
