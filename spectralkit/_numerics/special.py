@@ -46,7 +46,7 @@ def log_sphere_area(dim):
     return math.log(2.0) + 0.5 * dim * math.log(math.pi) - math.lgamma(0.5 * dim)
 
 
-def sphere_area(dim):
+def sphere_area(dim: int) -> float:
     """Surface area S_(d-1) = 2 pi^(d/2) / Gamma(d/2) of the unit sphere in R^dim."""
     return math.exp(log_sphere_area(dim))
 

@@ -15,15 +15,20 @@ Verdicts (per kernel *and* dimension):
   for masses raises :class:`~spectralkit.DivergentMassError`.
 """
 
+from __future__ import annotations
+
 import contextlib
 import math
 import numbers
+import os
 import time
 import warnings
+from typing import Any
 
 import mpmath
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike, NDArray
 
 from .._numerics.special import log_sphere_area
 from ..exceptions import (
@@ -34,12 +39,12 @@ from ..exceptions import (
     TransformError,
 )
 from ..kernels import DensityKernel, RadialKernel, from_spec
-from ..transforms import closed_form, constant_transform, transform_atom
+from ..transforms import RadialTransform, closed_form, constant_transform, transform_atom
 from . import _cache
 from ._finiteness import finiteness
 from ._jordan import integrate_abs, jordan
 from ._progress import Progress
-from ._results import Derivation, Estimate, RKKSReport, Shell, TermsSplit
+from ._results import Derivation, Estimate, FinitenessReport, Lobe, RKKSReport, Shell, TailModel, TermsSplit
 
 __all__ = ["SpectralMeasure", "check_rkks", "MAX_DIM"]
 
@@ -150,7 +155,16 @@ class SpectralMeasure:
     any transform).
     """
 
-    def __init__(self, kernel, dim, *, sympy_budget=5.0, cache_dir=None, progress=False, _truncation=None):
+    def __init__(
+        self,
+        kernel: RadialKernel | DensityKernel | str,
+        dim: int,
+        *,
+        sympy_budget: float = 5.0,
+        cache_dir: str | os.PathLike[str] | None = None,
+        progress: bool = False,
+        _truncation: float | None = None,
+    ) -> None:
         if isinstance(kernel, str):
             kernel = from_spec(kernel)
         if not isinstance(kernel, (RadialKernel, DensityKernel)):
@@ -173,7 +187,7 @@ class SpectralMeasure:
 
     # -- densities -----------------------------------------------------------------------------
     @property
-    def transforms(self):
+    def transforms(self) -> tuple[tuple[float, RadialTransform], ...]:
         """``((coef, RadialTransform), ...)`` for the kernel's terms (computed on first use)."""
         if self._transforms is None:
             with _translated(self):
@@ -198,20 +212,22 @@ class SpectralMeasure:
             self._term_k0 = tuple(1.0 if atom is None else atom.value_at_zero() for _, atom in terms)
 
     @property
-    def terms(self):
+    def terms(self) -> tuple[tuple[float, RadialKernel | DensityKernel | None], ...]:
         """``((coef, atom), ...)``: the kernel's terms, sums of closed forms split (None: a constant)."""
         if self._terms is None:
             self._terms = tuple(_closed_form_terms(self.kernel, self.dim))
         return self._terms
 
     @property
-    def transform_terms(self):
+    def transform_terms(
+        self,
+    ) -> tuple[tuple[float, RadialKernel | DensityKernel | None, RadialTransform], ...]:
         """``((coef, atom, RadialTransform), ...)``: the terms with their kernels (None: a constant)."""
         ts = self.transforms
         return tuple((c, atom, t) for (c, t), (_, atom) in zip(ts, self.terms))
 
     @property
-    def shells(self):
+    def shells(self) -> tuple[tuple[float, float], ...]:
         """The singular part: ``((radius, signed mass), ...)`` of uniform measures on spheres.
 
         Radius 0 is an atom at w = 0 (a constant added to the kernel). Shells of equal radius are
@@ -225,14 +241,14 @@ class SpectralMeasure:
         return tuple(sorted((r_, m) for r_, m in acc.items() if m != 0.0))
 
     @property
-    def method(self):
+    def method(self) -> str:
         """How mu was computed, e.g. ``"closed-form:gaussian"`` or ``"sum[...]"`` for combinations."""
         if self._summary is not None:
             return self._summary.method
         methods = [t.method for _, t in self.transforms]
         return methods[0] if len(methods) == 1 else "sum[" + ", ".join(methods) + "]"
 
-    def mu(self, rho):
+    def mu(self, rho: ArrayLike) -> NDArray[np.float64]:
         """Signed spectral density mu(rho) at frequency norms ``rho >= 0`` (vectorised).
 
         The absolutely continuous part; shells (sphere measures, an atom at 0) are in :attr:`shells`.
@@ -288,7 +304,7 @@ class SpectralMeasure:
             sign = np.where(rho > self._truncation, 0.0, sign)
         return log_abs, sign
 
-    def radial_density(self, rho):
+    def radial_density(self, rho: ArrayLike) -> NDArray[np.float64]:
         """Signed radial density f(rho) = S_{d-1} rho^(d-1) mu(rho); integrates to k(0)."""
         rho = self._check_rho(rho)
         logs = self._log_abs_mu(rho)
@@ -331,12 +347,12 @@ class SpectralMeasure:
         return self._summary
 
     @property
-    def finiteness(self):
+    def finiteness(self) -> FinitenessReport:
         """:class:`FinitenessReport`: is ``||mu||`` finite, and why."""
         return self._derived().finiteness
 
     @property
-    def is_finite(self):
+    def is_finite(self) -> bool:
         """True when the total mass ``||mu||`` is finite."""
         return self.finiteness.finite
 
@@ -350,46 +366,46 @@ class SpectralMeasure:
             )
 
     @property
-    def sign_changes(self):
+    def sign_changes(self) -> tuple[float, ...]:
         """Zeros of mu (sign changes) in ``[0, rho_c]``, located by root finding."""
         return self._derived().roots
 
     @property
-    def lobes(self):
+    def lobes(self) -> tuple[Lobe, ...]:
         """Intervals of constant sign partitioning ``[0, rho_c]`` (see :class:`Lobe`)."""
         self._require_finite("The Jordan lobes")
         return self._derived().lobes
 
     @property
-    def tail(self):
+    def tail(self) -> TailModel | None:
         """:class:`TailModel` beyond ``rho_c`` or None when the mass there is negligible."""
         self._require_finite("The tail")
         return self._derived().tail
 
     @property
-    def mass_plus(self):
+    def mass_plus(self) -> Estimate:
         """Jordan mass m+ = ||mu+|| as an :class:`Estimate`; raises DivergentMassError if infinite."""
         self._require_finite("The mass m+")
         return self._derived().mass_plus
 
     @property
-    def mass_minus(self):
+    def mass_minus(self) -> Estimate:
         """Jordan mass m- = ||mu-|| as an :class:`Estimate`; raises DivergentMassError if infinite."""
         self._require_finite("The mass m-")
         return self._derived().mass_minus
 
     @property
-    def total_mass(self):
+    def total_mass(self) -> Estimate:
         """``||mu|| = m+ + m-`` as an :class:`Estimate`."""
         p, m = self.mass_plus, self.mass_minus
         return Estimate(p.value + m.value, p.error + m.error)
 
     @property
-    def is_positive(self):
+    def is_positive(self) -> bool:
         """True when mu >= 0 (the kernel is PD on R^dim)."""
         return self._derived().verdict == "PD"
 
-    def partial_masses(self, radii):
+    def partial_masses(self, radii: ArrayLike) -> NDArray[np.float64]:
         """Partial total masses M(R) = S_{d-1} int_0^R |mu(rho)| rho^(d-1) drho (+ shells within R).
 
         Finite measures converge as R grows; divergent ones grow like a power of R or log R.
@@ -412,7 +428,7 @@ class SpectralMeasure:
     def _oscillation(self):
         return max([t.tail_oscillation for _, t in self.transforms] + [0.0])
 
-    def truncated(self, rho_max):
+    def truncated(self, rho_max: float) -> SpectralMeasure:
         """The measure restricted to ``rho <= rho_max`` (finite even when ``||mu|| = inf``).
 
         Used for the opt-in truncated estimator of divergent kernels; it is biased:
@@ -428,7 +444,7 @@ class SpectralMeasure:
             _truncation=float(rho_max),
         )
 
-    def cumulative(self, rho):
+    def cumulative(self, rho: ArrayLike) -> NDArray[np.float64] | None:
         """The exact cumulative signed mass int_0^rho f of the absolutely continuous part, or None.
 
         Available when every term has an exact radial CDF (closed forms) and the measure is not
@@ -452,21 +468,21 @@ class SpectralMeasure:
         return total
 
     @property
-    def singular_points(self):
+    def singular_points(self) -> tuple[float, ...]:
         """Radii where the density is infinite or jumps (lobes end there; never evaluated inside)."""
         return tuple(sorted({float(p) for _, t in self.transforms for p in t.singular_points}))
 
     @property
-    def has_cumulative(self):
+    def has_cumulative(self) -> bool:
         """True when :meth:`cumulative` is exact (see there)."""
         return self.cumulative(np.zeros(1)) is not None
 
     @property
-    def truncation(self):
+    def truncation(self) -> float | None:
         """The truncation radius of a :meth:`truncated` measure, else None."""
         return self._truncation
 
-    def terms_split(self):
+    def terms_split(self) -> TermsSplit:
         """Split by the signs of the coefficients: see :class:`TermsSplit`.
 
         Raises
@@ -576,7 +592,7 @@ class SpectralMeasure:
         except TransformError:
             return "analysis of k only (no spectral density exists)"
 
-    def check_rkks(self):
+    def check_rkks(self) -> RKKSReport:
         """The verdict PD / RKKS / DIVERGENT with masses, evidence and timing (:class:`RKKSReport`).
 
         ``seconds`` is the wall time of this call (a cached derivation answers in milliseconds).
@@ -687,7 +703,7 @@ def _closed_form_terms(kernel, dim):
     return out
 
 
-def check_rkks(kernel, dim, **options):
+def check_rkks(kernel: RadialKernel | DensityKernel | str, dim: int, **options: Any) -> RKKSReport:
     """Decide whether ``kernel`` on R^dim is PD, lives in an RKKS, or has no finite spectral measure.
 
     Parameters

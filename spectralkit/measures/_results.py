@@ -6,6 +6,7 @@ disk cache can store it as JSON through :mod:`._codec` (no pickle).
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -28,13 +29,14 @@ class Estimate:
     value: float
     error: float
 
-    def __float__(self):
+    def __float__(self) -> float:
         return float(self.value)
 
     def __str__(self):
         return f"{self.value:.12g} ± {self.error:.2g}"
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, float]:
+        """``{"value": ..., "error": ...}`` (JSON-serialisable)."""
         return {"value": float(self.value), "error": float(self.error)}
 
 
@@ -160,7 +162,7 @@ class RKKSReport:
     seconds: float = 0.0
     shells: tuple = ()
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable dict."""
         out = {}
         for name in self.__dataclass_fields__:
