@@ -55,6 +55,8 @@ array([[0.5, 0. , 2. ],
 array([ 1., -1.])
 """
 
+from __future__ import annotations
+
 import bz2
 import codecs
 import gzip
@@ -67,9 +69,12 @@ import os
 import re
 import stat
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
+from numpy.typing import DTypeLike, NDArray
 
 __all__ = ["FORMATS", "DatasetInfo", "detect_format", "iter_chunks", "load", "scan"]
 
@@ -345,7 +350,7 @@ def _is_header(fields):
 # ---------------------------------------------------------------------------------------------
 # format detection and scan
 # ---------------------------------------------------------------------------------------------
-def detect_format(path):
+def detect_format(path: str | os.PathLike[str]) -> Literal["npy", "csv", "libsvm"]:
     """Detect the format of ``path``: ``"npy"``, ``"csv"`` or ``"libsvm"``.
 
     ``.npy`` files are recognised by numpy's magic bytes; text files (optionally compressed)
@@ -480,7 +485,15 @@ def _scan_libsvm(path, compression, zero_based, n_features):
     return n_rows, width
 
 
-def scan(path, *, format=None, label_column=None, n_features=None, zero_based=False, header=None):
+def scan(
+    path: str | os.PathLike[str],
+    *,
+    format: Literal["npy", "csv", "libsvm"] | None = None,
+    label_column: int | None = None,
+    n_features: int | None = None,
+    zero_based: bool = False,
+    header: bool | None = None,
+) -> DatasetInfo:
     """Learn the shape of a data file in one streaming pass (bounded memory).
 
     Parameters
@@ -751,17 +764,17 @@ def _check_info(info, path, options):
 
 
 def iter_chunks(
-    path,
+    path: str | os.PathLike[str],
     *,
-    chunk_rows=4096,
-    format=None,
-    label_column=None,
-    n_features=None,
-    zero_based=False,
-    header=None,
-    dtype=np.float64,
-    info=None,
-):
+    chunk_rows: int = 4096,
+    format: Literal["npy", "csv", "libsvm"] | None = None,
+    label_column: int | None = None,
+    n_features: int | None = None,
+    zero_based: bool = False,
+    header: bool | None = None,
+    dtype: DTypeLike = np.float64,
+    info: DatasetInfo | None = None,
+) -> Iterator[tuple[NDArray[np.floating], NDArray[np.float64] | NDArray[np.str_] | None]]:
     """Yield ``(X, y)`` blocks of at most ``chunk_rows`` rows, streaming (bounded memory).
 
     Parameters
@@ -864,16 +877,16 @@ def _text_chunks(info, chunk_rows, dtype):
 
 
 def load(
-    path,
+    path: str | os.PathLike[str],
     *,
-    format=None,
-    label_column=None,
-    n_features=None,
-    zero_based=False,
-    header=None,
-    dtype=np.float64,
-    chunk_rows=65536,
-):
+    format: Literal["npy", "csv", "libsvm"] | None = None,
+    label_column: int | None = None,
+    n_features: int | None = None,
+    zero_based: bool = False,
+    header: bool | None = None,
+    dtype: DTypeLike = np.float64,
+    chunk_rows: int = 65536,
+) -> tuple[NDArray[np.floating], NDArray[np.float64] | NDArray[np.str_] | None]:
     """Read a whole data file into memory: ``(X, y)``.
 
     Parameters are those of :func:`iter_chunks`. ``y`` is None for files without labels.
