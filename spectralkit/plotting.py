@@ -18,12 +18,21 @@ matplotlib is imported only when a function is called, and figures are built wit
 global backend.
 """
 
+from __future__ import annotations
+
 import math
+import os
 import textwrap
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .exceptions import DivergentMassError, SpectralkitError
+
+if TYPE_CHECKING:  # annotations only: matplotlib is an optional extra, imported on use
+    from matplotlib.figure import Figure
+
+    from .measures import SpectralMeasure
 
 __all__ = ["plot_measure", "save_figure"]
 
@@ -95,7 +104,15 @@ def _r_range(kernel, measure):
     return 5.0 / lo_scale
 
 
-def plot_measure(measure, *, rho_max=None, r_max=None, n_points=800, figsize=(13.0, 7.5), title=None):
+def plot_measure(
+    measure: SpectralMeasure,
+    *,
+    rho_max: float | None = None,
+    r_max: float | None = None,
+    n_points: int = 800,
+    figsize: tuple[float, float] = (13.0, 7.5),
+    title: str | None = None,
+) -> Figure:
     """Draw the kernel, its signed spectral measure, the radial laws and the partial masses.
 
     Parameters
@@ -283,7 +300,7 @@ def plot_measure(measure, *, rho_max=None, r_max=None, n_points=800, figsize=(13
     return fig
 
 
-def save_figure(fig, path, dpi=110):
+def save_figure(fig: Figure, path: str | os.PathLike[str], dpi: float = 110) -> str | os.PathLike[str]:
     """Write ``fig`` to ``path`` (format from the suffix: .png, .pdf, .svg) with the Agg renderer."""
     if isinstance(dpi, bool) or not isinstance(dpi, (int, float)) or not dpi > 0:
         raise ValueError(f"dpi must be a number > 0, got {dpi!r}")
