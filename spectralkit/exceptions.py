@@ -38,7 +38,7 @@ class DivergentMassError(SpectralkitError, ValueError):
         The explanation in words.
     """
 
-    def __init__(self, message, reason=None):
+    def __init__(self, message: str, reason: str | None = None) -> None:
         super().__init__(message)
         self.reason = reason if reason is not None else message
 
