@@ -1,10 +1,13 @@
 """scikit-learn estimators for kernel learning in a hyper-RKHS (extra ``sklearn``)."""
 
+from __future__ import annotations
+
 import math
 import numbers
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -361,7 +364,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         return np.asarray(out)
 
     # -- use -----------------------------------------------------------------------------------
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray[np.float64]:
         """The learned kernel against the training points: k*(X, X_fit_), shape (n_samples, n_train).
 
         This is the input of ``sklearn.svm.SVC(kernel="precomputed")``: ``fit_transform(X, y)``
@@ -372,7 +375,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self.kernel_.gram(X, self.X_fit_)
 
-    def learned_kernel_(self, X, Y=None):
+    def learned_kernel_(self, X: ArrayLike, Y: ArrayLike | None = None) -> NDArray[np.float64]:
         """Gram matrix k*(X, Y) of the learned kernel (Y = X when None).
 
         Usable as ``SVC(kernel="precomputed")`` input and, passed itself, as a scikit-learn
@@ -382,7 +385,9 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "kernel_")
         return self.kernel_.gram(X, Y)
 
-    def score(self, X, y=None, target_kernel=None):
+    def score(
+        self, X: ArrayLike, y: ArrayLike | None = None, target_kernel: ArrayLike | None = None
+    ) -> float:
         """Negative mean squared error of k*(x_i, x_j) + intercept_ against the target on all pairs of X."""
         check_is_fitted(self, "kernel_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
@@ -514,19 +519,19 @@ class HyperKernelRidge(_HyperKernelBase):
 
     def __init__(
         self,
-        hyper_kernel="gaussian",
+        hyper_kernel: Literal["gaussian", "wishart", "radial"] = "gaussian",
         *,
-        alpha=1e-3,
-        sigma2=None,
-        sigma2_h=None,
-        wishart_dof=None,
-        solver="auto",
-        n_landmarks=30,
-        n_partitions=1,
-        bin_width=None,
-        cv=None,
-        random_state=None,
-    ):
+        alpha: float | ArrayLike = 1e-3,
+        sigma2: float | None = None,
+        sigma2_h: float | None = None,
+        wishart_dof: float | None = None,
+        solver: Literal["auto", "exact", "nystroem", "binned"] = "auto",
+        n_landmarks: int = 30,
+        n_partitions: int = 1,
+        bin_width: float | None = None,
+        cv: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.hyper_kernel = hyper_kernel
         self.alpha = alpha
         self.sigma2 = sigma2
@@ -540,7 +545,9 @@ class HyperKernelRidge(_HyperKernelBase):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, target_kernel=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike | None = None, target_kernel: ArrayLike | None = None
+    ) -> HyperKernelRidge:
         """Learn the kernel from labels y (ideal kernel) or from ``target_kernel`` (n_samples, n_samples).
 
         Returns
@@ -579,20 +586,20 @@ class HyperKernelSVR(_HyperKernelBase):
 
     def __init__(
         self,
-        hyper_kernel="gaussian",
+        hyper_kernel: Literal["gaussian", "wishart", "radial"] = "gaussian",
         *,
-        C=100.0,
-        epsilon=0.1,
-        sigma2=None,
-        sigma2_h=None,
-        wishart_dof=None,
-        solver="auto",
-        n_landmarks=30,
-        n_partitions=1,
-        bin_width=None,
-        cv=None,
-        random_state=None,
-    ):
+        C: float | ArrayLike = 100.0,
+        epsilon: float = 0.1,
+        sigma2: float | None = None,
+        sigma2_h: float | None = None,
+        wishart_dof: float | None = None,
+        solver: Literal["auto", "exact", "nystroem", "binned"] = "auto",
+        n_landmarks: int = 30,
+        n_partitions: int = 1,
+        bin_width: float | None = None,
+        cv: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
         self.hyper_kernel = hyper_kernel
         self.C = C
         self.epsilon = epsilon
@@ -607,7 +614,9 @@ class HyperKernelSVR(_HyperKernelBase):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, target_kernel=None):
+    def fit(
+        self, X: ArrayLike, y: ArrayLike | None = None, target_kernel: ArrayLike | None = None
+    ) -> HyperKernelSVR:
         """Learn the kernel from labels y (ideal kernel) or from ``target_kernel`` (n_samples, n_samples).
 
         Returns

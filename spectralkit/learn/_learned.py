@@ -4,15 +4,20 @@
 (radial hyper-kernel; a radial kernel with an explicit signed spectral measure).
 """
 
+from __future__ import annotations
+
 import hashlib
 import itertools
 import math
 import numbers
+from collections.abc import Iterable, Mapping
+from typing import Literal
 
 import numpy as np
 import scipy.interpolate
 import scipy.optimize
 import scipy.special
+from numpy.typing import ArrayLike, NDArray
 
 from .. import Estimate
 from ..kernels import DensityKernel
@@ -60,7 +65,13 @@ class LearnedKernel:
         Total number of landmark pairs.
     """
 
-    def __init__(self, hyper_kernel, params, parts, offset):
+    def __init__(
+        self,
+        hyper_kernel: Literal["gaussian", "wishart"],
+        params: Mapping[str, float],
+        parts: Iterable[tuple[ArrayLike, ArrayLike, ArrayLike, ArrayLike]],
+        offset: ArrayLike,
+    ) -> None:
         if hyper_kernel not in ("gaussian", "wishart"):
             raise ValueError(f"hyper_kernel must be 'gaussian' or 'wishart', got {hyper_kernel!r}")
         self.hyper_kernel = hyper_kernel
@@ -78,11 +89,11 @@ class LearnedKernel:
         self.dim = int(self.offset.size)
 
     @property
-    def n_terms(self):
+    def n_terms(self) -> int:
         """Number of (landmark pair, coefficient) terms over all parts."""
         return int(sum(len(c) for _, _, _, c in self.parts))
 
-    def gram(self, X, Y=None):
+    def gram(self, X: ArrayLike, Y: ArrayLike | None = None) -> NDArray[np.float64]:
         """Gram matrix k*(X, Y), shape (n_X, n_Y) (Y = X when None)."""
         X = _check_points("X", X, self.dim) - self.offset
         Y = X if Y is None else _check_points("Y", Y, self.dim) - self.offset
@@ -163,7 +174,7 @@ class LearnedRadialKernel:
         Coefficients c_j.
     """
 
-    def __init__(self, dim, lengthscale, nodes, coef):
+    def __init__(self, dim: int, lengthscale: float, nodes: ArrayLike, coef: ArrayLike) -> None:
         if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
             raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
         if (
@@ -186,7 +197,7 @@ class LearnedRadialKernel:
         self._table = None
 
     # -- the kernel ------------------------------------------------------------------------------
-    def __call__(self, r):
+    def __call__(self, r: ArrayLike) -> NDArray[np.float64] | float:
         """k*(r) at distances r >= 0 (vectorised, exact sum over the nodes)."""
         r = np.asarray(r, dtype=np.float64)
         if not np.all(np.isfinite(r)) or np.any(r < 0):
@@ -208,12 +219,12 @@ class LearnedRadialKernel:
             out[s : s + step] = basis(flat[s : s + step]) @ self.coef
         return out.reshape(x.shape)
 
-    def value_at_zero(self):
+    def value_at_zero(self) -> float:
         """k*(0) = sum_j c_j exp(-r_j^2 / (2 l^2)) = int f(rho) d rho."""
         return float(np.sum(self.coef * np.exp(-(self.nodes**2) / (2 * self.lengthscale**2))))
 
     @property
-    def support_radius(self):
+    def support_radius(self) -> float:
         """Beyond this distance |k*(r)| <= sum|c| exp(-40.5) (~2.6e-18 sum|c|) and is taken as 0."""
         return float((self.nodes.max() if self.nodes.size else 0.0) + 9.0 * self.lengthscale)
 
@@ -230,11 +241,11 @@ class LearnedRadialKernel:
         return self._table
 
     @property
-    def interpolation_error(self):
+    def interpolation_error(self) -> float:
         """Max |spline - k*| measured at the midpoints of the table used by :meth:`gram`."""
         return self._interpolant()[2]
 
-    def gram(self, X, Y=None):
+    def gram(self, X: ArrayLike, Y: ArrayLike | None = None) -> NDArray[np.float64]:
         """Gram matrix k*(|x - y|) for the rows of X and Y (Y = X when None).
 
         Distances are mapped through a cubic spline of k* (error :attr:`interpolation_error`,
@@ -258,18 +269,18 @@ class LearnedRadialKernel:
             raise ValueError("rho must contain finite frequency norms >= 0")
         return self._node_sum(rho, lambda x: omega(np.multiply.outer(x, self.nodes), self.dim))
 
-    def signed_weight(self, rho):
+    def signed_weight(self, rho: ArrayLike) -> NDArray[np.float64] | float:
         """a(rho) = sum_j c_j Omega_d(rho r_j): the density of the measure relative to F."""
         out = self._a(rho)
         return out if out.ndim else float(out)
 
-    def radial_density(self, rho):
+    def radial_density(self, rho: ArrayLike) -> NDArray[np.float64] | float:
         """Signed radial density f(rho) = a(rho) f_F(rho) = S_(d-1) rho^(d-1) mu(rho); int f = k*(0)."""
         a = self._a(rho)
         out = a * np.exp(log_chi_pdf(rho, self.dim, self.lengthscale))
         return out if out.ndim else float(out)
 
-    def mu(self, rho):
+    def mu(self, rho: ArrayLike) -> NDArray[np.float64] | float:
         """Signed spectral density mu(rho) = a(rho) (l^2 / (2 pi))^(d/2) exp(-rho^2 l^2 / 2)."""
         a = self._a(rho)
         rho = np.asarray(rho, dtype=np.float64)
@@ -278,16 +289,16 @@ class LearnedRadialKernel:
         return out if out.ndim else float(out)
 
     @property
-    def envelope_mass(self):
+    def envelope_mass(self) -> float:
         """sum_j |c_j|: |f(rho)| <= envelope_mass * f_F(rho), so m+ + m- <= envelope_mass."""
         return float(np.sum(np.abs(self.coef)))
 
-    def density_envelope(self, rho):
+    def density_envelope(self, rho: ArrayLike) -> NDArray[np.float64] | float:
         """The bound (sum_j |c_j|) f_F(rho) >= |f(rho)| (for rejection sampling and tail bounds)."""
         out = self.envelope_mass * np.exp(log_chi_pdf(rho, self.dim, self.lengthscale))
         return out if np.ndim(out) else float(out)
 
-    def tail_mass_bound(self, R):
+    def tail_mass_bound(self, R: float) -> float:
         """Bound on int_R^inf |f|: (sum_j |c_j|) P(chi_d / l > R)."""
         if not np.isfinite(R) or R < 0:
             raise ValueError(f"R must be a finite frequency norm >= 0, got {R!r}")
@@ -302,7 +313,7 @@ class LearnedRadialKernel:
         lo = math.sqrt(2.0 * scipy.special.gammaincinv(0.5 * d, tol)) / ell
         return lo, hi
 
-    def masses(self, order=24):
+    def masses(self, order: int = 24) -> tuple[Estimate, Estimate]:
         """Jordan masses m+ = int max(f, 0), m- = int max(-f, 0) as :class:`~spectralkit.Estimate`.
 
         f is integrated by Gauss-Legendre on its sign intervals (sign changes located on a grid of
@@ -350,7 +361,7 @@ class LearnedRadialKernel:
         eps = 1e-15 * self.envelope_mass
         return (Estimate(pos, abs(pos - pos_lo) + tail + eps), Estimate(neg, abs(neg - neg_lo) + tail + eps))
 
-    def as_kernel(self):
+    def as_kernel(self) -> DensityKernel:
         """This kernel as a :class:`~spectralkit.kernels.DensityKernel` on R^dim.
 
         The density is :meth:`radial_density` (exact up to rounding: ``rel_error`` 1e-14), the

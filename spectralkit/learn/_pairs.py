@@ -18,12 +18,15 @@ epsilon-insensitive loss over the n^2 ordered pairs (the form of the paper's eq.
 has C / n^2), so its scale does not depend on n.
 """
 
+from __future__ import annotations
+
 import math
 import warnings
 
 import numpy as np
 import scipy.linalg
 from numba import njit
+from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import ThreadpoolController
 
 from .hyperkernels import GaussianBlocks, WishartBlocks
@@ -71,7 +74,7 @@ def pair_blocks(rows, cols=None, block=_BLOCK):
         i0 = i1
 
 
-def ideal_kernel(y):
+def ideal_kernel(y: ArrayLike) -> NDArray[np.float64]:
     """The ideal kernel of labels y: Y_ij = +1 if y_i == y_j else -1 (an (n, n) float array)."""
     y = np.asarray(y)
     if y.ndim != 1:

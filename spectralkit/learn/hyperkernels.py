@@ -42,12 +42,15 @@ H(|x1 - x1'|, |x2 - x2'|): PD (an integral of products) with radial sections, so
 kernel is radial and has an explicit signed spectral measure (:class:`LearnedRadialKernel`).
 """
 
+from __future__ import annotations
+
 import math
 import numbers
 
 import numpy as np
 import scipy.special
 from numba import njit, prange
+from numpy.typing import ArrayLike, NDArray
 
 from ._special import log_e0f1
 
@@ -82,7 +85,16 @@ def _positive(name, value):
     return float(value)
 
 
-def gaussian_hyperkernel(x1, x1p, x2, x2p, sigma2, sigma2_h, *, normalize=False):
+def gaussian_hyperkernel(
+    x1: ArrayLike,
+    x1p: ArrayLike,
+    x2: ArrayLike,
+    x2p: ArrayLike,
+    sigma2: float,
+    sigma2_h: float,
+    *,
+    normalize: bool = False,
+) -> NDArray[np.float64] | float:
     """Gaussian hyper-kernel g_{2 s^2}(x1 - x1') g_{2 s^2}(x2 - x2') g_{s^2 + s_h^2}(midpoint difference).
 
     Parameters
@@ -112,7 +124,16 @@ def gaussian_hyperkernel(x1, x1p, x2, x2p, sigma2, sigma2_h, *, normalize=False)
     return out if out.ndim else float(out)
 
 
-def wishart_hyperkernel(x1, x1p, x2, x2p, scale, dof, *, normalize=False):
+def wishart_hyperkernel(
+    x1: ArrayLike,
+    x1p: ArrayLike,
+    x2: ArrayLike,
+    x2p: ArrayLike,
+    scale: float | ArrayLike,
+    dof: float,
+    *,
+    normalize: bool = False,
+) -> NDArray[np.float64] | float:
     """Wishart hyper-kernel in closed form (Kondor & Jebara, with the dimension d).
 
     Parameters
@@ -167,7 +188,9 @@ def wishart_hyperkernel(x1, x1p, x2, x2p, scale, dof, *, normalize=False):
     return out if out.ndim else float(out)
 
 
-def radial_hyperkernel(r, rp, dim, lengthscale):
+def radial_hyperkernel(
+    r: ArrayLike, rp: ArrayLike, dim: int, lengthscale: float
+) -> NDArray[np.float64] | float:
     """Radial hyper-kernel H(r, r') = exp(-(r^2 + r'^2)/(2 l^2)) 0F1(; d/2; r^2 r'^2/(4 l^4)).
 
     Evaluated as exp(-(r - r')^2/(2 l^2)) E_(d/2-1)(r r'/l^2) with E in (0, 1] computed in logs,
