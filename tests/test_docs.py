@@ -209,11 +209,26 @@ def _summary(obj):
     return " ".join(para.split())
 
 
+class _Bare(str):
+    """A postponed annotation (text) that renders without quotes."""
+
+    def __repr__(self):
+        return str(self)
+
+
 def _signature(obj):
     try:
-        return str(inspect.signature(obj))
+        sig = inspect.signature(obj)
     except (TypeError, ValueError):
         return ""
+
+    def bare(annotation):
+        return _Bare(annotation) if isinstance(annotation, str) else annotation
+
+    params = [p.replace(annotation=bare(p.annotation)) for p in sig.parameters.values()]
+    # a class is called to build an instance: its __init__'s "-> None" is not what the call returns
+    returns = sig.empty if inspect.isclass(obj) else bare(sig.return_annotation)
+    return str(sig.replace(parameters=params, return_annotation=returns))
 
 
 def public_names(modname):
