@@ -280,7 +280,8 @@ def render_api():
                     if members:
                         lines += members + [""]
             else:
-                lines += [f"### `{modname}.{name}`", "", f"*constant* `{obj!r}`"[:200], ""]
+                shown = f"dict with keys {', '.join(map(str, obj))}" if isinstance(obj, dict) else repr(obj)
+                lines += [f"### `{modname}.{name}`", "", f"*constant* `{shown}`"[:200], ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
