@@ -147,6 +147,8 @@ __all__ = [
     "GramSums",
     "OUTPUT_POOL_MIN_BYTES",
     "SINCOS_MAX_ARG",
+    "THREAD_SAFE_LAYERS",
+    "available_memory",
     "blas_single_thread",
     "block_rows",
     "feature_gram_sums",
@@ -154,7 +156,9 @@ __all__ = [
     "fused_features",
     "gram_sums_dask",
     "inverse_cdf_lookup",
+    "numba_threads",
     "output_array",
+    "parallel_region",
     "release_output_memory",
     "sincos",
 ]
@@ -423,13 +427,124 @@ def _blas_controller():
     return _controller
 
 
+_blas_depth = 0
+_blas_limiter = None
+
+
+@contextlib.contextmanager
 def blas_single_thread():
     """Context manager limiting every loaded BLAS to one thread (cached controller, ~15 µs).
 
     BLAS must run single-threaded inside the numba parallel region: each worker calls its own
     GEMM, and a multi-threaded BLAS there oversubscribes the cores (9-34x slower).
+
+    The limit is process-wide, so concurrent calls from several threads share one limiter
+    (reference-counted): the first entry saves the caller's thread counts and sets 1, the last
+    exit restores them. Nested or overlapping ``threadpoolctl`` limits would otherwise restore
+    in the wrong order and leave BLAS at 1 thread for the caller.
     """
-    return _blas_controller().limit(limits=1, user_api="blas")
+    global _blas_depth, _blas_limiter
+    controller = _blas_controller()
+    with _controller_lock:
+        if _blas_depth == 0:
+            _blas_limiter = controller.limit(limits=1, user_api="blas")
+        _blas_depth += 1
+    try:
+        yield
+    finally:
+        with _controller_lock:
+            _blas_depth -= 1
+            if _blas_depth == 0:
+                _blas_limiter.restore_original_limits()
+                _blas_limiter = None
+
+
+# ----------------------------------------------------------------------------------------------
+# Thread safety of the parallel regions
+# ----------------------------------------------------------------------------------------------
+
+#: numba threading layers that support parallel regions launched from several threads at once
+#: (numba's documentation; "workqueue" aborts the process when two threads launch one).
+THREAD_SAFE_LAYERS = ("tbb", "omp")
+
+_parallel_lock = threading.RLock()
+_layer_safe = None  # unknown until numba has run a parallel region
+
+
+def _layer_is_thread_safe():
+    global _layer_safe
+    if _layer_safe is None:
+        try:
+            layer = numba.threading_layer()
+        except ValueError:  # no parallel region has run yet: the layer is not chosen
+            return False
+        _layer_safe = layer in THREAD_SAFE_LAYERS
+    return _layer_safe
+
+
+@contextlib.contextmanager
+def parallel_region():
+    """Serialise the compiled parallel calls unless numba's threading layer is thread-safe.
+
+    With "tbb" or "omp" concurrent calls run concurrently; with "workqueue" (or before the layer
+    is known) they take one process-wide re-entrant lock, one call at a time.
+    """
+    if _layer_is_thread_safe():
+        yield
+    else:
+        with _parallel_lock:
+            yield
+
+
+@contextlib.contextmanager
+def numba_threads(n):
+    """Run the block with ``n`` numba threads in the calling thread (None: unchanged).
+
+    ``numba.set_num_threads`` is per calling thread, so this does not affect other threads;
+    ``n`` is clipped to ``numba.config.NUMBA_NUM_THREADS``.
+    """
+    if n is None:
+        yield
+        return
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"numba_threads must be None or an integer >= 1, got {n!r}")
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(int(n), numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+def available_memory():
+    """Bytes of memory available to this process (Linux ``MemAvailable`` and cgroup v2 limit).
+
+    None when unknown (then callers do not refuse anything).
+    """
+    avail = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if avail is None:
+        try:
+            avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            return None
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            limit = f.read().strip()
+        with open("/sys/fs/cgroup/memory.current") as f:
+            current = int(f.read().strip())
+        if limit != "max":
+            avail = min(avail, max(int(limit) - current, 0))
+    except (OSError, ValueError):
+        pass
+    return avail
 
 
 # ----------------------------------------------------------------------------------------------
@@ -810,7 +925,7 @@ def fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, of
     n_bad = np.zeros(n_workers, dtype=np.int64)
     gemm_rows = GEMM_ROWS[np.dtype(dtype)]
     chunk_rows = -(-int(chunk_rows) // gemm_rows) * gemm_rows
-    with blas_single_thread():
+    with parallel_region(), blas_single_thread():
         _fused_kernel(X, W_plus, W_minus, dtype.type(scale_plus), dtype.type(scale_minus),
                       off_p, off_m, out, mode, chunk_rows, gemm_rows, n_workers, limit, n_bad)
     if n_bad.sum():
@@ -866,7 +981,8 @@ def sincos(x, out_sin=None, out_cos=None):
     _check_arrays("sincos", out_sin=out_sin, out_cos=out_cos, dtype=x.dtype)
     _check_shape("sincos", "out_sin", out_sin, x.shape)
     _check_shape("sincos", "out_cos", out_cos, x.shape)
-    _sincos_kernel(x, out_sin, out_cos)
+    with parallel_region():
+        _sincos_kernel(x, out_sin, out_cos)
     return out_sin, out_cos
 
 
@@ -882,7 +998,8 @@ def fill(out, value):
     Used by ``benchmarks/bench_featurize.py`` for the lower bound "write the output once".
     """
     _check_arrays("fill", out=out)
-    _fill_kernel(out.reshape(-1), out.dtype.type(value))
+    with parallel_region():
+        _fill_kernel(out.reshape(-1), out.dtype.type(value))
     return out
 
 
@@ -986,6 +1103,7 @@ def inverse_cdf_lookup(u, u_knots, x_knots, slopes, out):
     dx = x1 - x0
     c2 = 3.0 * dx - 2.0 * m0 - m1
     c3 = m0 + m1 - 2.0 * dx
-    _lookup_kernel(u, u_knots, 1.0 / h, np.ascontiguousarray(x0), m0, c2, c3,
-                   float(x_knots[-1]), first, depth, numba.get_num_threads(), out)
+    with parallel_region():
+        _lookup_kernel(u, u_knots, 1.0 / h, np.ascontiguousarray(x0), m0, c2, c3,
+                       float(x_knots[-1]), first, depth, numba.get_num_threads(), out)
     return out
