@@ -428,7 +428,7 @@ def _blas_controller():
 
 
 _blas_depth = 0
-_blas_limiter = None
+_blas_original = None
 
 
 @contextlib.contextmanager
@@ -438,25 +438,26 @@ def blas_single_thread():
     BLAS must run single-threaded inside the numba parallel region: each worker calls its own
     GEMM, and a multi-threaded BLAS there oversubscribes the cores (9-34x slower).
 
-    The limit is process-wide, so concurrent calls from several threads share one limiter
-    (reference-counted): the first entry saves the caller's thread counts and sets 1, the last
-    exit restores them. Nested or overlapping ``threadpoolctl`` limits would otherwise restore
-    in the wrong order and leave BLAS at 1 thread for the caller.
+    Concurrent calls from several threads: the first entry records the caller's thread counts,
+    and every exit sets those counts back (in its own thread: OpenBLAS may ignore a count set
+    from another thread). Plain nested ``threadpoolctl`` limits would each restore what they saw
+    on entry, i.e. 1 when they overlapped another call.
     """
-    global _blas_depth, _blas_limiter
+    global _blas_depth, _blas_original
     controller = _blas_controller()
     with _controller_lock:
         if _blas_depth == 0:
-            _blas_limiter = controller.limit(limits=1, user_api="blas")
+            blas = controller.select(user_api="blas").lib_controllers
+            _blas_original = {lib.prefix: lib.num_threads for lib in blas}
         _blas_depth += 1
+        original = _blas_original
+    controller.limit(limits=1, user_api="blas")
     try:
         yield
     finally:
         with _controller_lock:
             _blas_depth -= 1
-            if _blas_depth == 0:
-                _blas_limiter.restore_original_limits()
-                _blas_limiter = None
+        controller.limit(limits=original)
 
 
 # ----------------------------------------------------------------------------------------------
