@@ -184,8 +184,8 @@ class FeatureParam:
 
     name: str
     default: Any
-    check: Callable[[Any, Any], Any]
-    doc: str
+    check: Callable[[Any, Any], Any] = dataclasses.field(repr=False)
+    doc: str = ""
 
 
 #: The parameters shared by :class:`RandomFeatures`, ``spectralkit.sklearn.SpectralFeatures``,

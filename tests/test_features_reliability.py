@@ -320,6 +320,7 @@ def test_blas_thread_count_of_the_caller_is_restored(rf, order):
 
 # -- item 15: pickling ---------------------------------------------------------------------------
 def test_pickled_features_give_bit_identical_output_in_a_fresh_process(tmp_path):
+    """RandomFeatures (and DaskSpectralFeatures when dask is installed) in one fresh interpreter."""
     M = np.array([[2.0, 0.3, 0.0, 0.0], [0.3, 1.0, 0.0, 0.0], [0.0, 0.0, 0.5, 0.1], [0.0, 0.0, 0.1, 1.5]])
     X = _X(700)
     fitted = {
@@ -339,6 +340,20 @@ def test_pickled_features_give_bit_identical_output_in_a_fresh_process(tmp_path)
         (tmp_path / f"{name}.pkl").write_bytes(pickle.dumps(obj))
         np.save(tmp_path / f"{name}_ref.npy", obj.transform(X))
         np.save(tmp_path / f"{name}_ref32.npy", obj.transform(X.astype(np.float32)))
+    try:
+        import dask.array as da
+
+        from spectralkit.dask import DaskSpectralFeatures
+    except ImportError:
+        dask_case = False
+    else:
+        dask_case = True
+        dsf = DaskSpectralFeatures("delta_gaussian", n_components=32, random_state=1, lengthscale=1.5)
+        dsf.fit(da.from_array(X, chunks=300))
+        (tmp_path / "dask.pkl").write_bytes(pickle.dumps(dsf))
+        np.save(
+            tmp_path / "dask_ref.npy", dsf.transform(da.from_array(X, chunks=300)).compute(scheduler="sync")
+        )
     proc = _run(f"""
         import pickle, pathlib, numpy as np
         d = pathlib.Path({str(tmp_path)!r})
@@ -348,16 +363,20 @@ def test_pickled_features_give_bit_identical_output_in_a_fresh_process(tmp_path)
             np.save(d / f"{{name}}_new.npy", rf.transform(X))
             np.save(d / f"{{name}}_new32.npy", rf.transform(X.astype(np.float32)))
             print(name, type(rf).__name__)
+        if {dask_case}:
+            import dask.array as da
+            dsf = pickle.loads((d / "dask.pkl").read_bytes())
+            Phi = dsf.transform(da.from_array(X, chunks=300)).compute(scheduler="sync")
+            np.save(d / "dask_new.npy", Phi)
     """)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["sincos", "RandomFeatures", "cos", "RandomFeatures"]
-    for name in fitted:
-        for suffix in ("", "32"):
-            new, ref = (
-                np.load(tmp_path / f"{name}_new{suffix}.npy"),
-                np.load(tmp_path / f"{name}_ref{suffix}.npy"),
-            )
-            assert new.dtype == ref.dtype and np.array_equal(new, ref)
+    stems = [f"{name}_{{}}{suffix}" for name in fitted for suffix in ("", "32")] + (
+        ["dask_{}"] if dask_case else []
+    )
+    for stem in stems:
+        new, ref = (np.load(tmp_path / (stem.format(kind) + ".npy")) for kind in ("new", "ref"))
+        assert new.dtype == ref.dtype and np.array_equal(new, ref), stem
 
 
 def test_unpickled_features_rebuild_the_measure_lazily():
