@@ -93,6 +93,16 @@ block by block and merged by the update of Chan, Golub and LeVeque (no cancellat
 large mean); ``gram_sums_dask`` is the same as a map-reduce over the row blocks of a dask array
 (dask imported on call). The Krein ridge estimators of :mod:`spectralkit.sklearn` fit on them.
 
+Threads
+-------
+Every parallel kernel runs inside ``parallel_region()``: with numba's "tbb" or "omp" threading
+layer (``THREAD_SAFE_LAYERS``) calls from several Python threads run concurrently; with
+"workqueue", which aborts the process when two threads launch a parallel region, or before
+numba has chosen a layer, they are serialised by a process-wide re-entrant lock.
+``blas_single_thread()`` records the caller's BLAS thread counts at the first of overlapping
+calls and sets them back at every exit. ``numba_threads(n)`` sets the numba threads of the
+calling thread for a block (used by the dask tasks).
+
 Polynomial sincos
 -----------------
 ``sincos(x, out_sin, out_cos)`` (elementwise, 1-D, float32 or float64) exposes the same scalar
@@ -193,6 +203,7 @@ _FEATURE_MAPS = {"sincos": 0, "cos": 1}
 # Exact fused multiply-add
 # ----------------------------------------------------------------------------------------------
 
+
 @intrinsic
 def _fma(typingctx, a, b, c):
     """a * b + c with a single rounding (LLVM ``llvm.fma``; vectorisable)."""
@@ -211,10 +222,10 @@ def _fma(typingctx, a, b, c):
 # ----------------------------------------------------------------------------------------------
 
 _TWO_OVER_PI = 0.6366197723675814
-_SHIFT64 = 6755399441055744.0           # 1.5 * 2**52: (t + S) - S = rint(t) for |t| < 2**51
-_PIO2_1 = 1.5707963267948966            # 0x1.921fb54442d18p+0  = fl(pi/2)
-_PIO2_2 = 6.123233995736766e-17         # 0x1.1a62633145c07p-54 = fl(pi/2 - P1)
-_PIO2_3 = -1.4973849048591698e-33       # -0x1.f1976b7ed8fbcp-110 = fl(pi/2 - P1 - P2)
+_SHIFT64 = 6755399441055744.0  # 1.5 * 2**52: (t + S) - S = rint(t) for |t| < 2**51
+_PIO2_1 = 1.5707963267948966  # 0x1.921fb54442d18p+0  = fl(pi/2)
+_PIO2_2 = 6.123233995736766e-17  # 0x1.1a62633145c07p-54 = fl(pi/2 - P1)
+_PIO2_3 = -1.4973849048591698e-33  # -0x1.f1976b7ed8fbcp-110 = fl(pi/2 - P1 - P2)
 
 # fdlibm k_sin.c / k_cos.c (FreeBSD msun) minimax coefficients on [-pi/4, pi/4].
 _S1 = -1.66666666666666324348e-01
@@ -271,8 +282,8 @@ def _sincos_f64(x):
 # ----------------------------------------------------------------------------------------------
 
 _F32_TWO_OVER_PI = np.float32(0.63661975)
-_F32_SHIFT = np.float32(12582912.0)     # 1.5 * 2**23
-_F32_PIO2_1 = np.float32(1.5707964)     # 0x1.921fb6p+0
+_F32_SHIFT = np.float32(12582912.0)  # 1.5 * 2**23
+_F32_PIO2_1 = np.float32(1.5707964)  # 0x1.921fb6p+0
 _F32_PIO2_2 = np.float32(-4.371139e-08)  # -0x1.777a5cp-25
 _F32_PIO2_3 = np.float32(-1.7151245e-15)  # -0x1.ee59dap-50
 # cephes sinf.c / cosf.c minimax coefficients on [-pi/4, pi/4].
@@ -322,6 +333,7 @@ def _sincos_scalar_overload(x):
 # Row kernels (0-based slices only: computed offsets would block vectorisation)
 # ----------------------------------------------------------------------------------------------
 
+
 @njit(fastmath=_FASTMATH, cache=True)
 def _store_sincos(a, scale, out_cos, out_sin, limit):
     """out_cos = scale cos(a), out_sin = scale sin(a); returns #(|a| > limit)."""
@@ -358,16 +370,29 @@ def _chunk_part(Xc, Wt, scale, offsets, buf, out, r0, col0, mode, limit):
     for i in range(m):
         row = out[r0 + i]
         if mode == 0:
-            n_bad += _store_sincos(B[i], scale, row[col0: col0 + s], row[col0 + s: col0 + 2 * s],
-                                   limit)
+            n_bad += _store_sincos(B[i], scale, row[col0 : col0 + s], row[col0 + s : col0 + 2 * s], limit)
         else:
-            n_bad += _store_cos(B[i], offsets, scale, row[col0: col0 + s], limit)
+            n_bad += _store_cos(B[i], offsets, scale, row[col0 : col0 + s], limit)
     return n_bad
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def _fused_kernel(X, W_plus, W_minus, scale_plus, scale_minus, off_plus, off_minus, out,
-                  mode, chunk_rows, gemm_rows, n_workers, limit, n_bad):
+def _fused_kernel(
+    X,
+    W_plus,
+    W_minus,
+    scale_plus,
+    scale_minus,
+    off_plus,
+    off_minus,
+    out,
+    mode,
+    chunk_rows,
+    gemm_rows,
+    n_workers,
+    limit,
+    n_bad,
+):
     n = X.shape[0]
     # Transposed here, not by the caller: W.T of a C array is always typed 'F' by numba, whereas
     # numpy flags (0, d) and (1, d) transposes as C-contiguous too (one more compilation each).
@@ -388,13 +413,22 @@ def _fused_kernel(X, W_plus, W_minus, scale_plus, scale_minus, off_plus, off_min
         for c in range(w, n_chunks, n_workers):
             c1 = min(n, (c + 1) * chunk_rows)
             for r0 in range(c * chunk_rows, c1, gemm_rows):
-                Xc = X[r0:min(c1, r0 + gemm_rows)]
+                Xc = X[r0 : min(c1, r0 + gemm_rows)]
                 for part in range(2):  # one call site: a single compiled _chunk_part
                     Wt = Wt_plus if part == 0 else Wt_minus
                     if Wt.shape[1] > 0:
-                        bad += _chunk_part(Xc, Wt, scale_plus if part == 0 else scale_minus,
-                                           off_plus if part == 0 else off_minus, buf, out, r0,
-                                           0 if part == 0 else col_minus, mode, limit)
+                        bad += _chunk_part(
+                            Xc,
+                            Wt,
+                            scale_plus if part == 0 else scale_minus,
+                            off_plus if part == 0 else off_minus,
+                            buf,
+                            out,
+                            r0,
+                            0 if part == 0 else col_minus,
+                            mode,
+                            limit,
+                        )
         n_bad[w] = bad
 
 
@@ -587,8 +621,12 @@ class _Lease:
     def __init__(self, pool, block, shape, dtype):
         self._pool = pool
         self._block = block
-        self.__array_interface__ = {"shape": shape, "typestr": dtype.str,
-                                    "data": (block.address, False), "version": 3}
+        self.__array_interface__ = {
+            "shape": shape,
+            "typestr": dtype.str,
+            "data": (block.address, False),
+            "version": 3,
+        }
 
     def __del__(self):
         # at interpreter shutdown module globals may already be gone: the process unmaps it then
@@ -648,8 +686,9 @@ class _OutputPool:
                 self._lock.release()
 
     def _trim(self, max_bytes, max_blocks):
-        while self._free and (len(self._free) > max_blocks
-                              or sum(b.capacity for b in self._free) > max_bytes):
+        while self._free and (
+            len(self._free) > max_blocks or sum(b.capacity for b in self._free) > max_bytes
+        ):
             self._free.popleft().close()  # the oldest first
 
     def clear(self):
@@ -669,8 +708,9 @@ def _physical_memory():
         return 8 << 30
 
 
-_output_pool = _OutputPool(min_bytes=OUTPUT_POOL_MIN_BYTES,
-                           max_free_bytes=max(_physical_memory() // 4, 256 << 20), max_free_blocks=4)
+_output_pool = _OutputPool(
+    min_bytes=OUTPUT_POOL_MIN_BYTES, max_free_bytes=max(_physical_memory() // 4, 256 << 20), max_free_blocks=4
+)
 
 
 def output_array(shape, dtype):
@@ -784,14 +824,14 @@ def feature_gram_sums(features, X, Y, center):
     buf = np.empty((rows, width), dtype=X.dtype)
     buf64 = buf if X.dtype == np.float64 else np.empty((rows, width))
     for a in range(0, n, rows):
-        Xb = X[a:a + rows]
+        Xb = X[a : a + rows]
         if not Xb.flags.writeable:  # read-only data would compile a second numba specialisation
             Xb = Xb.copy()
         m = Xb.shape[0]
         features.transform(Xb, out=buf[:m])
         if buf64 is not buf:
             buf64[:m] = buf[:m]
-        sums.add(buf64[:m], Y[a:a + m])
+        sums.add(buf64[:m], Y[a : a + m])
     return sums
 
 
@@ -827,17 +867,19 @@ def gram_sums_dask(features, X, Y, center, split_every):
         Y = da.from_array(np.asarray(Y, dtype=np.float64), chunks=(X.chunks[0], -1))
     shared = dask.delayed(features, pure=True)
     block = dask.delayed(_block_gram_sums, pure=True)
-    parts = [block(shared, xb, yb, bool(center))
-             for xb, yb in zip(X.to_delayed().ravel(), Y.to_delayed().ravel())]
+    parts = [
+        block(shared, xb, yb, bool(center)) for xb, yb in zip(X.to_delayed().ravel(), Y.to_delayed().ravel())
+    ]
     merge = dask.delayed(_merge_gram_sums, pure=True)
     while len(parts) > 1:
-        parts = [merge(*parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
+        parts = [merge(*parts[i : i + split_every]) for i in range(0, len(parts), split_every)]
     return parts[0].compute()
 
 
 # ----------------------------------------------------------------------------------------------
 # Public wrappers
 # ----------------------------------------------------------------------------------------------
+
 
 def _check_arrays(func, dtype=None, **arrays):
     """C-contiguous numpy arrays of one float dtype (``dtype``, or that of the first), outputs writeable."""
@@ -868,8 +910,9 @@ def _offsets_or_zeros(offsets, size, dtype):
     return offsets
 
 
-def fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, offsets_minus,
-                   out, feature_map, chunk_rows=256):
+def fused_features(
+    X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, offsets_minus, out, feature_map, chunk_rows=256
+):
     """Fused random-feature transform ``out = [scale± cos/sin(X W±ᵀ (+ b±))]`` in place.
 
     See the module docstring for the exact layout, the determinism guarantee and the range
@@ -897,8 +940,10 @@ def fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, of
         The same array, filled.
     """
     if feature_map not in _FEATURE_MAPS:
-        raise ValueError(f"fused_features: feature_map must be one of {', '.join(map(repr, _FEATURE_MAPS))}, "
-                         f"got {feature_map!r}")
+        raise ValueError(
+            f"fused_features: feature_map must be one of {', '.join(map(repr, _FEATURE_MAPS))}, "
+            f"got {feature_map!r}"
+        )
     mode = _FEATURE_MAPS[feature_map]
     _check_arrays("fused_features", X=X, W_plus=W_plus, W_minus=W_minus, out=out)
     for name, a in (("X", X), ("W_plus", W_plus), ("W_minus", W_minus)):
@@ -927,8 +972,22 @@ def fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, of
     gemm_rows = GEMM_ROWS[np.dtype(dtype)]
     chunk_rows = -(-int(chunk_rows) // gemm_rows) * gemm_rows
     with parallel_region(), blas_single_thread():
-        _fused_kernel(X, W_plus, W_minus, dtype.type(scale_plus), dtype.type(scale_minus),
-                      off_p, off_m, out, mode, chunk_rows, gemm_rows, n_workers, limit, n_bad)
+        _fused_kernel(
+            X,
+            W_plus,
+            W_minus,
+            dtype.type(scale_plus),
+            dtype.type(scale_minus),
+            off_p,
+            off_m,
+            out,
+            mode,
+            chunk_rows,
+            gemm_rows,
+            n_workers,
+            limit,
+            n_bad,
+        )
     if n_bad.sum():
         _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mode, chunk_rows)
     return out
@@ -940,33 +999,43 @@ def _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mo
     warnings.warn(
         f"fused_features: some arguments w.x exceed {lim:g}, the range of the fast {X.dtype} "
         "sincos; recomputing with the accurate slow path (check the scaling of the data and "
-        "of the frequencies)", RuntimeWarning, stacklevel=3)
+        "of the frequencies)",
+        RuntimeWarning,
+        stacklevel=3,
+    )
     if X.dtype == np.float32:
         out64 = np.empty(out.shape, dtype=np.float64)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            fused_features(X.astype(np.float64), W_plus.astype(np.float64),
-                           W_minus.astype(np.float64), scale_plus, scale_minus,
-                           off_p.astype(np.float64), off_m.astype(np.float64), out64,
-                           "sincos" if mode == 0 else "cos", chunk_rows)
+            fused_features(
+                X.astype(np.float64),
+                W_plus.astype(np.float64),
+                W_minus.astype(np.float64),
+                scale_plus,
+                scale_minus,
+                off_p.astype(np.float64),
+                off_m.astype(np.float64),
+                out64,
+                "sincos" if mode == 0 else "cos",
+                chunk_rows,
+            )
         out[...] = out64
         return
     s_plus = W_plus.shape[0]
     col_minus = 2 * s_plus if mode == 0 else s_plus
     block = 4096
     for r0 in range(0, X.shape[0], block):
-        Xb = X[r0: r0 + block]
-        for W, scale, off, col0 in ((W_plus, scale_plus, off_p, 0),
-                                    (W_minus, scale_minus, off_m, col_minus)):
+        Xb = X[r0 : r0 + block]
+        for W, scale, off, col0 in ((W_plus, scale_plus, off_p, 0), (W_minus, scale_minus, off_m, col_minus)):
             s = W.shape[0]
             if s == 0:
                 continue
             A = Xb @ W.T
             if mode == 0:
-                out[r0: r0 + block, col0: col0 + s] = scale * np.cos(A)
-                out[r0: r0 + block, col0 + s: col0 + 2 * s] = scale * np.sin(A)
+                out[r0 : r0 + block, col0 : col0 + s] = scale * np.cos(A)
+                out[r0 : r0 + block, col0 + s : col0 + 2 * s] = scale * np.sin(A)
             else:
-                out[r0: r0 + block, col0: col0 + s] = scale * np.cos(A + off)
+                out[r0 : r0 + block, col0 : col0 + s] = scale * np.cos(A + off)
 
 
 def sincos(x, out_sin=None, out_cos=None):
@@ -1021,8 +1090,8 @@ def _lookup_kernel(u, u_knots, inv_h, c0, c1, c2, c3, x_last, first, depth, n_wo
         for b in range(w, n_blocks, n_workers):
             i0 = b * _LOOKUP_BLOCK
             m = min(n, i0 + _LOOKUP_BLOCK) - i0
-            ub = u[i0: i0 + m]
-            ob = out[i0: i0 + m]
+            ub = u[i0 : i0 + m]
+            ob = out[i0 : i0 + m]
             # Knots before first[cell] are < u and knots from first[cell + 1] on are > u (the
             # cell map is the same monotone float expression as in _guide_table), so the
             # answer, the last j with u_j <= u, lies in [lo, lo + size).
@@ -1084,13 +1153,21 @@ def inverse_cdf_lookup(u, u_knots, x_knots, slopes, out):
     O(h^4 max |x''''|)). At the knots the result is x_j exactly. The caller validates the
     table (sorted, finite, monotone slopes) and u.
     """
-    _check_arrays("inverse_cdf_lookup", u=u, u_knots=u_knots, x_knots=x_knots, slopes=slopes, out=out,
-                  dtype=np.dtype(np.float64))
+    _check_arrays(
+        "inverse_cdf_lookup",
+        u=u,
+        u_knots=u_knots,
+        x_knots=x_knots,
+        slopes=slopes,
+        out=out,
+        dtype=np.dtype(np.float64),
+    )
     _check_shape("inverse_cdf_lookup", "u", u, (u.shape[0],))
     _check_shape("inverse_cdf_lookup", "out", out, u.shape)
     if u_knots.ndim != 1 or u_knots.shape[0] < 2:
-        raise ValueError(f"inverse_cdf_lookup: u_knots must be 1-D with at least 2 knots, got shape "
-                         f"{u_knots.shape}")
+        raise ValueError(
+            f"inverse_cdf_lookup: u_knots must be 1-D with at least 2 knots, got shape {u_knots.shape}"
+        )
     _check_shape("inverse_cdf_lookup", "x_knots", x_knots, u_knots.shape)
     _check_shape("inverse_cdf_lookup", "slopes", slopes, u_knots.shape)
     K = u_knots.shape[0] - 1
@@ -1105,6 +1182,18 @@ def inverse_cdf_lookup(u, u_knots, x_knots, slopes, out):
     c2 = 3.0 * dx - 2.0 * m0 - m1
     c3 = m0 + m1 - 2.0 * dx
     with parallel_region():
-        _lookup_kernel(u, u_knots, 1.0 / h, np.ascontiguousarray(x0), m0, c2, c3,
-                       float(x_knots[-1]), first, depth, numba.get_num_threads(), out)
+        _lookup_kernel(
+            u,
+            u_knots,
+            1.0 / h,
+            np.ascontiguousarray(x0),
+            m0,
+            c2,
+            c3,
+            float(x_knots[-1]),
+            first,
+            depth,
+            numba.get_num_threads(),
+            out,
+        )
     return out
