@@ -93,6 +93,16 @@ block by block and merged by the update of Chan, Golub and LeVeque (no cancellat
 large mean); ``gram_sums_dask`` is the same as a map-reduce over the row blocks of a dask array
 (dask imported on call). The Krein ridge estimators of :mod:`spectralkit.sklearn` fit on them.
 
+Threads
+-------
+Every parallel kernel runs inside ``parallel_region()``: with numba's "tbb" or "omp" threading
+layer (``THREAD_SAFE_LAYERS``) calls from several Python threads run concurrently; with
+"workqueue", which aborts the process when two threads launch a parallel region, or before
+numba has chosen a layer, they are serialised by a process-wide re-entrant lock.
+``blas_single_thread()`` records the caller's BLAS thread counts at the first of overlapping
+calls and sets them back at every exit. ``numba_threads(n)`` sets the numba threads of the
+calling thread for a block (used by the dask tasks).
+
 Polynomial sincos
 -----------------
 ``sincos(x, out_sin, out_cos)`` (elementwise, 1-D, float32 or float64) exposes the same scalar
@@ -147,6 +157,8 @@ __all__ = [
     "GramSums",
     "OUTPUT_POOL_MIN_BYTES",
     "SINCOS_MAX_ARG",
+    "THREAD_SAFE_LAYERS",
+    "available_memory",
     "blas_single_thread",
     "block_rows",
     "feature_gram_sums",
@@ -154,7 +166,9 @@ __all__ = [
     "fused_features",
     "gram_sums_dask",
     "inverse_cdf_lookup",
+    "numba_threads",
     "output_array",
+    "parallel_region",
     "release_output_memory",
     "sincos",
 ]
@@ -189,6 +203,7 @@ _FEATURE_MAPS = {"sincos": 0, "cos": 1}
 # Exact fused multiply-add
 # ----------------------------------------------------------------------------------------------
 
+
 @intrinsic
 def _fma(typingctx, a, b, c):
     """a * b + c with a single rounding (LLVM ``llvm.fma``; vectorisable)."""
@@ -207,10 +222,10 @@ def _fma(typingctx, a, b, c):
 # ----------------------------------------------------------------------------------------------
 
 _TWO_OVER_PI = 0.6366197723675814
-_SHIFT64 = 6755399441055744.0           # 1.5 * 2**52: (t + S) - S = rint(t) for |t| < 2**51
-_PIO2_1 = 1.5707963267948966            # 0x1.921fb54442d18p+0  = fl(pi/2)
-_PIO2_2 = 6.123233995736766e-17         # 0x1.1a62633145c07p-54 = fl(pi/2 - P1)
-_PIO2_3 = -1.4973849048591698e-33       # -0x1.f1976b7ed8fbcp-110 = fl(pi/2 - P1 - P2)
+_SHIFT64 = 6755399441055744.0  # 1.5 * 2**52: (t + S) - S = rint(t) for |t| < 2**51
+_PIO2_1 = 1.5707963267948966  # 0x1.921fb54442d18p+0  = fl(pi/2)
+_PIO2_2 = 6.123233995736766e-17  # 0x1.1a62633145c07p-54 = fl(pi/2 - P1)
+_PIO2_3 = -1.4973849048591698e-33  # -0x1.f1976b7ed8fbcp-110 = fl(pi/2 - P1 - P2)
 
 # fdlibm k_sin.c / k_cos.c (FreeBSD msun) minimax coefficients on [-pi/4, pi/4].
 _S1 = -1.66666666666666324348e-01
@@ -267,8 +282,8 @@ def _sincos_f64(x):
 # ----------------------------------------------------------------------------------------------
 
 _F32_TWO_OVER_PI = np.float32(0.63661975)
-_F32_SHIFT = np.float32(12582912.0)     # 1.5 * 2**23
-_F32_PIO2_1 = np.float32(1.5707964)     # 0x1.921fb6p+0
+_F32_SHIFT = np.float32(12582912.0)  # 1.5 * 2**23
+_F32_PIO2_1 = np.float32(1.5707964)  # 0x1.921fb6p+0
 _F32_PIO2_2 = np.float32(-4.371139e-08)  # -0x1.777a5cp-25
 _F32_PIO2_3 = np.float32(-1.7151245e-15)  # -0x1.ee59dap-50
 # cephes sinf.c / cosf.c minimax coefficients on [-pi/4, pi/4].
@@ -318,6 +333,7 @@ def _sincos_scalar_overload(x):
 # Row kernels (0-based slices only: computed offsets would block vectorisation)
 # ----------------------------------------------------------------------------------------------
 
+
 @njit(fastmath=_FASTMATH, cache=True)
 def _store_sincos(a, scale, out_cos, out_sin, limit):
     """out_cos = scale cos(a), out_sin = scale sin(a); returns #(|a| > limit)."""
@@ -354,16 +370,29 @@ def _chunk_part(Xc, Wt, scale, offsets, buf, out, r0, col0, mode, limit):
     for i in range(m):
         row = out[r0 + i]
         if mode == 0:
-            n_bad += _store_sincos(B[i], scale, row[col0: col0 + s], row[col0 + s: col0 + 2 * s],
-                                   limit)
+            n_bad += _store_sincos(B[i], scale, row[col0 : col0 + s], row[col0 + s : col0 + 2 * s], limit)
         else:
-            n_bad += _store_cos(B[i], offsets, scale, row[col0: col0 + s], limit)
+            n_bad += _store_cos(B[i], offsets, scale, row[col0 : col0 + s], limit)
     return n_bad
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def _fused_kernel(X, W_plus, W_minus, scale_plus, scale_minus, off_plus, off_minus, out,
-                  mode, chunk_rows, gemm_rows, n_workers, limit, n_bad):
+def _fused_kernel(
+    X,
+    W_plus,
+    W_minus,
+    scale_plus,
+    scale_minus,
+    off_plus,
+    off_minus,
+    out,
+    mode,
+    chunk_rows,
+    gemm_rows,
+    n_workers,
+    limit,
+    n_bad,
+):
     n = X.shape[0]
     # Transposed here, not by the caller: W.T of a C array is always typed 'F' by numba, whereas
     # numpy flags (0, d) and (1, d) transposes as C-contiguous too (one more compilation each).
@@ -384,13 +413,22 @@ def _fused_kernel(X, W_plus, W_minus, scale_plus, scale_minus, off_plus, off_min
         for c in range(w, n_chunks, n_workers):
             c1 = min(n, (c + 1) * chunk_rows)
             for r0 in range(c * chunk_rows, c1, gemm_rows):
-                Xc = X[r0:min(c1, r0 + gemm_rows)]
+                Xc = X[r0 : min(c1, r0 + gemm_rows)]
                 for part in range(2):  # one call site: a single compiled _chunk_part
                     Wt = Wt_plus if part == 0 else Wt_minus
                     if Wt.shape[1] > 0:
-                        bad += _chunk_part(Xc, Wt, scale_plus if part == 0 else scale_minus,
-                                           off_plus if part == 0 else off_minus, buf, out, r0,
-                                           0 if part == 0 else col_minus, mode, limit)
+                        bad += _chunk_part(
+                            Xc,
+                            Wt,
+                            scale_plus if part == 0 else scale_minus,
+                            off_plus if part == 0 else off_minus,
+                            buf,
+                            out,
+                            r0,
+                            0 if part == 0 else col_minus,
+                            mode,
+                            limit,
+                        )
         n_bad[w] = bad
 
 
@@ -423,13 +461,125 @@ def _blas_controller():
     return _controller
 
 
+_blas_depth = 0
+_blas_original = None
+
+
+@contextlib.contextmanager
 def blas_single_thread():
     """Context manager limiting every loaded BLAS to one thread (cached controller, ~15 µs).
 
     BLAS must run single-threaded inside the numba parallel region: each worker calls its own
     GEMM, and a multi-threaded BLAS there oversubscribes the cores (9-34x slower).
+
+    Concurrent calls from several threads: the first entry records the caller's thread counts,
+    and every exit sets those counts back (in its own thread: OpenBLAS may ignore a count set
+    from another thread). Plain nested ``threadpoolctl`` limits would each restore what they saw
+    on entry, i.e. 1 when they overlapped another call.
     """
-    return _blas_controller().limit(limits=1, user_api="blas")
+    global _blas_depth, _blas_original
+    controller = _blas_controller()
+    with _controller_lock:
+        if _blas_depth == 0:
+            blas = controller.select(user_api="blas").lib_controllers
+            _blas_original = {lib.prefix: lib.num_threads for lib in blas}
+        _blas_depth += 1
+        original = _blas_original
+    controller.limit(limits=1, user_api="blas")
+    try:
+        yield
+    finally:
+        with _controller_lock:
+            _blas_depth -= 1
+        controller.limit(limits=original)
+
+
+# ----------------------------------------------------------------------------------------------
+# Thread safety of the parallel regions
+# ----------------------------------------------------------------------------------------------
+
+#: numba threading layers that support parallel regions launched from several threads at once
+#: (numba's documentation; "workqueue" aborts the process when two threads launch one).
+THREAD_SAFE_LAYERS = ("tbb", "omp")
+
+_parallel_lock = threading.RLock()
+_layer_safe = None  # unknown until numba has run a parallel region
+
+
+def _layer_is_thread_safe():
+    global _layer_safe
+    if _layer_safe is None:
+        try:
+            layer = numba.threading_layer()
+        except ValueError:  # no parallel region has run yet: the layer is not chosen
+            return False
+        _layer_safe = layer in THREAD_SAFE_LAYERS
+    return _layer_safe
+
+
+@contextlib.contextmanager
+def parallel_region():
+    """Serialise the compiled parallel calls unless numba's threading layer is thread-safe.
+
+    With "tbb" or "omp" concurrent calls run concurrently; with "workqueue" (or before the layer
+    is known) they take one process-wide re-entrant lock, one call at a time.
+    """
+    if _layer_is_thread_safe():
+        yield
+    else:
+        with _parallel_lock:
+            yield
+
+
+@contextlib.contextmanager
+def numba_threads(n):
+    """Run the block with ``n`` numba threads in the calling thread (None: unchanged).
+
+    ``numba.set_num_threads`` is per calling thread, so this does not affect other threads;
+    ``n`` is clipped to ``numba.config.NUMBA_NUM_THREADS``.
+    """
+    if n is None:
+        yield
+        return
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"numba_threads must be None or an integer >= 1, got {n!r}")
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(int(n), numba.config.NUMBA_NUM_THREADS))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+def available_memory():
+    """Bytes of memory available to this process (Linux ``MemAvailable`` and cgroup v2 limit).
+
+    None when unknown (then callers do not refuse anything).
+    """
+    avail = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail = int(line.split()[1]) * 1024
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    if avail is None:
+        try:
+            avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            return None
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            limit = f.read().strip()
+        with open("/sys/fs/cgroup/memory.current") as f:
+            current = int(f.read().strip())
+        if limit != "max":
+            avail = min(avail, max(int(limit) - current, 0))
+    except (OSError, ValueError):
+        pass
+    return avail
 
 
 # ----------------------------------------------------------------------------------------------
@@ -471,8 +621,12 @@ class _Lease:
     def __init__(self, pool, block, shape, dtype):
         self._pool = pool
         self._block = block
-        self.__array_interface__ = {"shape": shape, "typestr": dtype.str,
-                                    "data": (block.address, False), "version": 3}
+        self.__array_interface__ = {
+            "shape": shape,
+            "typestr": dtype.str,
+            "data": (block.address, False),
+            "version": 3,
+        }
 
     def __del__(self):
         # at interpreter shutdown module globals may already be gone: the process unmaps it then
@@ -532,8 +686,9 @@ class _OutputPool:
                 self._lock.release()
 
     def _trim(self, max_bytes, max_blocks):
-        while self._free and (len(self._free) > max_blocks
-                              or sum(b.capacity for b in self._free) > max_bytes):
+        while self._free and (
+            len(self._free) > max_blocks or sum(b.capacity for b in self._free) > max_bytes
+        ):
             self._free.popleft().close()  # the oldest first
 
     def clear(self):
@@ -553,8 +708,9 @@ def _physical_memory():
         return 8 << 30
 
 
-_output_pool = _OutputPool(min_bytes=OUTPUT_POOL_MIN_BYTES,
-                           max_free_bytes=max(_physical_memory() // 4, 256 << 20), max_free_blocks=4)
+_output_pool = _OutputPool(
+    min_bytes=OUTPUT_POOL_MIN_BYTES, max_free_bytes=max(_physical_memory() // 4, 256 << 20), max_free_blocks=4
+)
 
 
 def output_array(shape, dtype):
@@ -668,14 +824,14 @@ def feature_gram_sums(features, X, Y, center):
     buf = np.empty((rows, width), dtype=X.dtype)
     buf64 = buf if X.dtype == np.float64 else np.empty((rows, width))
     for a in range(0, n, rows):
-        Xb = X[a:a + rows]
+        Xb = X[a : a + rows]
         if not Xb.flags.writeable:  # read-only data would compile a second numba specialisation
             Xb = Xb.copy()
         m = Xb.shape[0]
         features.transform(Xb, out=buf[:m])
         if buf64 is not buf:
             buf64[:m] = buf[:m]
-        sums.add(buf64[:m], Y[a:a + m])
+        sums.add(buf64[:m], Y[a : a + m])
     return sums
 
 
@@ -711,17 +867,19 @@ def gram_sums_dask(features, X, Y, center, split_every):
         Y = da.from_array(np.asarray(Y, dtype=np.float64), chunks=(X.chunks[0], -1))
     shared = dask.delayed(features, pure=True)
     block = dask.delayed(_block_gram_sums, pure=True)
-    parts = [block(shared, xb, yb, bool(center))
-             for xb, yb in zip(X.to_delayed().ravel(), Y.to_delayed().ravel())]
+    parts = [
+        block(shared, xb, yb, bool(center)) for xb, yb in zip(X.to_delayed().ravel(), Y.to_delayed().ravel())
+    ]
     merge = dask.delayed(_merge_gram_sums, pure=True)
     while len(parts) > 1:
-        parts = [merge(*parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
+        parts = [merge(*parts[i : i + split_every]) for i in range(0, len(parts), split_every)]
     return parts[0].compute()
 
 
 # ----------------------------------------------------------------------------------------------
 # Public wrappers
 # ----------------------------------------------------------------------------------------------
+
 
 def _check_arrays(func, dtype=None, **arrays):
     """C-contiguous numpy arrays of one float dtype (``dtype``, or that of the first), outputs writeable."""
@@ -752,8 +910,9 @@ def _offsets_or_zeros(offsets, size, dtype):
     return offsets
 
 
-def fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, offsets_minus,
-                   out, feature_map, chunk_rows=256):
+def fused_features(
+    X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, offsets_minus, out, feature_map, chunk_rows=256
+):
     """Fused random-feature transform ``out = [scale± cos/sin(X W±ᵀ (+ b±))]`` in place.
 
     See the module docstring for the exact layout, the determinism guarantee and the range
@@ -781,8 +940,10 @@ def fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, of
         The same array, filled.
     """
     if feature_map not in _FEATURE_MAPS:
-        raise ValueError(f"fused_features: feature_map must be one of {', '.join(map(repr, _FEATURE_MAPS))}, "
-                         f"got {feature_map!r}")
+        raise ValueError(
+            f"fused_features: feature_map must be one of {', '.join(map(repr, _FEATURE_MAPS))}, "
+            f"got {feature_map!r}"
+        )
     mode = _FEATURE_MAPS[feature_map]
     _check_arrays("fused_features", X=X, W_plus=W_plus, W_minus=W_minus, out=out)
     for name, a in (("X", X), ("W_plus", W_plus), ("W_minus", W_minus)):
@@ -810,9 +971,23 @@ def fused_features(X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, of
     n_bad = np.zeros(n_workers, dtype=np.int64)
     gemm_rows = GEMM_ROWS[np.dtype(dtype)]
     chunk_rows = -(-int(chunk_rows) // gemm_rows) * gemm_rows
-    with blas_single_thread():
-        _fused_kernel(X, W_plus, W_minus, dtype.type(scale_plus), dtype.type(scale_minus),
-                      off_p, off_m, out, mode, chunk_rows, gemm_rows, n_workers, limit, n_bad)
+    with parallel_region(), blas_single_thread():
+        _fused_kernel(
+            X,
+            W_plus,
+            W_minus,
+            dtype.type(scale_plus),
+            dtype.type(scale_minus),
+            off_p,
+            off_m,
+            out,
+            mode,
+            chunk_rows,
+            gemm_rows,
+            n_workers,
+            limit,
+            n_bad,
+        )
     if n_bad.sum():
         _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mode, chunk_rows)
     return out
@@ -824,33 +999,43 @@ def _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mo
     warnings.warn(
         f"fused_features: some arguments w.x exceed {lim:g}, the range of the fast {X.dtype} "
         "sincos; recomputing with the accurate slow path (check the scaling of the data and "
-        "of the frequencies)", RuntimeWarning, stacklevel=3)
+        "of the frequencies)",
+        RuntimeWarning,
+        stacklevel=3,
+    )
     if X.dtype == np.float32:
         out64 = np.empty(out.shape, dtype=np.float64)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            fused_features(X.astype(np.float64), W_plus.astype(np.float64),
-                           W_minus.astype(np.float64), scale_plus, scale_minus,
-                           off_p.astype(np.float64), off_m.astype(np.float64), out64,
-                           "sincos" if mode == 0 else "cos", chunk_rows)
+            fused_features(
+                X.astype(np.float64),
+                W_plus.astype(np.float64),
+                W_minus.astype(np.float64),
+                scale_plus,
+                scale_minus,
+                off_p.astype(np.float64),
+                off_m.astype(np.float64),
+                out64,
+                "sincos" if mode == 0 else "cos",
+                chunk_rows,
+            )
         out[...] = out64
         return
     s_plus = W_plus.shape[0]
     col_minus = 2 * s_plus if mode == 0 else s_plus
     block = 4096
     for r0 in range(0, X.shape[0], block):
-        Xb = X[r0: r0 + block]
-        for W, scale, off, col0 in ((W_plus, scale_plus, off_p, 0),
-                                    (W_minus, scale_minus, off_m, col_minus)):
+        Xb = X[r0 : r0 + block]
+        for W, scale, off, col0 in ((W_plus, scale_plus, off_p, 0), (W_minus, scale_minus, off_m, col_minus)):
             s = W.shape[0]
             if s == 0:
                 continue
             A = Xb @ W.T
             if mode == 0:
-                out[r0: r0 + block, col0: col0 + s] = scale * np.cos(A)
-                out[r0: r0 + block, col0 + s: col0 + 2 * s] = scale * np.sin(A)
+                out[r0 : r0 + block, col0 : col0 + s] = scale * np.cos(A)
+                out[r0 : r0 + block, col0 + s : col0 + 2 * s] = scale * np.sin(A)
             else:
-                out[r0: r0 + block, col0: col0 + s] = scale * np.cos(A + off)
+                out[r0 : r0 + block, col0 : col0 + s] = scale * np.cos(A + off)
 
 
 def sincos(x, out_sin=None, out_cos=None):
@@ -866,7 +1051,8 @@ def sincos(x, out_sin=None, out_cos=None):
     _check_arrays("sincos", out_sin=out_sin, out_cos=out_cos, dtype=x.dtype)
     _check_shape("sincos", "out_sin", out_sin, x.shape)
     _check_shape("sincos", "out_cos", out_cos, x.shape)
-    _sincos_kernel(x, out_sin, out_cos)
+    with parallel_region():
+        _sincos_kernel(x, out_sin, out_cos)
     return out_sin, out_cos
 
 
@@ -882,7 +1068,8 @@ def fill(out, value):
     Used by ``benchmarks/bench_featurize.py`` for the lower bound "write the output once".
     """
     _check_arrays("fill", out=out)
-    _fill_kernel(out.reshape(-1), out.dtype.type(value))
+    with parallel_region():
+        _fill_kernel(out.reshape(-1), out.dtype.type(value))
     return out
 
 
@@ -903,8 +1090,8 @@ def _lookup_kernel(u, u_knots, inv_h, c0, c1, c2, c3, x_last, first, depth, n_wo
         for b in range(w, n_blocks, n_workers):
             i0 = b * _LOOKUP_BLOCK
             m = min(n, i0 + _LOOKUP_BLOCK) - i0
-            ub = u[i0: i0 + m]
-            ob = out[i0: i0 + m]
+            ub = u[i0 : i0 + m]
+            ob = out[i0 : i0 + m]
             # Knots before first[cell] are < u and knots from first[cell + 1] on are > u (the
             # cell map is the same monotone float expression as in _guide_table), so the
             # answer, the last j with u_j <= u, lies in [lo, lo + size).
@@ -966,13 +1153,21 @@ def inverse_cdf_lookup(u, u_knots, x_knots, slopes, out):
     O(h^4 max |x''''|)). At the knots the result is x_j exactly. The caller validates the
     table (sorted, finite, monotone slopes) and u.
     """
-    _check_arrays("inverse_cdf_lookup", u=u, u_knots=u_knots, x_knots=x_knots, slopes=slopes, out=out,
-                  dtype=np.dtype(np.float64))
+    _check_arrays(
+        "inverse_cdf_lookup",
+        u=u,
+        u_knots=u_knots,
+        x_knots=x_knots,
+        slopes=slopes,
+        out=out,
+        dtype=np.dtype(np.float64),
+    )
     _check_shape("inverse_cdf_lookup", "u", u, (u.shape[0],))
     _check_shape("inverse_cdf_lookup", "out", out, u.shape)
     if u_knots.ndim != 1 or u_knots.shape[0] < 2:
-        raise ValueError(f"inverse_cdf_lookup: u_knots must be 1-D with at least 2 knots, got shape "
-                         f"{u_knots.shape}")
+        raise ValueError(
+            f"inverse_cdf_lookup: u_knots must be 1-D with at least 2 knots, got shape {u_knots.shape}"
+        )
     _check_shape("inverse_cdf_lookup", "x_knots", x_knots, u_knots.shape)
     _check_shape("inverse_cdf_lookup", "slopes", slopes, u_knots.shape)
     K = u_knots.shape[0] - 1
@@ -986,6 +1181,19 @@ def inverse_cdf_lookup(u, u_knots, x_knots, slopes, out):
     dx = x1 - x0
     c2 = 3.0 * dx - 2.0 * m0 - m1
     c3 = m0 + m1 - 2.0 * dx
-    _lookup_kernel(u, u_knots, 1.0 / h, np.ascontiguousarray(x0), m0, c2, c3,
-                   float(x_knots[-1]), first, depth, numba.get_num_threads(), out)
+    with parallel_region():
+        _lookup_kernel(
+            u,
+            u_knots,
+            1.0 / h,
+            np.ascontiguousarray(x0),
+            m0,
+            c2,
+            c3,
+            float(x_knots[-1]),
+            first,
+            depth,
+            numba.get_num_threads(),
+            out,
+        )
     return out

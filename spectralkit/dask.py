@@ -24,10 +24,45 @@ import numpy as np
 from dask.base import tokenize
 
 from . import _compiled
-from .features import RandomFeatures
+from .features import (
+    FEATURE_PARAMS,
+    RandomFeatures,
+    _changed_params,
+    _not_fitted_error,
+    _params_fingerprint,
+    validate_feature_params,
+)
 from .kernels import DensityKernel, RadialKernel, from_spec
 
 __all__ = ["fit_dask", "transform_dask", "gram_sums_dask", "DaskSpectralFeatures"]
+
+
+def _is_dask_dataframe(X):
+    # duck-typed: dask.dataframe (and pandas) are optional
+    return hasattr(X, "to_dask_array") and hasattr(X, "columns") and hasattr(X, "dtypes")
+
+
+def _dataframe_columns(X):
+    """Number of columns of a dask DataFrame, after checking their dtypes (no data is read)."""
+
+    def real_numeric(t):
+        try:
+            t = np.dtype(t)
+        except TypeError:  # pandas extension dtypes (strings, categories)
+            return False
+        return (np.issubdtype(t, np.number) or t == np.bool_) and not np.issubdtype(t, np.complexfloating)
+
+    bad = [f"{c!r} ({t})" for c, t in zip(X.columns, X.dtypes) if not real_numeric(t)]
+    if bad:
+        raise ValueError(f"X must have real numeric columns, got {', '.join(bad[:5])}")
+    if len(X.columns) < 1:
+        raise ValueError("X must have at least one feature column, got none")
+    return len(X.columns)
+
+
+def _check_numba_threads(n):
+    if n is not None and (isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1):
+        raise ValueError(f"numba_threads must be None or an integer >= 1, got {n!r}")
 
 
 def _check_dask_array(X):
@@ -87,15 +122,16 @@ def _portable(features):
     return slim
 
 
-def _transform_block(block, features, dtype):
+def _transform_block(block, features, dtype, numba_threads):
     # each task featurizes one row block; C-contiguous input of the output dtype
     block = np.ascontiguousarray(block, dtype=dtype)
     if not block.flags.writeable:  # read-only blocks would trigger a second numba specialisation
         block = block.copy()
-    return features.transform(block)
+    with _compiled.numba_threads(numba_threads):
+        return features.transform(block)
 
 
-def transform_dask(features, X, *, dtype=None):
+def transform_dask(features, X, *, dtype=None, numba_threads=None):
     """Featurize a dask array lazily: ``map_blocks`` of ``features.transform`` over row blocks.
 
     Parameters
@@ -106,6 +142,9 @@ def transform_dask(features, X, *, dtype=None):
         Any row chunking; the columns are rechunked into one block.
     dtype : {numpy.float32, numpy.float64}, optional
         Output dtype (default: float32 for float32 X, else float64), as in ``transform``.
+    numba_threads : int, optional
+        numba threads of each task (None: numba's default, all cores). With several dask
+        workers or worker threads per machine, 1 avoids oversubscribing the cores.
 
     Returns
     -------
@@ -113,6 +152,7 @@ def transform_dask(features, X, *, dtype=None):
         Lazy; chunks ``(X.chunks[0], (n_components,))``.
     """
     X = _check_dask_array(X)
+    _check_numba_threads(numba_threads)
     if dtype is None:
         dtype = np.float32 if X.dtype == np.float32 else np.float64
     dtype = np.dtype(dtype)
@@ -130,12 +170,28 @@ def transform_dask(features, X, *, dtype=None):
     X = X.rechunk({1: -1})
     # a deterministic key from the input graph and the frequencies (tokenizing the whole fitted
     # object would hash its measure)
-    token = tokenize(X.name, dtype, width, slim.W_plus_, slim.W_minus_, np.asarray(slim.signature_),
-                     getattr(slim, "scale_plus_", None), getattr(slim, "scale_minus_", None),
-                     getattr(slim, "offsets_plus_", None), getattr(slim, "offsets_minus_", None))
-    return X.map_blocks(_transform_block, slim, dtype, dtype=dtype,
-                        chunks=(X.chunks[0], (width,)), meta=np.empty((0, width), dtype=dtype),
-                        name=f"spectralkit-features-{token}")
+    token = tokenize(
+        X.name,
+        dtype,
+        width,
+        slim.W_plus_,
+        slim.W_minus_,
+        np.asarray(slim.signature_),
+        getattr(slim, "scale_plus_", None),
+        getattr(slim, "scale_minus_", None),
+        getattr(slim, "offsets_plus_", None),
+        getattr(slim, "offsets_minus_", None),
+    )
+    return X.map_blocks(
+        _transform_block,
+        slim,
+        dtype,
+        numba_threads,
+        dtype=dtype,
+        chunks=(X.chunks[0], (width,)),
+        meta=np.empty((0, width), dtype=dtype),
+        name=f"spectralkit-features-{token}",
+    )
 
 
 def gram_sums_dask(features, X, Y, *, fit_intercept=True, split_every=4):
@@ -172,23 +228,39 @@ def gram_sums_dask(features, X, Y, *, fit_intercept=True, split_every=4):
     if not hasattr(features, "signature_"):
         raise ValueError("features must be fitted first (see fit_dask)")
     if Y.ndim != 2 or Y.shape[0] != X.shape[0]:
-        raise ValueError(f"Y must have shape (n_samples, n_targets) with n_samples = {X.shape[0]}, "
-                         f"got {Y.shape}")
+        raise ValueError(
+            f"Y must have shape (n_samples, n_targets) with n_samples = {X.shape[0]}, got {Y.shape}"
+        )
     return _compiled.gram_sums_dask(_portable(features), X, Y, bool(fit_intercept), int(split_every))
 
 
-class DaskSpectralFeatures:
-    """scikit-learn style transformer for dask arrays (``fit`` reads only ``X.shape``).
+_TABLE_NAMES = tuple(p.name for p in FEATURE_PARAMS)
 
-    Parameters are those of :class:`spectralkit.sklearn.SpectralFeatures` (and of
-    :class:`spectralkit.features.RandomFeatures`): ``kernel``, ``n_components``, ``method``,
-    ``split``, ``feature_map``, ``random_state``, ``kernel_params``. scikit-learn is not required:
-    the feature map is a :class:`~spectralkit.features.RandomFeatures`.
+
+class DaskSpectralFeatures:
+    """scikit-learn style transformer for dask arrays and DataFrames (``fit`` reads only the shape).
+
+    Parameters
+    ----------
+    kernel, n_components, method, split, feature_map, random_state, truncation, lengthscale, shape_matrix
+        The feature-map parameters of :data:`spectralkit.features.FEATURE_PARAMS` (the same
+        table, defaults and validation as :class:`~spectralkit.features.RandomFeatures`;
+        ``kernel`` defaults to ``"delta_gaussian"``).
+    kernel_params : dict, optional
+        Parameter values for a spec-string ``kernel`` (as in ``SpectralFeatures``).
+    numba_threads : int or None, default 1
+        numba threads per transform task. Dask runs one task per worker thread, so 1 (the
+        default) uses each core once when the workers have as many threads as cores; None
+        leaves numba's default (all cores per task: faster for a single worker with one thread).
+
+    scikit-learn is not required; with it installed, ``sklearn.base.clone`` works and the
+    not-fitted error is scikit-learn's ``NotFittedError`` (it is also a ``RuntimeError``).
 
     Attributes
     ----------
     features_ : RandomFeatures
         The fitted feature map (frequencies, scales, ``signature_``, masses).
+    kernel_ : RadialKernel or DensityKernel
     signature_, mass_plus_, mass_minus_, n_features_in_
         As in SpectralFeatures.
 
@@ -202,8 +274,20 @@ class DaskSpectralFeatures:
     ((10000, 64), (2500, 2500, 2500, 2500))
     """
 
-    def __init__(self, kernel="delta_gaussian", n_components=256, method="orf", split="jordan",
-                 feature_map="sincos", random_state=None, kernel_params=None):
+    def __init__(
+        self,
+        kernel="delta_gaussian",
+        n_components=256,
+        method="orf",
+        split="jordan",
+        feature_map="sincos",
+        random_state=None,
+        kernel_params=None,
+        truncation=None,
+        lengthscale=1.0,
+        shape_matrix=None,
+        numba_threads=1,
+    ):
         self.kernel = kernel
         self.n_components = n_components
         self.method = method
@@ -211,35 +295,101 @@ class DaskSpectralFeatures:
         self.feature_map = feature_map
         self.random_state = random_state
         self.kernel_params = kernel_params
+        self.truncation = truncation
+        self.lengthscale = lengthscale
+        self.shape_matrix = shape_matrix
+        self.numba_threads = numba_threads
 
-    def fit(self, X, y=None):
-        """Draw the frequencies for ``X.shape[1]`` (X: dask array; its values are not read)."""
-        X = _check_dask_array(X)
+    _PARAM_NAMES = (
+        "kernel",
+        "n_components",
+        "method",
+        "split",
+        "feature_map",
+        "random_state",
+        "kernel_params",
+        "truncation",
+        "lengthscale",
+        "shape_matrix",
+        "numba_threads",
+    )
+
+    def get_params(self, deep=True):
+        """Constructor parameters (scikit-learn protocol)."""
+        return {k: getattr(self, k) for k in self._PARAM_NAMES}
+
+    def set_params(self, **params):
+        """Set constructor parameters (scikit-learn protocol); a fitted instance must be refitted."""
+        for k in params:
+            if k not in self._PARAM_NAMES:
+                raise ValueError(
+                    f"invalid parameter {k!r} for DaskSpectralFeatures; valid: {', '.join(self._PARAM_NAMES)}"
+                )
+        for k, v in params.items():
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self):
+        # scikit-learn style: the parameters that differ from their defaults
+        defaults = dict(zip(self._PARAM_NAMES, DaskSpectralFeatures.__init__.__defaults__))
+        shown = []
+        for k, v in self.get_params().items():
+            d = defaults[k]
+            same = v is d or (type(v) is type(d) and not isinstance(v, np.ndarray) and v == d)
+            if not same:
+                shown.append(f"{k}={'array(...)' if isinstance(v, np.ndarray) else repr(v)}")
+        return f"DaskSpectralFeatures({', '.join(shown)})"
+
+    def _resolve_kernel(self):
+        if self.kernel_params is not None and not isinstance(self.kernel_params, dict):
+            raise ValueError(f"kernel_params must be a dict or None, got {type(self.kernel_params).__name__}")
         if isinstance(self.kernel, (RadialKernel, DensityKernel)):
             if self.kernel_params:
                 raise ValueError("kernel_params must be None when kernel is a kernel object")
-            kernel = self.kernel
-        else:
-            kernel = from_spec(self.kernel, params=self.kernel_params)
-        rs = self.random_state
-        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
-            rs = int(rs)
-        rf = RandomFeatures(kernel, dim=int(X.shape[1]), n_components=self.n_components,
-                            method=self.method, split=self.split, feature_map=self.feature_map,
-                            random_state=rs).fit()
+            return self.kernel
+        return from_spec(self.kernel, params=self.kernel_params)
+
+    def fit(self, X, y=None):
+        """Draw the frequencies for the number of columns of X; its values are never read.
+
+        Parameters
+        ----------
+        X : dask.array.Array or dask DataFrame of shape (n_samples, n_features)
+            Only the number of columns (and the dtypes of a DataFrame) are used.
+        y : ignored
+        """
+        dim = _dataframe_columns(X) if _is_dask_dataframe(X) else int(_check_dask_array(X).shape[1])
+        table = validate_feature_params({k: getattr(self, k) for k in _TABLE_NAMES}, dim)
+        _check_numba_threads(self.numba_threads)
+        kernel = self._resolve_kernel()
+        table["kernel"] = kernel
+        rf = RandomFeatures(dim=dim, **table).fit()
         self.features_ = rf
         self.kernel_ = kernel
         self.signature_ = np.asarray(rf.signature_)
         self.mass_plus_ = float(rf.mass_plus_)
         self.mass_minus_ = float(rf.mass_minus_)
-        self.n_features_in_ = int(X.shape[1])
+        self.n_features_in_ = dim
+        self._fit_fingerprint = _params_fingerprint(self.get_params())
         return self
 
     def transform(self, X):
-        """Lazy feature matrix of the dask array X (see :func:`transform_dask`)."""
-        if not hasattr(self, "features_"):
-            raise RuntimeError("this DaskSpectralFeatures instance is not fitted yet; call fit(X) first")
-        return transform_dask(self.features_, X)
+        """Lazy feature matrix of X (see :func:`transform_dask`).
+
+        A dask DataFrame is converted with ``to_dask_array(lengths=True)``, which computes the
+        partition lengths (one pass over the data) so that the output has known row chunks.
+        """
+        if "features_" not in self.__dict__:
+            raise _not_fitted_error("this DaskSpectralFeatures instance is not fitted yet; call fit(X) first")
+        changed = _changed_params(self._fit_fingerprint, self.get_params())
+        if changed:
+            raise _not_fitted_error(
+                f"DaskSpectralFeatures: parameters changed since fit ({', '.join(changed)}); call fit again"
+            )
+        if _is_dask_dataframe(X):
+            _dataframe_columns(X)
+            X = X.to_dask_array(lengths=True)
+        return transform_dask(self.features_, X, numba_threads=self.numba_threads)
 
     def fit_transform(self, X, y=None):
         """``fit(X).transform(X)``."""

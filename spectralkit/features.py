@@ -28,6 +28,7 @@ Norm samplers: a PD library kernel with an exact frequency law uses
 """
 
 import dataclasses
+import hashlib
 import math
 import numbers
 import pickle
@@ -50,6 +51,8 @@ __all__ = [
     "FEATURE_MAPS",
     "FEATURE_PARAMS",
     "FeatureParam",
+    "InsufficientMemoryError",
+    "PHASE_LIMIT",
     "RandomFeatures",
     "SPLITS",
     "feature_param_constraints",
@@ -181,8 +184,8 @@ class FeatureParam:
 
     name: str
     default: Any
-    check: Callable[[Any, Any], Any]
-    doc: str
+    check: Callable[[Any, Any], Any] = dataclasses.field(repr=False)
+    doc: str = ""
 
 
 #: The parameters shared by :class:`RandomFeatures`, ``spectralkit.sklearn.SpectralFeatures``,
@@ -311,6 +314,79 @@ def _picklable(value):
     except (pickle.PicklingError, AttributeError, TypeError):
         return False
     return True
+
+
+#: Largest |w . x| a transform accepts, per dtype: beyond it consecutive representable phases are
+#: >= 1 rad apart (2^52 in float64, 2^23 in float32), so no digit of cos / sin is correct.
+PHASE_LIMIT = {np.dtype(np.float64): 2.0**52, np.dtype(np.float32): 2.0**23}
+
+#: Allocations below this size are not checked against the available memory.
+_MEMORY_CHECK_BYTES = 64 << 20
+
+
+class InsufficientMemoryError(ValueError, MemoryError):
+    """A fit or transform that would need more memory than is available (raised before allocating)."""
+
+
+def _check_memory(nbytes, what):
+    if nbytes < _MEMORY_CHECK_BYTES:
+        return
+    avail = _compiled.available_memory()
+    if avail is not None and nbytes > avail:
+        raise InsufficientMemoryError(
+            f"{what} needs {nbytes} bytes ({nbytes / 2**30:.3g} GiB), more than the {avail} bytes "
+            f"({avail / 2**30:.3g} GiB) of available memory"
+        )
+
+
+_NOT_FITTED = []
+
+
+def _not_fitted_error(message):
+    """scikit-learn's NotFittedError (also a RuntimeError) if scikit-learn is installed, else a RuntimeError.
+
+    The class is created on first use: spectralkit does not import scikit-learn otherwise.
+    """
+    if not _NOT_FITTED:
+        try:
+            from sklearn.exceptions import NotFittedError as base
+        except ImportError:
+            bases = (RuntimeError,)
+        else:
+            bases = (base, RuntimeError)
+        _NOT_FITTED.append(type("NotFittedError", bases, {"__module__": __name__}))
+    return _NOT_FITTED[0](message)
+
+
+def _param_token(value):
+    """A value-based token of a parameter (equal tokens: same feature map), picklable."""
+    if value is None or isinstance(value, (str, numbers.Number)):
+        return value
+    if isinstance(value, np.random.Generator):  # consumed by fit: only its kind is recorded
+        return ("Generator",)
+    if isinstance(value, (RadialKernel, DensityKernel)):
+        return ("kernel", value.key)
+    if isinstance(value, SpectralMeasure):
+        return ("measure", value.kernel.key, value.dim)
+    try:
+        arr = np.asarray(value)
+        if arr.dtype != object:
+            digest = hashlib.blake2b(np.ascontiguousarray(arr).tobytes(), digest_size=16).hexdigest()
+            return ("array", arr.shape, str(arr.dtype), digest)
+    except (TypeError, ValueError):
+        pass
+    return ("object", type(value).__name__, id(value))
+
+
+def _params_fingerprint(params):
+    """``{name: token}`` of a parameter dict (see :func:`_param_token`)."""
+    return {k: _param_token(v) for k, v in params.items()}
+
+
+def _changed_params(fingerprint, params):
+    """Names whose value differs from the fingerprint (names absent from either are skipped)."""
+    now = _params_fingerprint({k: v for k, v in params.items() if k in fingerprint})
+    return [k for k, tok in now.items() if tok != fingerprint[k]]
 
 
 def _fold_scale(W_plus, W_minus, lengthscale, shape_matrix):
@@ -485,6 +561,13 @@ class RandomFeatures:
         if X is not None:
             X_dim = self._check_X(X, "X", dim=None).shape[1]
         dim, measure, values = self._validate_params(X_dim)
+        n_freq = values["n_components"] // 2 if values["feature_map"] == "sincos" else values["n_components"]
+        scaled = values["lengthscale"] != 1.0 or values["shape_matrix"] is not None
+        _check_memory(
+            n_freq * dim * 8 * (2 if scaled else 1),
+            f"n_components={self.n_components!r} in dim={dim}: the frequency matrix alone ({n_freq} x {dim} "
+            f"float64{', twice: drawn and scaled' if scaled else ''})",
+        )
         if measure is None:
             kernel = from_spec(self.kernel) if isinstance(self.kernel, str) else self.kernel
             measure = SpectralMeasure(kernel, dim)
@@ -506,7 +589,6 @@ class RandomFeatures:
         self.truncation_bias_ = None
         self.truncation_bias_max_ = None
 
-        n_freq = self.n_components // 2 if self.feature_map == "sincos" else self.n_components
         n_plus, n_minus = self._allocate(n_freq, mass_plus, mass_minus)
         with _compiled.blas_single_thread():  # QR results must not depend on the BLAS thread count
             W_plus, W_minus = draw_frequencies(
@@ -538,6 +620,7 @@ class RandomFeatures:
         self.random_state_ = rng
         self.samplers_ = (parts[0][1], parts[1][1])
         self._cast = {}
+        self._fit_fingerprint = _params_fingerprint(self.get_params())
         if truncated:
             self._truncation_report(measure)
         return self
@@ -640,12 +723,25 @@ class RandomFeatures:
 
     # -- transforming -------------------------------------------------------------------------
     def _check_fitted(self):
-        if not hasattr(self, "W_plus_"):
-            raise RuntimeError("this RandomFeatures instance is not fitted yet; call fit() first")
+        """Fitted, and for the current parameters (a change after fit invalidates the fit)."""
+        if "W_plus_" not in self.__dict__:
+            raise _not_fitted_error("this RandomFeatures instance is not fitted yet; call fit() first")
+        fingerprint = self.__dict__.get("_fit_fingerprint")
+        if fingerprint is not None:
+            changed = _changed_params(fingerprint, {k: v for k, v in vars(self).items() if k in fingerprint})
+            if changed:
+                raise _not_fitted_error(
+                    f"RandomFeatures: parameters changed since fit ({', '.join(changed)}); call fit again"
+                )
 
     @staticmethod
     def _check_X(X, name, dim):
         arr = np.asarray(X)
+        if np.issubdtype(arr.dtype, np.complexfloating):
+            raise ValueError(
+                f"{name} must be real, got complex dtype {arr.dtype}: refusing to drop the imaginary part "
+                f"(pass {name}.real, or stack real and imaginary parts as columns)"
+            )
         if arr.dtype not in (np.float32, np.float64):
             if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
                 raise ValueError(f"{name} must be a numeric array, got dtype {arr.dtype}")
@@ -664,8 +760,32 @@ class RandomFeatures:
         return np.ascontiguousarray(arr)
 
     def __getstate__(self):
-        # the samplers cache and the per-dtype casts are rebuilt on demand
-        return {k: v for k, v in self.__dict__.items() if k not in ("_parts_cache", "_cast")}
+        # The measure and the samplers hold closures (sympy-derived densities) that pickle cannot
+        # serialise: they are rebuilt from the kernel on first access (``__getattr__``). The
+        # samplers cache and the per-dtype casts are rebuilt on demand.
+        state = {
+            k: v
+            for k, v in self.__dict__.items()
+            if k not in ("_parts_cache", "_cast", "measure_", "samplers_")
+        }
+        if "measure_" in self.__dict__ or self.__dict__.get("_rebuild_measure"):
+            state["_rebuild_measure"] = True
+        return state
+
+    def __getattr__(self, name):
+        # only called for missing attributes: the measure and samplers of an unpickled instance
+        if name in ("measure_", "samplers_") and self.__dict__.get("_rebuild_measure"):
+            self._check_fitted()
+            kernel, dim = self.kernel, self.n_features_in_
+            if isinstance(kernel, SpectralMeasure):
+                measure = kernel
+            else:
+                measure = SpectralMeasure(from_spec(kernel) if isinstance(kernel, str) else kernel, dim)
+            measure, parts, _, _ = self._build_parts(measure, dim)
+            self.measure_, self.samplers_ = measure, (parts[0][1], parts[1][1])
+            del self._rebuild_measure
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _transform_state(self):
         """The fitted state without the measure and samplers: all ``transform`` needs, picklable.
@@ -676,7 +796,7 @@ class RandomFeatures:
         return {
             k: v
             for k, v in self.__getstate__().items()
-            if k not in ("measure_", "samplers_", "W_plus_raw_", "W_minus_raw_") and _picklable(v)
+            if k not in ("_rebuild_measure", "W_plus_raw_", "W_minus_raw_") and _picklable(v)
         }
 
     def _weights(self, dtype):
@@ -691,6 +811,30 @@ class RandomFeatures:
             )
             self._cast[dtype] = cast
         return self._cast[dtype]
+
+    def _check_phases(self, X):
+        """Refuse X whose phases w . x have no correct digit in X's dtype (see PHASE_LIMIT).
+
+        Cheap bound first, max|x| max_i ||w_i||_1; only when it exceeds the limit the per-row
+        bound sum_j |x_j| max_i |w_ij| (O(n d)) is computed. Both bound max |w . x|.
+        """
+        if "bounds" not in self._cast:
+            W = np.concatenate([self.W_plus_, self.W_minus_])
+            self._cast["bounds"] = (float(np.abs(W).sum(axis=1).max()), np.abs(W).max(axis=0))
+        l1, col_max = self._cast["bounds"]
+        limit = PHASE_LIMIT[X.dtype]
+        if X.size == 0 or float(np.abs(X).max()) * l1 <= limit:
+            return
+        with np.errstate(over="ignore"):
+            bound = float((np.abs(X).astype(np.float64) @ col_max).max())
+        if bound > limit:
+            raise ValueError(
+                f"X is too large for the frequencies: the phases w . x reach up to {bound:.3g} (bound "
+                f"sum_j |x_j| max |w_j|; max |X| = {float(np.abs(X).max()):.3g}), beyond {limit:.3g} = "
+                f"2^{int(math.log2(limit))}, where {X.dtype} phases are >= 1 rad apart: the features would "
+                "have no correct digit (float64 allows phases up to 2^52, float32 up to 2^23). Rescale X "
+                "(or increase lengthscale)"
+            )
 
     def transform(self, X, out=None):
         """Features ``[Phi_plus | Phi_minus]`` of the rows of ``X``.
@@ -709,10 +853,17 @@ class RandomFeatures:
         ndarray, shape (n, n_components)
         """
         self._check_fitted()
+        X_in = X
         X = self._check_X(X, "X", self.n_features_in_)
         dtype = X.dtype
-        shape = (X.shape[0], self.n_components)
+        shape = (X.shape[0], int(self.signature_.size))
+        Wp, Wm, op, om = self._weights(dtype)
+        self._check_phases(X)
         if out is None:
+            _check_memory(
+                shape[0] * shape[1] * dtype.itemsize,
+                f"the output of transform ({shape[0]} rows x n_components={shape[1]}, {dtype})",
+            )
             out = _compiled.output_array(shape, dtype)
         else:
             if not isinstance(out, np.ndarray):
@@ -724,7 +875,12 @@ class RandomFeatures:
                 )
             if not out.flags.c_contiguous or not out.flags.writeable:
                 raise ValueError("out must be C-contiguous and writeable")
-        Wp, Wm, op, om = self._weights(dtype)
+            for arr in (X_in, X):
+                if isinstance(arr, np.ndarray) and np.may_share_memory(out, arr):
+                    raise ValueError(
+                        "out must not share memory with X (the features would overwrite the input "
+                        "while it is read); pass a separate buffer"
+                    )
         return _compiled.fused_features(
             X, Wp, Wm, self.scale_plus_, self.scale_minus_, op, om, out, self.feature_map
         )

@@ -13,9 +13,12 @@ from spectralkit.features import RandomFeatures  # noqa: E402
 @pytest.fixture(scope="module")
 def client():
     # in-process cluster (threads): fast to start, exercises the distributed scheduler
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster, timeout="20s") as c:
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster, timeout="20s") as c,
+    ):
         yield c
 
 
@@ -99,6 +102,7 @@ def test_task_payload_pickles_and_sklearn_wrapper_fits_from_shape():
 # Krein ridge on dask arrays: map-reduce of the s x s sums
 # ------------------------------------------------------------------------------------------
 
+
 def test_gram_sums_dask_equal_the_in_memory_streaming_sums(client):
     from spectralkit import _compiled
     from spectralkit.dask import gram_sums_dask
@@ -144,3 +148,136 @@ def test_krein_ridge_fits_and_predicts_dask_arrays(client):
     np.testing.assert_array_equal(clf.predict(dX).compute(), cref.predict(X))
     with pytest.raises(ValueError, match="X and y have different numbers of rows: 900 and 10"):
         sk.KreinRidgeRegressor(**kw).fit(dX, y[:10])
+
+
+# ------------------------------------------------------------------------------------------
+# DaskSpectralFeatures as an estimator: parameters, clone, repr, errors, DataFrames, pickling
+# ------------------------------------------------------------------------------------------
+
+
+def test_params_clone_repr_and_refit_after_set_params():
+    M = np.array([[2.0, 0.5], [0.5, 1.0]])
+    dsf = DaskSpectralFeatures("gaussian", n_components=16, lengthscale=2.0, shape_matrix=M, random_state=0)
+    params = dsf.get_params()
+    assert tuple(params) == (
+        "kernel",
+        "n_components",
+        "method",
+        "split",
+        "feature_map",
+        "random_state",
+        "kernel_params",
+        "truncation",
+        "lengthscale",
+        "shape_matrix",
+        "numba_threads",
+    )
+    assert params["numba_threads"] == 1  # one numba thread per task by default
+    assert repr(dsf) == (
+        "DaskSpectralFeatures(kernel='gaussian', n_components=16, random_state=0, "
+        "lengthscale=2.0, shape_matrix=array(...))"
+    )
+    assert repr(DaskSpectralFeatures()) == "DaskSpectralFeatures()"
+    with pytest.raises(ValueError, match="invalid parameter 'gamma' for DaskSpectralFeatures; valid: "):
+        dsf.set_params(gamma=1.0)
+    base = pytest.importorskip("sklearn.base")
+    twin = base.clone(dsf)
+    assert twin is not dsf and repr(twin) == repr(dsf) and not hasattr(twin, "features_")
+    assert np.array_equal(twin.shape_matrix, M)
+    dX = da.from_array(_X(n=40, d=2), chunks=20)
+    dsf.fit(dX)
+    ref = dsf.transform(dX).compute(scheduler="synchronous")
+    dsf.set_params(lengthscale=3.0)
+    changed = r"DaskSpectralFeatures: parameters changed since fit \(lengthscale\); call fit again"
+    with pytest.raises(RuntimeError, match=changed):
+        dsf.transform(dX)
+    dsf.set_params(lengthscale=2.0)
+    np.testing.assert_array_equal(dsf.transform(dX).compute(scheduler="synchronous"), ref)
+
+
+def test_not_fitted_error_is_sklearns():
+    exceptions = pytest.importorskip("sklearn.exceptions")
+    with pytest.raises(exceptions.NotFittedError, match="DaskSpectralFeatures instance is not fitted yet"):
+        DaskSpectralFeatures().transform(da.zeros((4, 3)))
+
+
+def test_shared_parameter_table_lengthscale_and_shape_matrix():
+    M = np.array([[1.5, 0.2, 0.0], [0.2, 0.7, 0.1], [0.0, 0.1, 1.0]])
+    X = _X(n=60, d=3, seed=9)
+    kw = dict(n_components=32, random_state=5, lengthscale=0.8, shape_matrix=M)
+    dsf = DaskSpectralFeatures("delta_gaussian", **kw).fit(da.from_array(X, chunks=25))
+    ref = RandomFeatures("delta_gaussian", dim=3, **kw).fit()
+    np.testing.assert_array_equal(
+        dsf.transform(da.from_array(X, chunks=25)).compute(scheduler="synchronous"), ref.transform(X)
+    )
+    # the same validators (and messages) as RandomFeatures
+    for bad, match in (
+        (dict(shape_matrix=np.eye(2)), "shape_matrix must be a 3 x 3 matrix"),
+        (dict(lengthscale=0.0), "lengthscale must be a finite number > 0"),
+        (dict(n_components=7), "n_components must be even for feature_map='sincos'"),
+        (dict(method="sorf"), "method must be one of 'rff', 'orf'"),
+        (dict(numba_threads=0), "numba_threads must be None or an integer >= 1, got 0"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            DaskSpectralFeatures(**bad).fit(da.zeros((4, 3)))
+
+
+def test_each_task_runs_with_the_configured_numba_threads(client, monkeypatch):
+    import numba
+
+    seen = []
+    original = RandomFeatures.transform
+
+    def recording(self, X, out=None):
+        seen.append(numba.get_num_threads())
+        return original(self, X, out)
+
+    monkeypatch.setattr(RandomFeatures, "transform", recording)
+    X = da.from_array(_X(n=200, d=3), chunks=50)
+    DaskSpectralFeatures("gaussian", n_components=8, random_state=0).fit_transform(X).compute()
+    assert seen == [1] * 4
+    seen.clear()
+    DaskSpectralFeatures("gaussian", n_components=8, numba_threads=None).fit_transform(X).compute()
+    assert len(seen) == 4 and set(seen) == {numba.get_num_threads()}
+
+
+def test_dask_dataframes_are_accepted_and_fit_reads_no_data():
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X = _X(n=90, d=3, seed=11)
+    frames = [
+        pd.DataFrame(X[i : i + 30], columns=["a", "b", "c"], index=range(i, i + 30)) for i in (0, 30, 60)
+    ]
+    ddf = dd.from_pandas(pd.concat(frames), npartitions=3)
+    dsf = DaskSpectralFeatures("delta_gaussian", n_components=16, random_state=2).fit(ddf)
+    Phi = dsf.transform(ddf)
+    assert Phi.shape == (90, 16) and Phi.chunks[0] == (30, 30, 30)
+    ref = RandomFeatures("delta_gaussian", dim=3, n_components=16, random_state=2).fit()
+    np.testing.assert_array_equal(Phi.compute(scheduler="synchronous"), ref.transform(X))
+
+    def boom(i):
+        raise RuntimeError("data was read")
+
+    meta = pd.DataFrame({"a": np.zeros(0), "b": np.zeros(0)})
+    untouchable = dd.from_map(boom, [0, 1], meta=meta)
+    assert DaskSpectralFeatures("gaussian", n_components=8).fit(untouchable).n_features_in_ == 2
+    text = pd.DataFrame({"a": [1.0], "s": ["x"]})
+    with pytest.raises(ValueError, match=r"X must have real numeric columns, got 's' \((object|str)"):
+        DaskSpectralFeatures("gaussian", n_components=8).fit(dd.from_pandas(text, npartitions=1))
+
+
+def test_worker_processes_receive_the_pickled_feature_map():
+    # the pickling path of a real cluster: tasks shipped to a separate worker process
+    X = _X(n=200, d=3, seed=13)
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        distributed.Client(cluster, timeout="60s") as c,
+    ):
+        dsf = DaskSpectralFeatures("delta_gaussian", n_components=16, random_state=4).fit(
+            da.from_array(X, chunks=100)
+        )
+        out = c.compute(dsf.transform(da.from_array(X, chunks=100))).result()
+    ref = RandomFeatures("delta_gaussian", dim=3, n_components=16, random_state=4).fit()
+    np.testing.assert_array_equal(out, ref.transform(X))

@@ -1,0 +1,391 @@
+"""RandomFeatures refuses what it cannot compute correctly, and stays correct under threads and pickle.
+
+Each test pins one class of bad input or misuse (issue 10): ``out`` overlapping X, complex X,
+phases beyond the precision of the dtype, parameters changed after fit (also under ``python -O``),
+outputs or frequency matrices larger than the available memory, concurrent transforms under
+numba's ``workqueue`` layer, the caller's BLAS thread count, and pickling to a fresh process.
+"""
+
+import ast
+import concurrent.futures
+import os
+import pathlib
+import pickle
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from spectralkit import _compiled, features, kernels
+from spectralkit.features import PHASE_LIMIT, InsufficientMemoryError, RandomFeatures
+
+DG = kernels.delta_gaussian(1.0, 10.0)
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def rf():
+    return RandomFeatures(DG, dim=4, n_components=32, random_state=0).fit()
+
+
+def _X(n=50, d=4, seed=0):
+    return np.random.default_rng(seed).standard_normal((n, d))
+
+
+def _run(code, env=None, flags=()):
+    """Run ``code`` in a fresh interpreter from the repository root; return the completed process."""
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run(
+        [sys.executable, *flags, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+# -- item 7: out overlapping X ---------------------------------------------------------------------
+@pytest.mark.parametrize("shift", [0, 1, 50 * 4 - 1])
+def test_out_sharing_memory_with_X_is_refused(rf, shift):
+    n, d, width = 50, 4, 32
+    buf = np.zeros(n * width + n * d)
+    X = buf[: n * d].reshape(n, d)
+    X[...] = _X(n, d)
+    before = X.copy()
+    out = buf[shift : shift + n * width].reshape(n, width)
+    with pytest.raises(
+        ValueError,
+        match=r"out must not share memory with X \(the features would overwrite the "
+        r"input while it is read\)",
+    ):
+        rf.transform(X, out=out)
+    np.testing.assert_array_equal(X, before)  # nothing written
+    separate = np.empty((n, width))
+    assert rf.transform(X, out=separate) is separate
+    np.testing.assert_array_equal(separate, rf.transform(before))
+
+
+def test_out_sharing_memory_with_a_converted_input_is_refused(rf):
+    # int input is converted to a float64 copy; out overlapping the caller's array is still refused
+    buf = np.zeros(10 * 32 + 10 * 4)
+    Xi = buf[:40].view(np.int64).reshape(10, 4)
+    with pytest.raises(ValueError, match="out must not share memory with X"):
+        rf.transform(Xi, out=buf[:320].reshape(10, 32))
+
+
+# -- item 9: complex and huge X --------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_X_is_refused_not_truncated(rf, dtype):
+    X = _X(3).astype(dtype)
+    with pytest.raises(
+        ValueError,
+        match=rf"X must be real, got complex dtype {np.dtype(dtype)}: refusing to drop "
+        r"the imaginary part",
+    ):
+        rf.transform(X)
+    with pytest.raises(ValueError, match="X must be real, got complex dtype"):
+        RandomFeatures(DG, n_components=8).fit(X)
+
+
+@pytest.mark.parametrize("value", [1e308, -1e300, 1e17])
+def test_huge_X_is_refused_instead_of_nan_features(rf, value):
+    X = _X(3)
+    X[1, 2] = value
+    with pytest.raises(
+        ValueError,
+        match=r"X is too large for the frequencies: the phases w \. x reach up to .* "
+        r"beyond 4\.5e\+15 = 2\^52, where float64 phases are >= 1 rad apart",
+    ):
+        rf.transform(X)
+
+
+def test_float32_phase_limit_and_the_accurate_range_still_works(rf):
+    w_max = float(np.abs(np.concatenate([rf.W_plus_, rf.W_minus_])).max())
+    X = np.zeros((2, 4), dtype=np.float32)
+    X[0, 0] = 4 * PHASE_LIMIT[np.dtype(np.float32)] / w_max
+    with pytest.raises(
+        ValueError, match=r"beyond 8\.39e\+06 = 2\^23, where float32 phases are >= 1 rad apart"
+    ):
+        rf.transform(X)
+    # beyond the fast sincos range but within the limit: the accurate fallback, finite features
+    X64 = _X(3)
+    X64[0, 0] = 1e13
+    with pytest.warns(RuntimeWarning, match="accurate slow path"):
+        Phi = rf.transform(X64)
+    assert np.all(np.isfinite(Phi))
+    A = X64 @ rf.W_plus_.T
+    np.testing.assert_allclose(Phi[:, : rf.n_plus_], rf.scale_plus_ * np.cos(A), rtol=0, atol=1e-12)
+
+
+# -- item 10: parameters changed after fit -------------------------------------------------------
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"n_components": 64},
+        {"feature_map": "cos"},
+        {"method": "rff"},
+        {"split": "terms"},
+        {"dim": 5},
+        {"kernel": "gaussian"},
+        {"random_state": 1},
+        {"truncation": 5.0},
+        {"lengthscale": 2.0},
+        {"shape_matrix": np.eye(4)},
+    ],
+)
+def test_set_params_after_fit_invalidates_the_fit(change):
+    rf = RandomFeatures(DG, dim=4, n_components=32, random_state=0).fit()
+    name = next(iter(change))
+    X = _X(5)
+    ref = rf.transform(X)
+    old = rf.get_params()[name]
+    rf.set_params(**change)
+    for call in (rf.transform, rf.kernel_approx):
+        with pytest.raises(
+            RuntimeError,
+            match=rf"RandomFeatures: parameters changed since fit \({name}\); "
+            r"call fit again",
+        ) as info:
+            call(X)
+        assert not isinstance(info.value, AssertionError)
+    rf.set_params(**{name: old})  # the same values again: the fit is valid again
+    np.testing.assert_array_equal(rf.transform(X), ref)
+
+
+def test_not_fitted_error_is_sklearns_when_installed():
+    sklearn_exceptions = pytest.importorskip("sklearn.exceptions")
+    with pytest.raises(sklearn_exceptions.NotFittedError, match="not fitted yet") as info:
+        RandomFeatures(DG, dim=4).transform(_X(2))
+    assert isinstance(info.value, RuntimeError)
+
+
+@pytest.mark.slow  # ~10 s: python -O recompiles sympy's bytecode when PYTHONDONTWRITEBYTECODE is set
+def test_under_python_O_changed_params_and_compiled_checks_raise_real_exceptions():
+    """No assert guards memory: with asserts stripped, misuse still raises (never writes out of bounds)."""
+    proc = _run(
+        """
+        import numpy as np
+        from spectralkit import _compiled
+        from spectralkit.features import RandomFeatures
+        assert False, "asserts are on"  # skipped under -O
+        rf = RandomFeatures("delta_gaussian", dim=3, n_components=16, random_state=0).fit()
+        X = np.ones((4, 3))
+        for change in ({"n_components": 1024}, {"feature_map": "cos"}, {"dim": 2}):
+            rf.set_params(**change)
+            try:
+                rf.transform(X)
+            except RuntimeError as exc:
+                print(type(exc).__name__, exc)
+            rf.set_params(n_components=16, feature_map="sincos", dim=3)
+        print(rf.transform(X).shape)
+        W = np.ones((2, 3))
+        for out in (np.empty((4, 5)), np.empty((3, 4)), np.empty((4, 4), dtype=np.float32)):
+            try:
+                _compiled.fused_features(X, W, W[:0], 1.0, 1.0, None, None, out, "sincos")
+            except ValueError as exc:
+                print("ValueError")
+        u, knots = np.zeros(3), np.array([0.0, 1.0])
+        try:
+            _compiled.inverse_cdf_lookup(u, knots, np.zeros(3), np.zeros(2), np.zeros(3))
+        except ValueError as exc:
+            print("ValueError")
+        """,
+        flags=("-O",),
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[:3] == [
+        f"NotFittedError RandomFeatures: parameters changed since fit ({n}); call fit again"
+        for n in ("n_components", "feature_map", "dim")
+    ]
+    assert lines[3:] == ["(4, 16)"] + ["ValueError"] * 4
+
+
+@pytest.mark.parametrize("module", ["features.py", "_compiled.py", "dask.py"])
+def test_no_assert_guards_in_the_feature_modules(module):
+    tree = ast.parse((ROOT / "spectralkit" / module).read_text())
+    asserts = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Assert)]
+    assert not asserts, f"spectralkit/{module}: assert statements at lines {asserts}"
+
+
+# -- item 13: memory ------------------------------------------------------------------------------
+def test_huge_n_components_fails_fast_with_the_memory_it_needs(monkeypatch):
+    class NoMeasure(features.SpectralMeasure):
+        def __init__(self, *args, **kwargs):
+            raise AssertionError("the measure was built before the memory check")
+
+    monkeypatch.setattr(features, "SpectralMeasure", NoMeasure)
+    with pytest.raises(
+        InsufficientMemoryError,
+        match=r"n_components=1000000000 in dim=64: the frequency matrix "
+        r"alone \(500000000 x 64 float64\) needs 256000000000 bytes "
+        r"\(238 GiB\), more than the \d+ bytes",
+    ):
+        RandomFeatures(DG, dim=64, n_components=10**9).fit()
+
+
+def test_memory_checks_against_the_available_memory(monkeypatch, rf):
+    monkeypatch.setattr(_compiled, "available_memory", lambda: 100 << 20)
+    with pytest.raises(
+        MemoryError,
+        match=r"frequency matrix alone \(5000000 x 8 float64, twice: drawn and "
+        r"scaled\) needs 640000000 bytes",
+    ):
+        RandomFeatures(DG, dim=8, n_components=10**7, lengthscale=2.0).fit()
+    X = np.zeros((500_000, 4))
+    with pytest.raises(
+        InsufficientMemoryError,
+        match=r"the output of transform \(500000 rows x n_components=32, "
+        r"float64\) needs 128000000 bytes \(0.119 GiB\), more than "
+        r"the 104857600 bytes",
+    ):
+        rf.transform(X)
+    out = np.empty((500_000, 32))  # the caller's buffer: nothing to allocate, so no refusal
+    assert rf.transform(X, out=out) is out
+
+
+# -- item 14: threads ------------------------------------------------------------------------------
+def test_concurrent_transforms_under_the_workqueue_layer():
+    proc = _run(
+        """
+        import concurrent.futures
+        import numba, numpy as np
+        from spectralkit.features import RandomFeatures
+        rf = RandomFeatures("delta_gaussian", dim=4, n_components=64, random_state=0).fit()
+        X = np.random.default_rng(0).standard_normal((3000, 4))
+        ref = rf.transform(X).copy()
+        def work(i):
+            return all(np.array_equal(rf.transform(X), ref) for _ in range(10))
+        with concurrent.futures.ThreadPoolExecutor(4) as ex:
+            ok = all(ex.map(work, range(8)))
+        print("ok" if ok else "mismatch", numba.threading_layer())
+    """,
+        env={"NUMBA_THREADING_LAYER": "workqueue", "NUMBA_NUM_THREADS": "2"},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]  # unprotected: the layer aborts the process
+    assert proc.stdout.split() == ["ok", "workqueue"]
+
+
+def test_concurrent_transforms_in_this_process_are_correct(rf):
+    X = _X(2000)
+    ref = rf.transform(X).copy()
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        results = list(ex.map(lambda _: rf.transform(X), range(8)))
+    assert all(np.array_equal(r, ref) for r in results)
+
+
+def _blas_threads():
+    return sorted({p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"})
+
+
+@pytest.mark.parametrize("order", ["caller-first", "thread-first", "two-threads"])
+def test_blas_thread_count_of_the_caller_is_restored(rf, order):
+    """Overlapping calls (A enters, B enters, A leaves, B leaves) leave the caller's count as it was."""
+    with threadpool_limits(limits=2, user_api="blas"):
+        rf.transform(_X(600))
+        assert _blas_threads() == [2]
+        a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+
+        def a():
+            with _compiled.blas_single_thread():
+                a_in.set()
+                b_in.wait(10)
+            a_out.set()
+
+        def b():
+            a_in.wait(10)
+            with _compiled.blas_single_thread():
+                b_in.set()
+                a_out.wait(10)
+
+        if order == "caller-first":
+            threads, inline = [threading.Thread(target=b)], a
+        elif order == "thread-first":
+            threads, inline = [threading.Thread(target=a)], b
+        else:
+            threads, inline = [threading.Thread(target=a), threading.Thread(target=b)], None
+        for t in threads:
+            t.start()
+        if inline is not None:
+            inline()
+        for t in threads:
+            t.join(20)
+        assert _blas_threads() == [2]
+
+
+# -- item 15: pickling ---------------------------------------------------------------------------
+def test_pickled_features_give_bit_identical_output_in_a_fresh_process(tmp_path):
+    """RandomFeatures (and DaskSpectralFeatures when dask is installed) in one fresh interpreter."""
+    M = np.array([[2.0, 0.3, 0.0, 0.0], [0.3, 1.0, 0.0, 0.0], [0.0, 0.0, 0.5, 0.1], [0.0, 0.0, 0.1, 1.5]])
+    X = _X(700)
+    fitted = {
+        "sincos": RandomFeatures(
+            DG, dim=4, n_components=64, random_state=3, shape_matrix=M, lengthscale=1.3
+        ).fit(),
+        "cos": RandomFeatures(
+            "exp(-r**2/2) - 0.5*exp(-r**2/8)",
+            dim=4,
+            n_components=33,
+            feature_map="cos",
+            random_state=np.random.default_rng(4),
+        ).fit(),
+    }
+    np.save(tmp_path / "X.npy", X)
+    for name, obj in fitted.items():
+        (tmp_path / f"{name}.pkl").write_bytes(pickle.dumps(obj))
+        np.save(tmp_path / f"{name}_ref.npy", obj.transform(X))
+        np.save(tmp_path / f"{name}_ref32.npy", obj.transform(X.astype(np.float32)))
+    try:
+        import dask.array as da
+
+        from spectralkit.dask import DaskSpectralFeatures
+    except ImportError:
+        dask_case = False
+    else:
+        dask_case = True
+        dsf = DaskSpectralFeatures("delta_gaussian", n_components=32, random_state=1, lengthscale=1.5)
+        dsf.fit(da.from_array(X, chunks=300))
+        (tmp_path / "dask.pkl").write_bytes(pickle.dumps(dsf))
+        np.save(
+            tmp_path / "dask_ref.npy", dsf.transform(da.from_array(X, chunks=300)).compute(scheduler="sync")
+        )
+    proc = _run(f"""
+        import pickle, pathlib, numpy as np
+        d = pathlib.Path({str(tmp_path)!r})
+        X = np.load(d / "X.npy")
+        for name in ("sincos", "cos"):
+            rf = pickle.loads((d / f"{{name}}.pkl").read_bytes())
+            np.save(d / f"{{name}}_new.npy", rf.transform(X))
+            np.save(d / f"{{name}}_new32.npy", rf.transform(X.astype(np.float32)))
+            print(name, type(rf).__name__)
+        if {dask_case}:
+            import dask.array as da
+            dsf = pickle.loads((d / "dask.pkl").read_bytes())
+            Phi = dsf.transform(da.from_array(X, chunks=300)).compute(scheduler="sync")
+            np.save(d / "dask_new.npy", Phi)
+    """)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["sincos", "RandomFeatures", "cos", "RandomFeatures"]
+    stems = [f"{name}_{{}}{suffix}" for name in fitted for suffix in ("", "32")] + (
+        ["dask_{}"] if dask_case else []
+    )
+    for stem in stems:
+        new, ref = (np.load(tmp_path / (stem.format(kind) + ".npy")) for kind in ("new", "ref"))
+        assert new.dtype == ref.dtype and np.array_equal(new, ref), stem
+
+
+def test_unpickled_features_rebuild_the_measure_lazily():
+    rf = RandomFeatures(DG, dim=3, n_components=16, random_state=0).fit()
+    state = rf.__getstate__()
+    assert "measure_" not in state and "samplers_" not in state
+    clone = pickle.loads(pickle.dumps(rf))
+    assert "measure_" not in vars(clone)  # nothing computed until asked
+    assert clone.measure_.mass_plus.value == pytest.approx(rf.mass_plus_, rel=1e-12)
+    assert type(clone.samplers_[1]) is type(rf.samplers_[1])
+    with pytest.raises(AttributeError, match="has no attribute 'measure_'"):
+        RandomFeatures(DG, dim=3).measure_  # noqa: B018
