@@ -368,3 +368,13 @@ def test_failed_bochner_identity_is_an_error_not_a_verdict():
     assert check_rkks(k, 3).mass_plus.value == pytest.approx(math.exp(-1), rel=1e-10)
     with pytest.raises(sk.TransformError, match="fail the Bochner identity"):
         check_rkks(k, 16)
+
+
+def test_triangle_kernel_double_roots_do_not_flip_the_lobe_sign():
+    # 1 - r on [0, 1] in d = 1: mu = (1 - cos rho) / (pi rho^2) >= 0 touches zero at 2 pi k. The lobe
+    # sign must not come from a midpoint that lands on such a root (rho_c = 128 pi put one at 64 pi,
+    # where rounding made mu -1e-20 and the whole mass was reported as m-).
+    rep = sk.check_rkks(sk.RadialKernel.from_string("1 - r", support=1), 1)
+    assert rep.verdict == "PD"
+    assert abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error + 1e-12
+    assert rep.mass_minus.value == 0.0

@@ -329,10 +329,26 @@ def _lobe_masses_exact(measure, edges):
     return None if cum is None else np.diff(cum)
 
 
-def _signs(f, edges):
-    """The sign of f on each lobe between consecutive sign changes: its sign at the midpoint."""
+def _signs(f, edges, grid, vals):
+    """The sign of f on each lobe between consecutive sign changes: the sign of its largest value
+    on the grid inside the lobe (at the lobe's midpoint when no grid point falls inside).
+
+    Not the midpoint alone: f may touch zero inside a lobe (a double root, e.g. (1 - cos rho) / rho^2
+    of the triangle kernel), and a midpoint on such a root gives the sign of rounding noise.
+    """
     mid = f(0.5 * (edges[:-1] + edges[1:]))
-    return np.where(mid >= 0, 1, -1)
+    signs = np.where(mid >= 0, 1, -1)
+    lobe = np.searchsorted(edges, grid, side="right") - 1
+    inside = (lobe >= 0) & (lobe < len(signs)) & (grid > edges[np.clip(lobe, 0, len(edges) - 1)])
+    if np.any(inside):
+        idx, v = lobe[inside], vals[inside]
+        order = np.lexsort((np.abs(v), idx))  # by lobe, then by |f|: each lobe's largest comes last
+        idx, v = idx[order], v[order]
+        last = np.r_[idx[1:] != idx[:-1], True]
+        lobes_, peak = idx[last], v[last]
+        use = np.abs(peak) > np.abs(mid[lobes_])
+        signs[lobes_[use]] = np.where(peak[use] >= 0, 1, -1)
+    return signs
 
 
 def _merge(lobes, keep=()):
@@ -381,7 +397,7 @@ def jordan(measure):
     if singular.size:  # lobes end at singular points (a jump or an integrable singularity)
         edges = np.unique(np.concatenate([edges, singular]))
         edges = edges[np.r_[True, np.diff(edges) > 4 * np.finfo(float).eps * edges[1:]]]
-    signs = _signs(f, edges)
+    signs = _signs(f, edges, grid, vals)
     exact = _lobe_masses_exact(measure, edges)
     scale = max(k0, float(np.max(np.abs(vals) * grid)), 1e-300)
     if exact is not None:
