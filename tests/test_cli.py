@@ -34,8 +34,9 @@ def _one_error_line(err):
 
 
 # -- help ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("argv", [["--help"], ["check", "--help"], ["plot", "--help"],
-                                  ["featurize", "--help"], ["demo", "--help"]])
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["check", "--help"], ["plot", "--help"], ["featurize", "--help"], ["demo", "--help"]]
+)
 def test_help_everywhere(capsys, argv):
     code, out, _ = _run(capsys, *argv)
     assert code == 0 and out.startswith("usage: spectralkit")
@@ -128,8 +129,23 @@ def test_featurize_npy_streams_and_writes_sidecar(capsys, data, tmp_path, monkey
 
     monkeypatch.setattr(RandomFeatures, "transform", spy)
     out = tmp_path / "F.npy"
-    code, stdout, _ = _run(capsys, "featurize", "delta_gaussian", "--dim", "4", "--components", "32",
-                           "--method", "gorf", "--seed", "5", "--chunk-rows", "50", str(path), str(out))
+    code, stdout, _ = _run(
+        capsys,
+        "featurize",
+        "delta_gaussian",
+        "--dim",
+        "4",
+        "--components",
+        "32",
+        "--method",
+        "gorf",
+        "--seed",
+        "5",
+        "--chunk-rows",
+        "50",
+        str(path),
+        str(out),
+    )
     assert code == 0 and "wrote" in stdout
     assert max(seen) <= 50 and sum(seen) == 203  # never more than a chunk of rows at a time
     monkeypatch.setattr(RandomFeatures, "transform", real)
@@ -155,9 +171,25 @@ def test_featurize_libsvm_bz2_float32_labels_and_progress(capsys, tmp_path, monk
             fh.write(f"{label} " + " ".join(f"{j + 1}:{v}" for j, v in enumerate(row)) + "\n")
     out, lab = tmp_path / "F32.npy", tmp_path / "y.npy"
     monkeypatch.setitem(sys.modules, "tqdm", None)  # no tqdm: the plain stderr counter
-    code, _, err = _run(capsys, "featurize", "matern:nu=1.5", "-n", "16", "--seed", "2", "--dtype", "float32",
-                        "--labels", str(lab), "--progress", "always", "--chunk-rows", "16", str(path),
-                        str(out))
+    code, _, err = _run(
+        capsys,
+        "featurize",
+        "matern:nu=1.5",
+        "-n",
+        "16",
+        "--seed",
+        "2",
+        "--dtype",
+        "float32",
+        "--labels",
+        str(lab),
+        "--progress",
+        "always",
+        "--chunk-rows",
+        "16",
+        str(path),
+        str(out),
+    )
     assert code == 0
     assert "40/40 rows (100%)" in err
     F = np.load(out)
@@ -239,8 +271,14 @@ def test_demo_without_sklearn_says_so(capsys, monkeypatch):
 def test_subprocess_entry_point():
     # one real process: python -m spectralkit, exit status and stdout as a shell sees them
     env = dict(os.environ, PYTHONWARNINGS="ignore")
-    ok = subprocess.run([sys.executable, "-m", "spectralkit", "check", "gaussian", "--dim", "2", "--json"],
-                        capture_output=True, text=True, timeout=300, env=env, check=False)
+    ok = subprocess.run(
+        [sys.executable, "-m", "spectralkit", "check", "gaussian", "--dim", "2", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["verdict"] == "PD"
 
@@ -252,8 +290,17 @@ def test_featurize_truncated_divergent_kernel_reports_bias(capsys, tmp_path):
     path = tmp_path / "small.csv"
     path.write_text("0.1,0.2\n0.5,0.9\n0.3,0.3\n")
     out = tmp_path / "F.npy"
-    code, _, err = _run(capsys, "featurize", "spherical_polynomial:a=3,p=2", "--truncation", "20", "-n", "16",
-                        str(path), str(out))
+    code, _, err = _run(
+        capsys,
+        "featurize",
+        "spherical_polynomial:a=3,p=2",
+        "--truncation",
+        "20",
+        "-n",
+        "16",
+        str(path),
+        str(out),
+    )
     assert code == 0
     assert "spectralkit: warning:" in err and "BIASED" in err
     side = json.loads((tmp_path / "F.json").read_text())
@@ -268,8 +315,10 @@ def test_python_dash_m_runs_the_demo_by_default(monkeypatch):
 
     calls = []
     monkeypatch.setattr(cli, "main", lambda argv: calls.append(argv) or 0)
-    for argv, expected in ((["spectralkit"], ["demo"]),
-                           (["spectralkit", "check", "gaussian"], ["check", "gaussian"])):
+    for argv, expected in (
+        (["spectralkit"], ["demo"]),
+        (["spectralkit", "check", "gaussian"], ["check", "gaussian"]),
+    ):
         monkeypatch.setattr(sys, "argv", argv)
         with pytest.raises(SystemExit) as exc:
             runpy.run_module("spectralkit", run_name="__main__")
@@ -303,8 +352,8 @@ def _snapshot(directory):
         ("./X.npy", None, "OUTPUT './X.npy' is the same file as INPUT 'X.npy'"),
         ("sub/../X.npy", None, "OUTPUT 'sub/../X.npy' is the same file as INPUT"),
         ("{abs}/X.npy", None, "is the same file as INPUT 'X.npy'"),
-        ("link.npy", None, "OUTPUT 'link.npy' is the same file as INPUT"),          # symlink to the input
-        ("hard.npy", None, "OUTPUT 'hard.npy' is the same file as INPUT"),          # hard link
+        ("link.npy", None, "OUTPUT 'link.npy' is the same file as INPUT"),  # symlink to the input
+        ("hard.npy", None, "OUTPUT 'hard.npy' is the same file as INPUT"),  # hard link
         ("sublink/X.npy", None, "OUTPUT 'sublink/X.npy' is the same file as INPUT"),  # symlinked directory
         ("F.npy", "X.npy", "--labels 'X.npy' is the same file as INPUT 'X.npy'"),
         ("F.npy", "./sub/../hard.npy", "--labels './sub/../hard.npy' is the same file as INPUT"),
@@ -345,15 +394,20 @@ def _labelled_svm(path, n=300, d=3, seed=1):
     rng = np.random.default_rng(seed)
     X = np.round(rng.uniform(size=(n, d)), 4)
     y = rng.integers(0, 2, n) * 2 - 1
-    Path(path).write_text("".join(f"{label} " + " ".join(f"{j + 1}:{v}" for j, v in enumerate(row)) + "\n"
-                                  for label, row in zip(y, X)))
+    Path(path).write_text(
+        "".join(
+            f"{label} " + " ".join(f"{j + 1}:{v}" for j, v in enumerate(row)) + "\n"
+            for label, row in zip(y, X)
+        )
+    )
     return X, y
 
 
 @pytest.mark.parametrize("existed", [True, False])
 @pytest.mark.parametrize("failing_rename", [2, 3])  # the labels or the sidecar rename fails
-def test_featurize_rename_failure_restores_every_output(capsys, tmp_path, monkeypatch, existed,
-                                                         failing_rename):
+def test_featurize_rename_failure_restores_every_output(
+    capsys, tmp_path, monkeypatch, existed, failing_rename
+):
     monkeypatch.chdir(tmp_path)
     _labelled_svm("in.svm")
     if existed:
@@ -412,8 +466,19 @@ def test_featurize_sigterm_in_process_cleans_up(capsys, tmp_path, monkeypatch):
 
     monkeypatch.setattr(RandomFeatures, "transform", transform)
     previous = signal.getsignal(signal.SIGTERM)
-    code, out, err = _run(capsys, "featurize", "gaussian", "-n", "8", "--chunk-rows", "50",
-                          "--labels", "y.npy", "in.svm", "F.npy")
+    code, out, err = _run(
+        capsys,
+        "featurize",
+        "gaussian",
+        "-n",
+        "8",
+        "--chunk-rows",
+        "50",
+        "--labels",
+        "y.npy",
+        "in.svm",
+        "F.npy",
+    )
     assert code == 143 and out == ""
     assert _one_error_line(err) == "spectralkit: error: terminated by SIGTERM"
     assert len(seen) == 2 and seen[0] is not previous  # the CLI's handler was installed ...
@@ -470,10 +535,29 @@ def test_featurize_sigterm_real_process(tmp_path):
         (tmp_path / name).write_bytes(b"old " + name.encode())
     before = _snapshot(tmp_path)
     env = dict(os.environ, PYTHONWARNINGS="error")  # a stray warning would be an error line
-    proc = subprocess.Popen([sys.executable, "-c", _GATED_CLI, "featurize", "gaussian", "-n", "8",
-                             "--chunk-rows", "100", "--labels", "y.npy", "in.svm", "F.npy"],
-                            cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _GATED_CLI,
+            "featurize",
+            "gaussian",
+            "-n",
+            "8",
+            "--chunk-rows",
+            "100",
+            "--labels",
+            "y.npy",
+            "in.svm",
+            "F.npy",
+        ],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         deadline = time.monotonic() + 240
         while len([p for p in os.listdir(tmp_path) if p.endswith(".part")]) < 3:
@@ -527,8 +611,19 @@ def test_featurize_damaged_compressed_input_is_one_line(capsys, tmp_path, kind):
 def test_featurize_text_labels_and_fifo_are_refused_early(capsys, tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("0.5,cat\n0.25,dog\n")
-    code, _, err = _run(capsys, "featurize", "gaussian", "-n", "8", "--label-column", "1", "--labels",
-                        str(tmp_path / "y.npy"), str(path), str(tmp_path / "F.npy"))
+    code, _, err = _run(
+        capsys,
+        "featurize",
+        "gaussian",
+        "-n",
+        "8",
+        "--label-column",
+        "1",
+        "--labels",
+        str(tmp_path / "y.npy"),
+        str(path),
+        str(tmp_path / "F.npy"),
+    )
     assert code == 1 and "--labels needs numeric labels" in _one_error_line(err)
     os.mkfifo(tmp_path / "fifo")
     code, _, err = _run(capsys, "featurize", "gaussian", str(tmp_path / "fifo"), str(tmp_path / "F.npy"))
@@ -544,17 +639,30 @@ def test_memory_errors_are_one_clear_line(capsys, data, tmp_path, monkeypatch):
         raise MemoryError
 
     monkeypatch.setattr(RandomFeatures, "transform", no_memory)
-    code, _, err = _run(capsys, "featurize", "gaussian", "-n", "64", "--chunk-rows", "1000", str(path),
-                        str(tmp_path / "F.npy"))
+    code, _, err = _run(
+        capsys,
+        "featurize",
+        "gaussian",
+        "-n",
+        "64",
+        "--chunk-rows",
+        "1000",
+        str(path),
+        str(tmp_path / "F.npy"),
+    )
     assert code == 1
-    assert _one_error_line(err) == ("spectralkit: error: not enough memory for chunks of --chunk-rows 1000 "
-                                    "rows: need about 0.00109 GB per chunk (4 input and 64 output columns); "
-                                    "lower --chunk-rows")
+    assert _one_error_line(err) == (
+        "spectralkit: error: not enough memory for chunks of --chunk-rows 1000 "
+        "rows: need about 0.00109 GB per chunk (4 input and 64 output columns); "
+        "lower --chunk-rows"
+    )
     monkeypatch.setattr(RandomFeatures, "fit", no_memory)
     code, _, err = _run(capsys, "featurize", "gaussian", "-n", "1000000", str(path), str(tmp_path / "F.npy"))
     assert code == 1
-    assert _one_error_line(err) == ("spectralkit: error: not enough memory for --components 1000000 in "
-                                    "dimension 4: the frequencies alone need about 0.032 GB")
+    assert _one_error_line(err) == (
+        "spectralkit: error: not enough memory for --components 1000000 in "
+        "dimension 4: the frequencies alone need about 0.032 GB"
+    )
     assert sorted(os.listdir(tmp_path)) == ["X.npy"]
 
 
@@ -591,8 +699,9 @@ def test_warnings_become_one_line_and_never_precede_an_error(capsys, data, tmp_p
     # an error found after the (warning) scan: the shape matrix does not fit the 4 input columns
     M = tmp_path / "M.txt"
     M.write_text("1 0\n0 1\n")
-    code, _, err = _run(capsys, "featurize", "gaussian", "--shape-matrix", str(M), str(path),
-                        str(tmp_path / "F.npy"))
+    code, _, err = _run(
+        capsys, "featurize", "gaussian", "--shape-matrix", str(M), str(path), str(tmp_path / "F.npy")
+    )
     assert code == 2
     assert err.count("\n") == 1 and "shape_matrix must be a 4 x 4 matrix" in _one_error_line(err)
 
@@ -607,15 +716,22 @@ def test_non_finite_features_are_refused(capsys, data, tmp_path, monkeypatch):
         return out
 
     monkeypatch.setattr(RandomFeatures, "transform", nan_transform)
-    code, _, err = _run(capsys, "featurize", "gaussian", "-n", "8", "--chunk-rows", "100", str(path),
-                        str(tmp_path / "F.npy"))
+    code, _, err = _run(
+        capsys, "featurize", "gaussian", "-n", "8", "--chunk-rows", "100", str(path), str(tmp_path / "F.npy")
+    )
     assert code == 1
     assert "the features of input rows 0 to 99 are not finite" in _one_error_line(err)
     assert sorted(os.listdir(tmp_path)) == ["X.npy"]
 
 
-@pytest.mark.parametrize("exc", [OverflowError("int too large to convert to float"),
-                                 ZeroDivisionError("division by zero"), RecursionError("too deep")])
+@pytest.mark.parametrize(
+    "exc",
+    [
+        OverflowError("int too large to convert to float"),
+        ZeroDivisionError("division by zero"),
+        RecursionError("too deep"),
+    ],
+)
 def test_failed_computations_are_not_internal_errors(capsys, data, tmp_path, monkeypatch, exc):
     _, path = data
 
@@ -629,8 +745,24 @@ def test_failed_computations_are_not_internal_errors(capsys, data, tmp_path, mon
 
 
 # -- fuzz: random inputs and argument vectors, in-process, seeded ---------------------------------
-_NUMBERS = ["0", "1", "-2.5", "3.25e-3", "1e308", "-1e308", "1e400", "nan", "-inf", "inf", "1_0", "0x10",
-            "+7", ".5", "5.", "1" * 400]
+_NUMBERS = [
+    "0",
+    "1",
+    "-2.5",
+    "3.25e-3",
+    "1e308",
+    "-1e308",
+    "1e400",
+    "nan",
+    "-inf",
+    "inf",
+    "1_0",
+    "0x10",
+    "+7",
+    ".5",
+    "5.",
+    "1" * 400,
+]
 _JUNK = ["", " ", "NA", "n/a", "?", "abc", "\x00", "é", "\ufeff1", '"1"', "--", "None"]
 
 
@@ -664,8 +796,28 @@ def _fuzz_libsvm(rng, clean):
         idx = np.sort(rng.choice(np.arange(1, 8), size=int(rng.integers(0, 5)), replace=False))
         tokens = [label] + [f"{i}:{rng.normal():.5g}" for i in idx]
         if not clean and rng.random() < 0.25:
-            bad = str(rng.choice(["3:", ":4", "3:4:5", "a:b", "0:1", "-1:2", "1.5:2", "2:nan", "2:1e400",
-                                  "qid:3", "qid:x", "7", "1:1", "99999999999999999999:1", "5:0x1", "#c"]))
+            bad = str(
+                rng.choice(
+                    [
+                        "3:",
+                        ":4",
+                        "3:4:5",
+                        "a:b",
+                        "0:1",
+                        "-1:2",
+                        "1.5:2",
+                        "2:nan",
+                        "2:1e400",
+                        "qid:3",
+                        "qid:x",
+                        "7",
+                        "1:1",
+                        "99999999999999999999:1",
+                        "5:0x1",
+                        "#c",
+                    ]
+                )
+            )
             tokens.insert(int(rng.integers(1, len(tokens) + 1)), bad)
         lines.append(" ".join(tokens))
     nl = "\r\n" if rng.random() < 0.2 else "\n"
@@ -675,9 +827,14 @@ def _fuzz_libsvm(rng, clean):
 def _fuzz_npy(rng, path):
     shape = (int(rng.integers(0, 30)), int(rng.integers(0, 5)))
     kind = int(rng.integers(0, 8))
-    arrays = [lambda: rng.normal(size=shape[0]), lambda: rng.normal(size=(2, 2, 2)),
-              lambda: rng.normal(size=shape) + 1j, lambda: rng.integers(-5, 5, size=shape),
-              lambda: np.array([["a", "b"]]), lambda: np.array([[1, None]], dtype=object)]
+    arrays = [
+        lambda: rng.normal(size=shape[0]),
+        lambda: rng.normal(size=(2, 2, 2)),
+        lambda: rng.normal(size=shape) + 1j,
+        lambda: rng.integers(-5, 5, size=shape),
+        lambda: np.array([["a", "b"]]),
+        lambda: np.array([[1, None]], dtype=object),
+    ]
     if kind < len(arrays):
         a = arrays[kind]()
     else:
@@ -716,20 +873,30 @@ def _fuzz_input(rng, directory):
     return path
 
 
-_FUZZ_KERNELS = (["gaussian", "laplacian", "delta_gaussian", "matern:nu=1.5", "exp(-r**2)",
-                  "gaussian:lengthscale=2"],
-                 ["nosuch", "exp(-r", "gaussian:lengthscale=-1", "", "r", "spherical_polynomial:a=3,p=2",
-                  "exp(-r**2).real", "__import__('os')", "1e999*exp(-r)"])
+_FUZZ_KERNELS = (
+    ["gaussian", "laplacian", "delta_gaussian", "matern:nu=1.5", "exp(-r**2)", "gaussian:lengthscale=2"],
+    [
+        "nosuch",
+        "exp(-r",
+        "gaussian:lengthscale=-1",
+        "",
+        "r",
+        "spherical_polynomial:a=3,p=2",
+        "exp(-r**2).real",
+        "__import__('os')",
+        "1e999*exp(-r)",
+    ],
+)
 _FUZZ_OPTIONS = {  # option: (valid values, invalid values)
     "--dim": (["1", "2", "3", "4"], ["0", "-1", "x", "99999", "1e3"]),
     "--components": (["8", "16", "64", "2"], ["3", "0", "-2", "abc", "1e3"]),
     "--method": (["rff", "orf", "gorf"], ["bad"]),
     "--split": (["jordan", "terms"], ["x"]),
     "--feature-map": (["sincos", "cos"], ["x"]),
-    "--seed": (["0", "5", str(2 ** 40), str(2 ** 70)], ["-1", "x"]),
+    "--seed": (["0", "5", str(2**40), str(2**70)], ["-1", "x"]),
     "--truncation": (["5"], ["0", "-1", "nan", "inf", "x"]),
     "--dtype": (["float32", "float64"], ["int8"]),
-    "--chunk-rows": (["1", "3", "1000", str(10 ** 12)], ["0", "x"]),
+    "--chunk-rows": (["1", "3", "1000", str(10**12)], ["0", "x"]),
     "--format": (["npy", "csv", "libsvm"], ["parquet"]),
     "--label-column": (["0", "-1", "1"], ["5", "x"]),
     "--n-features": (["3", "7", "100"], ["0", "x"]),
@@ -748,12 +915,22 @@ def _pick(rng, values, p_invalid):
 def _fuzz_argv(rng, directory, input_path):
     r = rng.random()
     if r < 0.06:
-        argv = ["check", str(rng.choice(["gaussian", "laplacian", "nosuch", "exp(-r", ""])),
-                "--dim", str(rng.choice(["1", "3", "0", "x", "5000"]))]
+        argv = [
+            "check",
+            str(rng.choice(["gaussian", "laplacian", "nosuch", "exp(-r", ""])),
+            "--dim",
+            str(rng.choice(["1", "3", "0", "x", "5000"])),
+        ]
         return argv + (["--json"] if rng.random() < 0.5 else [])
     if r < 0.08:
-        return ["plot", "gaussian", "--dim", "2", "-o",
-                str(rng.choice(["a.jpgx", "/no/dir/a.png", directory]))]
+        return [
+            "plot",
+            "gaussian",
+            "--dim",
+            "2",
+            "-o",
+            str(rng.choice(["a.jpgx", "/no/dir/a.png", directory])),
+        ]
     if r < 0.10:
         return str(rng.choice(["frobnicate", "demo --subsample 0", "--versio", "featurize"])).split()
     argv = ["featurize", _pick(rng, _FUZZ_KERNELS, 0.15)]
@@ -762,11 +939,15 @@ def _fuzz_argv(rng, directory, input_path):
     if rng.random() < 0.1:
         argv.append(str(rng.choice(["--zero-based", "--zero-based", "--frobnicate", "-q"])))
     if rng.random() < 0.25:
-        labels = str(rng.choice(["y.npy", "y.npy", "y.npy", "y.txt", input_path.name, "F.npy",
-                                 "nodir/y.npy"]))
+        labels = str(
+            rng.choice(["y.npy", "y.npy", "y.npy", "y.txt", input_path.name, "F.npy", "nodir/y.npy"])
+        )
         argv += ["--labels", str(directory / labels)]
-    out = "F.npy" if rng.random() < 0.8 else str(rng.choice(["F.txt", input_path.name, "./" + input_path.name,
-                                                             "nodir/F.npy", "sub", "F"]))
+    out = (
+        "F.npy"
+        if rng.random() < 0.8
+        else str(rng.choice(["F.txt", input_path.name, "./" + input_path.name, "nodir/F.npy", "sub", "F"]))
+    )
     positional = [str(input_path), str(directory / out)]
     if rng.random() < 0.03:
         positional = positional[: int(rng.integers(0, 2))]

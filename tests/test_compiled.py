@@ -25,6 +25,7 @@ EPS32 = np.finfo(np.float32).eps
 # helpers
 # ------------------------------------------------------------------------------------------
 
+
 def _ulp_errors_f64(x, values, fn):
     """|values - fn(x)| in ulps of the exact result, fn evaluated by mpmath at 200 bits."""
     errs = np.empty(len(x))
@@ -48,10 +49,10 @@ def _near_multiples_of_pio2_f64(rng, count, kmax):
         base = np.array([float(int(ki) * mpmath.pi / 2) for ki in k])
     xs = [base]
     for j in (1, 2):
-        xs.append(np.nextafter(base, np.inf) if j == 1 else
-                  np.nextafter(np.nextafter(base, np.inf), np.inf))
-        xs.append(np.nextafter(base, -np.inf) if j == 1 else
-                  np.nextafter(np.nextafter(base, -np.inf), -np.inf))
+        xs.append(np.nextafter(base, np.inf) if j == 1 else np.nextafter(np.nextafter(base, np.inf), np.inf))
+        xs.append(
+            np.nextafter(base, -np.inf) if j == 1 else np.nextafter(np.nextafter(base, -np.inf), -np.inf)
+        )
     x = np.concatenate(xs)
     return np.concatenate([x, -x])
 
@@ -94,16 +95,19 @@ def restore_threads():
 # polynomial sincos
 # ------------------------------------------------------------------------------------------
 
+
 def test_sincos_float64_random_arguments_within_1_ulp():
     rng = np.random.default_rng(20261121)
-    x = np.concatenate([
-        rng.uniform(-np.pi, np.pi, 400),
-        rng.uniform(-1e3, 1e3, 400),
-        rng.uniform(-1e8, 1e8, 400),
-        rng.uniform(-1e12, 1e12, 400),
-        np.sign(rng.standard_normal(800)) * np.exp(rng.uniform(np.log(1e-12), np.log(1e12), 800)),
-        [0.0, -0.0, 1e-300, np.pi / 4, -np.pi / 4, 1e8, -1e8, 1e12, -1e12],
-    ])
+    x = np.concatenate(
+        [
+            rng.uniform(-np.pi, np.pi, 400),
+            rng.uniform(-1e3, 1e3, 400),
+            rng.uniform(-1e8, 1e8, 400),
+            rng.uniform(-1e12, 1e12, 400),
+            np.sign(rng.standard_normal(800)) * np.exp(rng.uniform(np.log(1e-12), np.log(1e12), 800)),
+            [0.0, -0.0, 1e-300, np.pi / 4, -np.pi / 4, 1e8, -1e8, 1e12, -1e12],
+        ]
+    )
     s, c = C.sincos(x)
     assert s.dtype == c.dtype == np.float64
     err_s = _ulp_errors_f64(x, s, mpmath.sin)
@@ -139,19 +143,21 @@ def test_sincos_float64_octant_boundaries_within_1_ulp():
 def test_sincos_float32_within_2_ulp_up_to_max_arg():
     rng = np.random.default_rng(11)
     lim = C.SINCOS_MAX_ARG[np.dtype(np.float32)]
-    x = np.concatenate([
-        rng.uniform(-1e4, 1e4, 200_000),
-        rng.uniform(-lim, lim, 200_000),
-        rng.uniform(-4.0, 4.0, 100_000),
-        np.sign(rng.standard_normal(100_000)) * np.exp(rng.uniform(np.log(1e-20), np.log(lim),
-                                                                   100_000)),
-    ]).astype(np.float32)
+    x = np.concatenate(
+        [
+            rng.uniform(-1e4, 1e4, 200_000),
+            rng.uniform(-lim, lim, 200_000),
+            rng.uniform(-4.0, 4.0, 100_000),
+            np.sign(rng.standard_normal(100_000)) * np.exp(rng.uniform(np.log(1e-20), np.log(lim), 100_000)),
+        ]
+    ).astype(np.float32)
     # float32 neighbours of k pi/2 and (k + 1/2) pi/2: every k up to 1e4, random k up to lim.
     k = np.concatenate([np.arange(1, 6400), rng.integers(6400, int(lim * 2 / np.pi), 50_000)])
     for base in (k * (np.pi / 2), (k + 0.5) * (np.pi / 2)):
         b32 = base.astype(np.float32)
-        x = np.concatenate([x, b32, np.nextafter(b32, np.float32(np.inf)),
-                            np.nextafter(b32, np.float32(-np.inf)), -b32])
+        x = np.concatenate(
+            [x, b32, np.nextafter(b32, np.float32(np.inf)), np.nextafter(b32, np.float32(-np.inf)), -b32]
+        )
     s, c = C.sincos(x)
     assert s.dtype == c.dtype == np.float32
     x64 = x.astype(np.float64)
@@ -219,9 +225,15 @@ def test_fused_features_detects_a_wrong_layout():
 
 
 @settings(max_examples=15, deadline=None)
-@given(n=st.integers(1, 300), d=st.integers(1, 40), s_plus=st.integers(1, 70),
-       s_minus=st.integers(0, 20), chunk_rows=st.integers(1, 400),
-       f32=st.booleans(), seed=st.integers(0, 2**32 - 1))
+@given(
+    n=st.integers(1, 300),
+    d=st.integers(1, 40),
+    s_plus=st.integers(1, 70),
+    s_minus=st.integers(0, 20),
+    chunk_rows=st.integers(1, 400),
+    f32=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_fused_features_property(n, d, s_plus, s_minus, chunk_rows, f32, seed):
     dtype = np.float32 if f32 else np.float64
     rng = np.random.default_rng(seed)
@@ -236,8 +248,7 @@ def test_fused_features_property(n, d, s_plus, s_minus, chunk_rows, f32, seed):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("feature_map", ["sincos", "cos"])
-def test_fused_features_bit_identical_across_threads_and_chunks(dtype, feature_map,
-                                                                restore_threads):
+def test_fused_features_bit_identical_across_threads_and_chunks(dtype, feature_map, restore_threads):
     rng = np.random.default_rng(5)
     n, d, s_plus, s_minus = 1001, 23, 45, 13
     X = rng.standard_normal((n, d)).astype(dtype)
@@ -288,21 +299,41 @@ def test_fused_features_no_warning_within_range():
 
 def _layout_args(n=4, d=3, s=2):
     X = np.ones((n, d))
-    return dict(X=X, W_plus=np.ones((s, d)), W_minus=np.empty((0, d)), scale_plus=1.0, scale_minus=0.0,
-                offsets_plus=None, offsets_minus=None, out=np.empty((n, 2 * s)), feature_map="sincos")
+    return dict(
+        X=X,
+        W_plus=np.ones((s, d)),
+        W_minus=np.empty((0, d)),
+        scale_plus=1.0,
+        scale_minus=0.0,
+        offsets_plus=None,
+        offsets_minus=None,
+        out=np.empty((n, 2 * s)),
+        feature_map="sincos",
+    )
 
 
-@pytest.mark.parametrize("change,exc,match", [
-    (dict(X=np.ones((4, 3), dtype=np.float32)), ValueError, "W_plus must have dtype float32, got float64"),
-    (dict(X=np.ones((4, 3), dtype=np.int64)), ValueError, "X must be float32 or float64, got int64"),
-    (dict(X=np.ones((3, 4)).T), ValueError, "X must be C-contiguous"),
-    (dict(X=np.ones(3)), ValueError, r"X must be 2-D, got shape \(3,\)"),
-    (dict(W_plus=np.ones((2, 5))), ValueError, r"W_plus must have shape \(2, 3\), got \(2, 5\)"),
-    (dict(out=np.empty((4, 5))), ValueError, r"out must have shape \(4, 4\), got \(4, 5\)"),
-    (dict(out=np.empty((4, 4), dtype=np.float32)), ValueError, "out must have dtype float64, got float32"),
-    (dict(out=[[0.0] * 4] * 4), TypeError, "out must be a numpy array, got list"),
-    (dict(feature_map="tan"), ValueError, "feature_map must be one of 'sincos', 'cos', got 'tan'"),
-])
+@pytest.mark.parametrize(
+    "change,exc,match",
+    [
+        (
+            dict(X=np.ones((4, 3), dtype=np.float32)),
+            ValueError,
+            "W_plus must have dtype float32, got float64",
+        ),
+        (dict(X=np.ones((4, 3), dtype=np.int64)), ValueError, "X must be float32 or float64, got int64"),
+        (dict(X=np.ones((3, 4)).T), ValueError, "X must be C-contiguous"),
+        (dict(X=np.ones(3)), ValueError, r"X must be 2-D, got shape \(3,\)"),
+        (dict(W_plus=np.ones((2, 5))), ValueError, r"W_plus must have shape \(2, 3\), got \(2, 5\)"),
+        (dict(out=np.empty((4, 5))), ValueError, r"out must have shape \(4, 4\), got \(4, 5\)"),
+        (
+            dict(out=np.empty((4, 4), dtype=np.float32)),
+            ValueError,
+            "out must have dtype float64, got float32",
+        ),
+        (dict(out=[[0.0] * 4] * 4), TypeError, "out must be a numpy array, got list"),
+        (dict(feature_map="tan"), ValueError, "feature_map must be one of 'sincos', 'cos', got 'tan'"),
+    ],
+)
 def test_fused_features_rejects_a_bad_layout_with_a_message(change, exc, match):
     # real exceptions, not asserts: they must hold under python -O, the compiled loop relies on them
     args = dict(_layout_args(), **change)
@@ -320,8 +351,9 @@ def test_fused_features_rejects_read_only_output_and_bad_chunk_rows():
     with pytest.raises(ValueError, match=r"sincos: out_cos must have shape \(5,\), got \(4,\)"):
         C.sincos(np.ones(5), np.empty(5), np.empty(4))
     with pytest.raises(ValueError, match="inverse_cdf_lookup: u must have dtype float64, got float32"):
-        C.inverse_cdf_lookup(np.ones(3, dtype=np.float32), np.array([0.0, 1.0]), np.zeros(2), np.ones(2),
-                             np.empty(3))
+        C.inverse_cdf_lookup(
+            np.ones(3, dtype=np.float32), np.array([0.0, 1.0]), np.zeros(2), np.ones(2), np.empty(3)
+        )
 
 
 # ------------------------------------------------------------------------------------------
@@ -396,6 +428,7 @@ def test_recycled_output_is_overwritten_completely(empty_pool):
 # GramSums: streaming ridge sums
 # ------------------------------------------------------------------------------------------
 
+
 def test_gram_sums_merge_is_exact_where_the_one_pass_formula_cancels():
     # features with mean 1e4 and spread 1e-2: sum phi phi^T - n mean mean^T loses ~12 digits;
     # the blockwise-centred sums merged by Chan's update keep the rounding level
@@ -440,6 +473,7 @@ def test_gram_sums_without_centring_are_the_raw_sums():
 # inverse_cdf_lookup
 # ------------------------------------------------------------------------------------------
 
+
 def _hermite_reference(u, uk, xk, mk):
     """Plain numpy cubic Hermite (searchsorted + Hermite basis), in float64."""
     j = np.clip(np.searchsorted(uk, u, side="right") - 1, 0, len(uk) - 2)
@@ -454,8 +488,11 @@ def _hermite_reference(u, uk, xk, mk):
 
 def _table(rng, K, clustered=False):
     if clustered:  # knots crowded near 0 and 1 (as for heavy-tailed laws), some 1e-12 apart
-        v = np.sort(np.concatenate([rng.uniform(0, 1, K - 1 - 20),
-                                    0.3 + 1e-12 * np.arange(1, 11), 1 - 1e-9 * np.arange(1, 11)]))
+        v = np.sort(
+            np.concatenate(
+                [rng.uniform(0, 1, K - 1 - 20), 0.3 + 1e-12 * np.arange(1, 11), 1 - 1e-9 * np.arange(1, 11)]
+            )
+        )
     else:
         v = np.sort(rng.uniform(0, 1, K - 1))
     uk = np.concatenate([[0.0], v, [1.0]])
@@ -465,13 +502,18 @@ def _table(rng, K, clustered=False):
     return uk, xk, mk
 
 
-@pytest.mark.parametrize("K,clustered", [(1, False), (2, False), (37, False), (1000, False),
-                                         (500, True)])
+@pytest.mark.parametrize("K,clustered", [(1, False), (2, False), (37, False), (1000, False), (500, True)])
 def test_inverse_cdf_lookup_matches_hermite_reference(K, clustered):
     rng = np.random.default_rng(K)
     uk, xk, mk = _table(rng, K, clustered)
-    u = np.concatenate([rng.uniform(0, 1, 100_000), [0.0, 1.0, np.nextafter(1.0, 0.0)],
-                        np.nextafter(uk, 0.0)[1:], np.nextafter(uk, 1.0)[:-1]])
+    u = np.concatenate(
+        [
+            rng.uniform(0, 1, 100_000),
+            [0.0, 1.0, np.nextafter(1.0, 0.0)],
+            np.nextafter(uk, 0.0)[1:],
+            np.nextafter(uk, 1.0)[:-1],
+        ]
+    )
     out = np.full_like(u, np.nan)
     assert C.inverse_cdf_lookup(u, uk, xk, mk, out) is out
     ref = _hermite_reference(u, uk, xk, mk)

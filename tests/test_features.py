@@ -55,8 +55,10 @@ def test_masses_identity_and_signature(dg_features):
     rf = dg_features
     K = rf.kernel_approx(_points(6, 5))
     assert np.allclose(np.diag(K), rf.mass_plus_ - rf.mass_minus_, rtol=0, atol=1e-13)
-    assert abs((rf.mass_plus_ - rf.mass_minus_) - DG.value_at_zero()) <= \
-        rf.mass_plus_error_ + rf.mass_minus_error_ + 1e-12
+    assert (
+        abs((rf.mass_plus_ - rf.mass_minus_) - DG.value_at_zero())
+        <= rf.mass_plus_error_ + rf.mass_minus_error_ + 1e-12
+    )
     m = rf.measure_
     assert rf.mass_plus_ == m.mass_plus.value and rf.mass_minus_ == m.mass_minus.value
     # Jordan masses of the delta-Gaussian in d = 5 are below 1 each (the spectra overlap)
@@ -96,7 +98,9 @@ def test_terms_split_masses_one_and_one():
 
 
 def test_spec_string_and_measure_inputs():
-    a = RandomFeatures("delta_gaussian:sigma1=1,sigma2=10", n_components=16, random_state=3).fit(_points(2, 3))
+    a = RandomFeatures("delta_gaussian:sigma1=1,sigma2=10", n_components=16, random_state=3).fit(
+        _points(2, 3)
+    )
     m = SpectralMeasure(DG, 3)
     b = RandomFeatures(m, n_components=16, random_state=3).fit()
     assert a.n_features_in_ == b.n_features_in_ == 3
@@ -110,7 +114,7 @@ def test_cos_feature_map():
     X = _points(5, 3)
     A = X @ rf.W_plus_.T + rf.offsets_plus_
     ref = math.sqrt(2 * rf.mass_plus_ / rf.n_plus_) * np.cos(A)
-    assert np.allclose(rf.transform(X)[:, :rf.n_plus_], ref, atol=1e-14)
+    assert np.allclose(rf.transform(X)[:, : rf.n_plus_], ref, atol=1e-14)
 
 
 def test_float32_preserved_and_close_to_float64(dg_features):
@@ -134,8 +138,18 @@ def test_chunking_and_batch_invariance(dg_features):
     assert np.array_equal(full, parts)
     for chunk in (1, 64, 1000):
         out = np.empty_like(full)
-        _compiled.fused_features(X, rf.W_plus_, rf.W_minus_, rf.scale_plus_, rf.scale_minus_, None, None,
-                                 out, "sincos", chunk_rows=chunk)
+        _compiled.fused_features(
+            X,
+            rf.W_plus_,
+            rf.W_minus_,
+            rf.scale_plus_,
+            rf.scale_minus_,
+            None,
+            None,
+            out,
+            "sincos",
+            chunk_rows=chunk,
+        )
         assert np.array_equal(out, full)
 
 
@@ -210,9 +224,13 @@ def test_input_errors(dg_features):
     X[1, 2] = np.inf
     with pytest.raises(ValueError, match="X contains NaN or infinite"):
         rf.transform(X)
-    with pytest.raises(ValueError, match=r"X must be a 2-D array \(n_samples, n_features\), got shape \(5,\)"):
+    with pytest.raises(
+        ValueError, match=r"X must be a 2-D array \(n_samples, n_features\), got shape \(5,\)"
+    ):
         rf.transform(np.zeros(5))
-    with pytest.raises(ValueError, match=r"X has 4 features \(columns\), but the features were fitted for dim=5"):
+    with pytest.raises(
+        ValueError, match=r"X has 4 features \(columns\), but the features were fitted for dim=5"
+    ):
         rf.transform(np.zeros((2, 4)))
     with pytest.raises(ValueError, match="X must be a numeric array"):
         rf.transform(np.array([["a"] * 5]))
@@ -221,7 +239,9 @@ def test_input_errors(dg_features):
 
 
 def test_parameter_errors():
-    with pytest.raises(ValueError, match="method must be one of 'rff', 'orf', 'gorf', 'gorf_paper', got 'sorf'"):
+    with pytest.raises(
+        ValueError, match="method must be one of 'rff', 'orf', 'gorf', 'gorf_paper', got 'sorf'"
+    ):
         RandomFeatures(DG, dim=3, method="sorf").fit()
     with pytest.raises(ValueError, match="split must be one of"):
         RandomFeatures(DG, dim=3, split="pca").fit()
@@ -241,9 +261,13 @@ def test_parameter_errors():
         RandomFeatures(SpectralMeasure(DG, 3), dim=4).fit()
     with pytest.raises(ValueError, match="truncation must be None or a finite number > 0"):
         RandomFeatures(DG, dim=3, truncation=-1.0).fit()
-    with pytest.raises(ValueError, match="random_state must be None, a non-negative int or a numpy Generator"):
+    with pytest.raises(
+        ValueError, match="random_state must be None, a non-negative int or a numpy Generator"
+    ):
         RandomFeatures(DG, dim=3, random_state="seed").fit()
-    with pytest.raises(TypeError, match="kernel must be a RadialKernel, a DensityKernel, a SpectralMeasure or a spec string"):
+    with pytest.raises(
+        TypeError, match="kernel must be a RadialKernel, a DensityKernel, a SpectralMeasure or a spec string"
+    ):
         RandomFeatures(3.0, dim=3).fit()
     with pytest.raises(ValueError, match="invalid parameter 'gamma'"):
         RandomFeatures(DG, dim=3).set_params(gamma=1.0)
