@@ -83,6 +83,9 @@ def _check_dask_array(X):
 def fit_dask(features, X):
     """Fit ``features`` for the dimension of the dask array ``X`` without reading its values.
 
+    The one exception: a SpectralFeatures with ``lengthscale="scale"`` (its default) computes the
+    length scale from Var(X), one reduction over the dask array; pass a number to avoid it.
+
     Parameters
     ----------
     features : RandomFeatures or SpectralFeatures
@@ -97,8 +100,9 @@ def fit_dask(features, X):
     """
     X = _check_dask_array(X)
     dim = int(X.shape[1])
-    if hasattr(features, "_fit_dim"):  # SpectralFeatures: no data needed
-        features._fit_dim(dim)
+    if hasattr(features, "_fit_dim"):  # SpectralFeatures: no data needed, except for the "scale" rule
+        # lengthscale="scale" reads the data once (one dask reduction for Var(X)); a number does not
+        features._fit_dim(dim, X if isinstance(getattr(features, "lengthscale", None), str) else None)
         features.n_features_in_ = dim
         return features
     if hasattr(features, "set_params") and hasattr(features, "fit"):

@@ -96,6 +96,11 @@ def test_task_payload_pickles_and_sklearn_wrapper_fits_from_shape():
     Phi = transform_dask(sf, da.from_array(X, chunks=20)).compute(scheduler="synchronous")
     assert sf.n_features_in_ == 3
     np.testing.assert_array_equal(Phi, sf.transform(X))
+    # the default lengthscale="scale" is computed from the dask array (one reduction), as in memory
+    lazy = sklearn_mod.SpectralFeatures(n_components=16, random_state=3)
+    transform_dask(lazy, da.from_array(X, chunks=20))
+    eager = sklearn_mod.SpectralFeatures(n_components=16, random_state=3).fit(X)
+    assert lazy.lengthscale_ == pytest.approx(eager.lengthscale_, rel=1e-12)
 
 
 # ------------------------------------------------------------------------------------------
