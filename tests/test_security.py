@@ -111,3 +111,47 @@ def test_bounded_constants_still_work():
     k = K.RadialKernel.from_string("2^10 * exp(-r) / 1024 + 0*gamma(100)")
     assert k(0.0) == pytest.approx(1.0)
     assert K.RadialKernel.from_string("(1 - r)**1000", support=1)(0.5) == pytest.approx(0.5**1000)
+
+
+@pytest.mark.parametrize(
+    "text, where",
+    [("sqrt(r - 5)", "r = 0"), ("acos(r)*exp(-r**2)", "r = 1.0"), ("(r - 1)**(1/3)", "r = 0")],
+)
+def test_complex_valued_formulas_are_refused_at_construction(text, where):
+    # evaluated in real arithmetic they give NaN on part of r >= 0 and used to be judged DIVERGENT
+    # with a false reason
+    with pytest.raises(KernelDefinitionError, match=r"is not real-valued at " + where):
+        K.RadialKernel.from_string(text)
+
+
+def test_a_formula_real_on_its_support_is_accepted():
+    k = K.RadialKernel.from_string("acos(r/2)", support=2)  # complex beyond r = 2, zero there
+    assert np.isfinite(k(np.array([0.0, 1.0, 2.0]))).all()
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        ZeroDivisionError("division by zero"),
+        OverflowError("math range error"),
+        NotImplementedError("no series"),
+        "noconvergence",
+    ],
+)
+def test_third_party_failures_of_a_derivation_become_transform_errors(exc, monkeypatch):
+    import mpmath
+
+    from spectralkit import TransformError
+    from spectralkit.measures import _measure
+
+    if exc == "noconvergence":
+        exc = mpmath.libmp.NoConvergence("hypergeometric series did not converge")
+
+    def fail(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(_measure, "transform_atom", fail)
+    kernel = K.RadialKernel.from_string("exp(-r**3)")  # not a closed-form family: goes through transform_atom
+    with pytest.raises(TransformError, match=f"could not be computed: {type(exc).__name__}") as info:
+        _measure.SpectralMeasure(kernel, 3).check_rkks()
+    assert info.value.__cause__ is exc
