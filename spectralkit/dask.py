@@ -89,10 +89,10 @@ def _check_dask_array(X):
     return X
 
 
+@overload  # first: with untyped scikit-learn bases SpectralFeatures also matches RandomFeatures
+def fit_dask(features: SpectralFeatures, X: da.Array) -> SpectralFeatures: ...
 @overload
 def fit_dask(features: RandomFeatures, X: da.Array) -> RandomFeatures: ...
-@overload
-def fit_dask(features: SpectralFeatures, X: da.Array) -> SpectralFeatures: ...
 def fit_dask(features: RandomFeatures | SpectralFeatures, X: da.Array) -> RandomFeatures | SpectralFeatures:
     """Fit ``features`` for the dimension of the dask array ``X`` without reading its values.
 
