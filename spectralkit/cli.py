@@ -18,6 +18,8 @@ The functions are importable: :func:`main` takes an argument list and returns th
 which is how the tests drive the CLI in-process.
 """
 
+from __future__ import annotations
+
 import argparse
 import contextlib
 import errno
@@ -30,6 +32,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -246,7 +249,7 @@ def _kernel_from_args(args):
 # ---------------------------------------------------------------------------------------------
 # parser
 # ---------------------------------------------------------------------------------------------
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``spectralkit`` command (errors raise :class:`UsageError`)."""
     parser = _Parser(
         prog=_PROG,
@@ -1001,7 +1004,7 @@ def _memory_message(exc):
     return f"not enough memory ({text})" if text else "not enough memory"
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); return the exit status.
 
     0 on success, 1 for computation errors, 2 for usage errors, 130 after Ctrl-C, 143 after

@@ -17,11 +17,15 @@ spectralkit installed (same version) but do not recompute the spectral measure. 
 docs/guide-dask.md.
 """
 
+from __future__ import annotations
+
 import numbers
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import dask.array as da
 import numpy as np
 from dask.base import tokenize
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from . import _compiled
 from .features import (
@@ -33,6 +37,11 @@ from .features import (
     validate_feature_params,
 )
 from .kernels import DensityKernel, RadialKernel, from_spec
+
+if TYPE_CHECKING:  # annotations only: dask.dataframe and scikit-learn are optional
+    import dask.dataframe
+
+    from .sklearn import SpectralFeatures
 
 __all__ = ["fit_dask", "transform_dask", "gram_sums_dask", "DaskSpectralFeatures"]
 
@@ -80,7 +89,11 @@ def _check_dask_array(X):
     return X
 
 
-def fit_dask(features, X):
+@overload  # first: with untyped scikit-learn bases SpectralFeatures also matches RandomFeatures
+def fit_dask(features: SpectralFeatures, X: da.Array) -> SpectralFeatures: ...
+@overload
+def fit_dask(features: RandomFeatures, X: da.Array) -> RandomFeatures: ...
+def fit_dask(features: RandomFeatures | SpectralFeatures, X: da.Array) -> RandomFeatures | SpectralFeatures:
     """Fit ``features`` for the dimension of the dask array ``X`` without reading its values.
 
     The one exception: a SpectralFeatures with ``lengthscale="scale"`` (its default) computes the
@@ -135,7 +148,13 @@ def _transform_block(block, features, dtype, numba_threads):
         return features.transform(block)
 
 
-def transform_dask(features, X, *, dtype=None, numba_threads=None):
+def transform_dask(
+    features: RandomFeatures | SpectralFeatures,
+    X: da.Array,
+    *,
+    dtype: DTypeLike | None = None,
+    numba_threads: int | None = None,
+) -> da.Array:
     """Featurize a dask array lazily: ``map_blocks`` of ``features.transform`` over row blocks.
 
     Parameters
@@ -198,7 +217,14 @@ def transform_dask(features, X, *, dtype=None, numba_threads=None):
     )
 
 
-def gram_sums_dask(features, X, Y, *, fit_intercept=True, split_every=4):
+def gram_sums_dask(
+    features: RandomFeatures | SpectralFeatures,
+    X: da.Array,
+    Y: da.Array | NDArray[Any],
+    *,
+    fit_intercept: bool = True,
+    split_every: int = 4,
+) -> _compiled.GramSums:
     """Map-reduce of the ridge sums ``Phi^T Phi`` and ``Phi^T Y`` over the row blocks of X.
 
     Each task streams one row block of X through the feature map (in sub-blocks of about 16 MB
@@ -280,18 +306,18 @@ class DaskSpectralFeatures:
 
     def __init__(
         self,
-        kernel="delta_gaussian",
-        n_components=256,
-        method="orf",
-        split="jordan",
-        feature_map="sincos",
-        random_state=None,
-        kernel_params=None,
-        truncation=None,
-        lengthscale=1.0,
-        shape_matrix=None,
-        numba_threads=1,
-    ):
+        kernel: str | RadialKernel | DensityKernel = "delta_gaussian",
+        n_components: int = 256,
+        method: Literal["orf", "gorf", "rff", "gorf_paper"] = "orf",
+        split: Literal["jordan", "terms"] = "jordan",
+        feature_map: Literal["sincos", "cos"] = "sincos",
+        random_state: int | np.random.Generator | None = None,
+        kernel_params: dict[str, float] | None = None,
+        truncation: float | None = None,
+        lengthscale: float = 1.0,
+        shape_matrix: ArrayLike | None = None,
+        numba_threads: int | None = 1,
+    ) -> None:
         self.kernel = kernel
         self.n_components = n_components
         self.method = method
@@ -318,11 +344,11 @@ class DaskSpectralFeatures:
         "numba_threads",
     )
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Constructor parameters (scikit-learn protocol)."""
         return {k: getattr(self, k) for k in self._PARAM_NAMES}
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> DaskSpectralFeatures:
         """Set constructor parameters (scikit-learn protocol); a fitted instance must be refitted."""
         for k in params:
             if k not in self._PARAM_NAMES:
@@ -353,7 +379,7 @@ class DaskSpectralFeatures:
             return self.kernel
         return from_spec(self.kernel, params=self.kernel_params)
 
-    def fit(self, X, y=None):
+    def fit(self, X: da.Array | dask.dataframe.DataFrame, y: object = None) -> DaskSpectralFeatures:
         """Draw the frequencies for the number of columns of X; its values are never read.
 
         Parameters
@@ -377,7 +403,7 @@ class DaskSpectralFeatures:
         self._fit_fingerprint = _params_fingerprint(self.get_params())
         return self
 
-    def transform(self, X):
+    def transform(self, X: da.Array | dask.dataframe.DataFrame) -> da.Array:
         """Lazy feature matrix of X (see :func:`transform_dask`).
 
         A dask DataFrame is converted with ``to_dask_array(lengths=True)``, which computes the
@@ -395,6 +421,6 @@ class DaskSpectralFeatures:
             X = X.to_dask_array(lengths=True)
         return transform_dask(self.features_, X, numba_threads=self.numba_threads)
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: da.Array | dask.dataframe.DataFrame, y: object = None) -> da.Array:
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)

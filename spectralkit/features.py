@@ -27,16 +27,19 @@ Norm samplers: a PD library kernel with an exact frequency law uses
 ``split="terms"``).
 """
 
+from __future__ import annotations
+
 import dataclasses
 import hashlib
 import math
 import numbers
 import pickle
 import warnings
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _compiled
 from ._numerics.quadrature import gauss_legendre
@@ -218,12 +221,12 @@ FEATURE_PARAMS = (
 _PARAMS = {p.name: p for p in FEATURE_PARAMS}
 
 
-def validate_feature_params(params: dict, dim=None) -> dict:
+def validate_feature_params(params: Mapping[str, Any], dim: int | None = None) -> dict[str, Any]:
     """Validate feature-map parameters against :data:`FEATURE_PARAMS`; return them normalised.
 
     Parameters
     ----------
-    params : dict
+    params : mapping
         Any subset of the names of :data:`FEATURE_PARAMS` (other names are refused).
     dim : int, optional
         The input dimension, when known (``shape_matrix`` must then be dim x dim).
@@ -251,7 +254,7 @@ def validate_feature_params(params: dict, dim=None) -> dict:
     return out
 
 
-def feature_param_constraints(names=None) -> dict:
+def feature_param_constraints(names: Iterable[str] | None = None) -> dict[str, list[Any]]:
     """scikit-learn ``_parameter_constraints`` entries for the table's parameters (needs scikit-learn).
 
     The constraints state the types and ranges scikit-learn can express; the full checks (e.g.
@@ -415,7 +418,7 @@ class RandomFeatures:
 
     Parameters
     ----------
-    kernel : RadialKernel, SpectralMeasure or str
+    kernel : RadialKernel, DensityKernel, SpectralMeasure or str
         The kernel (a spec string goes through :func:`spectralkit.kernels.from_spec`), or its
         measure (then ``dim`` must match ``measure.dim`` or be None).
     dim : int, optional
@@ -482,17 +485,17 @@ class RandomFeatures:
 
     def __init__(
         self,
-        kernel,
-        dim=None,
-        n_components=256,
-        method="orf",
-        split="jordan",
-        feature_map="sincos",
-        random_state=None,
-        truncation=None,
-        lengthscale=1.0,
-        shape_matrix=None,
-    ):
+        kernel: RadialKernel | DensityKernel | SpectralMeasure | str,
+        dim: int | None = None,
+        n_components: int = 256,
+        method: Literal["orf", "gorf", "rff", "gorf_paper"] = "orf",
+        split: Literal["jordan", "terms"] = "jordan",
+        feature_map: Literal["sincos", "cos"] = "sincos",
+        random_state: int | np.random.Generator | None = None,
+        truncation: float | None = None,
+        lengthscale: float = 1.0,
+        shape_matrix: ArrayLike | None = None,
+    ) -> None:
         self.kernel = kernel
         self.dim = dim
         self.n_components = n_components
@@ -505,11 +508,11 @@ class RandomFeatures:
         self.shape_matrix = shape_matrix
 
     # -- parameters ---------------------------------------------------------------------------
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Constructor parameters (scikit-learn protocol)."""
         return {k: getattr(self, k) for k in ("kernel", "dim", *_PARAMS)}
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> RandomFeatures:
         """Set constructor parameters (scikit-learn protocol); refit afterwards."""
         valid = self.get_params()
         for k, v in params.items():
@@ -539,7 +542,7 @@ class RandomFeatures:
         return int(dim), measure, values
 
     # -- fitting ------------------------------------------------------------------------------
-    def fit(self, X=None, y=None):
+    def fit(self, X: ArrayLike | None = None, y: object = None) -> RandomFeatures:
         """Validate the parameters, build the spectral measure and draw the frequencies.
 
         Parameters
@@ -836,7 +839,9 @@ class RandomFeatures:
                 "(or increase lengthscale)"
             )
 
-    def transform(self, X, out=None):
+    def transform(
+        self, X: ArrayLike, out: NDArray[np.float32] | NDArray[np.float64] | None = None
+    ) -> NDArray[np.float32] | NDArray[np.float64]:
         """Features ``[Phi_plus | Phi_minus]`` of the rows of ``X``.
 
         Parameters
@@ -885,11 +890,13 @@ class RandomFeatures:
             X, Wp, Wm, self.scale_plus_, self.scale_minus_, op, om, out, self.feature_map
         )
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X: ArrayLike, y: object = None) -> NDArray[np.float32] | NDArray[np.float64]:
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)
 
-    def kernel_approx(self, X, Y=None):
+    def kernel_approx(
+        self, X: ArrayLike, Y: ArrayLike | None = None
+    ) -> NDArray[np.float32] | NDArray[np.float64]:
         """Signed Gram estimate ``Phi_X diag(signature_) Phi_Y^T`` (unbiased for k(x_i - y_j)).
 
         Parameters

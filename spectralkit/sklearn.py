@@ -31,13 +31,16 @@ Examples
 (50, 64)
 """
 
+from __future__ import annotations
+
 import numbers
 import textwrap
 import warnings
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import scipy.linalg
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -54,6 +57,9 @@ from . import _compiled
 from .features import FEATURE_PARAMS, RandomFeatures, feature_param_constraints, validate_feature_params
 from .kernels import DensityKernel, RadialKernel, from_spec
 from .measures import SpectralMeasure
+
+if TYPE_CHECKING:  # annotations only: dask is an optional extra
+    import dask.array
 
 __all__ = ["SpectralFeatures", "KreinRidgeRegressor", "KreinRidgeClassifier"]
 
@@ -234,18 +240,18 @@ class SpectralFeatures(
 
     def __init__(
         self,
-        kernel="gaussian",
+        kernel: str | RadialKernel | DensityKernel = "gaussian",
         *,
-        n_components=256,
-        method="orf",
-        split="jordan",
-        feature_map="sincos",
-        random_state=None,
-        truncation=None,
-        lengthscale="scale",
-        shape_matrix=None,
-        kernel_params=None,
-    ):
+        n_components: int = 256,
+        method: Literal["orf", "gorf", "rff", "gorf_paper"] = "orf",
+        split: Literal["jordan", "terms"] = "jordan",
+        feature_map: Literal["sincos", "cos"] = "sincos",
+        random_state: int | np.random.Generator | np.random.RandomState | None = None,
+        truncation: float | None = None,
+        lengthscale: float | Literal["scale"] = "scale",
+        shape_matrix: ArrayLike | None = None,
+        kernel_params: dict[str, float] | None = None,
+    ) -> None:
         self.kernel = kernel
         self.n_components = n_components
         self.method = method
@@ -289,7 +295,7 @@ class SpectralFeatures(
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: object = None) -> SpectralFeatures:
         """Draw the random frequencies for the input dimension ``X.shape[1]``.
 
         Parameters
@@ -305,7 +311,7 @@ class SpectralFeatures(
         X = validate_data(self, X, dtype=[np.float64, np.float32])
         return self._fit_dim(X.shape[1], X)
 
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> NDArray[np.float32] | NDArray[np.float64]:
         """Feature matrix ``Phi(X)`` of shape (n_samples, n_components), dtype of X (float32/64).
 
         Integer or other inputs are converted to float64.
@@ -317,7 +323,9 @@ class SpectralFeatures(
             X = X.copy()
         return self.features_.transform(X)
 
-    def kernel_approx(self, X, Y=None):
+    def kernel_approx(
+        self, X: ArrayLike, Y: ArrayLike | None = None
+    ) -> NDArray[np.float32] | NDArray[np.float64]:
         """Signed Gram estimate ``Phi(X) diag(signature_) Phi(Y)^T`` (unbiased for k(||x - y||))."""
         PX = self.transform(X)
         PY = PX if Y is None else self.transform(Y)
@@ -459,20 +467,20 @@ class _KreinRidgeBase(_DeclaredCheckFailures, BaseEstimator):
 
     def __init__(
         self,
-        kernel="gaussian",
+        kernel: str | RadialKernel | DensityKernel = "gaussian",
         *,
-        n_components=256,
-        alpha=1.0,
-        method="orf",
-        split="jordan",
-        feature_map="sincos",
-        random_state=None,
-        truncation=None,
-        lengthscale="scale",
-        shape_matrix=None,
-        kernel_params=None,
-        fit_intercept=True,
-    ):
+        n_components: int = 256,
+        alpha: float = 1.0,
+        method: Literal["orf", "gorf", "rff", "gorf_paper"] = "orf",
+        split: Literal["jordan", "terms"] = "jordan",
+        feature_map: Literal["sincos", "cos"] = "sincos",
+        random_state: int | np.random.Generator | np.random.RandomState | None = None,
+        truncation: float | None = None,
+        lengthscale: float | Literal["scale"] = "scale",
+        shape_matrix: ArrayLike | None = None,
+        kernel_params: dict[str, float] | None = None,
+        fit_intercept: bool = True,
+    ) -> None:
         self.kernel = kernel
         self.n_components = n_components
         self.alpha = alpha
@@ -672,7 +680,7 @@ class KreinRidgeRegressor(RegressorMixin, _KreinRidgeBase):
     )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike | dask.array.Array, y: ArrayLike | dask.array.Array) -> KreinRidgeRegressor:
         """Fit on X (n_samples, n_features) and y (n_samples,) or (n_samples, n_targets).
 
         X may be a dask array (y then a dask or numpy array): see Notes.
@@ -690,7 +698,7 @@ class KreinRidgeRegressor(RegressorMixin, _KreinRidgeBase):
         self._fit_targets(X, Y.reshape(len(Y), -1))
         return self
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike | dask.array.Array) -> NDArray[np.float64] | dask.array.Array:
         """Predictions, shape (n_samples,) or (n_samples, n_targets)."""
         out = self._decision(X)
         return out[:, 0] if self._single_output else out
@@ -716,7 +724,7 @@ class KreinRidgeClassifier(ClassifierMixin, _KreinRidgeBase):
     )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike | dask.array.Array, y: ArrayLike | dask.array.Array) -> KreinRidgeClassifier:
         """Fit on X (n_samples, n_features) and class labels y (n_samples,).
 
         X may be a dask array (y then a dask or numpy array): see Notes.
@@ -750,12 +758,12 @@ class KreinRidgeClassifier(ClassifierMixin, _KreinRidgeBase):
         if len(classes) < 2:
             raise ValueError(f"y must contain samples of at least 2 classes; got 1 class ({classes[0]!r})")
 
-    def decision_function(self, X):
+    def decision_function(self, X: ArrayLike | dask.array.Array) -> NDArray[np.float64] | dask.array.Array:
         """Decision values: shape (n_samples,) for two classes, else (n_samples, n_classes)."""
         scores = self._decision(X)
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike | dask.array.Array) -> NDArray[Any] | dask.array.Array:
         """Predicted class labels (a lazy dask array for a dask X)."""
         scores = self.decision_function(X)
         if _is_dask_array(scores):
