@@ -589,8 +589,12 @@ def write_report(results, out_dir, md_path, json_path=None):
         f"{_c_grids(results, meta)} by 3-fold CV on ≤ 2000 training points; training set subsampled to "
         f"≤ {meta.get('svm', {}).get('train_max')} rows, seeded per repetition (letter has 12000, ijcnn1 49990, usps 7291: **subsampled** for time), full test sets; "
         f"s/d ∈ {meta.get('svm', {}).get('ratios')}, repetitions as in the table's column (std over repetitions; 0 with one), methods "
-        f"{meta.get('svm', {}).get('methods')} (SVM fits cost ~100x an approximation task). The papers used "
-        "liblinear with C = 1000 on complex features.",
+        f"{meta.get('svm', {}).get('methods')} (SVM fits cost ~100x an approximation task)"
+        + "".join(
+            f"; not on {ds}: {', '.join(ms)} (liblinear takes ~14 min per fit on the papers' unnormalised features)"
+            for ds, ms in (meta.get("svm", {}).get("excluded") or {}).items()
+        )
+        + ". The papers used liblinear with C = 1000 on complex features.",
         "- Housing: Krein ridge (indefinite Gram Φ J Φᵀ, docs/theory.md §2) and plain ridge on [Φ+ | Φ−], λ by "
         "5-fold CV (grid in the housing section); intercept = training mean; one seeded 405/101 split per "
         "repetition; l2-normalised rows as the papers' code. The papers used liblinear SVR. The solver is the "
