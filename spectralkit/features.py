@@ -46,6 +46,7 @@ from ._numerics.quadrature import gauss_legendre
 from ._numerics.special import omega as _omega
 from .exceptions import DivergentMassError
 from .kernels import DensityKernel, RadialKernel, from_spec
+from .kernels._gram import validate_shape_matrix
 from .measures import SpectralMeasure
 from .sampling import exact_sampler, radial_sampler
 from .sampling.directions import METHODS, draw_frequencies
@@ -134,48 +135,6 @@ def _check_lengthscale(value, dim):
     return float(value)
 
 
-def _check_shape_matrix(value, dim):
-    """None, or a finite symmetric positive definite dim x dim matrix (returned as float64)."""
-    if value is None:
-        return None
-    M = np.asarray(value)
-    if (
-        M.dtype == object
-        or np.issubdtype(M.dtype, np.complexfloating)
-        or not (np.issubdtype(M.dtype, np.number) or M.dtype == bool)
-    ):
-        raise ValueError(f"shape_matrix must be None or a real square matrix, got dtype {M.dtype}")
-    if M.ndim != 2 or M.shape[0] != M.shape[1]:
-        raise ValueError(f"shape_matrix must be None or a square (d, d) matrix, got shape {M.shape}")
-    if dim is not None and M.shape != (dim, dim):
-        raise ValueError(
-            f"shape_matrix must be a {dim} x {dim} matrix (the input dimension d = {dim}), "
-            f"got shape {M.shape}"
-        )
-    if M.shape[0] == 0:
-        raise ValueError("shape_matrix must be None or a non-empty (d, d) matrix, got shape (0, 0)")
-    M = M.astype(np.float64)
-    if not np.all(np.isfinite(M)):
-        bad = np.argwhere(~np.isfinite(M))[0]
-        raise ValueError(f"shape_matrix must be finite, got {M[tuple(bad)]} at row {bad[0]}, column {bad[1]}")
-    scale = float(np.max(np.abs(M)))
-    asym = float(np.max(np.abs(M - M.T)))
-    if asym > 1e-12 * scale:
-        raise ValueError(
-            f"shape_matrix must be symmetric (to 1e-12 relative), got max |M - M^T| = {asym:.3g} "
-            f"for max |M| = {scale:.3g}"
-        )
-    try:
-        np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        smallest = float(np.linalg.eigvalsh(M)[0])
-        raise ValueError(
-            "shape_matrix must be positive definite (its Cholesky factorisation failed), got smallest "
-            f"eigenvalue {smallest:.3g}"
-        ) from None
-    return M
-
-
 @dataclasses.dataclass(frozen=True)
 class FeatureParam:
     """One parameter of the feature map: ``check(value, dim)`` validates and normalises it.
@@ -214,7 +173,7 @@ FEATURE_PARAMS = (
     FeatureParam(
         "shape_matrix",
         None,
-        _check_shape_matrix,
+        validate_shape_matrix,
         "None or SPD d x d M: the features approximate k(||x - y||_M / l), ||z||_M = sqrt(z^T M z)",
     ),
 )

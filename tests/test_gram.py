@@ -55,7 +55,7 @@ def test_scikit_learn_accepts_it():
         (np.array([[1.0, 0.5, 0], [0, 1, 0], [0, 0, 1]]), "must be symmetric"),
         (np.diag([1.0, -1.0, 1.0]), "must be positive definite"),
         (np.diag([1.0, np.nan, 1.0]), "must be finite"),
-        (np.eye(3) * 1j, "must be a real 3 x 3 matrix"),
+        (np.eye(3) * 1j, "shape_matrix must be None or a real square matrix, got dtype complex128"),
     ],
 )
 def test_shape_matrix_is_validated(bad, match):

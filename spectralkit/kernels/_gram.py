@@ -9,32 +9,62 @@ the result is the scalar k(||x - y||_M): that is the calling convention of
 
 import numpy as np
 
-__all__ = ["gram", "check_shape_matrix", "apply_shape"]
+__all__ = ["gram", "check_shape_matrix", "validate_shape_matrix", "apply_shape"]
 
 _BLOCK_BYTES = 64 << 20
 
 
-def check_shape_matrix(shape_matrix, dim, name="shape_matrix"):
-    """Validate M (finite, symmetric, positive definite, dim x dim) and return M^(1/2) (float64)."""
-    M = np.asarray(shape_matrix)
+def validate_shape_matrix(value, dim):
+    """None, or a finite symmetric positive definite dim x dim matrix (returned as float64).
+
+    The one validator of ``shape_matrix`` (the kernels' Gram matrices, the feature maps, the
+    estimators and the CLI): symmetric to 1e-12 relative, positive definite by Cholesky.
+    """
+    if value is None:
+        return None
+    M = np.asarray(value)
     if (
         M.dtype == object
-        or not (np.issubdtype(M.dtype, np.number) or M.dtype == bool)
         or np.issubdtype(M.dtype, np.complexfloating)
+        or not (np.issubdtype(M.dtype, np.number) or M.dtype == bool)
     ):
-        raise ValueError(f"{name} must be a real {dim} x {dim} matrix, got dtype {M.dtype}")
+        raise ValueError(f"shape_matrix must be None or a real square matrix, got dtype {M.dtype}")
+    if M.ndim != 2 or M.shape[0] != M.shape[1]:
+        raise ValueError(f"shape_matrix must be None or a square (d, d) matrix, got shape {M.shape}")
+    if dim is not None and M.shape != (dim, dim):
+        raise ValueError(
+            f"shape_matrix must be a {dim} x {dim} matrix (the input dimension d = {dim}), "
+            f"got shape {M.shape}"
+        )
+    if M.shape[0] == 0:
+        raise ValueError("shape_matrix must be None or a non-empty (d, d) matrix, got shape (0, 0)")
     M = M.astype(np.float64)
-    if M.shape != (dim, dim):
-        raise ValueError(f"{name} must be a {dim} x {dim} matrix (the input dimension), got shape {M.shape}")
     if not np.all(np.isfinite(M)):
-        raise ValueError(f"{name} must be finite")
-    scale = float(np.max(np.abs(M))) or 1.0
-    if not np.allclose(M, M.T, rtol=0.0, atol=1e-12 * scale):
-        raise ValueError(f"{name} must be symmetric")
+        bad = np.argwhere(~np.isfinite(M))[0]
+        raise ValueError(f"shape_matrix must be finite, got {M[tuple(bad)]} at row {bad[0]}, column {bad[1]}")
+    scale = float(np.max(np.abs(M)))
+    asym = float(np.max(np.abs(M - M.T)))
+    if asym > 1e-12 * scale:
+        raise ValueError(
+            f"shape_matrix must be symmetric (to 1e-12 relative), got max |M - M^T| = {asym:.3g} "
+            f"for max |M| = {scale:.3g}"
+        )
+    try:
+        np.linalg.cholesky(M)
+    except np.linalg.LinAlgError:
+        smallest = float(np.linalg.eigvalsh(M)[0])
+        raise ValueError(
+            "shape_matrix must be positive definite (its Cholesky factorisation failed), got smallest "
+            f"eigenvalue {smallest:.3g}"
+        ) from None
+    return M
+
+
+def check_shape_matrix(shape_matrix, dim):
+    """Validate M (:func:`validate_shape_matrix`) and return M^(1/2) (symmetric, float64)."""
+    M = validate_shape_matrix(shape_matrix, dim)
     ev, V = np.linalg.eigh(0.5 * (M + M.T))
-    if not ev.min() > 1e-14 * ev.max():
-        raise ValueError(f"{name} must be positive definite; its smallest eigenvalue is {ev.min():.3g}")
-    return (V * np.sqrt(ev)) @ V.T
+    return (V * np.sqrt(np.maximum(ev, 0.0))) @ V.T
 
 
 def apply_shape(X, sqrt_shape):
