@@ -378,3 +378,21 @@ def test_triangle_kernel_double_roots_do_not_flip_the_lobe_sign():
     assert rep.verdict == "PD"
     assert abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error + 1e-12
     assert rep.mass_minus.value == 0.0
+
+
+def test_float_coefficients_do_not_fake_a_jump_at_the_edge():
+    # sum_q c_q (4 - r^2)^q, q = 3..9, vanishes to third order at r = 2; expanded with float
+    # coefficients its monomials no longer cancel exactly there: a spurious jump of relative size
+    # 1e-16 made the verdict DIVERGENT (the smooth extensions of the paper suite hit this)
+    cs = [
+        1.2345678901234567e-3,
+        -2.718281828459045e-4,
+        3.141592653589793e-5,
+        -1.4142135623730951e-6,
+        1.7320508075688772e-7,
+        -2.23606797749979e-8,
+        2.6457513110645907e-9,
+    ]
+    text = " + ".join(f"({c!r})*(4 - r**2)**{q}" for q, c in enumerate(cs, start=3))
+    rep = check_rkks(sk.RadialKernel.from_string(text, support=2), 3)
+    assert rep.verdict in ("PD", "RKKS") and "(R - r)^3" in rep.reason
