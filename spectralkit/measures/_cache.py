@@ -27,6 +27,9 @@ from ._codec import CodecError, decode, encode
 __all__ = ["memory_get_or_compute", "get_or_compute", "clear_memory", "resolve_dir", "path_for"]
 
 FORMAT_VERSION = 2
+#: Bumped whenever a derivation gives a different result for the same kernel (a fixed bug), so that
+#: entries written by the older code of the same release are recomputed, not trusted.
+DERIVATION_REVISION = 3
 _MAX_BYTES = 16 << 20
 _memory = {}
 _lock = threading.Lock()
@@ -56,7 +59,7 @@ def resolve_dir(cache_dir):
 
 
 def _key_text(key):
-    return f"spectralkit {__version__} | {key!r}"
+    return f"spectralkit {__version__} r{DERIVATION_REVISION} | {key!r}"
 
 
 def path_for(key, cache_dir):
