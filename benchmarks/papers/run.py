@@ -377,7 +377,7 @@ def run_suite(args, progress_factory=None, checkpoint=None):
 
 def _meta(args, quick, reps, ratios, methods, datasets, cfg, t_start):
     return {
-        "command": "python -m benchmarks.papers.run " + " ".join(sys.argv[1:]) if sys.argv else "",
+        "command": " ".join(["python -m benchmarks.papers.run", *sys.argv[1:]]),
         "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
         "seconds": time.time() - t_start,
         "quick": quick,
@@ -535,7 +535,7 @@ def main(argv=None):
     def save(res):
         res = dict(res)
         res.setdefault(
-            "meta", {"command": "python -m benchmarks.papers.run " + " ".join(sys.argv[1:]), "partial": True}
+            "meta", {"command": " ".join(["python -m benchmarks.papers.run", *sys.argv[1:]]), "partial": True}
         )
         if old is not None:
             res = _merge(old, res)
