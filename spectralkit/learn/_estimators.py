@@ -14,8 +14,28 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from . import _pairs, _radial
 from ._learned import LearnedKernel, LearnedRadialKernel
+from ._pairs import (
+    MAX_EXACT_PAIRS,
+    LabelTarget,
+    MatrixTarget,
+    check_exact_size,
+    cv_pair_losses,
+    fit_part,
+    n_pairs,
+    split_parts,
+)
+from ._radial import (
+    _tables,
+    exact_solve,
+    ridge_loss,
+    ridge_predict_nodes,
+    ridge_solve,
+    ridge_stats,
+    svr_loss,
+    svr_solve,
+    svr_stats,
+)
 
 __all__ = ["SCALE_GRID", "HyperKernelRidge", "HyperKernelSVR"]
 
@@ -81,7 +101,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
                     f"target_kernel must be symmetric: max |K - K^T| = {asym:.3g} exceeds the "
                     f"tolerance {tol:.3g} (pass (K + K.T) / 2 if a symmetrised target is intended)"
                 )
-            return _pairs.MatrixTarget(0.5 * (K + K.T)), None
+            return MatrixTarget(0.5 * (K + K.T)), None
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None: pass class "
@@ -97,7 +117,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
                 f"otherwise); got {kind!r} targets. For a real-valued similarity use target_kernel="
             )
         classes, codes = np.unique(y, return_inverse=True)
-        return _pairs.LabelTarget(codes), classes
+        return LabelTarget(codes), classes
 
     # -- scales ------------------------------------------------------------------------------
     def _scale_params(self, d, s2, mult):
@@ -135,7 +155,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
                         "cv is supported with solver='binned' for the radial hyper-kernel (the exact "
                         "solver is the small-data reference)"
                     )
-                _pairs.check_exact_size(m, "binned")
+                check_exact_size(m, "binned")
                 return "exact"
             return "binned"
         if solver == "binned":
@@ -144,9 +164,9 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             )
         if solver == "auto":
             n_sub = -(-m // self.n_partitions)
-            return "exact" if _pairs.n_pairs(n_sub) <= _pairs.MAX_EXACT_PAIRS else "nystroem"
+            return "exact" if n_pairs(n_sub) <= MAX_EXACT_PAIRS else "nystroem"
         if solver == "exact":
-            _pairs.check_exact_size(-(-m // self.n_partitions))
+            check_exact_size(-(-m // self.n_partitions))
         return solver
 
     # -- fit ---------------------------------------------------------------------------------
@@ -218,7 +238,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         best = (0, 0)
         if self.cv is not None:
             folds = min(self.cv, m)
-            losses = _pairs.cv_pair_losses(
+            losses = cv_pair_losses(
                 kind,
                 Xc,
                 target,
@@ -234,7 +254,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         params = params_list[best[0]]
         hyper = {k: (v[best[1]] if k in ("alpha", "C") else v) for k, v in self._hyper_kwargs(hypers).items()}
         v = self.n_partitions
-        subsets = _pairs.split_parts(m, v, rng) if v > 1 else [np.arange(m)]
+        subsets = split_parts(m, v, rng) if v > 1 else [np.arange(m)]
         seeds = rng.randint(2**31 - 1, size=len(subsets))
         jobs = [
             (
@@ -252,11 +272,11 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         ]
         client = _dask_client() if len(jobs) > 1 else None
         if client is not None:
-            futures = [client.submit(_pairs.fit_part, *job, pure=False) for job in jobs]
+            futures = [client.submit(fit_part, *job, pure=False) for job in jobs]
             results = client.gather(futures)
             self.backend_ = "dask"
         else:
-            results = [_pairs.fit_part(*job) for job in jobs]
+            results = [fit_part(*job) for job in jobs]
             self.backend_ = "serial"
         parts = [(Z, qa, qb, coef / len(results)) for Z, qa, qb, coef in (r["part"] for r in results)]
         self.intercept_ = float(np.mean([r["intercept"] for r in results]))
@@ -268,11 +288,11 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         ells = [p["lengthscale"] for p in params_list]
         m = X.shape[0]
         self.backend_ = "serial"
-        self.n_pairs_ = _pairs.n_pairs(m)
+        self.n_pairs_ = n_pairs(m)
         kw = self._hyper_kwargs(hypers)
         if solver == "exact":
             best = (0, 0)
-            nodes, coef, b0 = _radial.exact_solve(X, target, d, ells[0], self._loss, kw)[0]
+            nodes, coef, b0 = exact_solve(X, target, d, ells[0], self._loss, kw)[0]
             self.intercept_ = b0
             self.binning_error_ = 0.0
             self.kernel_ = LearnedRadialKernel(d, ells[0], nodes, coef)
@@ -285,20 +305,20 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         n_folds = 1 if self.cv is None else min(self.cv, m)
         fold = rng.permutation(m) % n_folds
         if self._loss == "ridge":
-            st = _radial.ridge_stats(X, target, h, fold, n_folds)
+            st = ridge_stats(X, target, h, fold, n_folds)
         else:
             delta = float(self.epsilon) / 2 if self.epsilon > 0 else None
-            if isinstance(target, _pairs.MatrixTarget) and delta is None:
+            if isinstance(target, MatrixTarget) and delta is None:
                 delta = max(float(np.ptp(target.T)), 1e-12) / 512
-            st = _radial.svr_stats(X, target, h, delta, fold, n_folds)
-            self.target_rounding_ = 0.0 if isinstance(target, _pairs.LabelTarget) else delta / 2
+            st = svr_stats(X, target, h, delta, fold, n_folds)
+            self.target_rounding_ = 0.0 if isinstance(target, LabelTarget) else delta / 2
         best = (0, 0)
         if self.cv is not None:
             losses = np.zeros((len(ells), hypers.size))
             wtot = 0.0
             for f in range(n_folds):
-                tr = _radial._tables(st, n_folds, f, training=True)
-                va = _radial._tables(st, n_folds, f, training=False)
+                tr = _tables(st, n_folds, f, training=True)
+                va = _tables(st, n_folds, f, training=False)
                 wsum_tr = float(np.count_nonzero(fold != f)) ** 2
                 for ie, ell in enumerate(ells):
                     losses[ie] += self._radial_fold_loss(st, tr, va, wsum_tr, d, ell, kw)
@@ -314,8 +334,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         r = np.linspace(0.0, nodes.max() + 3 * ell, int(16 * (nodes.max() + 3 * ell) / ell) + 2)
         diff = np.max(
             np.abs(
-                _radial.ridge_predict_nodes(nodes, coef, r, d, ell)
-                - _radial.ridge_predict_nodes(nodes2, coef2, r, d, ell)
+                ridge_predict_nodes(nodes, coef, r, d, ell) - ridge_predict_nodes(nodes2, coef2, r, d, ell)
             )
         )
         self.binning_error_ = float(diff / 3.0 if self._loss == "ridge" else diff)
@@ -330,10 +349,10 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         h = float(st["hs"][g])
         if self._loss == "ridge":
             nd, no, s = (st[k][g][tables].sum(0) for k in ("nd", "no", "s"))
-            nodes, gams = _radial.ridge_solve(nd, no, s, wsum, h, d, ell, kw["alpha"])
+            nodes, gams = ridge_solve(nd, no, s, wsum, h, d, ell, kw["alpha"])
             return [(nodes, gm, 0.0) for gm in gams]
         counts = st["counts"][g][tables].sum(0)
-        nodes, sols = _radial.svr_solve(counts, st["levels"], wsum, h, d, ell, kw["C"], kw["epsilon"])
+        nodes, sols = svr_solve(counts, st["levels"], wsum, h, d, ell, kw["C"], kw["epsilon"])
         return [(nodes, gm, b0) for gm, b0 in sols]
 
     def _radial_fold_loss(self, st, tr, va, wsum_tr, d, ell, kw):
@@ -345,19 +364,17 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             q, wv = float(np.sum(st["q"][va])), float(np.sum(st["wt"][va]))
             grid = np.arange(nd.size) * h
             for nodes, gm, _ in sols:
-                out.append(
-                    _radial.ridge_loss(nd, no, s, q, wv, _radial.ridge_predict_nodes(nodes, gm, grid, d, ell))
-                )
+                out.append(ridge_loss(nd, no, s, q, wv, ridge_predict_nodes(nodes, gm, grid, d, ell)))
         else:
             counts = st["counts"][0][va].sum(0)
             grid = np.arange(counts.shape[0]) * h
             for nodes, gm, b0 in sols:
                 out.append(
-                    _radial.svr_loss(
+                    svr_loss(
                         counts,
                         st["levels"],
                         float(counts.sum()),
-                        _radial.ridge_predict_nodes(nodes, gm, grid, d, ell),
+                        ridge_predict_nodes(nodes, gm, grid, d, ell),
                         b0,
                     )
                 )
@@ -393,7 +410,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         target, _ = self._target(X, y, target_kernel)
         G = self.kernel_.gram(X) + self.intercept_
-        if isinstance(target, _pairs.MatrixTarget):
+        if isinstance(target, MatrixTarget):
             T = target.T
         else:
             c = target.codes

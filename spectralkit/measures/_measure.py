@@ -40,7 +40,7 @@ from ..exceptions import (
 )
 from ..kernels import DensityKernel, RadialKernel, from_spec
 from ..transforms import RadialTransform, closed_form, constant_transform, transform_atom
-from . import _cache
+from ._cache import get_or_compute, memory_get_or_compute
 from ._finiteness import finiteness
 from ._jordan import integrate_abs, jordan
 from ._progress import Progress
@@ -202,7 +202,7 @@ class SpectralMeasure:
                     c,
                     constant_transform(self.dim)
                     if atom is None
-                    else _cache.memory_get_or_compute(
+                    else memory_get_or_compute(
                         ("transform", atom.key, self.dim, self.sympy_budget),
                         lambda atom=atom: transform_atom(atom, self.dim, sympy_budget=self.sympy_budget),
                     ),
@@ -337,7 +337,7 @@ class SpectralMeasure:
         if self._summary is None:
             key = ("measure", self.kernel.key, self.dim, self.sympy_budget, self._truncation)
             with _translated(self):
-                self._summary = _cache.get_or_compute(
+                self._summary = get_or_compute(
                     key,
                     self._derive,
                     cache_dir=self.cache_dir,
