@@ -14,6 +14,13 @@ __all__ = ["gram", "check_shape_matrix", "validate_shape_matrix", "apply_shape"]
 _BLOCK_BYTES = 64 << 20
 
 
+def _real_numeric(dtype):
+    """True for real numbers and booleans (not objects, strings or complex numbers)."""
+    return (np.issubdtype(dtype, np.number) or np.issubdtype(dtype, np.bool_)) and not np.issubdtype(
+        dtype, np.complexfloating
+    )
+
+
 def validate_shape_matrix(value, dim):
     """None, or a finite symmetric positive definite dim x dim matrix (returned as float64).
 
@@ -23,11 +30,7 @@ def validate_shape_matrix(value, dim):
     if value is None:
         return None
     M = np.asarray(value)
-    if (
-        M.dtype == object
-        or np.issubdtype(M.dtype, np.complexfloating)
-        or not (np.issubdtype(M.dtype, np.number) or M.dtype == bool)
-    ):
+    if not _real_numeric(M.dtype):
         raise ValueError(f"shape_matrix must be None or a real square matrix, got dtype {M.dtype}")
     if M.ndim != 2 or M.shape[0] != M.shape[1]:
         raise ValueError(f"shape_matrix must be None or a square (d, d) matrix, got shape {M.shape}")
@@ -74,11 +77,7 @@ def apply_shape(X, sqrt_shape):
 
 def _as_rows(name, A, dim=None):
     A = np.asarray(A)
-    if (
-        A.dtype == object
-        or np.issubdtype(A.dtype, np.complexfloating)
-        or not (np.issubdtype(A.dtype, np.number) or A.dtype == bool)
-    ):
+    if not _real_numeric(A.dtype):
         raise ValueError(f"{name} must be a real numeric array, got dtype {A.dtype}")
     A = A.astype(np.float64, copy=False)
     if A.ndim != 2:

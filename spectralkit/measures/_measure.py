@@ -1,18 +1,7 @@
 """SpectralMeasure: the signed spectral measure of a radial kernel on R^d, and check_rkks.
 
-Conventions (``docs/conventions.md``): angular frequency,
-k(z) = int exp(i w.z) mu(w) dw, mu(w) = (2 pi)^-d int k(z) exp(-i w.z) dz. For a radial kernel the
-density is radial, mu(w) = mu(rho) with rho = ||w||, and the signed *radial density*
-f(rho) = S_{d-1} rho^(d-1) mu(rho), S_{d-1} = 2 pi^(d/2) / Gamma(d/2), integrates to k(0).
-The Jordan split mu = mu+ - mu-, mu+- = max(+-mu, 0), has masses m+- = int max(+-f, 0) drho with
-k(0) = m+ - m- and ||mu|| = m+ + m-.
-
-Verdicts (per kernel *and* dimension):
-
-- ``PD``: mu >= 0 (Bochner), finite mass m+ = k(0).
-- ``RKKS``: mu changes sign and ||mu|| < inf: k = k+ - k- with PD k+- (Theorem 3 of Liu et al. 2021).
-- ``DIVERGENT``: ||mu|| = inf: no decomposition into two PD kernels with finite spectral masses; asking
-  for masses raises :class:`~spectralkit.DivergentMassError`.
+Conventions, the Jordan split and the verdicts are those of the package docstring
+(:mod:`spectralkit.measures`) and ``docs/conventions.md``.
 """
 
 from __future__ import annotations

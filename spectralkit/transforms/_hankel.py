@@ -533,30 +533,24 @@ class NumericHankel:
                 out[~m] = self._tail_parts(rho[~m], series=True)[1]
             return out * rho**self.pB
 
+        def fit_log(fn, hi):
+            # piecewise Chebyshev in log(rho) from rho_x up to e^hi, panels of a factor 4 in rho
+            return _cheb_fit(
+                fn,
+                lo,
+                hi,
+                int(math.ceil((hi - lo) / math.log(4.0))),
+                lambda v: max(1e-12 * float(np.max(np.abs(v))), 1e-300),
+                max_depth=8,
+                tol=tol,
+            )
+
         ea = eb = 0.0
         self._A = self._B = None
         if self.has_ray and self.rho_sA > self.rho_x:
-            hi = math.log(min(self.rho_sA, self.rho_max))
-            self._A, ea = _cheb_fit(
-                fA,
-                lo,
-                hi,
-                int(math.ceil((hi - lo) / math.log(4.0))),
-                lambda v: max(1e-12 * float(np.max(np.abs(v))), 1e-300),
-                max_depth=8,
-                tol=tol,
-            )
+            self._A, ea = fit_log(fA, math.log(min(self.rho_sA, self.rho_max)))
         if self.has_edge:
-            hi = math.log(self.rho_max)
-            self._B, eb = _cheb_fit(
-                fB,
-                lo,
-                hi,
-                int(math.ceil((hi - lo) / math.log(4.0))),
-                lambda v: max(1e-12 * float(np.max(np.abs(v))), 1e-300),
-                max_depth=8,
-                tol=tol,
-            )
+            self._B, eb = fit_log(fB, math.log(self.rho_max))
         self.tail_interp_error = max(ea, eb)
         # beyond rho_max the scaled B is extrapolated linearly in u = 1/rho from
         # (rho_max/2, rho_max) (exact for an expansion a + b/rho, error O(1/rho_max^2)); the error
