@@ -177,3 +177,86 @@ def test_runner_knows_the_learning_experiment():
     assert [r["tables"] for r in both["config"]["runs"]] == [[2], [1]]
     text = "\n".join(LRN.report_section(both))
     assert "table 2: 1 min, not recorded; table 1: 2 min, (1.0, 2.0, 3.0) → (3.0, 2.0, 1.0)" in text
+
+
+def test_learning_tasks_run_the_longest_first_and_cover_every_trial():
+    tasks = LRN.learning_tasks(("wine", "australian"), trials=2, tables=(1, 2, 3))
+    keys = [LRN.task_key(t) for t in tasks]
+    assert keys[0] == "large"  # Table 3 is one long task: it starts first
+    assert keys[1:5] == [
+        "known/australian/gaussian/0",
+        "known/australian/gaussian/1",
+        "known/australian/log/0",
+        "known/australian/log/1",
+    ]
+    assert len(keys) == len(set(keys)) == 1 + 2 * (2 * 2 + 2)
+    assert "ideal/wine/1" in keys and "known/wine/log/1" in keys
+    assert LRN.learning_tasks(("heart",), 1, (2, 3), quick=True) == [("ideal", "heart", 0)]
+
+
+def test_run_learning_skips_finished_tasks_and_checkpoints_each(monkeypatch):
+    calls, saved = [], []
+
+    def fake(task, methods, seed, data_dir, blas_threads):
+        calls.append(task)
+        return {
+            m: {"accuracy": 0.5, "fit_seconds": 1.0, "svm_seconds": 0.0, "chosen": {}, "kernel": {}}
+            for m in methods
+        } | {"svm_cv": {"accuracy": 0.75, "fit_seconds": 1.0, "chosen": {}}}
+
+    monkeypatch.setattr(LRN, "run_task", fake)
+    monkeypatch.setattr(LRN, "load_keel", lambda name, data_dir=None: (np.zeros((10, 2)), None, ["n"]))
+    done = {"ideal/heart/0": fake(("ideal", "heart", 0), ("krr_gaussian", "krr_radial"), 0, None, 1)}
+    calls.clear()
+    out = LRN.run_learning(
+        trials=3, quick=True, tables=(2,), done=done, checkpoint=lambda d: saved.append(set(d))
+    )
+    assert calls == [("ideal", "heart", 1), ("ideal", "heart", 2)]
+    assert saved == [{"ideal/heart/0", "ideal/heart/1"}, {"ideal/heart/0", "ideal/heart/1", "ideal/heart/2"}]
+    by = {r["method"]: r for r in out["ideal"]}
+    assert by["svm_cv"]["accuracy"] == [0.75] * 3 and by["krr_radial"]["n_train"] == 4
+    assert out["config"]["tasks"] == 3 and out["config"]["tasks_resumed"] == 1
+    with pytest.raises(ValueError, match="jobs must be >= 1, got 0"):
+        LRN.run_learning(quick=True, tables=(2,), jobs=0)
+
+
+def test_resume_refuses_a_checkpoint_of_other_settings(tmp_path):
+    ck = tmp_path / "learning_checkpoint.json"
+    ck.write_text('{"settings": {"trials": 10, "seed": 0, "quick": false, "tables": [1, 2, 3]}, "tasks": {}}')
+    args = RUN.build_parser().parse_args(["--experiments", "learning", "--learning-trials", "3", "--resume"])
+    with pytest.raises(
+        ValueError, match="the checkpoint learning_checkpoint.json was made with .*'trials': 10"
+    ):
+        RUN._run_learning(args, False, None, ck)
+
+
+def test_a_learning_run_merged_into_the_results_keeps_the_page_header():
+    rec = {"dataset": "letter", "kernel": "gaussian", "method": "rff", "ratio": 1.0}
+    old = {
+        "approximation": [rec],
+        "classification": [],
+        "regression": [],
+        "kernels": [],
+        "meta": {"command": "full"},
+    }
+    new = {
+        "approximation": [],
+        "classification": [],
+        "regression": [],
+        "kernels": [],
+        "learning": {"ideal": [2]},
+        "meta": {"command": "learning", "experiments": ["learning"]},
+    }
+    merged = RUN._merge(old, new)
+    assert merged["meta"] == {"command": "full"} and merged["approximation"] == [rec]
+    assert merged["learning"] == {"ideal": [2]}
+
+
+@needs_data
+@pytest.mark.slow
+def test_learning_results_do_not_depend_on_the_number_of_processes():
+    serial = LRN.run_learning(trials=2, quick=True, tables=(2,), jobs=1)
+    pooled = LRN.run_learning(trials=2, quick=True, tables=(2,), jobs=2)
+    for a, b in zip(serial["ideal"], pooled["ideal"]):
+        assert a["method"] == b["method"] and a["accuracy"] == b["accuracy"]
+        assert [c for c in a["chosen"]] == [c for c in b["chosen"]]

@@ -27,8 +27,11 @@ whole set ("normalised to [0, 1]^d in advance", as the paper); for australian th
 scaling also undoes the KEEL file's dropped decimal points (columns in other units).
 """
 
+import json
+import multiprocessing
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -43,13 +46,21 @@ __all__ = [
     "PUBLISHED_T2",
     "PUBLISHED_T3",
     "UNAVAILABLE",
+    "collect_ideal",
+    "collect_known",
     "findings",
     "ideal_kernel_experiment",
+    "ideal_kernel_trial",
     "known_kernel_experiment",
+    "known_kernel_trial",
     "large_scale_experiment",
+    "learning_plan",
+    "learning_tasks",
     "load_keel",
     "report_section",
     "run_learning",
+    "run_task",
+    "task_key",
 ]
 
 #: dataset -> file (the four datasets of Tables 1-2 available offline)
@@ -251,15 +262,8 @@ def _summary(values):
     return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
 
 
-def ideal_kernel_experiment(name, methods, trials, seed=0, data_dir=None, progress=None):
-    """Table 2 on one dataset: records per method (accuracies per trial, times, chosen parameters)."""
-    from sklearn.model_selection import GridSearchCV, StratifiedKFold
-    from sklearn.svm import SVC
-
-    X, y, notes = load_keel(name, data_dir)
-    n = X.shape[0]
-    n_train = round(0.4 * n)
-    recs = {
+def _ideal_records(name, methods, n, n_train, notes):
+    return {
         m: {
             "dataset": name,
             "method": m,
@@ -268,43 +272,74 @@ def ideal_kernel_experiment(name, methods, trials, seed=0, data_dir=None, progre
             "svm_seconds": [],
             "chosen": [],
             "kernel": [],
+            "n_train": n_train,
+            "n_test": n - n_train,
+            "notes": notes,
         }
         for m in (*methods, "svm_cv")
     }
-    for t in range(trials):
-        perm = task_rng(seed, "learning-split", name, t).permutation(n)
-        tr, te = perm[:n_train], perm[n_train:]
-        for m in methods:
-            est = _learner(m, int(task_rng(seed, "learning", name, m, t).integers(2**31 - 1)))
-            t0 = time.perf_counter()
-            est.fit(X[tr], y[tr])
-            t1 = time.perf_counter()
-            Ktr, Kte = est.transform(X[tr]), est.transform(X[te])
-            svm = _svm_on_gram(Ktr, y[tr], seed + t)
-            acc = float(np.mean(svm.predict(Kte) == y[te]))
-            r = recs[m]
-            r["accuracy"].append(acc)
-            r["fit_seconds"].append(t1 - t0)
-            r["svm_seconds"].append(time.perf_counter() - t1)
-            r["chosen"].append(dict(_chosen(est), svm_C=float(svm.best_params_["C"])))
-            r["kernel"].append(_kernel_facts(est, Ktr))
-            if progress:
-                progress()
+
+
+def ideal_kernel_trial(name, methods, t, seed=0, data_dir=None, progress=None):
+    """Trial ``t`` of Table 2 on one dataset: {method: {accuracy, fit_seconds, svm_seconds, chosen, kernel}}."""
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.svm import SVC
+
+    X, y, _ = load_keel(name, data_dir)
+    n = X.shape[0]
+    n_train = round(0.4 * n)
+    perm = task_rng(seed, "learning-split", name, t).permutation(n)
+    tr, te = perm[:n_train], perm[n_train:]
+    out = {}
+    for m in methods:
+        est = _learner(m, int(task_rng(seed, "learning", name, m, t).integers(2**31 - 1)))
         t0 = time.perf_counter()
-        cv = StratifiedKFold(5, shuffle=True, random_state=seed + t)
-        gs = GridSearchCV(
-            SVC(kernel="rbf"), {"C": list(SVM_CS), "gamma": [1 / (2 * s * s) for s in SIGMAS]}, cv=cv
-        ).fit(X[tr], y[tr])
-        r = recs["svm_cv"]
-        r["accuracy"].append(float(np.mean(gs.predict(X[te]) == y[te])))
-        r["fit_seconds"].append(time.perf_counter() - t0)
-        r["chosen"].append({k: float(v) for k, v in gs.best_params_.items()})
+        est.fit(X[tr], y[tr])
+        t1 = time.perf_counter()
+        Ktr, Kte = est.transform(X[tr]), est.transform(X[te])
+        svm = _svm_on_gram(Ktr, y[tr], seed + t)
+        out[m] = {
+            "accuracy": float(np.mean(svm.predict(Kte) == y[te])),
+            "fit_seconds": t1 - t0,
+            "svm_seconds": time.perf_counter() - t1,
+            "chosen": dict(_chosen(est), svm_C=float(svm.best_params_["C"])),
+            "kernel": _kernel_facts(est, Ktr),
+        }
         if progress:
             progress()
+    t0 = time.perf_counter()
+    cv = StratifiedKFold(5, shuffle=True, random_state=seed + t)
+    gs = GridSearchCV(
+        SVC(kernel="rbf"), {"C": list(SVM_CS), "gamma": [1 / (2 * s * s) for s in SIGMAS]}, cv=cv
+    ).fit(X[tr], y[tr])
+    out["svm_cv"] = {
+        "accuracy": float(np.mean(gs.predict(X[te]) == y[te])),
+        "fit_seconds": time.perf_counter() - t0,
+        "chosen": {k: float(v) for k, v in gs.best_params_.items()},
+    }
+    if progress:
+        progress()
+    return out
+
+
+def collect_ideal(name, methods, trials_out, data_dir=None):
+    """Table 2 records of one dataset from its trials' outputs (in trial order)."""
+    X, _, notes = load_keel(name, data_dir)
+    n = X.shape[0]
+    recs = _ideal_records(name, methods, n, round(0.4 * n), notes)
+    for out in trials_out:
+        for m, r in recs.items():
+            for key, v in out[m].items():
+                r[key].append(v)
     for r in recs.values():
         r["mean"], r["std"] = _summary(r["accuracy"])
-        r["n_train"], r["n_test"], r["notes"] = n_train, n - n_train, notes
     return list(recs.values())
+
+
+def ideal_kernel_experiment(name, methods, trials, seed=0, data_dir=None, progress=None):
+    """Table 2 on one dataset: records per method (accuracies per trial, times, chosen parameters)."""
+    outs = [ideal_kernel_trial(name, methods, t, seed, data_dir, progress) for t in range(trials)]
+    return collect_ideal(name, methods, outs, data_dir)
 
 
 def known_kernel_matrix(kind, A, B, gamma=None):
@@ -319,11 +354,57 @@ def known_kernel_matrix(kind, A, B, gamma=None):
     raise ValueError(f"kind must be 'gaussian' or 'log', got {kind!r}")
 
 
-def known_kernel_experiment(name, kind, methods, trials, seed=0, data_dir=None, progress=None):
-    """Table 1 on one dataset and known kernel: accuracies (unlabelled, test) and test RMSE per method."""
-    X, y, notes = load_keel(name, data_dir)
+def known_kernel_trial(name, kind, methods, t, seed=0, data_dir=None, progress=None):
+    """Trial ``t`` of Table 1 on one dataset and known kernel: {method: {unlabel, test, rmse, fit_seconds[, chosen]}}."""
+    X, y, _ = load_keel(name, data_dir)
     n = X.shape[0]
     n_lab, n_unl = round(0.4 * n), round(0.4 * n)
+    perm = task_rng(seed, "learning-known-split", name, t).permutation(n)
+    lab, unl, te = perm[:n_lab], perm[n_lab : n_lab + n_unl], perm[n_lab + n_unl :]
+    train = np.concatenate([lab, unl])
+    gamma = 1.0 / (X.shape[1] * X[train].var()) if kind == "gaussian" else None
+    K_train = known_kernel_matrix(kind, X[train], X[train], gamma)
+    K_test = known_kernel_matrix(kind, X[te], X[te], gamma)
+    out = {}
+    for m in ("known", *methods):
+        t0 = time.perf_counter()
+        rec = {}
+        if m == "known":
+
+            def gram(A, B, gamma=gamma):
+                return known_kernel_matrix(kind, A, B, gamma)
+
+            rmse = 0.0
+        else:
+            est = _learner(
+                m,
+                int(task_rng(seed, "learning-known", name, kind, m, t).integers(2**31 - 1)),
+                cv=3,
+                n_landmarks=N_LANDMARKS_T1,
+            )
+            if LEARNERS[m][0] == "svr":
+                est.set_params(epsilon=0.01)
+            est.fit(X[train], target_kernel=K_train)
+            gram = est.learned_kernel_
+            rmse = float(np.sqrt(np.mean((gram(X[te]) + est.intercept_ - K_test) ** 2)))
+            rec["chosen"] = _chosen(est)
+        fit_s = time.perf_counter() - t0
+        svm = _svm_on_gram(gram(X[lab], X[lab]), y[lab], seed + t)
+        rec.update(
+            unlabel=float(np.mean(svm.predict(gram(X[unl], X[lab])) == y[unl])),
+            test=float(np.mean(svm.predict(gram(X[te], X[lab])) == y[te])),
+            rmse=rmse,
+            fit_seconds=fit_s,
+        )
+        out[m] = rec
+        if progress:
+            progress()
+    return out
+
+
+def collect_known(name, kind, methods, trials_out, data_dir=None):
+    """Table 1 records of one dataset and known kernel from its trials' outputs (in trial order)."""
+    _, _, notes = load_keel(name, data_dir)
     recs = {
         m: {
             "dataset": name,
@@ -334,52 +415,24 @@ def known_kernel_experiment(name, kind, methods, trials, seed=0, data_dir=None, 
             "rmse": [],
             "fit_seconds": [],
             "chosen": [],
+            "notes": notes,
         }
         for m in ("known", *methods)
     }
-    for t in range(trials):
-        perm = task_rng(seed, "learning-known-split", name, t).permutation(n)
-        lab, unl, te = perm[:n_lab], perm[n_lab : n_lab + n_unl], perm[n_lab + n_unl :]
-        train = np.concatenate([lab, unl])
-        gamma = 1.0 / (X.shape[1] * X[train].var()) if kind == "gaussian" else None
-        K_train = known_kernel_matrix(kind, X[train], X[train], gamma)
-        K_test = known_kernel_matrix(kind, X[te], X[te], gamma)
-        for m in ("known", *methods):
-            t0 = time.perf_counter()
-            if m == "known":
-
-                def gram(A, B, gamma=gamma):
-                    return known_kernel_matrix(kind, A, B, gamma)
-
-                rmse, intercept = 0.0, 0.0
-            else:
-                est = _learner(
-                    m,
-                    int(task_rng(seed, "learning-known", name, kind, m, t).integers(2**31 - 1)),
-                    cv=3,
-                    n_landmarks=N_LANDMARKS_T1,
-                )
-                if LEARNERS[m][0] == "svr":
-                    est.set_params(epsilon=0.01)
-                est.fit(X[train], target_kernel=K_train)
-                gram = est.learned_kernel_
-                intercept = est.intercept_
-                rmse = float(np.sqrt(np.mean((gram(X[te]) + intercept - K_test) ** 2)))
-                recs[m]["chosen"].append(_chosen(est))
-            fit_s = time.perf_counter() - t0
-            svm = _svm_on_gram(gram(X[lab], X[lab]), y[lab], seed + t)
-            r = recs[m]
-            r["unlabel"].append(float(np.mean(svm.predict(gram(X[unl], X[lab])) == y[unl])))
-            r["test"].append(float(np.mean(svm.predict(gram(X[te], X[lab])) == y[te])))
-            r["rmse"].append(rmse)
-            r["fit_seconds"].append(fit_s)
-            if progress:
-                progress()
+    for out in trials_out:
+        for m, r in recs.items():
+            for key, v in out[m].items():
+                r[key].append(v)
     for r in recs.values():
         for key in ("unlabel", "test", "rmse"):
             r[f"{key}_mean"], r[f"{key}_std"] = _summary(r[key])
-        r["notes"] = notes
     return list(recs.values())
+
+
+def known_kernel_experiment(name, kind, methods, trials, seed=0, data_dir=None, progress=None):
+    """Table 1 on one dataset and known kernel: accuracies (unlabelled, test) and test RMSE per method."""
+    outs = [known_kernel_trial(name, kind, methods, t, seed, data_dir, progress) for t in range(trials)]
+    return collect_known(name, kind, methods, outs, data_dir)
 
 
 def large_scale_experiment(
@@ -477,12 +530,123 @@ def large_scale_experiment(
     return recs
 
 
-def run_learning(data_dir=None, trials=10, seed=0, quick=False, tables=(1, 2, 3), progress=None):
-    """All learning experiments; returns the ``results["learning"]`` dict of the paper suite."""
-    from threadpoolctl import threadpool_limits
+#: rows of the four KEEL sets: the tasks' cost grows like the squared number of training points
+_ROWS = {"australian": 690, "heart": 270, "sonar": 208, "wine": 178}
 
+
+def task_key(task):
+    """The checkpoint key of a task: ``ideal/<dataset>/<trial>``, ``known/<dataset>/<kernel>/<trial>``, ``large``."""
+    return "/".join(map(str, task))
+
+
+def learning_tasks(datasets, trials, tables, quick=False):
+    """The independent tasks of a learning run, the most expensive first (a process pool then ends evenly).
+
+    One task is one trial of one dataset (Table 2), one trial of one dataset and known kernel
+    (Table 1), or the whole of Table 3.
+    """
+    tasks = [("large",)] if 3 in tables and not quick else []
+    for name in datasets:
+        if 1 in tables:
+            tasks += [("known", name, kind, t) for kind in ("gaussian", "log") for t in range(trials)]
+        if 2 in tables:
+            tasks += [("ideal", name, t) for t in range(trials)]
+
+    def cost(task):
+        if task[0] == "large":
+            return np.inf
+        return ((0.8 if task[0] == "known" else 0.4) * _ROWS.get(task[1], 0)) ** 2
+
+    return sorted(tasks, key=cost, reverse=True)
+
+
+def learning_plan(trials, tables, quick=False):
+    """(datasets, methods, tasks) of a learning run; ``quick``: heart only, two hyper-KRR learners."""
     datasets = ("heart",) if quick else _COLS
     methods = tuple(LEARNERS) if not quick else ("krr_gaussian", "krr_radial")
+    return datasets, methods, learning_tasks(datasets, trials, tables, quick)
+
+
+def _known_methods(methods):
+    return tuple(m for m in methods if LEARNERS[m][1] != "wishart")
+
+
+def run_task(task, methods, seed=0, data_dir=None, blas_threads=1):
+    """Run one task of :func:`learning_tasks`; returns its JSON-serialisable output.
+
+    Module-level, so a process pool can run it. ``blas_threads`` (None: no limit) bounds BLAS for
+    Table 3 (Tables 1-2, many small dense problems, always run BLAS on one thread); with 1, numba
+    runs on one thread too (a pool worker).
+    """
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    if blas_threads == 1:
+        numba.set_num_threads(1)  # a pool worker: the pool is the parallelism
+    with threadpool_limits(1 if task[0] != "large" else blas_threads):
+        if task[0] == "ideal":
+            out = ideal_kernel_trial(task[1], methods, task[2], seed, data_dir)
+        elif task[0] == "known":
+            out = known_kernel_trial(task[1], task[2], _known_methods(methods), task[3], seed, data_dir)
+        elif task[0] == "large":
+            out = large_scale_experiment(seed=seed, data_dir=data_dir)
+        else:
+            raise ValueError(f"unknown task {task!r}")
+    return json.loads(json.dumps(out))  # the same types whether computed now or read from a checkpoint
+
+
+def _run_tasks(todo, methods, seed, data_dir, jobs, done, checkpoint, progress):
+    """Run the tasks ``todo`` (serially, or on ``jobs`` processes); fill ``done`` {key: output}."""
+
+    def finished(task, out):
+        done[task_key(task)] = out
+        if checkpoint:
+            checkpoint(done)
+        if progress:
+            progress()
+
+    if jobs <= 1:
+        for task in todo:
+            finished(task, run_task(task, methods, seed, data_dir, blas_threads=None))
+        return
+    # spawn: fresh interpreters (no forked numba/BLAS thread pools); each task runs on one BLAS thread
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        futures = {pool.submit(run_task, task, methods, seed, data_dir, 1): task for task in todo}
+        try:
+            for fut in as_completed(futures):
+                finished(futures[fut], fut.result())
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
+def run_learning(
+    data_dir=None,
+    trials=10,
+    seed=0,
+    quick=False,
+    tables=(1, 2, 3),
+    progress=None,
+    jobs=1,
+    checkpoint=None,
+    done=None,
+):
+    """All learning experiments; returns the ``results["learning"]`` dict of the paper suite.
+
+    The work is split into independent tasks (:func:`learning_tasks`) run serially or on ``jobs``
+    processes; every task draws from its own seeded streams, so the results do not depend on
+    ``jobs`` or on the order of completion. ``done`` ({task key: output}, e.g. from an earlier
+    run's checkpoint with the same settings) skips the tasks it holds; ``checkpoint(done)`` is
+    called after every finished task.
+    """
+    if trials < 1:
+        raise ValueError(f"trials must be >= 1, got {trials}")
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    datasets, methods, tasks = learning_plan(trials, tables, quick)
+    done = {} if done is None else dict(done)
+    resumed = sum(task_key(t) in done for t in tasks)
     out = {
         "ideal": [],
         "known": [],
@@ -497,24 +661,26 @@ def run_learning(data_dir=None, trials=10, seed=0, quick=False, tables=(1, 2, 3)
             "cv": 5,
             "unavailable": list(UNAVAILABLE),
             "datasets": list(datasets),
+            "jobs": jobs,
+            "tasks": len(tasks),
+            "tasks_resumed": resumed,
         },
     }
     t_start = time.time()
     out["config"]["load_average_start"] = list(os.getloadavg())
-    # many small dense problems: one BLAS thread avoids oversubscription on the shared 2-core box
-    with threadpool_limits(1):
+    todo = [t for t in tasks if task_key(t) not in done]
+    _run_tasks(todo, methods, seed, data_dir, jobs, done, checkpoint, progress)
+    for name in datasets:
         if 2 in tables:
-            for name in datasets:
-                out["ideal"] += ideal_kernel_experiment(name, methods, trials, seed, data_dir, progress)
+            outs = [done[task_key(("ideal", name, t))] for t in range(trials)]
+            out["ideal"] += collect_ideal(name, methods, outs, data_dir)
+    for name in datasets:
         if 1 in tables:
-            known_methods = tuple(m for m in methods if LEARNERS[m][1] != "wishart")
-            for name in datasets:
-                for kind in ("gaussian", "log"):
-                    out["known"] += known_kernel_experiment(
-                        name, kind, known_methods, trials, seed, data_dir, progress
-                    )
+            for kind in ("gaussian", "log"):
+                outs = [done[task_key(("known", name, kind, t))] for t in range(trials)]
+                out["known"] += collect_known(name, kind, _known_methods(methods), outs, data_dir)
     if 3 in tables and not quick:
-        out["large"] = large_scale_experiment(seed=seed, data_dir=data_dir, progress=progress)
+        out["large"] = done["large"]
     out["config"]["seconds"] = time.time() - t_start
     out["config"]["load_average_end"] = list(os.getloadavg())
     out["config"]["blas_threads_tables_1_2"] = 1
@@ -526,14 +692,14 @@ def _runs(cfg, learning):
     if "runs" in cfg:
         return cfg["runs"]
     tables = [t for t, k in ((2, "ideal"), (1, "known"), (3, "large")) if learning.get(k)]
-    return [
-        {
-            "tables": tables,
-            "seconds": cfg.get("seconds", 0.0),
-            "load_average_start": cfg.get("load_average_start"),
-            "load_average_end": cfg.get("load_average_end"),
-        }
-    ]
+    run = {
+        "tables": tables,
+        "seconds": cfg.get("seconds", 0.0),
+        "load_average_start": cfg.get("load_average_start"),
+        "load_average_end": cfg.get("load_average_end"),
+    }
+    run.update({k: cfg[k] for k in ("command", "git_commit", "date_utc", "jobs") if k in cfg})
+    return [run]
 
 
 def merge_learning(old, new):
@@ -549,7 +715,8 @@ def merge_learning(old, new):
         **{
             k: v
             for k, v in new.get("config", {}).items()
-            if k not in ("seconds", "load_average_start", "load_average_end")
+            if k
+            not in ("seconds", "load_average_start", "load_average_end", "command", "git_commit", "date_utc")
         },
     )
     out["config"]["runs"] = _runs(old.get("config", {}), old) + _runs(new.get("config", {}), new)
@@ -640,6 +807,13 @@ def report_section(learning):
             )
             + "."
         ),
+        "",
+        *[
+            f"- Run: `{r['command']}` on git `{r.get('git_commit')}`, {r.get('date_utc')} UTC, "
+            f"{r.get('jobs', 1)} process{'es' if r.get('jobs', 1) > 1 else ''}"
+            for r in _runs(cfg, learning)
+            if r.get("command")
+        ],
         "",
     ]
     ideal = learning.get("ideal", [])

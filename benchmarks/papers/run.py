@@ -139,6 +139,24 @@ def build_parser():
         help="tables of the kernel-learning paper to run with --experiments learning (default: all)",
     )
     p.add_argument(
+        "--learning-trials",
+        type=int,
+        default=None,
+        help="trials of the kernel-learning Tables 1-2 (default 10, as the paper; 2 with --quick)",
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="processes for the kernel-learning tasks (one trial of one dataset each; default 1)",
+    )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="kernel learning: skip the tasks finished by an interrupted run with the same settings "
+        "(kept in learning_checkpoint.json beside the results)",
+    )
+    p.add_argument(
         "--no-extension",
         action="store_true",
         help="do not build the smooth finite-mass extension of the spherical polynomials",
@@ -228,10 +246,11 @@ def _key(exp, rec):
     return (exp, rec["dataset"], rec["kernel"], rec["method"], float(rec["ratio"]))
 
 
-def run_suite(args, progress_factory=None, checkpoint=None):
+def run_suite(args, progress_factory=None, checkpoint=None, learning_checkpoint=None):
     """Run the selected experiments; return the results dict (see the module docstring).
 
-    ``checkpoint(partial_results)`` is called after every (dataset, kernel) block.
+    ``checkpoint(partial_results)`` is called after every (dataset, kernel) block;
+    ``learning_checkpoint`` (a path or None) keeps the finished kernel-learning tasks (``--resume``).
     """
     quick = args.quick
     reps = args.reps if args.reps is not None else (_QUICK["reps"] if quick else 10)
@@ -364,15 +383,72 @@ def run_suite(args, progress_factory=None, checkpoint=None):
     if bar:
         bar.close()
     if "learning" in args.experiments:
-        results["learning"] = LRN.run_learning(
-            args.data_dir,
-            trials=2 if quick else 10,
-            seed=args.seed,
-            quick=quick,
-            tables=tuple(getattr(args, "learning_tables", (1, 2, 3))),
-        )
+        results["learning"] = _run_learning(args, quick, progress_factory, learning_checkpoint)
     results["meta"] = _meta(args, quick, reps, ratios, methods, datasets, cfg, t_start)
     return results
+
+
+def _learning_settings(args, quick):
+    trials = args.learning_trials if args.learning_trials is not None else (2 if quick else 10)
+    return {
+        "trials": trials,
+        "seed": args.seed,
+        "quick": quick,
+        "tables": sorted(set(args.learning_tables)),
+    }
+
+
+def _run_learning(args, quick, progress_factory, checkpoint_path):
+    """The kernel-learning tables, on ``--jobs`` processes, resumable from ``checkpoint_path``."""
+    settings = _learning_settings(args, quick)
+    if settings["trials"] < 1:
+        raise ValueError(f"--learning-trials must be >= 1, got {settings['trials']}")
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
+    done = {}
+    if args.resume and checkpoint_path is not None and checkpoint_path.exists():
+        saved = json.loads(checkpoint_path.read_text())
+        if saved.get("settings") != settings:
+            raise ValueError(
+                f"--resume: the checkpoint {checkpoint_path.name} was made with {saved.get('settings')}, "
+                f"this run asks for {settings}; remove it or run with its settings"
+            )
+        done = saved["tasks"]
+
+    def save(tasks):
+        if checkpoint_path is not None:
+            _write_atomic(
+                checkpoint_path, json.dumps({"settings": settings, "tasks": tasks}, default=_default)
+            )
+
+    _, _, tasks = LRN.learning_plan(settings["trials"], settings["tables"], quick)
+    bar = progress_factory(sum(LRN.task_key(t) not in done for t in tasks)) if progress_factory else None
+    out = LRN.run_learning(
+        args.data_dir,
+        trials=settings["trials"],
+        seed=args.seed,
+        quick=quick,
+        tables=tuple(settings["tables"]),
+        progress=(lambda: bar.update(1)) if bar else None,
+        jobs=args.jobs,
+        checkpoint=save,
+        done=done,
+    )
+    if bar:
+        bar.close()
+    out["config"].update(
+        command=" ".join(["python -m benchmarks.papers.run", *sys.argv[1:]]),
+        git_commit=_git_commit(),
+        date_utc=time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
+        machine=_machine(),
+    )
+    return out
+
+
+def _write_atomic(path, text):
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
 
 
 def _meta(args, quick, reps, ratios, methods, datasets, cfg, t_start):
@@ -429,6 +505,10 @@ def _merge(old, new):
     ]
     if "learning" in new or "learning" in old:
         out["learning"] = LRN.merge_learning(old.get("learning"), new.get("learning"))
+    if new.get("meta", {}).get("experiments") == ["learning"] and old.get("meta"):
+        # a kernel-learning run records its own command, commit and times in its section: the
+        # page header keeps describing the run that made the other tables
+        return dict(out, meta=old["meta"])
     out["meta"] = dict(new.get("meta", {}), merged_from=old.get("meta", {}).get("command"))
     out["meta"]["methods"] = sorted(
         set(old.get("meta", {}).get("methods", [])) | set(new.get("meta", {}).get("methods", []))
@@ -535,21 +615,30 @@ def main(argv=None):
     def save(res):
         res = dict(res)
         res.setdefault(
-            "meta", {"command": " ".join(["python -m benchmarks.papers.run", *sys.argv[1:]]), "partial": True}
+            "meta",
+            {
+                "command": " ".join(["python -m benchmarks.papers.run", *sys.argv[1:]]),
+                "experiments": list(args.experiments),
+                "partial": True,
+            },
         )
         if old is not None:
             res = _merge(old, res)
-        tmp = json_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(res, indent=1, default=_default))
-        tmp.replace(json_path)
+        _write_atomic(json_path, json.dumps(res, indent=1, default=_default))
         return res
 
+    learning_checkpoint = out_dir / (
+        "learning_checkpoint_quick.json" if args.quick else "learning_checkpoint.json"
+    )
     try:
-        results = run_suite(args, progress_factory=_progress, checkpoint=save)
+        results = run_suite(
+            args, progress_factory=_progress, checkpoint=save, learning_checkpoint=learning_checkpoint
+        )
     except D.DataNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     results = save(results)
+    learning_checkpoint.unlink(missing_ok=True)  # the finished run's tasks are in the results now
     print(f"results: {json_path}", file=sys.stderr)
     if not args.no_report:
         from .report import write_report

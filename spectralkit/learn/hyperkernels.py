@@ -253,15 +253,22 @@ class GaussianBlocks:
         self.X = X
         self.sqx = np.sum(X * X, axis=1)
         self.Gam = np.exp(-sq_dists(X, Z) / (8 * t))
-        self.qa, self.qb = qa, qb
+        self.qa, self.qb = qa.astype(np.int64), qb.astype(np.int64)
         self.omega_q = np.exp(-self.kappa * np.sum((Z[qa] - Z[qb]) ** 2, axis=1))
 
     def rows(self, I, J):
         d2 = np.maximum(self.sqx[I] + self.sqx[J] - 2.0 * np.einsum("ij,ij->i", self.X[I], self.X[J]), 0.0)
-        G = self.Gam[I] * self.Gam[J]
-        out = G[:, self.qa] * G[:, self.qb]
-        out *= np.exp(-self.kappa * d2)[:, None]
-        out *= self.omega_q[None, :]
+        out = np.empty((len(I), len(self.qa)))
+        _gaussian_rows(
+            np.asarray(I, np.int64),
+            np.asarray(J, np.int64),
+            self.Gam,
+            np.exp(-self.kappa * d2),
+            self.qa,
+            self.qb,
+            self.omega_q,
+            out,
+        )
         return out
 
 
@@ -326,6 +333,23 @@ def _wishart_entry(pia, pib, pja, pjb, dp, sp, np_, dq, sq, nq, c, power):
     det = a11 * (a22 * a33 - a23 * a23) - a12 * (a12 * a33 - a23 * a13) + a13 * (a12 * a23 - a22 * a13)
     det = max(det, 1.0)
     return np.exp(-power * np.log(det))
+
+
+@njit(parallel=True, cache=True)
+def _gaussian_rows(I, J, Gam, omega_p, qa, qb, omega_q, out):
+    """out[p, q] = omega_p[p] omega_q[q] g_a g_b with g = Gam[I[p]] Gam[J[p]], (a, b) = (qa[q], qb[q]).
+
+    One pass writing the output (the numpy form gathered two row x landmark-pair temporaries).
+    """
+    for p in prange(I.shape[0]):
+        i = I[p]
+        j = J[p]
+        g = np.empty(Gam.shape[1])
+        for a in range(Gam.shape[1]):
+            g[a] = Gam[i, a] * Gam[j, a]
+        w = omega_p[p]
+        for q in range(qa.shape[0]):
+            out[p, q] = ((g[qa[q]] * g[qb[q]]) * w) * omega_q[q]  # the order of the numpy form
 
 
 @njit(parallel=True, cache=True)
