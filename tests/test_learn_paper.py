@@ -177,6 +177,11 @@ def test_runner_knows_the_learning_experiment():
     assert [r["tables"] for r in both["config"]["runs"]] == [[2], [1]]
     text = "\n".join(LRN.report_section(both))
     assert "table 2: 1 min, not recorded; table 1: 2 min, (1.0, 2.0, 3.0) → (3.0, 2.0, 1.0)" in text
+    assert "Trials: 10." in text
+    # fewer trials for one table: the page says which table got how many
+    t1["config"]["trials"] = 3
+    text = "\n".join(LRN.report_section(LRN.merge_learning(t2, t1)))
+    assert "Trials: 10 (table 2), 3 (table 1)." in text
 
 
 def test_learning_tasks_run_the_longest_first_and_cover_every_trial():

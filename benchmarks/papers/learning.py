@@ -698,7 +698,7 @@ def _runs(cfg, learning):
         "load_average_start": cfg.get("load_average_start"),
         "load_average_end": cfg.get("load_average_end"),
     }
-    run.update({k: cfg[k] for k in ("command", "git_commit", "date_utc", "jobs") if k in cfg})
+    run.update({k: cfg[k] for k in ("command", "git_commit", "date_utc", "jobs", "trials") if k in cfg})
     return [run]
 
 
@@ -722,6 +722,18 @@ def merge_learning(old, new):
     out["config"]["runs"] = _runs(old.get("config", {}), old) + _runs(new.get("config", {}), new)
     out["config"].pop("seconds", None)
     return out
+
+
+def _trials(cfg, learning):
+    """The trials of each table, e.g. "10 (tables 2, 3), 3 (table 1)"."""
+    per = {}
+    for r in _runs(cfg, learning):
+        per.setdefault(r.get("trials", cfg.get("trials")), []).extend(r["tables"])
+    if len(per) == 1:
+        return str(next(iter(per)))
+    return ", ".join(
+        f"{t} (table{'s' if len(ts) > 1 else ''} {', '.join(map(str, sorted(ts)))})" for t, ts in per.items()
+    )
 
 
 def _loads(run):
@@ -797,7 +809,7 @@ def report_section(learning):
             f"({cfg.get('n_landmarks', 30) * (cfg.get('n_landmarks', 30) + 1) // 2} landmark pairs) for Table 2 and "
             f"{N_LANDMARKS_T1} for Table 1 (80 % of the points train there; cost O(n^2 M^4 / 8)) wherever the "
             "training pairs exceed the exact solver's 2,500. The SVM's C: 2^-5 … 2^5 by 5-fold CV. "
-            f"Trials: {cfg.get('trials')}. Not available offline (columns omitted): "
+            f"Trials: {_trials(cfg, learning)}. Not available offline (columns omitted): "
             f"{', '.join(cfg.get('unavailable', UNAVAILABLE))}. BLAS limited to one thread for Tables 1–2. Wall "
             "time and load average (1, 5, 15 min, at start → end) on the shared 2-core machine: "
             + "; ".join(
@@ -883,11 +895,13 @@ def report_section(learning):
             recs = {(r["method"], r["dataset"]): r for r in known if r["kernel"] == kind}
             if not recs:
                 continue
+            ntr = len(next(iter(recs.values())).get("test", ()))
             L += [
                 f"### Table 1: out-of-sample extension of {title}",
                 "",
                 (
-                    "Accuracy % on the unlabelled (40 %) and test (20 %) points of an SVM trained on the labelled 40 % "
+                    (f"Mean ± std over {ntr} trials. " if ntr else "")
+                    + "Accuracy % on the unlabelled (40 %) and test (20 %) points of an SVM trained on the labelled 40 % "
                     "with the learned kernel; RMSE of the learned kernel against the known one on test × test pairs. "
                     "Each cell: ours | the paper."
                 ),
