@@ -20,6 +20,7 @@ Usage::
 
     python benchmarks/bench_learn.py              # full run, writes results/learn.json and learn.md
     python benchmarks/bench_learn.py --quick      # m in {500, 1000}, prints only
+    python benchmarks/bench_learn.py --report     # rewrite learn.md from learn.json
 """
 
 import argparse
@@ -119,13 +120,45 @@ def _run_case(solver, m):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def write_report(info, rows):
+    """Write results/learn.md from the rows of a run (also ``--report``: from results/learn.json)."""
+    lines = [
+        (
+            f"Kernel-learning fit time and memory on ijcnn1 rows (d = 22), {info['date_utc']} UTC, "
+            f"{info['cpus']} logical CPUs (1-min load average per case below: the machine ran nothing else; "
+            "a case's own subprocess counts). `pairs` = the distinct pairs entering the solve: m(m+1)/2 "
+            "for the all-pairs solvers, the sum over the subsets for divide-and-conquer."
+        ),
+        "",
+        "| solver | m | pairs | subsets | fit s | extra memory MB | load before → after (1 min) | note |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['solver']} | {r['m']} | — | — | — | — | — | error: {r['error']} |")
+            continue
+        note = f"binning error ≤ {r['binning_error']:.1g}" if r.get("binning_error") is not None else ""
+        lines.append(
+            f"| {r['solver']} | {r['m']} | {r['n_pairs']:,} | {r['n_partitions']} | "
+            f"{r['seconds']:.2f} | {r['extra_mb']:.0f} | {r['load_before'][0]:.1f} → {r['load_after'][0]:.1f} | "
+            f"{note} |"
+        )
+    (RESULTS / "learn.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--child", nargs=2, metavar=("SOLVER", "M"))
     p.add_argument("--solvers", nargs="+", choices=SOLVERS, default=list(SOLVERS))
     p.add_argument("--sizes", nargs="+", type=int, default=None)
+    p.add_argument("--report", action="store_true", help="rewrite results/learn.md from results/learn.json")
     args = p.parse_args(argv)
+    if args.report:
+        saved = json.loads((RESULTS / "learn.json").read_text())
+        write_report(saved["info"], saved["rows"])
+        return 0
     if args.child:
         _child(args.child[0], int(args.child[1]))
         return 0
@@ -149,27 +182,7 @@ def main(argv=None):
         return 0
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "learn.json").write_text(json.dumps({"info": info, "rows": rows}, indent=1))
-    lines = [
-        (
-            f"Kernel-learning fit time and memory on ijcnn1 rows (d = 22), {info['date_utc']} UTC, "
-            f"{info['cpus']} logical CPUs, shared machine (load averages per case below)."
-        ),
-        "",
-        "| solver | m | pairs m(m+1)/2 | subsets | fit s | extra memory MB | load before → after (1 min) | note |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        if "error" in r:
-            lines.append(f"| {r['solver']} | {r['m']} | — | — | — | — | — | error: {r['error']} |")
-            continue
-        note = f"binning error ≤ {r['binning_error']:.1g}" if r.get("binning_error") is not None else ""
-        lines.append(
-            f"| {r['solver']} | {r['m']} | {r['m'] * (r['m'] + 1) // 2:,} | {r['n_partitions']} | "
-            f"{r['seconds']:.2f} | {r['extra_mb']:.0f} | {r['load_before'][0]:.1f} → {r['load_after'][0]:.1f} | "
-            f"{note} |"
-        )
-    (RESULTS / "learn.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_report(info, rows)
     return 0
 
 
