@@ -25,6 +25,10 @@ CV on held-out pairs (:class:`spectralkit.learn.HyperKernelRidge` ``cv``): 5 fol
 KEEL copies of the UCI sets in ``../shared/data``, every column min-max scaled to [0, 1] on the
 whole set ("normalised to [0, 1]^d in advance", as the paper); for australian this per-column
 scaling also undoes the KEEL file's dropped decimal points (columns in other units).
+
+Running: every trial of a dataset (Tables 1-2) and the whole of Table 3 is one task with its own
+seeded streams (:func:`learning_tasks`, :func:`run_task`), so ``--jobs`` processes give the same
+numbers as one; finished tasks are checkpointed and ``--resume`` skips them after an interruption.
 """
 
 import json
