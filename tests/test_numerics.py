@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 
+from spectralkit._numerics import budget
 from spectralkit._numerics.budget import BudgetExceeded, run_with_budget
 from spectralkit._numerics.chebyshev import fit_adaptive
 from spectralkit._numerics.quadrature import integrate_adaptive, integrate_intervals, panel_rule, unit_rule
@@ -108,6 +109,19 @@ def test_budget_wall_clock_safety_net_for_a_sleeping_child():
     with pytest.raises(BudgetExceeded):
         run_with_budget(_sleep_then, (60.0, 1), 0.25)
     assert time.monotonic() - t0 < 5.0  # 3 x 0.25 + 2 s
+
+
+def test_budget_safety_net_spares_a_child_that_is_still_computing(monkeypatch):
+    # a clock 50x too fast: the wall-clock net (3 x 2 + 2 = 8 s) passes every 0.16 s, as it would
+    # for a child starved of CPU on a loaded machine; the child is computing, so it must finish
+    real = time.monotonic
+    monkeypatch.setattr(budget, "_monotonic", lambda: 50.0 * real())
+    assert run_with_budget(_spin, (0.6,), 2.0) == "done"
+    # ... while a sleeping child is still stopped at the next check
+    t0 = real()
+    with pytest.raises(BudgetExceeded):
+        run_with_budget(_sleep_then, (60.0, 1), 2.0)
+    assert real() - t0 < 2.0
 
 
 def test_budget_propagates_exceptions_and_deaths():
