@@ -112,8 +112,8 @@ def test_budget_wall_clock_safety_net_for_a_sleeping_child():
 
 
 def test_budget_safety_net_spares_a_child_that_is_still_computing(monkeypatch):
-    # a clock 50x too fast: the wall-clock net (3 x 2 + 2 = 8 s) passes every 0.16 s, as it would
-    # for a child starved of CPU on a loaded machine; the child is computing, so it must finish
+    # a clock 50x too fast: the wall-clock net (3 x 2 + 2 = 8 s) passes at every 0.25 s wake-up, as
+    # it would for a child starved of CPU on a loaded machine; the child is computing: it must finish
     real = time.monotonic
     monkeypatch.setattr(budget, "_monotonic", lambda: 50.0 * real())
     assert run_with_budget(_spin, (0.6,), 2.0) == "done"
