@@ -264,4 +264,4 @@ def test_learning_results_do_not_depend_on_the_number_of_processes():
     pooled = LRN.run_learning(trials=2, quick=True, tables=(2,), jobs=2)
     for a, b in zip(serial["ideal"], pooled["ideal"]):
         assert a["method"] == b["method"] and a["accuracy"] == b["accuracy"]
-        assert [c for c in a["chosen"]] == [c for c in b["chosen"]]
+        assert a["chosen"] == b["chosen"]

@@ -266,22 +266,12 @@ def _summary(values):
     return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
 
 
-def _ideal_records(name, methods, n, n_train, notes):
-    return {
-        m: {
-            "dataset": name,
-            "method": m,
-            "accuracy": [],
-            "fit_seconds": [],
-            "svm_seconds": [],
-            "chosen": [],
-            "kernel": [],
-            "n_train": n_train,
-            "n_test": n - n_train,
-            "notes": notes,
-        }
-        for m in (*methods, "svm_cv")
-    }
+def _append_trials(recs, trials_out):
+    """Append every trial's output {method: {key: value}} to the per-method lists of ``recs``."""
+    for out in trials_out:
+        for m, r in recs.items():
+            for key, v in out[m].items():
+                r[key].append(v)
 
 
 def ideal_kernel_trial(name, methods, t, seed=0, data_dir=None, progress=None):
@@ -330,11 +320,23 @@ def collect_ideal(name, methods, trials_out, data_dir=None):
     """Table 2 records of one dataset from its trials' outputs (in trial order)."""
     X, _, notes = load_keel(name, data_dir)
     n = X.shape[0]
-    recs = _ideal_records(name, methods, n, round(0.4 * n), notes)
-    for out in trials_out:
-        for m, r in recs.items():
-            for key, v in out[m].items():
-                r[key].append(v)
+    n_train = round(0.4 * n)
+    recs = {
+        m: {
+            "dataset": name,
+            "method": m,
+            "accuracy": [],
+            "fit_seconds": [],
+            "svm_seconds": [],
+            "chosen": [],
+            "kernel": [],
+            "n_train": n_train,
+            "n_test": n - n_train,
+            "notes": notes,
+        }
+        for m in (*methods, "svm_cv")
+    }
+    _append_trials(recs, trials_out)
     for r in recs.values():
         r["mean"], r["std"] = _summary(r["accuracy"])
     return list(recs.values())
@@ -423,10 +425,7 @@ def collect_known(name, kind, methods, trials_out, data_dir=None):
         }
         for m in ("known", *methods)
     }
-    for out in trials_out:
-        for m, r in recs.items():
-            for key, v in out[m].items():
-                r[key].append(v)
+    _append_trials(recs, trials_out)
     for r in recs.values():
         for key in ("unlabel", "test", "rmse"):
             r[f"{key}_mean"], r[f"{key}_std"] = _summary(r[key])
@@ -674,12 +673,12 @@ def run_learning(
     out["config"]["load_average_start"] = list(os.getloadavg())
     todo = [t for t in tasks if task_key(t) not in done]
     _run_tasks(todo, methods, seed, data_dir, jobs, done, checkpoint, progress)
-    for name in datasets:
-        if 2 in tables:
+    if 2 in tables:
+        for name in datasets:
             outs = [done[task_key(("ideal", name, t))] for t in range(trials)]
             out["ideal"] += collect_ideal(name, methods, outs, data_dir)
-    for name in datasets:
-        if 1 in tables:
+    if 1 in tables:
+        for name in datasets:
             for kind in ("gaussian", "log"):
                 outs = [done[task_key(("known", name, kind, t))] for t in range(trials)]
                 out["known"] += collect_known(name, kind, _known_methods(methods), outs, data_dir)
@@ -691,18 +690,17 @@ def run_learning(
     return out
 
 
+#: config entries that describe one run (kept per run when runs are merged, not in the common config)
+_PER_RUN = ("seconds", "load_average_start", "load_average_end", "command", "git_commit", "date_utc")
+
+
 def _runs(cfg, learning):
     """Per-run [tables, seconds, load at start, load at end] (older single-run configs included)."""
     if "runs" in cfg:
         return cfg["runs"]
     tables = [t for t, k in ((2, "ideal"), (1, "known"), (3, "large")) if learning.get(k)]
-    run = {
-        "tables": tables,
-        "seconds": cfg.get("seconds", 0.0),
-        "load_average_start": cfg.get("load_average_start"),
-        "load_average_end": cfg.get("load_average_end"),
-    }
-    run.update({k: cfg[k] for k in ("command", "git_commit", "date_utc", "jobs", "trials") if k in cfg})
+    run = {"tables": tables, "seconds": 0.0, "load_average_start": None, "load_average_end": None}
+    run.update({k: cfg[k] for k in (*_PER_RUN, "jobs", "trials") if k in cfg})
     return [run]
 
 
@@ -716,12 +714,7 @@ def merge_learning(old, new):
     out = {k: new.get(k) or old.get(k, []) for k in ("ideal", "known", "large")}
     out["config"] = dict(
         old.get("config", {}),
-        **{
-            k: v
-            for k, v in new.get("config", {}).items()
-            if k
-            not in ("seconds", "load_average_start", "load_average_end", "command", "git_commit", "date_utc")
-        },
+        **{k: v for k, v in new.get("config", {}).items() if k not in _PER_RUN},
     )
     out["config"]["runs"] = _runs(old.get("config", {}), old) + _runs(new.get("config", {}), new)
     out["config"].pop("seconds", None)
@@ -824,14 +817,15 @@ def report_section(learning):
             + "."
         ),
         "",
-        *[
-            f"- Run: `{r['command']}` on git `{r.get('git_commit')}`, {r.get('date_utc')} UTC, "
-            f"{r.get('jobs', 1)} process{'es' if r.get('jobs', 1) > 1 else ''}"
-            for r in _runs(cfg, learning)
-            if r.get("command")
-        ],
-        "",
     ]
+    runs = [
+        f"- Run: `{r['command']}` on git `{r.get('git_commit')}`, {r.get('date_utc')} UTC, "
+        f"{r.get('jobs', 1)} process{'es' if r.get('jobs', 1) > 1 else ''}"
+        for r in _runs(cfg, learning)
+        if r.get("command")
+    ]
+    if runs:
+        L += [*runs, ""]
     ideal = learning.get("ideal", [])
     if ideal:
         cols = [c for c in _COLS if any(r["dataset"] == c for r in ideal)]

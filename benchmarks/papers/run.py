@@ -388,23 +388,22 @@ def run_suite(args, progress_factory=None, checkpoint=None, learning_checkpoint=
     return results
 
 
-def _learning_settings(args, quick):
-    trials = args.learning_trials if args.learning_trials is not None else (2 if quick else 10)
-    return {
-        "trials": trials,
+def _command():
+    """The command line of this run, as the results record it."""
+    return " ".join(["python -m benchmarks.papers.run", *sys.argv[1:]])
+
+
+def _run_learning(args, quick, progress_factory, checkpoint_path):
+    """The kernel-learning tables, on ``--jobs`` processes, resumable from ``checkpoint_path``.
+
+    ``run_learning`` validates the trials and the process count.
+    """
+    settings = {
+        "trials": args.learning_trials if args.learning_trials is not None else (2 if quick else 10),
         "seed": args.seed,
         "quick": quick,
         "tables": sorted(set(args.learning_tables)),
     }
-
-
-def _run_learning(args, quick, progress_factory, checkpoint_path):
-    """The kernel-learning tables, on ``--jobs`` processes, resumable from ``checkpoint_path``."""
-    settings = _learning_settings(args, quick)
-    if settings["trials"] < 1:
-        raise ValueError(f"--learning-trials must be >= 1, got {settings['trials']}")
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
     done = {}
     if args.resume and checkpoint_path is not None and checkpoint_path.exists():
         saved = json.loads(checkpoint_path.read_text())
@@ -437,7 +436,7 @@ def _run_learning(args, quick, progress_factory, checkpoint_path):
     if bar:
         bar.close()
     out["config"].update(
-        command=" ".join(["python -m benchmarks.papers.run", *sys.argv[1:]]),
+        command=_command(),
         git_commit=_git_commit(),
         date_utc=time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
         machine=_machine(),
@@ -453,7 +452,7 @@ def _write_atomic(path, text):
 
 def _meta(args, quick, reps, ratios, methods, datasets, cfg, t_start):
     return {
-        "command": " ".join(["python -m benchmarks.papers.run", *sys.argv[1:]]),
+        "command": _command(),
         "date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
         "seconds": time.time() - t_start,
         "quick": quick,
@@ -617,7 +616,7 @@ def main(argv=None):
         res.setdefault(
             "meta",
             {
-                "command": " ".join(["python -m benchmarks.papers.run", *sys.argv[1:]]),
+                "command": _command(),
                 "experiments": list(args.experiments),
                 "partial": True,
             },
