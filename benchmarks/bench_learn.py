@@ -125,8 +125,8 @@ def write_report(info, rows):
     lines = [
         (
             f"Kernel-learning fit time and memory on ijcnn1 rows (d = 22), {info['date_utc']} UTC, "
-            f"{info['cpus']} logical CPUs (1-min load average per case below: the machine ran nothing else; "
-            "a case's own subprocess counts). `pairs` = the distinct pairs entering the solve: m(m+1)/2 "
+            f"{info['cpus']} logical CPUs (1-min load average per case below; a case's own subprocess "
+            "counts). `pairs` = the distinct pairs entering the solve: m(m+1)/2 "
             "for the all-pairs solvers, the sum over the subsets for divide-and-conquer."
         ),
         "",
