@@ -523,15 +523,25 @@ def _gb(n_bytes):
 
 # SIGTERM / Ctrl-C: the handlers raise (so that cleanups run) except inside _signals_deferred(),
 # where the signal waits until the block is left: creating, renaming and removing output files
-# is never interrupted half-way
-_signal_state = {"depth": 0, "pending": None, "terminating": False}
+# is never interrupted half-way. The raise can land where Python discards it (a __del__, e.g.
+# llvmlite's while numba compiles), so the signal is also remembered: _raise_if_signalled() at
+# every chunk and before the renames raises it again, and main() reports it whatever happened.
+_signal_state = {"depth": 0, "pending": None, "terminating": False, "received": None}
 
 
 def _raise_for_signal(signum):
     _signal_state["terminating"] = True
+    _signal_state["received"] = signum
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise _Terminated(signum)
+
+
+def _raise_if_signalled():
+    """Raise again a signal whose first raise was discarded (normal code only runs on after it
+    if it was)."""
+    if _signal_state["received"] is not None:
+        _raise_for_signal(_signal_state["received"])
 
 
 def _on_signal(signum, frame):
@@ -561,7 +571,7 @@ def _signal_handlers():
     """Install the SIGTERM handler (and the SIGINT one, unless the caller set its own) for the
     duration of a command; restore the previous handlers afterwards. Only the main thread can
     install handlers; elsewhere the command runs with the process's handlers."""
-    _signal_state.update(depth=0, pending=None, terminating=False)
+    _signal_state.update(depth=0, pending=None, terminating=False, received=None)
     installed = {}
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -620,6 +630,7 @@ class _Outputs:
                 return tmp
 
     def commit(self):
+        _raise_if_signalled()
         with _signals_deferred():
             backups, done = {}, []
             try:
@@ -778,6 +789,7 @@ def _stream(rf, info, args, tmp_out, tmp_lab, dtype, width, progress):
     window_start = row = 0
     try:
         for X, y in io.iter_chunks(args.input, chunk_rows=args.chunk_rows, dtype=dtype, info=info):
+            _raise_if_signalled()
             if out is None or row + len(X) > window_start + window_rows:
                 out = lab = None  # unmap the previous window
                 window_start = row
@@ -1021,6 +1033,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if not debug:
                     warnings.simplefilter("always")
                 status = _run(parser, argv, debug)
+            _raise_if_signalled()
             if status == 0 and caught:
                 _warn_once(caught)
             return status

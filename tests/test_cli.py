@@ -486,6 +486,75 @@ def test_featurize_sigterm_in_process_cleans_up(capsys, tmp_path, monkeypatch):
     assert _snapshot(tmp_path) == before
 
 
+class _SwallowsInDel:
+    """Sends SIGTERM from its __del__, where Python reports and discards the handler's exception
+    (what happened when the signal arrived inside llvmlite's __del__ while numba compiled)."""
+
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+@pytest.fixture
+def discarded(monkeypatch):
+    """The types of the exceptions Python discards (in a __del__) during the test."""
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(u.exc_type.__name__))
+    return seen
+
+
+def test_featurize_sigterm_whose_raise_is_discarded_still_stops(capsys, tmp_path, monkeypatch, discarded):
+    monkeypatch.chdir(tmp_path)
+    _labelled_svm("in.svm")
+    for name in ("F.npy", "y.npy", "F.json"):
+        Path(name).write_bytes(b"old " + name.encode())
+    before = _snapshot(tmp_path)
+    real, calls = RandomFeatures.transform, []
+
+    def transform(self, X, out=None):
+        calls.append(1)
+        if len(calls) == 1:
+            _SwallowsInDel()  # collected at once: the signal's exception is discarded
+        return real(self, X, out=out)
+
+    monkeypatch.setattr(RandomFeatures, "transform", transform)
+    code, out, err = _run(
+        capsys,
+        "featurize",
+        "gaussian",
+        "-n",
+        "8",
+        "--chunk-rows",
+        "50",
+        "--labels",
+        "y.npy",
+        "in.svm",
+        "F.npy",
+    )
+    assert discarded == ["_Terminated"]  # the raise was discarded ...
+    assert code == 143 and out == ""  # ... and the next chunk raised it again
+    assert _one_error_line(err) == "spectralkit: error: terminated by SIGTERM"
+    assert len(calls) == 1
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_discarded_sigterm_after_the_last_chunk_still_exits_143(capsys, tmp_path, monkeypatch, discarded):
+    # the raise discarded during the last chunk: the outputs are not renamed into place
+    monkeypatch.chdir(tmp_path)
+    _labelled_svm("in.svm")
+    before = _snapshot(tmp_path)
+    real = RandomFeatures.transform
+
+    def transform(self, X, out=None):
+        _SwallowsInDel()
+        return real(self, X, out=out)
+
+    monkeypatch.setattr(RandomFeatures, "transform", transform)
+    code, out, err = _run(capsys, "featurize", "gaussian", "-n", "8", "in.svm", "F.npy")
+    assert discarded == ["_Terminated"]
+    assert code == 143 and _one_error_line(err) == "spectralkit: error: terminated by SIGTERM"
+    assert _snapshot(tmp_path) == before
+
+
 def test_featurize_sigterm_during_the_renames_waits_for_them(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _, y = _labelled_svm("in.svm")
