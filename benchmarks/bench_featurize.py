@@ -22,7 +22,9 @@ X ~ N(0, I/d). For every (dtype, d, threads), with the output width w = 1024 for
 Timing protocol: after one warm-up call of each method (JIT, first touch; the warm-up time of
 ``plain`` is recorded as ``plain_first``: a first call in a fresh process pays for fresh memory),
 ``--repeats`` rounds are run; each round times every method once, in an order rotated from round
-to round, so slow phases of a shared machine hit all methods alike. Medians over the rounds are
+to round and reversed every other round, so slow phases of a shared machine hit all methods
+alike and each method follows as often as it precedes any other (the call right after another
+method pays 5-10 % more, whichever it is: an unbalanced order showed as a path difference). Medians over the rounds are
 reported, with every timing, the relative spread ``(max - min) / median`` of each method and the
 load average before and after each configuration (the machine-noise indicators). RBFSampler
 allocates a new output at every call: that is how it is used.
@@ -136,7 +138,11 @@ def interleaved(calls, repeats, min_time=0.0, max_rounds=60):
     r = 0
     while r < repeats or (time.perf_counter() - start < min_time and r < max_rounds):
         k = r % len(names)
-        for name in names[k:] + names[:k]:
+        order = names[k:] + names[:k]
+        # every other round in reverse: the first call after a different method runs measurably
+        # slower (5-10 % here, whichever method it is), and in a plain rotation "plain" would
+        # precede "buffered" in all but one order out of len(names), charging it that cost
+        for name in order[::-1] if r % 2 else order:
             gc.collect()
             t0 = CLOCK()
             calls[name]()
