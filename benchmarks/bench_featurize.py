@@ -21,10 +21,11 @@ X ~ N(0, I/d). For every (dtype, d, threads), with the output width w = 1024 for
 
 Timing protocol: after one warm-up call of each method (JIT, first touch; the warm-up time of
 ``plain`` is recorded as ``plain_first``: a first call in a fresh process pays for fresh memory),
-``--repeats`` rounds are run; each round times every method once, in an order rotated from round
-to round and reversed every other round, so slow phases of a shared machine hit all methods
-alike and each method follows as often as it precedes any other (the call right after another
-method pays 5-10 % more, whichever it is: an unbalanced order showed as a path difference). Medians over the rounds are
+``--repeats`` rounds (rounded up to an even number) are run; each round times every method once,
+in an order rotated from one pair of rounds to the next and reversed in the second round of a
+pair, so slow phases of a shared machine hit all methods alike and each method comes right after
+another as often as right before it (the call right after a different method pays 5-10 % more,
+whichever it is: an unbalanced order showed as a difference between the paths). Medians over the rounds are
 reported, with every timing, the relative spread ``(max - min) / median`` of each method and the
 load average before and after each configuration (the machine-noise indicators). RBFSampler
 allocates a new output at every call: that is how it is used.
@@ -125,7 +126,8 @@ def interleaved(calls, repeats, min_time=0.0, max_rounds=60):
     """Warm-up time and timings of every callable, in rounds of rotated order.
 
     At least ``repeats`` rounds, more (up to ``max_rounds``) until the rounds took ``min_time``
-    seconds of wall time: fast configurations get more rounds on a noisy machine.
+    seconds of wall time (fast configurations get more rounds on a noisy machine); always an even
+    number: a rotation forwards, then the same backwards.
     """
     names = list(calls)
     first = {}
@@ -136,12 +138,12 @@ def interleaved(calls, repeats, min_time=0.0, max_rounds=60):
     times = {name: [] for name in names}
     start = time.perf_counter()
     r = 0
-    while r < repeats or (time.perf_counter() - start < min_time and r < max_rounds):
-        k = r % len(names)
+    # rounds come in pairs, one rotation forwards then backwards: a call right after a different
+    # method runs measurably slower (5-10 % here, whichever method it is), and in a plain
+    # rotation "plain" would precede "buffered" in all but one order out of len(names)
+    while r < repeats or r % 2 or (time.perf_counter() - start < min_time and r < max_rounds):
+        k = (r // 2) % len(names)
         order = names[k:] + names[:k]
-        # every other round in reverse: the first call after a different method runs measurably
-        # slower (5-10 % here, whichever method it is), and in a plain rotation "plain" would
-        # precede "buffered" in all but one order out of len(names), charging it that cost
         for name in order[::-1] if r % 2 else order:
             gc.collect()
             t0 = CLOCK()
@@ -354,7 +356,7 @@ def main(argv=None):
     ap.add_argument("--dims", type=int, nargs="+", default=[8, 16, 54, 128, 256, 784])
     ap.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--repeats", type=int, default=5, help="interleaved rounds, at least (default 5)")
+    ap.add_argument("--repeats", type=int, default=6, help="interleaved rounds, at least (default 6)")
     ap.add_argument(
         "--min-time",
         type=float,

@@ -1,0 +1,46 @@
+"""The timing protocol of benchmarks/bench_featurize.py (its numbers are quoted in the docs)."""
+
+import collections
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import bench_featurize as bench  # noqa: E402
+
+
+def _rounds(names, repeats):
+    seq = []
+    calls = {name: (lambda name=name: seq.append(name)) for name in names}
+    first, times = bench.interleaved(calls, repeats)
+    assert set(first) == set(names)
+    seq = seq[len(names) :]  # after the warm-up calls
+    n_rounds = len(times[names[0]])
+    assert all(len(t) == n_rounds for t in times.values()) and len(seq) == n_rounds * len(names)
+    return [seq[i * len(names) : (i + 1) * len(names)] for i in range(n_rounds)]
+
+
+def test_interleaved_rounds_are_even_and_every_method_once_per_round():
+    names = ["plain", "buffered", "kernel", "rbf"]
+    for repeats in (1, 5, 6):
+        rounds = _rounds(names, repeats)
+        assert len(rounds) >= repeats and len(rounds) % 2 == 0
+        assert all(sorted(r) == sorted(names) for r in rounds)
+
+
+def test_interleaved_order_is_balanced():
+    # within the rounds, "a right before b" happens as often as "b right before a": a method that
+    # pays for following another one (5-10 % measured) is not charged more than its partner
+    names = ["plain", "buffered", "kernel", "rbf_width", "rbf_gemm"]
+    rounds = _rounds(names, 6)
+    before = collections.Counter((r[i], r[i + 1]) for r in rounds for i in range(len(r) - 1))
+    assert before[("plain", "buffered")] > 0
+    for a in names:
+        for b in names:
+            assert before[(a, b)] == before[(b, a)], (a, b, before)
+    # the plain rotation alone would not be: "plain" before "buffered" in every round but one
+    unbalanced = [names[k:] + names[:k] for k in range(len(names))]
+    count = collections.Counter((r[i], r[i + 1]) for r in unbalanced for i in range(len(r) - 1))
+    assert count[("plain", "buffered")] != count[("buffered", "plain")]
