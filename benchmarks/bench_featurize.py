@@ -25,10 +25,10 @@ Timing protocol: after one warm-up call of each method (JIT, first touch; the wa
 in an order rotated from one pair of rounds to the next and reversed in the second round of a
 pair, so slow phases of a shared machine hit all methods alike and each method comes right after
 another as often as right before it (the call right after a different method pays 5-10 % more,
-whichever it is: an unbalanced order showed as a difference between the paths). Medians over the rounds are
-reported, with every timing, the relative spread ``(max - min) / median`` of each method and the
-load average before and after each configuration (the machine-noise indicators). RBFSampler
-allocates a new output at every call: that is how it is used.
+whichever it is: an unbalanced order showed as a difference between the paths). Medians over
+the rounds are reported, with every timing, the relative spread ``(max - min) / median`` of each
+method and the load average before and after each configuration (the machine-noise
+indicators). RBFSampler allocates a new output at every call: that is how it is used.
 
 With ``--clock cpu`` every timing is the process's CPU time and only one thread is used: a
 per-core measure that time slicing by other processes does not inflate (shared caches and memory
