@@ -3,7 +3,10 @@
 The data-dependent tests skip when ../shared/data (or $SPECTRALKIT_DATA) is absent.
 """
 
+import multiprocessing
+import signal
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -265,3 +268,30 @@ def test_learning_results_do_not_depend_on_the_number_of_processes():
     for a, b in zip(serial["ideal"], pooled["ideal"]):
         assert a["method"] == b["method"] and a["accuracy"] == b["accuracy"]
         assert a["chosen"] == b["chosen"]
+
+
+@needs_data
+def test_a_failed_pooled_run_stops_its_other_workers_at_once():
+    # one task fails at once; the other worker is minutes into an australian trial with every
+    # learner: it is terminated, not awaited (Ctrl-C and SIGTERM take the same path)
+    t0 = time.monotonic()
+    with pytest.raises(ValueError, match="unknown task"):
+        LRN._run_tasks(
+            [("ideal", "australian", 0), ("no such task",)],
+            tuple(LRN.LEARNERS),
+            0,
+            None,
+            2,
+            {},
+            None,
+            None,
+        )
+    assert time.monotonic() - t0 < 60
+    assert multiprocessing.active_children() == []
+
+
+def test_sigterm_ends_the_runner_through_an_exception():
+    # an exception, not the default action: the learning runner's cleanup runs (above)
+    with pytest.raises(SystemExit) as info:
+        RUN._exit_on_sigterm(signal.SIGTERM, None)
+    assert info.value.code == 143

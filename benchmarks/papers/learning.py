@@ -29,6 +29,8 @@ scaling also undoes the KEEL file's dropped decimal points (columns in other uni
 Running: every trial of a dataset (Tables 1-2) and the whole of Table 3 is one task with its own
 seeded streams (:func:`learning_tasks`, :func:`run_task`), so ``--jobs`` processes give the same
 numbers as one; finished tasks are checkpointed and ``--resume`` skips them after an interruption.
+Ctrl-C, SIGTERM or a failed task terminate the worker processes at once (the running tasks are
+lost, the checkpointed ones are not).
 """
 
 import json
@@ -614,13 +616,19 @@ def _run_tasks(todo, methods, seed, data_dir, jobs, done, checkpoint, progress):
         return
     # spawn: fresh interpreters (no forked numba/BLAS thread pools); each task runs on one BLAS thread
     ctx = multiprocessing.get_context("spawn")
+    others = set(multiprocessing.active_children())
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         futures = {pool.submit(run_task, task, methods, seed, data_dir, 1): task for task in todo}
         try:
             for fut in as_completed(futures):
                 finished(futures[fut], fut.result())
         except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)
+            # Ctrl-C, SIGTERM (run.py makes it an exception) or a failed task: stop the workers
+            # now instead of waiting minutes for their tasks; the finished ones are checkpointed
+            pool.shutdown(wait=False, cancel_futures=True)
+            for worker in set(multiprocessing.active_children()) - others:
+                worker.terminate()
+                worker.join()
             raise
 
 

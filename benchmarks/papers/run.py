@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -550,6 +551,12 @@ def _default(o):
     raise TypeError(f"not JSON serialisable: {type(o).__name__}")
 
 
+def _exit_on_sigterm(signum, frame):
+    """SIGTERM as an exception, so that the learning runner stops its worker processes (the
+    default action would end this process alone and leave them computing)."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     if args.out is None and args.quick:
@@ -629,6 +636,7 @@ def main(argv=None):
     learning_checkpoint = out_dir / (
         "learning_checkpoint_quick.json" if args.quick else "learning_checkpoint.json"
     )
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
         results = run_suite(
             args, progress_factory=_progress, checkpoint=save, learning_checkpoint=learning_checkpoint
@@ -636,6 +644,8 @@ def main(argv=None):
     except D.DataNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     results = save(results)
     learning_checkpoint.unlink(missing_ok=True)  # the finished run's tasks are in the results now
     print(f"results: {json_path}", file=sys.stderr)
