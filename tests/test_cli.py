@@ -410,10 +410,7 @@ def test_featurize_rename_failure_restores_every_output(
 ):
     monkeypatch.chdir(tmp_path)
     _labelled_svm("in.svm")
-    if existed:
-        for name in ("F.npy", "y.npy", "F.json"):
-            Path(name).write_bytes(b"old " + name.encode())
-    before = _snapshot(tmp_path)
+    before = _old_outputs(tmp_path) if existed else _snapshot(tmp_path)
     real, calls = os.replace, []
 
     def replace(src, dst):
@@ -448,13 +445,33 @@ def test_featurize_replaces_existing_outputs_atomically(capsys, tmp_path, monkey
     assert sorted(os.listdir(tmp_path)) == ["F.json", "F.npy", "in.svm", "y.npy"]  # no .part / .old
 
 
+# featurize in chunks of 50 rows, with labels: the signal tests' command
+_CHUNKED_FEATURIZE = (
+    "featurize",
+    "gaussian",
+    "-n",
+    "8",
+    "--chunk-rows",
+    "50",
+    "--labels",
+    "y.npy",
+    "in.svm",
+    "F.npy",
+)
+
+
+def _old_outputs(folder):
+    """Give the three outputs old contents; the folder's snapshot to compare with afterwards."""
+    for name in ("F.npy", "y.npy", "F.json"):
+        (Path(folder) / name).write_bytes(b"old " + name.encode())
+    return _snapshot(folder)
+
+
 def test_featurize_sigterm_in_process_cleans_up(capsys, tmp_path, monkeypatch):
     # SIGTERM while features are being written: temporaries removed, old outputs untouched, 143
     monkeypatch.chdir(tmp_path)
     _labelled_svm("in.svm")
-    for name in ("F.npy", "y.npy", "F.json"):
-        Path(name).write_bytes(b"old " + name.encode())
-    before = _snapshot(tmp_path)
+    before = _old_outputs(tmp_path)
     real, seen = RandomFeatures.transform, []
 
     def transform(self, X, out=None):
@@ -466,19 +483,7 @@ def test_featurize_sigterm_in_process_cleans_up(capsys, tmp_path, monkeypatch):
 
     monkeypatch.setattr(RandomFeatures, "transform", transform)
     previous = signal.getsignal(signal.SIGTERM)
-    code, out, err = _run(
-        capsys,
-        "featurize",
-        "gaussian",
-        "-n",
-        "8",
-        "--chunk-rows",
-        "50",
-        "--labels",
-        "y.npy",
-        "in.svm",
-        "F.npy",
-    )
+    code, out, err = _run(capsys, *_CHUNKED_FEATURIZE)
     assert code == 143 and out == ""
     assert _one_error_line(err) == "spectralkit: error: terminated by SIGTERM"
     assert len(seen) == 2 and seen[0] is not previous  # the CLI's handler was installed ...
@@ -505,9 +510,7 @@ def discarded(monkeypatch):
 def test_featurize_sigterm_whose_raise_is_discarded_still_stops(capsys, tmp_path, monkeypatch, discarded):
     monkeypatch.chdir(tmp_path)
     _labelled_svm("in.svm")
-    for name in ("F.npy", "y.npy", "F.json"):
-        Path(name).write_bytes(b"old " + name.encode())
-    before = _snapshot(tmp_path)
+    before = _old_outputs(tmp_path)
     real, calls = RandomFeatures.transform, []
 
     def transform(self, X, out=None):
@@ -517,19 +520,7 @@ def test_featurize_sigterm_whose_raise_is_discarded_still_stops(capsys, tmp_path
         return real(self, X, out=out)
 
     monkeypatch.setattr(RandomFeatures, "transform", transform)
-    code, out, err = _run(
-        capsys,
-        "featurize",
-        "gaussian",
-        "-n",
-        "8",
-        "--chunk-rows",
-        "50",
-        "--labels",
-        "y.npy",
-        "in.svm",
-        "F.npy",
-    )
+    code, out, err = _run(capsys, *_CHUNKED_FEATURIZE)
     assert discarded == ["_Terminated"]  # the raise was discarded ...
     assert code == 143 and out == ""  # ... and the next chunk raised it again
     assert _one_error_line(err) == "spectralkit: error: terminated by SIGTERM"
@@ -600,9 +591,7 @@ sys.exit(main(sys.argv[1:]))
 
 def test_featurize_sigterm_real_process(tmp_path):
     _labelled_svm(tmp_path / "in.svm", n=2000)
-    for name in ("F.npy", "y.npy", "F.json"):
-        (tmp_path / name).write_bytes(b"old " + name.encode())
-    before = _snapshot(tmp_path)
+    before = _old_outputs(tmp_path)
     env = dict(os.environ, PYTHONWARNINGS="error")  # a stray warning would be an error line
     proc = subprocess.Popen(
         [
