@@ -3,6 +3,7 @@
 The data-dependent tests skip when ../shared/data (or $SPECTRALKIT_DATA) is absent.
 """
 
+import json
 import multiprocessing
 import signal
 import sys
@@ -236,6 +237,46 @@ def test_resume_refuses_a_checkpoint_of_other_settings(tmp_path):
         ValueError, match="the checkpoint learning_checkpoint.json was made with .*'trials': 10"
     ):
         RUN._run_learning(args, False, None, ck)
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_resumed_run_says_where_its_resumed_tasks_came_from(tmp_path, monkeypatch, recorded):
+    def fake(task, methods, seed, data_dir, blas_threads):
+        return {
+            m: {"accuracy": 0.5, "fit_seconds": 1.0, "svm_seconds": 0.0, "chosen": {}, "kernel": {}}
+            for m in methods
+        } | {"svm_cv": {"accuracy": 0.75, "fit_seconds": 1.0, "chosen": {}}}
+
+    monkeypatch.setattr(LRN, "run_task", fake)
+    monkeypatch.setattr(LRN, "load_keel", lambda name, data_dir=None: (np.zeros((10, 2)), None, ["n"]))
+    monkeypatch.setattr(RUN, "_git_commit", lambda: "newcommit")
+    ck = tmp_path / "learning_checkpoint.json"
+    saved = {
+        "settings": {"trials": 2, "seed": 0, "quick": True, "tables": [2]},
+        "tasks": {"ideal/heart/0": fake(None, ("krr_gaussian", "krr_radial"), 0, None, 1)},
+    }
+    if recorded:
+        saved["made_on"] = {"ideal/heart/0": "oldcommit"}
+    ck.write_text(json.dumps(saved))
+    args = RUN.build_parser().parse_args(
+        ["--experiments", "learning", "--learning-tables", "2", "--learning-trials", "2", "--resume"]
+    )
+    out = RUN._run_learning(args, True, None, ck)
+    cfg = out["config"]
+    assert cfg["tasks_resumed"] == 1 and cfg["git_commit"] == "newcommit"
+    assert cfg["resumed_on"] == (["oldcommit"] if recorded else ["None"])
+    # the checkpoint keeps each task's commit (for a later resume)
+    assert json.loads(ck.read_text())["made_on"] == {
+        "ideal/heart/0": "oldcommit" if recorded else None,
+        "ideal/heart/1": "newcommit",
+    }
+    (line,) = LRN._run_lines(cfg, out)  # the page's line for the run
+    on = "`oldcommit`" if recorded else "not recorded"
+    assert line.startswith("- Run: `python -m benchmarks.papers.run") and "on git `newcommit`" in line
+    assert f"1 of its 2 tasks resumed from the checkpoint of an interrupted run (computed on git {on}" in line
+    # merged with an earlier run, the page keeps each run's own line
+    merged = LRN.merge_learning(out, out)
+    assert LRN._run_lines(merged["config"], merged) == [line, line]
 
 
 def test_a_learning_run_merged_into_the_results_keeps_the_page_header():

@@ -699,7 +699,17 @@ def run_learning(
 
 
 #: config entries that describe one run (kept per run when runs are merged, not in the common config)
-_PER_RUN = ("seconds", "load_average_start", "load_average_end", "command", "git_commit", "date_utc")
+_PER_RUN = (
+    "seconds",
+    "load_average_start",
+    "load_average_end",
+    "command",
+    "git_commit",
+    "date_utc",
+    "tasks",
+    "tasks_resumed",
+    "resumed_on",
+)
 
 
 def _runs(cfg, learning):
@@ -710,6 +720,29 @@ def _runs(cfg, learning):
     run = {"tables": tables, "seconds": 0.0, "load_average_start": None, "load_average_end": None}
     run.update({k: cfg[k] for k in (*_PER_RUN, "jobs", "trials") if k in cfg})
     return [run]
+
+
+def _run_lines(cfg, learning):
+    """One line per run: command, commit, date, processes, and the tasks it took from the
+    checkpoint of an interrupted run (computed on other commits, perhaps; not in its wall time)."""
+    lines = []
+    for r in _runs(cfg, learning):
+        if not r.get("command"):
+            continue
+        line = (
+            f"- Run: `{r['command']}` on git `{r.get('git_commit')}`, {r.get('date_utc')} UTC, "
+            f"{r.get('jobs', 1)} process{'es' if r.get('jobs', 1) > 1 else ''}"
+        )
+        if r.get("tasks_resumed"):
+            on = ", ".join(
+                "not recorded" if c == "None" else f"`{c}`" for c in r.get("resumed_on") or ["None"]
+            )
+            line += (
+                f"; {r['tasks_resumed']} of its {r.get('tasks', '?')} tasks resumed from the checkpoint "
+                f"of an interrupted run (computed on git {on}; not in the wall time)"
+            )
+        lines.append(line)
+    return lines
 
 
 def merge_learning(old, new):
@@ -826,12 +859,7 @@ def report_section(learning):
         ),
         "",
     ]
-    runs = [
-        f"- Run: `{r['command']}` on git `{r.get('git_commit')}`, {r.get('date_utc')} UTC, "
-        f"{r.get('jobs', 1)} process{'es' if r.get('jobs', 1) > 1 else ''}"
-        for r in _runs(cfg, learning)
-        if r.get("command")
-    ]
+    runs = _run_lines(cfg, learning)
     if runs:
         L += [*runs, ""]
     ideal = learning.get("ideal", [])

@@ -405,7 +405,7 @@ def _run_learning(args, quick, progress_factory, checkpoint_path):
         "quick": quick,
         "tables": sorted(set(args.learning_tables)),
     }
-    done = {}
+    done, made_on = {}, {}  # made_on: the git commit each finished task was computed on
     if args.resume and checkpoint_path is not None and checkpoint_path.exists():
         saved = json.loads(checkpoint_path.read_text())
         if saved.get("settings") != settings:
@@ -414,11 +414,17 @@ def _run_learning(args, quick, progress_factory, checkpoint_path):
                 f"this run asks for {settings}; remove it or run with its settings"
             )
         done = saved["tasks"]
+        made_on = {key: saved.get("made_on", {}).get(key) for key in done}  # None: not recorded
+    resumed_on = sorted({str(c) for c in made_on.values()})
+    commit = _git_commit()
 
     def save(tasks):
+        for key in tasks:
+            made_on.setdefault(key, commit)
         if checkpoint_path is not None:
             _write_atomic(
-                checkpoint_path, json.dumps({"settings": settings, "tasks": tasks}, default=_default)
+                checkpoint_path,
+                json.dumps({"settings": settings, "tasks": tasks, "made_on": made_on}, default=_default),
             )
 
     _, _, tasks = LRN.learning_plan(settings["trials"], settings["tables"], quick)
@@ -438,9 +444,10 @@ def _run_learning(args, quick, progress_factory, checkpoint_path):
         bar.close()
     out["config"].update(
         command=_command(),
-        git_commit=_git_commit(),
+        git_commit=commit,
         date_utc=time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
         machine=_machine(),
+        resumed_on=resumed_on,  # the commits of the tasks taken from the checkpoint ("None": unknown)
     )
     return out
 
