@@ -524,8 +524,10 @@ def _gb(n_bytes):
 # SIGTERM / Ctrl-C: the handlers raise (so that cleanups run) except inside _signals_deferred(),
 # where the signal waits until the block is left: creating, renaming and removing output files
 # is never interrupted half-way. The raise can land where Python discards it (a __del__, e.g.
-# llvmlite's while numba compiles), so the signal is also remembered: _raise_if_signalled() at
-# every chunk and before the renames raises it again, and main() reports it whatever happened.
+# llvmlite's while numba compiles, or a ctypes callback), so the signal is also remembered:
+# _raise_if_signalled() at every chunk and before the renames raises it again, and main()
+# reports it whatever happened. Python would print such a discarded raise as "Exception
+# ignored ..." with a traceback; _quiet_discarded_signal keeps it off stderr (it is not lost).
 _signal_state = {"depth": 0, "pending": None, "terminating": False, "received": None}
 
 
@@ -566,6 +568,22 @@ def _signals_deferred():
             _raise_for_signal(pending)
 
 
+def _quiet_discarded_signal(previous_hook):
+    """A ``sys.unraisablehook`` that drops the exceptions of this module's signal handler (they
+    are raised again, see _raise_if_signalled) and passes every other one to ``previous_hook``."""
+
+    def hook(unraisable):
+        signum = _signal_state["received"]
+        exc = unraisable.exc_value
+        if signum is not None and (
+            isinstance(exc, _Terminated) or (signum == signal.SIGINT and isinstance(exc, KeyboardInterrupt))
+        ):
+            return
+        previous_hook(unraisable)
+
+    return hook
+
+
 @contextlib.contextmanager
 def _signal_handlers():
     """Install the SIGTERM handler (and the SIGINT one, unless the caller set its own) for the
@@ -580,9 +598,13 @@ def _signal_handlers():
                 continue  # a handler set outside Python, or the caller's own Ctrl-C handling
             signal.signal(signum, _on_signal)
             installed[signum] = previous
+    previous_hook = sys.unraisablehook
+    if installed:
+        sys.unraisablehook = _quiet_discarded_signal(previous_hook)
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         for signum, previous in installed.items():
             signal.signal(signum, previous)
 
