@@ -188,6 +188,32 @@ def test_runner_knows_the_learning_experiment():
     assert "Trials: 10 (table 2), 3 (table 1)." in text
 
 
+def test_a_rerun_of_a_table_replaces_the_earlier_runs_description():
+    ideal, known, large = _records()
+
+    def run(tables, trials, minutes, command):
+        recs = {"ideal": ideal if 2 in tables else [], "known": known if 1 in tables else []}
+        recs["large"] = large if 3 in tables else []
+        cfg = {"trials": trials, "seconds": 60.0 * minutes, "command": command, "git_commit": command}
+        return dict(recs, config=dict(cfg, load_average_start=[1, 1, 1], load_average_end=[2, 2, 2]))
+
+    pages = LRN.merge_learning(
+        LRN.merge_learning(run((2, 3), 10, 30, "a"), run((1,), 3, 36, "b")), run((1,), 10, 62, "c")
+    )
+    assert [(r["command"], r["tables"]) for r in pages["config"]["runs"]] == [("a", [2, 3]), ("c", [1])]
+    text = "\n".join(LRN.report_section(pages))
+    assert "Trials: 10." in text  # not "10 (tables 1, 2, 3), 3 (table 1)"
+    assert "tables 2, 3: 30 min, (1.0, 1.0, 1.0) → (2.0, 2.0, 2.0); table 1: 62 min" in text
+    assert "`b`" not in text and "36 min" not in text
+    assert "command" not in pages["config"] and "seconds" not in pages["config"]  # per-run only
+    # a run replaced in part keeps its other tables, and its time says what else it computed
+    part = LRN.merge_learning(run((2, 3), 10, 30, "a"), run((3,), 10, 5, "d"))
+    assert [(r["command"], r["tables"]) for r in part["config"]["runs"]] == [("a", [2]), ("d", [3])]
+    text = "\n".join(LRN.report_section(part))
+    assert "table 2 (its run also computed table 3, since replaced): 30 min" in text
+    assert part["ideal"] == ideal and part["large"] == large
+
+
 def test_learning_tasks_run_the_longest_first_and_cover_every_trial():
     tasks = LRN.learning_tasks(("wine", "australian"), trials=2, tables=(1, 2, 3))
     keys = [LRN.task_key(t) for t in tasks]
@@ -275,9 +301,9 @@ def test_a_resumed_run_says_where_its_resumed_tasks_came_from(tmp_path, monkeypa
     on = "`oldcommit`" if recorded else "not recorded"
     assert line.startswith("- Run: `python -m benchmarks.papers.run") and "on git `newcommit`" in line
     assert f"1 of its 2 tasks resumed from the checkpoint of an interrupted run (computed on git {on}" in line
-    # merged with an earlier run, the page keeps each run's own line
+    # merged with an earlier run of the same table, the page describes the new run only
     merged = LRN.merge_learning(out, out)
-    assert LRN._run_lines(merged["config"], merged) == [line, line]
+    assert LRN._run_lines(merged["config"], merged) == [line]
 
 
 def test_a_learning_run_merged_into_the_results_keeps_the_page_header():

@@ -747,18 +747,29 @@ def _run_lines(cfg, learning):
 
 def merge_learning(old, new):
     """Combine the learning results of separate runs (e.g. one per table): a non-empty table of
-    ``new`` replaces the same table of ``old``; the runs' times and loads are kept side by side."""
+    ``new`` replaces the same table of ``old``; the runs' times and loads are kept side by side.
+
+    A run of ``old`` whose tables are all replaced leaves the page (its line, trials and time
+    described results that are gone); one replaced in part keeps its other tables and records
+    the replaced ones in ``replaced_tables`` (its wall time covered them too)."""
     if not old:
         return new
     if not new:
         return old
     out = {k: new.get(k) or old.get(k, []) for k in ("ideal", "known", "large")}
-    out["config"] = dict(
-        old.get("config", {}),
-        **{k: v for k, v in new.get("config", {}).items() if k not in _PER_RUN},
-    )
-    out["config"]["runs"] = _runs(old.get("config", {}), old) + _runs(new.get("config", {}), new)
-    out["config"].pop("seconds", None)
+    common = {**old.get("config", {}), **new.get("config", {})}
+    out["config"] = {k: v for k, v in common.items() if k not in _PER_RUN}
+    new_runs = _runs(new.get("config", {}), new)
+    replaced = {t for r in new_runs for t in r["tables"]}
+    kept = []
+    for r in _runs(old.get("config", {}), old):
+        tables = [t for t in r["tables"] if t not in replaced]
+        if tables == r["tables"]:
+            kept.append(r)
+        elif tables:
+            gone = sorted({*r.get("replaced_tables", []), *(t for t in r["tables"] if t in replaced)})
+            kept.append(dict(r, tables=tables, replaced_tables=gone))
+    out["config"]["runs"] = kept + new_runs
     return out
 
 
@@ -851,8 +862,13 @@ def report_section(learning):
             f"{', '.join(cfg.get('unavailable', UNAVAILABLE))}. BLAS limited to one thread for Tables 1–2. Wall "
             "time and load average (1, 5, 15 min, at start → end) on the shared 2-core machine: "
             + "; ".join(
-                f"table{'s' if len(r['tables']) > 1 else ''} {', '.join(map(str, r['tables']))}: "
-                f"{r['seconds'] / 60:.0f} min, {_loads(r)}"
+                f"table{'s' if len(r['tables']) > 1 else ''} {', '.join(map(str, r['tables']))}"
+                + (
+                    f" (its run also computed table {', '.join(map(str, r['replaced_tables']))}, since replaced)"
+                    if r.get("replaced_tables")
+                    else ""
+                )
+                + f": {r['seconds'] / 60:.0f} min, {_loads(r)}"
                 for r in _runs(cfg, learning)
             )
             + "."
