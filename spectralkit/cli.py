@@ -573,13 +573,12 @@ def _quiet_discarded_signal(previous_hook):
     are raised again, see _raise_if_signalled) and passes every other one to ``previous_hook``."""
 
     def hook(unraisable):
-        signum = _signal_state["received"]
         exc = unraisable.exc_value
-        if signum is not None and (
-            isinstance(exc, _Terminated) or (signum == signal.SIGINT and isinstance(exc, KeyboardInterrupt))
-        ):
-            return
-        previous_hook(unraisable)
+        ours = isinstance(exc, _Terminated) or (
+            isinstance(exc, KeyboardInterrupt) and _signal_state["received"] == signal.SIGINT
+        )
+        if not ours:
+            previous_hook(unraisable)
 
     return hook
 

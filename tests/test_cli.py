@@ -587,7 +587,6 @@ def test_featurize_sigterm_during_the_renames_waits_for_them(capsys, tmp_path, m
 _GATED_CLI = """
 import os, sys
 import spectralkit.io as io
-from spectralkit import cli
 from spectralkit.cli import main
 
 real_iter_chunks = io.iter_chunks
