@@ -291,7 +291,7 @@ def test_a_resumed_run_says_where_its_resumed_tasks_came_from(tmp_path, monkeypa
     out = RUN._run_learning(args, True, None, ck)
     cfg = out["config"]
     assert cfg["tasks_resumed"] == 1 and cfg["git_commit"] == "newcommit"
-    assert cfg["resumed_on"] == (["oldcommit"] if recorded else ["None"])
+    assert cfg["resumed_on"] == (["oldcommit"] if recorded else [None])
     # the checkpoint keeps each task's commit (for a later resume)
     assert json.loads(ck.read_text())["made_on"] == {
         "ideal/heart/0": "oldcommit" if recorded else None,

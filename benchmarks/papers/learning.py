@@ -734,9 +734,7 @@ def _run_lines(cfg, learning):
             f"{r.get('jobs', 1)} process{'es' if r.get('jobs', 1) > 1 else ''}"
         )
         if r.get("tasks_resumed"):
-            on = ", ".join(
-                "not recorded" if c == "None" else f"`{c}`" for c in r.get("resumed_on") or ["None"]
-            )
+            on = ", ".join("not recorded" if c is None else f"`{c}`" for c in r.get("resumed_on") or [None])
             line += (
                 f"; {r['tasks_resumed']} of its {r.get('tasks', '?')} tasks resumed from the checkpoint "
                 f"of an interrupted run (computed on git {on}; not in the wall time)"
@@ -767,7 +765,7 @@ def merge_learning(old, new):
         if tables == r["tables"]:
             kept.append(r)
         elif tables:
-            gone = sorted({*r.get("replaced_tables", []), *(t for t in r["tables"] if t in replaced)})
+            gone = sorted({*r.get("replaced_tables", []), *replaced.intersection(r["tables"])})
             kept.append(dict(r, tables=tables, replaced_tables=gone))
     out["config"]["runs"] = kept + new_runs
     return out
@@ -783,6 +781,17 @@ def _trials(cfg, learning):
     return ", ".join(
         f"{t} (table{'s' if len(ts) > 1 else ''} {', '.join(map(str, sorted(ts)))})" for t, ts in per.items()
     )
+
+
+def _run_time(run):
+    """ "tables 2, 3: 32 min, (load at start) → (load at end)" for one run."""
+    tables = run["tables"]
+    text = f"table{'s' if len(tables) > 1 else ''} {', '.join(map(str, tables))}"
+    if run.get("replaced_tables"):
+        text += (
+            f" (its run also computed table {', '.join(map(str, run['replaced_tables']))}, since replaced)"
+        )
+    return f"{text}: {run['seconds'] / 60:.0f} min, {_loads(run)}"
 
 
 def _loads(run):
@@ -861,16 +870,7 @@ def report_section(learning):
             f"Trials: {_trials(cfg, learning)}. Not available offline (columns omitted): "
             f"{', '.join(cfg.get('unavailable', UNAVAILABLE))}. BLAS limited to one thread for Tables 1–2. Wall "
             "time and load average (1, 5, 15 min, at start → end) on the shared 2-core machine: "
-            + "; ".join(
-                f"table{'s' if len(r['tables']) > 1 else ''} {', '.join(map(str, r['tables']))}"
-                + (
-                    f" (its run also computed table {', '.join(map(str, r['replaced_tables']))}, since replaced)"
-                    if r.get("replaced_tables")
-                    else ""
-                )
-                + f": {r['seconds'] / 60:.0f} min, {_loads(r)}"
-                for r in _runs(cfg, learning)
-            )
+            + "; ".join(_run_time(r) for r in _runs(cfg, learning))
             + "."
         ),
         "",

@@ -415,7 +415,7 @@ def _run_learning(args, quick, progress_factory, checkpoint_path):
             )
         done = saved["tasks"]
         made_on = {key: saved.get("made_on", {}).get(key) for key in done}  # None: not recorded
-    resumed_on = sorted({str(c) for c in made_on.values()})
+    resumed_on = sorted(set(made_on.values()), key=str)
     commit = _git_commit()
 
     def save(tasks):
@@ -447,7 +447,7 @@ def _run_learning(args, quick, progress_factory, checkpoint_path):
         git_commit=commit,
         date_utc=time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
         machine=_machine(),
-        resumed_on=resumed_on,  # the commits of the tasks taken from the checkpoint ("None": unknown)
+        resumed_on=resumed_on,  # the commits of the tasks taken from the checkpoint (None: not recorded)
     )
     return out
 
