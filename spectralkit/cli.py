@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from numba.core import event as numba_event
 
 from . import io
 from ._version import __version__
@@ -523,12 +524,14 @@ def _gb(n_bytes):
 
 # SIGTERM / Ctrl-C: the handlers raise (so that cleanups run) except inside _signals_deferred(),
 # where the signal waits until the block is left: creating, renaming and removing output files
-# is never interrupted half-way. The raise can land where Python discards it (a __del__, e.g.
-# llvmlite's while numba compiles, or a ctypes callback), so the signal is also remembered:
-# _raise_if_signalled() at every chunk and before the renames raises it again, and main()
-# reports it whatever happened. Python would print such a discarded raise as "Exception
-# ignored ..." with a traceback; _quiet_discarded_signal keeps it off stderr (it is not lost).
-_signal_state = {"depth": 0, "pending": None, "terminating": False, "received": None}
+# is never interrupted half-way. While numba compiles (its compiler and LLVM locks, see
+# _NumbaLocks) the handler only remembers the signal: an exception raised inside numba's
+# compiler leaves it half-built ("no compiled object yet", errors at exit). A remembered signal
+# is raised by _raise_if_signalled(), at every chunk, before the renames and in main() after the
+# command. The raise can also land where Python discards it (a __del__ run by the garbage
+# collector, a ctypes callback): remembered all the same, and _quiet_discarded_signal keeps
+# Python's "Exception ignored ..." report of it off stderr.
+_signal_state = {"depth": 0, "pending": None, "terminating": False, "received": None, "compiling": 0}
 
 
 def _raise_for_signal(signum):
@@ -540,8 +543,8 @@ def _raise_for_signal(signum):
 
 
 def _raise_if_signalled():
-    """Raise again a signal whose first raise was discarded (normal code only runs on after it
-    if it was)."""
+    """Raise a signal that arrived while numba compiled, or whose first raise was discarded
+    (normal code only runs on after it in those two cases)."""
     if _signal_state["received"] is not None:
         _raise_for_signal(_signal_state["received"])
 
@@ -552,7 +555,25 @@ def _on_signal(signum, frame):
     if _signal_state["depth"]:
         _signal_state["pending"] = signum
         return
+    if _signal_state["compiling"]:
+        _signal_state["received"] = signum  # raised at the next _raise_if_signalled()
+        return
     _raise_for_signal(signum)
+
+
+class _NumbaLocks(numba_event.Listener):
+    """Counts the main thread's time inside numba's compiler and LLVM locks (the start and end
+    events of "numba:compiler_lock" / "numba:llvm_lock"); the signal handler defers to it."""
+
+    kinds = ("numba:compiler_lock", "numba:llvm_lock")
+
+    def on_start(self, event):
+        if threading.current_thread() is threading.main_thread():
+            _signal_state["compiling"] += 1
+
+    def on_end(self, event):
+        if threading.current_thread() is threading.main_thread():
+            _signal_state["compiling"] -= 1
 
 
 @contextlib.contextmanager
@@ -588,7 +609,7 @@ def _signal_handlers():
     """Install the SIGTERM handler (and the SIGINT one, unless the caller set its own) for the
     duration of a command; restore the previous handlers afterwards. Only the main thread can
     install handlers; elsewhere the command runs with the process's handlers."""
-    _signal_state.update(depth=0, pending=None, terminating=False, received=None)
+    _signal_state.update(depth=0, pending=None, terminating=False, received=None, compiling=0)
     installed = {}
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -598,10 +619,14 @@ def _signal_handlers():
             signal.signal(signum, _on_signal)
             installed[signum] = previous
     previous_hook = sys.unraisablehook
-    if installed:
-        sys.unraisablehook = _quiet_discarded_signal(previous_hook)
     try:
-        yield
+        with contextlib.ExitStack() as stack:
+            if installed:
+                sys.unraisablehook = _quiet_discarded_signal(previous_hook)
+                locks = _NumbaLocks()
+                for kind in locks.kinds:
+                    stack.enter_context(numba_event.install_listener(kind, locks))
+            yield
     finally:
         sys.unraisablehook = previous_hook
         for signum, previous in installed.items():
@@ -776,6 +801,7 @@ def _cmd_featurize(args):
         ) from None
     for w in caught:  # the truncation bias report: one line, not a warnings traceback
         print(f"{_PROG}: warning: {' '.join(str(w.message).split())}", file=sys.stderr)
+    _raise_if_signalled()  # one that came while fit() compiled: before any output file exists
     t_fit = time.perf_counter() - t0
     width = int(np.asarray(rf.signature_).size)
     show = args.progress == "always" or (args.progress == "auto" and info.n_rows >= 100_000)

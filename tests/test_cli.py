@@ -12,8 +12,10 @@ import sys
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
+from numba.core import event as numba_event
 
 from spectralkit import cli
 from spectralkit.cli import main
@@ -521,6 +523,44 @@ def test_a_discarded_signal_raise_is_not_reported_other_discards_are(discarded):
         _RaisesInDel()
     assert discarded == ["ValueError"]
     assert sys.unraisablehook is hook  # restored
+
+
+class _KillOnCompile(numba_event.Listener):
+    def on_start(self, event):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    def on_end(self, event):
+        pass
+
+
+def test_a_signal_while_numba_compiles_waits_for_the_compile():
+    # an exception raised inside numba's compiler leaves it half-built (CI saw "no compiled
+    # object yet" and errors at exit): the signal is remembered and raised after the compile
+    with cli._signal_handlers():
+        with numba_event.install_listener("numba:compile", _KillOnCompile()):
+            assert numba.njit(lambda x: x + 1)(1) == 2  # a real compile, signalled half-way
+        assert cli._signal_state["received"] == signal.SIGTERM
+        with pytest.raises(cli._Terminated):
+            cli._raise_if_signalled()
+
+
+def test_featurize_sigterm_while_numba_compiles_stops_after_the_compile(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _labelled_svm("in.svm")
+    before = _old_outputs(tmp_path)
+    real, calls = RandomFeatures.transform, []
+
+    def transform(self, X, out=None):
+        with numba_event.trigger_event("numba:compiler_lock"):  # what numba's compiler does
+            os.kill(os.getpid(), signal.SIGTERM)
+            calls.append("compiled")  # not interrupted
+        return real(self, X, out=out)
+
+    monkeypatch.setattr(RandomFeatures, "transform", transform)
+    code, out, err = _run(capsys, *_CHUNKED_FEATURIZE)
+    assert calls == ["compiled"]  # the first chunk finished; the second one did not start
+    assert code == 143 and out == "" and _one_error_line(err) == "spectralkit: error: terminated by SIGTERM"
+    assert _snapshot(tmp_path) == before
 
 
 def test_featurize_sigterm_whose_raise_is_discarded_still_stops(capsys, tmp_path, monkeypatch, discarded):
