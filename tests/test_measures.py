@@ -396,3 +396,26 @@ def test_float_coefficients_do_not_fake_a_jump_at_the_edge():
     text = " + ".join(f"({c!r})*(4 - r**2)**{q}" for q, c in enumerate(cs, start=3))
     rep = check_rkks(sk.RadialKernel.from_string(text, support=2), 3)
     assert rep.verdict in ("PD", "RKKS") and "(R - r)^3" in rep.reason
+
+
+def test_progress_auto_reports_only_to_a_terminal():
+    import io
+
+    from spectralkit.measures._progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term, pipe = Terminal(), io.StringIO()
+    for stream in (term, pipe):
+        p = Progress("k in d = 3", "auto", after=0.0, stream=stream)
+        p.stage("analysis")
+        p.done()
+    assert "spectralkit: k in d = 3: analysis (at " in term.getvalue() and pipe.getvalue() == ""
+    assert Progress("k", "auto").after == 2.0  # long work: over two seconds
+    assert SpectralMeasure(K.gaussian(), 3).progress == "auto"
+    with pytest.raises(ValueError, match=r"progress must be True, False or 'auto', got 'yes'"):
+        SpectralMeasure(K.gaussian(), 3, progress="yes")
+    with pytest.raises(ValueError, match=r"progress must be True, False or 'auto', got 1"):
+        SpectralMeasure(K.gaussian(), 3, progress=1)
