@@ -340,3 +340,26 @@ def test_orthogonal_variants_reduce_variance(kernel, n_components):
         assert np.all(log_ratio <= 4 * se_log), (method, var)
     if kernel.name.startswith("gaussian"):
         assert np.log(var["orf"] / var["rff"]).mean() < -4 * se_log
+
+
+@pytest.mark.parametrize("feature_map", ["sincos", "cos"])
+def test_unbiased_on_the_array_api_path(feature_map):
+    """The same check on features computed by the Array API path (array_api_strict, pure Python: it
+    stands for CuPy / JAX / torch), from the features themselves: k^ = sum_j phi_j(x) J_jj phi_j(y).
+    Negative control on the same draws: the signature dropped must be flagged."""
+    xp = pytest.importorskip("array_api_strict")
+    kernel, dim = kernels.delta_gaussian(1.0, 10.0), 3
+    rf = RandomFeatures(kernel, dim=dim, n_components=32, method="gorf", feature_map=feature_map)
+    X, Y = _pairs(dim, RADII, 0)
+    Xa, Ya = xp.asarray(X), xp.asarray(Y)
+    signed, unsigned = [], []
+    for i in range(400):
+        rf.set_params(random_state=i).fit()
+        prod = np.asarray(rf.transform(Xa) * rf.transform(Ya))
+        signed.append(prod @ rf.signature_)
+        unsigned.append(prod.sum(axis=1))
+    exact, slack = kernel(np.asarray(RADII)), _slack(rf)
+    passed, z = _bias_check(np.array(signed), exact, slack)
+    assert passed, z
+    passed, z = _bias_check(np.array(unsigned), exact, slack)
+    assert not passed, ("dropped signature not detected", z)
