@@ -1,0 +1,611 @@
+"""Exact spectral densities of exponential-polynomial and K-Bessel kernels in every dimension.
+
+Kernels (one atom; ``expr`` real):
+
+    k(r) = Re sum_j sum_n c_jn r^n exp(-a_j r)                      (n >= -1 integer, Re a_j > 0)
+         + sum_i b_i (c_i^2 + r^2)^(-e_i/2) exp(-a_i sqrt(c_i^2 + r^2))   (e_i in {0, 1}, a_i, c_i > 0)
+
+cos, sin, cosh and sinh factors are rewritten as exponentials (complex a_j), terms are grouped by
+exponent. Routes (``docs/theory.md``, section "Exponential-polynomial and K-Bessel kernels"):
+
+* exp(-a r) on R^d has mu = C_d a (a^2 + rho^2)^(-m), C_d = Gamma(m) pi^(-m), m = (d+1)/2, for every
+  Re a > 0 (analytic continuation; principal branch, a^2 + rho^2 never crosses (-inf, 0]);
+  r^n exp(-a r) = (-d/da)^n exp(-a r) gives C_d Q_n(a, s) (a^2 + s)^(-m-n), s = rho^2, with
+  Q_(n+1) = 2 a (m + n) Q_n - (a^2 + s) dQ_n/da, Q_0 = a, and Q_(-1) = 1/(d - 1) for exp(-a r)/r
+  (d >= 2; in d = 1 exp(-a r)/r gives -(1/(2 pi)) log(a^2 + s) up to a constant that cancels in a
+  bounded kernel). One group (one a_j) is combined exactly (sympy) into C_d N(s) (a^2 + s)^(-p)
+  with N a polynomial, factored into its roots (mpmath, 100 digits) and evaluated as a complex
+  logarithm: no cancellation inside a group but the real part (the cosine of the phase).
+* exp(-a sqrt(c^2 + r^2)): subordination to Gaussians gives
+  mu = 2^(-(d-1)/2) pi^(-(d+1)/2) a c^w (a^2 + s)^(-w/2) K_w(c sqrt(a^2 + s)), w = (d+1)/2, and with
+  the factor (c^2 + r^2)^(-1/2) the same without the factor a and with w = (d-1)/2.
+* Between groups (and in the real part of a complex group) digits may cancel: the cancellation
+  kappa = sum |T_g| / |sum T_g| is measured at every point and where it exceeds ``_KAPPA`` the point
+  is re-evaluated in mpmath at 20 + log10(kappa) digits (raised until the measured cancellation
+  leaves 20 digits). For rho >= rho_t the exp-polynomial part is the convergent expansion
+  mu = s^(-m) sum_j E_j s^(-j), its coefficients summed over the groups in 60-digit arithmetic
+  (the first ones cancel: the tail exponent is d + 1 + 2 j0, i.e. the first odd power of k at 0);
+  rho_t is chosen so that the series is well conditioned there.
+"""
+
+import math
+
+import mpmath
+import numpy as np
+import scipy.special as sc
+import sympy
+
+from ..kernels._parse import R
+from ._forms import log_form, vectorised
+from ._registry import BUILDERS, builder, matcher
+from ._types import RadialTransform
+
+__all__ = []  # private module: registers the builder and the matcher
+
+_S = sympy.Symbol("s")  # rho^2
+_A = sympy.Symbol("a")
+_DPS = 100  # digits of the roots and constants
+_SERIES_DPS = 60  # digits of the tail-series coefficients
+_KAPPA = 16.0  # float64 is kept where at most this factor of the amplitude cancels
+_MAX_DPS = 90
+_MAX_TERMS = 2000
+_MAX_POWER = 60  # largest power of r per group (sympy cost grows with it)
+_EPS = np.finfo(float).eps
+
+
+# ---------------------------------------------------------------------------------------------
+# recognition
+# ---------------------------------------------------------------------------------------------
+def _exact(expr):
+    floats = expr.atoms(sympy.Float)
+    return expr.xreplace({f: sympy.Rational(f) for f in floats}) if floats else expr
+
+
+def _cnum(x):
+    """sympy number -> complex (TypeError if not a number)."""
+    if not x.is_number:
+        raise TypeError(f"not a number: {x}")
+    return complex(sympy.N(x, 30))
+
+
+def _sqrt_radicand(g):
+    """(kappa, B, C) with g = kappa sqrt(B r^2 + C), or None."""
+    kappa, rest = g.as_independent(R, as_Add=False)
+    if not (isinstance(rest, sympy.Pow) and rest.exp == sympy.Rational(1, 2)):
+        return None
+    base = sympy.expand(rest.base)
+    if not base.is_polynomial(R):
+        return None
+    poly = sympy.Poly(base, R)
+    if poly.degree() != 2:
+        return None
+    B, lin, C = poly.all_coeffs()
+    if lin != 0 or not (B.is_number and C.is_number and kappa.is_number):
+        return None
+    return kappa, B, C
+
+
+def _parse_term(term):
+    """One additive term -> ("exp", a, n, c) | ("kb", a, c2, e, coef) | None."""
+    exps, others = [], []
+    for f in sympy.Mul.make_args(term):
+        (exps if isinstance(f, sympy.exp) else others).append(f)
+    if not exps:
+        return None
+    g = sympy.expand(sympy.Add(*[f.args[0] for f in exps]))
+    g0, grest = g.as_independent(R, as_Add=True)
+    coef = sympy.exp(g0)
+    power = sympy.Integer(0)
+    half = None  # (B, C) of a factor (B r^2 + C)^(-1/2)
+    for f in others:
+        if f.is_number:
+            coef *= f
+        elif f == R:
+            power += 1
+        elif isinstance(f, sympy.Pow) and f.base == R and f.exp.is_number:
+            power += f.exp
+        elif isinstance(f, sympy.Pow) and f.exp == sympy.Rational(-1, 2) and half is None:
+            base = sympy.Poly(sympy.expand(f.base), R) if f.base.is_polynomial(R) else None
+            if base is None or base.degree() != 2:
+                return None
+            B, lin, C = base.all_coeffs()
+            if lin != 0:
+                return None
+            half = (B, C)
+        else:
+            return None
+    if grest == 0:
+        return None
+    lin = sympy.expand(grest / R)
+    if not lin.has(R):
+        if half is not None or not power.is_integer or power < -1:
+            return None
+        return ("exp", sympy.expand(-lin), int(power), coef)
+    sq = _sqrt_radicand(grest)
+    if sq is None or power != 0:
+        return None
+    kappa, B, C = sq
+    if not all(v.is_real for v in (kappa, B, C)) or not (B > 0 and C > 0 and kappa < 0):
+        return None
+    a = -kappa * sympy.sqrt(B)
+    c2 = sympy.nsimplify(C / B)
+    if half is None:
+        return ("kb", a, c2, 0, coef)
+    hb, hc = half
+    if not (hb > 0 and hc.is_number) or sympy.simplify(hc / hb - c2) != 0:
+        return None
+    # (B' r^2 + C')^(-1/2) = B'^(-1/2) (r^2 + c^2)^(-1/2)
+    return ("kb", a, c2, 1, coef / sympy.sqrt(hb))
+
+
+@matcher(priority=15)
+def _match_exp_poly(expr, support):
+    """sum_j P_j(r) exp(-a_j r) (complex a_j via cos/sin/cosh/sinh) and K-Bessel forms."""
+    try:
+        return _match(expr, support)
+    except (TypeError, ValueError, ArithmeticError, sympy.PolynomialError):
+        return None
+
+
+def _match(expr, support):
+    if support is not None or not expr.has(sympy.exp, sympy.cos, sympy.sin, sympy.cosh, sympy.sinh):
+        return None
+    if expr.has(sympy.besselj, sympy.besselk, sympy.Abs, sympy.Max, sympy.Min, sympy.Piecewise):
+        return None
+    e = _exact(expr).rewrite(sympy.exp)
+    e = sympy.expand(sympy.powsimp(sympy.expand(e), combine="exp"))
+    exp_terms, kb_terms = {}, []
+    for term in sympy.Add.make_args(e):
+        parsed = _parse_term(term)
+        if parsed is None:
+            return None
+        if parsed[0] == "exp":
+            _, a, n, c = parsed
+            if not sympy.re(a) > 0:
+                return None
+            group = exp_terms.setdefault(a, {})
+            group[n] = group.get(n, 0) + c
+        else:
+            kb_terms.append(parsed[1:])
+    groups = []
+    for a, terms in exp_terms.items():
+        terms = {n: sympy.expand(c) for n, c in terms.items()}
+        terms = {n: c for n, c in terms.items() if c != 0}
+        if terms:
+            groups.append((a, terms))
+    if not groups and not kb_terms:
+        return None
+    if any(max(t) > _MAX_POWER for _, t in groups):
+        return None
+    # bounded at 0: the 1/r parts must cancel (Re sum c_(j,-1) = 0)
+    inv = sympy.Add(*[t.get(-1, 0) for _, t in groups])
+    if inv != 0 and sympy.simplify(sympy.re(sympy.expand_complex(inv))) != 0:
+        return None
+    try:
+        for a, _ in groups:
+            _cnum(a)
+        for a, c2, _, coef in kb_terms:
+            if not (_cnum(a).real > 0 and _cnum(a).imag == 0 and _cnum(c2).real > 0):
+                return None
+            _cnum(coef)
+    except TypeError:
+        return None
+    only_plain = not kb_terms and len(groups) == 1 and set(groups[0][1]) == {0}
+    if only_plain and _cnum(groups[0][0]).imag == 0:
+        return None  # c exp(-b r): the Matérn builder
+    return "exp_poly", {
+        "groups": tuple((a, tuple(sorted(t.items()))) for a, t in groups),
+        "kbessel": tuple(kb_terms),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# exact group polynomials
+# ---------------------------------------------------------------------------------------------
+def _q_polys(d, nmax):
+    """[Q_-1 (None in d = 1), Q_0, ..., Q_nmax] as sympy expressions in a and s."""
+    m = sympy.Rational(d + 1, 2)
+    qs = {0: _A}
+    if d >= 2:
+        qs[-1] = sympy.Rational(1, d - 1)
+    for n in range(nmax):
+        q = qs[n]
+        qs[n + 1] = sympy.expand(2 * _A * (m + n) * q - (_A**2 + _S) * sympy.diff(q, _A))
+    return qs
+
+
+def _mp(x, dps=_DPS):
+    """Exact sympy number -> mpmath mpc at ``dps`` digits."""
+    v = sympy.N(x, dps + 5)
+    re_, im_ = v.as_real_imag()
+    with mpmath.workdps(dps + 5):
+        return mpmath.mpc(
+            mpmath.mpf(sympy.Float(re_, dps + 5)._mpf_), mpmath.mpf(sympy.Float(im_, dps + 5)._mpf_)
+        )
+
+
+class _Group:
+    """C_d N(s) (a^2 + s)^(-p) for the terms sum_n c_n r^n exp(-a r) (and the log part in d = 1)."""
+
+    def __init__(self, a, terms, d, doubled):
+        self.d = d
+        m = sympy.Rational(d + 1, 2)
+        mult = 2 if doubled else 1
+        poly_terms = {n: c for n, c in terms if n >= 0 or d >= 2}
+        self.log_coef = None
+        log_c = [c for n, c in terms if n == -1 and d == 1]
+        with mpmath.workdps(_DPS):
+            self.a = _mp(a)
+            self.a2 = self.a**2
+            if log_c:
+                self.log_coef = _mp(mult * log_c[0]) / (2 * mpmath.pi) * -1
+            self.log_cd = mpmath.loggamma(mpmath.mpf(d + 1) / 2) - mpmath.mpf(d + 1) / 2 * mpmath.log(
+                mpmath.pi
+            )
+        self.coeffs = None
+        self.real = _cnum(a).imag == 0 and all(_cnum(c).imag == 0 for _, c in terms)
+        if poly_terms:
+            nmax = max(poly_terms)
+            qs = _q_polys(d, nmax)
+            num = sympy.Add(
+                *[c * qs[n].subs(_A, a) * (a**2 + _S) ** (nmax - n) for n, c in poly_terms.items()]
+            )
+            poly = sympy.Poly(sympy.expand(mult * num), _S)
+            coeffs = [_mp(c) for c in poly.all_coeffs()]  # descending
+            while coeffs and coeffs[0] == 0:
+                coeffs.pop(0)
+            if coeffs:
+                self.coeffs = coeffs
+                self.p = m + nmax
+                self.shift = nmax - (len(coeffs) - 1)  # T = s^-m sum_j t_j s^-(j + shift)
+                with mpmath.workdps(_DPS):
+                    self.lead = coeffs[0]
+                    roots = (
+                        mpmath.polyroots(coeffs, maxsteps=400, extraprec=4 * _DPS) if len(coeffs) > 1 else []
+                    )
+                if self.real:
+                    roots = [
+                        mpmath.mpc(z.real, 0) if abs(z.imag) <= mpmath.mpf(10) ** (-60) * (1 + abs(z)) else z
+                        for z in roots
+                    ]
+                self.roots = roots
+                self.roots_f = np.array([complex(z) for z in roots], dtype=np.complex128)
+                self.log_lead = complex(mpmath.log(self.lead) + self.log_cd)
+                self.pf = float(self.p)
+        self.a2_f = complex(self.a2)
+
+    # -- float64 -----------------------------------------------------------------------------
+    def log_complex(self, s):
+        """(log|T|, arg T) in float64 (T the group's complex contribution)."""
+        la = np.zeros(s.shape)
+        ph = np.zeros(s.shape)
+        terms = []
+        if self.coeffs is not None:
+            z = self.log_lead - self.pf * np.log(self.a2_f + s.astype(np.complex128))
+            for root in self.roots_f:
+                z = z + np.log(s - root)
+            terms.append(z)
+        if self.log_coef is not None:
+            v = complex(self.log_coef) * np.log(self.a2_f + s.astype(np.complex128))
+            with np.errstate(divide="ignore"):
+                terms.append(np.log(v))
+        if len(terms) == 1:
+            la, ph = terms[0].real, terms[0].imag
+        else:  # d = 1 with both parts: add the complex values (scaled)
+            top = np.maximum(terms[0].real, terms[1].real)
+            v = np.exp(terms[0] - top) + np.exp(terms[1] - top)
+            with np.errstate(divide="ignore"):
+                la, ph = top + np.log(np.abs(v)), np.angle(v)
+        return la, ph
+
+    # -- mpmath ------------------------------------------------------------------------------
+    def value_mp(self, s):
+        out = mpmath.mpc(0)
+        if self.coeffs is not None:
+            t = self.lead * mpmath.exp(self.log_cd) * mpmath.power(self.a2 + s, -self.p)
+            for root in self.roots:
+                t *= s - root
+            out += t
+        if self.log_coef is not None:
+            out += self.log_coef * mpmath.log(self.a2 + s)
+        return out
+
+    # -- tail series -------------------------------------------------------------------------
+    def series(self, nterms):
+        """{j: t_j} with T = s^-m sum_j t_j s^-j (complex mp), and (convergence) |a^2|."""
+        out = {}
+        if self.coeffs is not None:
+            # T = C_d s^-m x^shift (sum_i n_(deg-i) x^i) (1 + a^2 x)^-p, x = 1/s
+            binom = [mpmath.mpf(1)]
+            for k in range(1, nterms + 1):
+                binom.append(binom[-1] * (-self.p - k + 1) / k * self.a2)
+            cd = mpmath.exp(self.log_cd)
+            for i, n_i in enumerate(self.coeffs):
+                for k in range(nterms + 1 - i):
+                    j = self.shift + i + k
+                    out[j] = out.get(j, 0) + cd * n_i * binom[k]
+        if self.log_coef is not None:
+            # -(c/2pi) log(a^2 + s) = (...) log s + sum_k log_coef (-1)^(k+1) a^(2k) x^k / k, s^-1 x^(k-1)
+            for k in range(1, nterms + 1):
+                out[k - 1] = out.get(k - 1, 0) + self.log_coef * (-1) ** (k + 1) * self.a2**k / k
+        return out
+
+
+class _KBessel:
+    """coef 2^(-(d-1)/2) pi^(-(d+1)/2) [a] c^w (a^2 + s)^(-w/2) K_w(c sqrt(a^2 + s))."""
+
+    def __init__(self, a, c2, e, coef, d):
+        with mpmath.workdps(_DPS):
+            self.a = mpmath.mpf(_mp(a).real)
+            self.c = mpmath.sqrt(mpmath.mpf(_mp(c2).real))
+            self.coef = mpmath.mpf(_mp(coef).real)
+            self.w = mpmath.mpf(d + 1 - 2 * e) / 2
+            self.log_k = (
+                -mpmath.mpf(d - 1) / 2 * mpmath.log(2)
+                - mpmath.mpf(d + 1) / 2 * mpmath.log(mpmath.pi)
+                + (mpmath.log(self.a) if e == 0 else 0)
+                + self.w * mpmath.log(self.c)
+                + mpmath.log(abs(self.coef))
+            )
+        self.sign = 1.0 if self.coef > 0 else -1.0
+        self.a_f, self.c_f, self.w_f = float(self.a), float(self.c), float(self.w)
+        self.log_k_f = float(self.log_k)
+
+    def log_complex(self, s):
+        q2 = self.a_f**2 + s
+        z = self.c_f * np.sqrt(q2)
+        la = self.log_k_f - 0.5 * self.w_f * np.log(q2) + _log_besselk(self.w_f, z)
+        return la, np.where(self.sign > 0, 0.0, np.pi) + np.zeros(s.shape)
+
+    def value_mp(self, s):
+        q2 = self.a**2 + s
+        return (
+            mpmath.exp(self.log_k)
+            * self.sign
+            * q2 ** (-self.w / 2)
+            * mpmath.besselk(self.w, self.c * mpmath.sqrt(q2))
+        )
+
+
+def _log_besselk(nu, z):
+    """log K_nu(z) for nu >= 0 (integer or half-integer), z > 0: upward ratio recurrence (stable)."""
+    base = nu - math.floor(nu)
+    with np.errstate(divide="ignore"):
+        l0 = np.log(sc.kve(base, z)) - z
+    steps = int(round(nu - base))
+    if steps == 0:
+        return l0
+    ratio = sc.kve(base + 1, z) / sc.kve(base, z)  # K_(base+1)/K_base
+    out = l0 + np.log(ratio)
+    mu = base + 1
+    for _ in range(steps - 1):
+        ratio = 2 * mu / z + 1 / ratio
+        out = out + np.log(ratio)
+        mu += 1
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the transform
+# ---------------------------------------------------------------------------------------------
+def _pair_groups(groups):
+    """[(a, terms, doubled)]: a group with Im a < 0 whose conjugate partner exists is dropped and the
+    partner doubled (Re T(conj a) = Re T(a) for a real kernel)."""
+    num = [(_cnum(a), {n: _cnum(c) for n, c in t}) for a, t in groups]
+    used, out = set(), []
+    for i, (a, t) in enumerate(groups):
+        if i in used:
+            continue
+        ai, ti = num[i]
+        partner = None
+        if ai.imag != 0:
+            for j in range(len(groups)):
+                aj, tj = num[j]
+                if j != i and j not in used and abs(aj - ai.conjugate()) <= 1e-14 * abs(ai):
+                    if set(tj) == set(ti) and all(
+                        abs(tj[n] - ti[n].conjugate()) <= 1e-13 * abs(ti[n]) for n in ti
+                    ):
+                        partner = j
+                        break
+        if partner is not None:
+            # the exact conjugacy check: a_j = conj(a_i), c_jn = conj(c_in)
+            aj, tj = groups[partner]
+            exact = sympy.expand(sympy.conjugate(a) - aj) == 0 and all(
+                sympy.expand(sympy.conjugate(c) - dict(tj)[n]) == 0 for n, c in t
+            )
+            if exact:
+                used.add(partner)
+                out.append((a, t, True))
+                continue
+        out.append((a, t, False))
+    return out
+
+
+class _ExpPolyDensity:
+    def __init__(self, groups, kbessel, d):
+        self.d = d
+        self.m = (d + 1) / 2
+        self.groups = [_Group(a, t, d, dbl) for a, t, dbl in _pair_groups(groups)]
+        self.kb = [_KBessel(a, c2, e, coef, d) for a, c2, e, coef in kbessel]
+        self.parts = self.groups + self.kb
+        self._build_series()
+
+    # -- the tail series ---------------------------------------------------------------------
+    def _build_series(self):
+        self.rho_t = math.inf
+        self.j0 = None
+        if not self.groups:
+            return
+        p_max = max([float(g.p) for g in self.groups if g.coeffs is not None] + [1.0])
+        a2_max = max(abs(complex(g.a2)) for g in self.groups)
+        nterms = int(min(_MAX_TERMS, 80 + 3 * p_max))
+        with mpmath.workdps(_SERIES_DPS):
+            coef, size = {}, {}
+            for g in self.groups:
+                for j, t in g.series(nterms).items():
+                    coef[j] = coef.get(j, 0) + t
+                    size[j] = size.get(j, 0) + abs(t)
+            js = sorted(j for j in coef if j <= min(coef) + nterms)
+            tol = mpmath.mpf(10) ** (-(_SERIES_DPS - 15))
+            real = {j: (coef[j].real if abs(coef[j].real) > tol * size[j] else mpmath.mpf(0)) for j in js}
+            nonzero = [j for j in js if real[j] != 0]
+            if not nonzero:
+                raise ArithmeticError("the exponential-polynomial part cancels to all orders")
+            j0 = nonzero[0]
+            self.j0 = j0
+            e = [real[j] for j in js if j >= j0]
+            # rho_t: the series converges (x |a^2| < 1) and is well conditioned at x_t
+            x = mpmath.mpf(1) / (2 * p_max * a2_max)
+            for _ in range(200):
+                terms = [abs(v) * x**i for i, v in enumerate(e)]
+                rest = sum(terms[1:])
+                if (
+                    terms[0] > 0
+                    and rest <= terms[0] / 2
+                    and max(terms[-10:]) <= mpmath.mpf(10) ** -22 * terms[0]
+                ):
+                    break
+                x /= 2
+            else:
+                raise ArithmeticError("no well-conditioned tail expansion found")
+            scale = max(abs(v) * x**i for i, v in enumerate(e))
+            self.series_mp = (e, x)
+            self.series_f = np.array([float(v * x**i / scale) for i, v in enumerate(e)])
+            self.series_log_scale = float(mpmath.log(scale))
+            self.x_t = float(x)
+            self.rho_t = float(1 / mpmath.sqrt(x))
+
+    def _series_log(self, s):
+        y = (1.0 / s) / self.x_t
+        acc = np.zeros(s.shape)
+        for c in self.series_f[::-1]:
+            acc = acc * y + c
+        with np.errstate(divide="ignore"):
+            la = -(self.m + self.j0) * np.log(s) + self.series_log_scale + np.log(np.abs(acc)) + 0.0
+        # y^i x_t^i = s^-i: the scale carried x_t^i; s^-m s^-j0 remains
+        return la, np.where(acc >= 0, 0.0, np.pi)
+
+    def _series_mp(self, s):
+        e, _ = self.series_mp
+        x = 1 / s
+        acc = mpmath.mpf(0)
+        for c in e[::-1]:
+            acc = acc * x + c
+        return acc * mpmath.power(s, -(mpmath.mpf(self.d + 1) / 2 + self.j0))
+
+    # -- evaluation --------------------------------------------------------------------------
+    def log_abs_and_sign(self, rho):
+        s = rho * rho
+        tail = s >= self.rho_t**2
+        pieces = []
+        for part in self.parts:
+            if isinstance(part, _Group):
+                la, ph = part.log_complex(np.where(tail, 1.0, s))
+                la = np.where(tail, -np.inf, la)
+            else:
+                la, ph = part.log_complex(s)
+            pieces.append((la, ph))
+        if self.j0 is not None and np.any(tail):
+            la, ph = self._series_log(np.where(tail, s, self.rho_t**2))
+            pieces.append((np.where(tail, la, -np.inf), ph))
+        las = np.stack([p[0] for p in pieces])
+        phs = np.stack([p[1] for p in pieces])
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            shift = np.max(las, axis=0)
+            w = np.exp(las - shift)
+            total = np.sum(w * np.cos(phs), axis=0)
+            amp = np.sum(w, axis=0)
+            log_abs = shift + np.log(np.abs(total))
+        sign = np.sign(total)
+        bad = ~(np.abs(total) * _KAPPA >= amp) | ~np.isfinite(log_abs)
+        for i in np.nonzero(bad)[0]:
+            log_abs[i], sign[i] = self._point_mp(float(rho[i]), bool(tail[i]))
+        return log_abs, sign
+
+    def _point_mp(self, rho, tail):
+        dps = 30
+        while True:
+            with mpmath.workdps(dps):
+                s = mpmath.mpf(rho) ** 2
+                vals = [self._series_mp(s)] if tail else []
+                vals += [p.value_mp(s) for p in (self.kb if tail else self.parts)]
+                total = mpmath.re(mpmath.fsum(vals))
+                amp = mpmath.fsum(abs(v) for v in vals)
+                if total == 0:
+                    if dps >= _MAX_DPS or amp == 0:
+                        return -math.inf, 0.0
+                elif amp / abs(total) < mpmath.mpf(10) ** (dps - 20) or dps >= _MAX_DPS:
+                    return float(mpmath.log(abs(total))), (1.0 if total > 0 else -1.0)
+                kappa = amp / abs(total) if total != 0 else mpmath.mpf(10) ** dps
+                dps = min(_MAX_DPS, int(20 + float(mpmath.log10(kappa))) + 10)
+
+
+@builder("exp_poly", rel_error=0.0)  # measured per transform (bound of the float64 path)
+def exp_poly(groups, kbessel, dim):
+    """mu of Re sum_j P_j(r) exp(-a_j r) + K-Bessel terms on R^dim (module docstring)."""
+    d = dim
+    try:
+        dens = _ExpPolyDensity(groups, kbessel, d)
+    except ArithmeticError:
+        return None
+    fn = dens.log_abs_and_sign
+    mu = vectorised(fn)
+    # error of the float64 path relative to the local amplitude, times the cancellation admitted
+    rho_ref = dens.rho_t if math.isfinite(dens.rho_t) else 1e3 * _scale(dens)
+    log_terms = abs(float(dens.groups[0].log_cd)) if dens.groups else 0.0
+    for g in dens.groups:
+        if g.coeffs is not None:
+            span = abs(math.log(max(abs(complex(g.a2)), rho_ref**2, 1e-300))) + math.pi
+            log_terms += (float(g.p) + len(g.roots)) * span
+    for k in dens.kb:
+        log_terms += abs(k.log_k_f) + k.w_f * (abs(math.log(k.a_f**2 + rho_ref**2)) + 1) + 4 * k.w_f
+    rel = max(1e-14, 8 * _EPS * (log_terms + 10) * _KAPPA)
+    scale = _scale(dens)
+    probe = scale * np.geomspace(1e-3, 1e3, 61)
+    peak = float(np.max(np.abs(mu(probe))))
+    zeros, nonneg = _known_signs(dens)
+    tail_exponent = d + 1 + 2 * dens.j0 if dens.j0 is not None else math.inf
+    return RadialTransform(
+        mu=mu,
+        log_abs_mu=log_form(fn),
+        method="closed-form:exp-poly" if dens.groups else "closed-form:k-bessel",
+        rel_error=max(rel, BUILDERS["exp_poly"].rel_error),
+        abs_error=min(1.0, 1e-300 / peak) if peak > 0 else 0.0,
+        scale=scale,
+        tail_exponent=float(tail_exponent),
+        nonnegative=nonneg,
+        zeros=zeros,
+    )
+
+
+def _scale(dens):
+    vals = [abs(complex(g.a)) for g in dens.groups]
+    vals += [k.a_f if k.c_f * k.a_f <= 1 else math.sqrt(k.a_f / k.c_f) for k in dens.kb]
+    return float(min(vals))
+
+
+def _known_signs(dens):
+    """(zeros, nonnegative) where known exactly: one real group (sign changes = positive real
+    roots of odd multiplicity of N) and positive K-Bessel terms."""
+    if any(k.sign < 0 for k in dens.kb):
+        return None, False
+    if not dens.groups:
+        return np.empty(0), True
+    if len(dens.groups) != 1 or not dens.groups[0].real or dens.groups[0].log_coef is not None:
+        return None, False
+    g = dens.groups[0]
+    pos = sorted(float(z.real) for z in g.roots if z.imag == 0 and z.real > 0)
+    odd = []
+    i = 0
+    while i < len(pos):  # cluster multiple roots
+        j = i
+        while j + 1 < len(pos) and abs(pos[j + 1] - pos[i]) <= 1e-20 * pos[i] + 1e-300:
+            j += 1
+        if (j - i + 1) % 2:
+            odd.append(math.sqrt(pos[i]))
+        i = j + 1
+    zeros = np.array(odd, dtype=float)
+    nonneg = not odd and float(g.lead.real) > 0 and not dens.kb
+    if not odd and float(g.lead.real) > 0:
+        nonneg = True
+    return (zeros if not dens.kb else None), bool(nonneg)
