@@ -35,6 +35,7 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
+from .._numerics.chebyshev import fit_adaptive
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
 from ._registry import BUILDERS, builder, matcher
@@ -118,9 +119,11 @@ def _parse_term(term):
         return None
     lin = sympy.expand(grest / R)
     if not lin.has(R):
-        if half is not None or not power.is_integer or power < -1:
+        if half is not None or not (power.is_real and power >= -1):
             return None
-        return ("exp", sympy.expand(-lin), int(power), coef)
+        if power.is_integer:
+            return ("exp", sympy.expand(-lin), int(power), coef)
+        return ("nu", sympy.expand(-lin), power, coef)
     sq = _sqrt_radicand(grest)
     if sq is None or power != 0:
         return None
@@ -154,12 +157,21 @@ def _match(expr, support):
         return None
     e = _exact(expr).rewrite(sympy.exp)
     e = sympy.expand(sympy.powsimp(sympy.expand(e), combine="exp"))
-    exp_terms, kb_terms = {}, []
+    exp_terms, kb_terms, nu_terms, const = {}, [], {}, sympy.Integer(0)
     for term in sympy.Add.make_args(e):
+        if term.is_number:
+            const += term
+            continue
         parsed = _parse_term(term)
         if parsed is None:
             return None
-        if parsed[0] == "exp":
+        if parsed[0] == "nu":
+            _, a, nu, c = parsed
+            if not (a.is_real and a > 0 and c.is_real):
+                return None  # r^nu with an oscillating factor: not handled
+            key = (a, nu)
+            nu_terms[key] = nu_terms.get(key, 0) + c
+        elif parsed[0] == "exp":
             _, a, n, c = parsed
             if not sympy.re(a) > 0:
                 return None
@@ -173,7 +185,13 @@ def _match(expr, support):
         terms = {n: c for n, c in terms.items() if c != 0}
         if terms:
             groups.append((a, terms))
-    if not groups and not kb_terms:
+    nu_terms = {k: sympy.expand(c) for k, c in nu_terms.items() if sympy.expand(c) != 0}
+    if nu_terms:
+        # the leading non-integer power must not cancel between exponents (its tail rho^-(d+nu))
+        nu_min = min(nu for _, nu in nu_terms)
+        if sympy.Add(*[c for (_, nu), c in nu_terms.items() if nu == nu_min]) == 0:
+            return None
+    if not groups and not kb_terms and not nu_terms:
         return None
     if any(max(t) > _MAX_POWER for _, t in groups):
         return None
@@ -190,12 +208,16 @@ def _match(expr, support):
             _cnum(coef)
     except TypeError:
         return None
-    only_plain = not kb_terms and len(groups) == 1 and set(groups[0][1]) == {0}
-    if only_plain and _cnum(groups[0][0]).imag == 0:
+    if _cnum(const).imag != 0:
+        return None
+    only_plain = not kb_terms and not nu_terms and len(groups) == 1 and set(groups[0][1]) == {0}
+    if only_plain and _cnum(groups[0][0]).imag == 0 and const == 0:
         return None  # c exp(-b r): the Matérn builder
     return "exp_poly", {
         "groups": tuple((a, tuple(sorted(t.items()))) for a, t in groups),
         "kbessel": tuple(kb_terms),
+        "powers": tuple((a, nu, c) for (a, nu), c in nu_terms.items()),
+        "constant": const,
     }
 
 
@@ -367,6 +389,66 @@ class _KBessel:
         )
 
 
+class _NuPart:
+    """coef r^nu exp(-a r), a > 0, nu > -1 not an integer:
+    mu = coef K (a^2 + s)^(-(nu+d)/2) 2F1((nu+d)/2, -(nu+1)/2; d/2; 1 - u^2), u = a/sqrt(a^2 + s),
+    K = (2 pi)^(-d/2) 2^(1-d/2) Gamma(nu+d)/Gamma(d/2); 2F1(1 - u^2) is analytic in u on [0, 1]
+    and tabulated there (piecewise Chebyshev of mpmath values, measured error)."""
+
+    def __init__(self, a, nu, coef, d):
+        with mpmath.workdps(_DPS):
+            self.a = mpmath.mpf(_mp(a).real)
+            self.nu = mpmath.mpf(_mp(nu).real)
+            self.coef = mpmath.mpf(_mp(coef).real)
+            self.A = (self.nu + d) / 2
+            self.b = -(self.nu + 1) / 2
+            self.c = mpmath.mpf(d) / 2
+            self.log_k = (
+                -mpmath.mpf(d) / 2 * mpmath.log(2 * mpmath.pi)
+                + (1 - mpmath.mpf(d) / 2) * mpmath.log(2)
+                + mpmath.loggamma(self.nu + d)
+                - mpmath.loggamma(mpmath.mpf(d) / 2)
+                + mpmath.log(abs(self.coef))
+            )
+        self.sign = 1.0 if self.coef > 0 else -1.0
+        self.a_f, self.A_f, self.log_k_f = float(self.a), float(self.A), float(self.log_k)
+
+        def hyp(u):
+            with mpmath.workdps(24):
+                return np.array(
+                    [float(mpmath.hyp2f1(self.A, self.b, self.c, 1 - mpmath.mpf(float(x)) ** 2)) for x in u]
+                )
+
+        self.fit, self.fit_error = fit_adaptive(
+            hyp,
+            0.0,
+            1.0,
+            n_init=4,
+            degree=24,
+            tol=1e-13,
+            floor=lambda v: 1e-6 * np.max(np.abs(v)),
+            check_tail=3,
+        )
+        self.tail_exponent = float(self.nu) + d
+
+    def log_complex(self, s):
+        q2 = self.a_f**2 + s
+        f = self.fit(self.a_f / np.sqrt(q2))
+        with np.errstate(divide="ignore"):
+            la = self.log_k_f - self.A_f * np.log(q2) + np.log(np.abs(f))
+        return la, np.where(f * self.sign >= 0, 0.0, np.pi)
+
+    def value_mp(self, s):
+        q2 = self.a**2 + s
+        u2 = self.a**2 / q2
+        return (
+            self.sign
+            * mpmath.exp(self.log_k)
+            * q2 ** (-self.A)
+            * mpmath.hyp2f1(self.A, self.b, self.c, 1 - u2)
+        )
+
+
 def _log_besselk(nu, z):
     """log K_nu(z) for nu >= 0 (integer or half-integer), z > 0: upward ratio recurrence (stable)."""
     base = nu - math.floor(nu)
@@ -422,13 +504,25 @@ def _pair_groups(groups):
 
 
 class _ExpPolyDensity:
-    def __init__(self, groups, kbessel, d):
+    def __init__(self, groups, kbessel, powers, d):
         self.d = d
         self.m = (d + 1) / 2
-        self.groups = [_Group(a, t, d, dbl) for a, t, dbl in _pair_groups(groups)]
+        paired = _pair_groups(groups)
+        self.groups = [_Group(a, t, d, dbl) for a, t, dbl in paired]
+        k0 = sum((2 if dbl else 1) * (dict(t).get(0, 0) - a * dict(t).get(-1, 0)) for a, t, dbl in paired)
+        k0 += sum(
+            coef * c2 ** sympy.Rational(-e, 2) * sympy.exp(-a * sympy.sqrt(c2)) for a, c2, e, coef in kbessel
+        )
+        self._k0 = _cnum(sympy.sympify(k0)).real if not any(nu < 0 for _, nu, _ in powers) else math.inf
         self.kb = [_KBessel(a, c2, e, coef, d) for a, c2, e, coef in kbessel]
-        self.parts = self.groups + self.kb
+        self.nus = [_NuPart(a, nu, coef, d) for a, nu, coef in powers]
+        self.others = self.kb + self.nus  # parts evaluated directly at every rho
+        self.parts = self.groups + self.others
         self._build_series()
+
+    def value_at_zero(self):
+        """k(0) without the constant term."""
+        return self._k0
 
     # -- the tail series ---------------------------------------------------------------------
     def _build_series(self):
@@ -528,7 +622,7 @@ class _ExpPolyDensity:
             with mpmath.workdps(dps):
                 s = mpmath.mpf(rho) ** 2
                 vals = [self._series_mp(s)] if tail else []
-                vals += [p.value_mp(s) for p in (self.kb if tail else self.parts)]
+                vals += [p.value_mp(s) for p in (self.others if tail else self.parts)]
                 total = mpmath.re(mpmath.fsum(vals))
                 amp = mpmath.fsum(abs(v) for v in vals)
                 if total == 0:
@@ -541,11 +635,12 @@ class _ExpPolyDensity:
 
 
 @builder("exp_poly", rel_error=0.0)  # measured per transform (bound of the float64 path)
-def exp_poly(groups, kbessel, dim):
-    """mu of Re sum_j P_j(r) exp(-a_j r) + K-Bessel terms on R^dim (module docstring)."""
+def exp_poly(groups, kbessel, dim, powers=(), constant=0):
+    """mu of Re sum_j P_j(r) exp(-a_j r) + r^nu exp(-a r) + K-Bessel terms (+ a constant: an atom at
+    0) on R^dim (module docstring)."""
     d = dim
     try:
-        dens = _ExpPolyDensity(groups, kbessel, d)
+        dens = _ExpPolyDensity(groups, kbessel, powers, d)
     except ArithmeticError:
         return None
     fn = dens.log_abs_and_sign
@@ -559,12 +654,20 @@ def exp_poly(groups, kbessel, dim):
             log_terms += (float(g.p) + len(g.roots)) * span
     for k in dens.kb:
         log_terms += abs(k.log_k_f) + k.w_f * (abs(math.log(k.a_f**2 + rho_ref**2)) + 1) + 4 * k.w_f
-    rel = max(1e-14, 8 * _EPS * (log_terms + 10) * _KAPPA)
+    fit_error = 0.0
+    for nu in dens.nus:
+        log_terms += abs(nu.log_k_f) + nu.A_f * (abs(math.log(nu.a_f**2 + rho_ref**2)) + 1)
+        fit_error = max(fit_error, nu.fit_error)
+    rel = max(1e-14, 8 * _EPS * (log_terms + 10) * _KAPPA + fit_error * _KAPPA)
     scale = _scale(dens)
     probe = scale * np.geomspace(1e-3, 1e3, 61)
     peak = float(np.max(np.abs(mu(probe))))
     zeros, nonneg = _known_signs(dens)
     tail_exponent = d + 1 + 2 * dens.j0 if dens.j0 is not None else math.inf
+    for nu in dens.nus:
+        tail_exponent = min(tail_exponent, nu.tail_exponent)
+    c0 = float(_cnum(sympy.sympify(constant)).real)
+    atom = {"shells": ((0.0, c0),), "ac_mass": dens.value_at_zero()} if c0 != 0 else {}
     return RadialTransform(
         mu=mu,
         log_abs_mu=log_form(fn),
@@ -573,13 +676,14 @@ def exp_poly(groups, kbessel, dim):
         abs_error=min(1.0, 1e-300 / peak) if peak > 0 else 0.0,
         scale=scale,
         tail_exponent=float(tail_exponent),
-        nonnegative=nonneg,
+        nonnegative=nonneg and c0 >= 0,
         zeros=zeros,
+        **atom,
     )
 
 
 def _scale(dens):
-    vals = [abs(complex(g.a)) for g in dens.groups]
+    vals = [abs(complex(g.a)) for g in dens.groups] + [nu.a_f for nu in dens.nus]
     vals += [k.a_f if k.c_f * k.a_f <= 1 else math.sqrt(k.a_f / k.c_f) for k in dens.kb]
     return float(min(vals))
 
@@ -587,7 +691,7 @@ def _scale(dens):
 def _known_signs(dens):
     """(zeros, nonnegative) where known exactly: one real group (sign changes = positive real
     roots of odd multiplicity of N) and positive K-Bessel terms."""
-    if any(k.sign < 0 for k in dens.kb):
+    if any(k.sign < 0 for k in dens.kb) or dens.nus:
         return None, False
     if not dens.groups:
         return np.empty(0), True
