@@ -47,7 +47,7 @@ _S = sympy.Symbol("s")  # rho^2
 _A = sympy.Symbol("a")
 _DPS = 100  # digits of the roots and constants
 _SERIES_DPS = 60  # digits of the tail-series coefficients
-_KAPPA = 16.0  # float64 is kept where at most this factor of the amplitude cancels
+_KAPPA = 1e3  # float64 is kept where at most this factor of the amplitude cancels
 _MAX_DPS = 90
 _MAX_TERMS = 2000
 _MAX_POWER = 60  # largest power of r per group (sympy cost grows with it)
@@ -611,7 +611,10 @@ class _ExpPolyDensity:
             amp = np.sum(w, axis=0)
             log_abs = shift + np.log(np.abs(total))
         sign = np.sign(total)
-        bad = ~(np.abs(total) * _KAPPA >= amp) | ~np.isfinite(log_abs)
+        # one part (one group): its only cancellation is the real part near a zero of mu, where the
+        # float64 error stays relative to the local amplitude |T|; several parts: mpmath
+        several = np.where(tail, len(self.others) + 1, len(self.parts)) > 1
+        bad = (several & ~(np.abs(total) * _KAPPA >= amp)) | ~np.isfinite(log_abs)
         for i in np.nonzero(bad)[0]:
             log_abs[i], sign[i] = self._point_mp(float(rho[i]), bool(tail[i]))
         return log_abs, sign
