@@ -661,7 +661,10 @@ def exp_poly(groups, kbessel, dim, powers=(), constant=0):
     for nu in dens.nus:
         log_terms += abs(nu.log_k_f) + nu.A_f * (abs(math.log(nu.a_f**2 + rho_ref**2)) + 1)
         fit_error = max(fit_error, nu.fit_error)
-    rel = max(1e-14, 8 * _EPS * (log_terms + 10) * _KAPPA + fit_error * _KAPPA)
+    # one part: relative to its local amplitude (the real part near zeros); several parts: float64 is
+    # kept where at most _KAPPA of the amplitude cancels (mpmath beyond)
+    kappa = _KAPPA if len(dens.parts) + (dens.j0 is not None and bool(dens.others)) > 1 else 4.0
+    rel = max(1e-14, 8 * _EPS * (log_terms + 10) * kappa + fit_error * kappa)
     scale = _scale(dens)
     probe = scale * np.geomspace(1e-3, 1e3, 61)
     peak = float(np.max(np.abs(mu(probe))))
