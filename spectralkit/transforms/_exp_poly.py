@@ -564,6 +564,7 @@ class _ExpPolyDensity:
                 raise ArithmeticError("no well-conditioned tail expansion found")
             scale = max(abs(v) * x**i for i, v in enumerate(e))
             self.series_mp = (e, x)
+            self.series_scaled = [v * x**i for i, v in enumerate(e)]
             self.series_f = np.array([float(v * x**i / scale) for i, v in enumerate(e)])
             self.series_log_scale = float(mpmath.log(scale))
             self.x_t = float(x)
@@ -580,11 +581,14 @@ class _ExpPolyDensity:
         return la, np.where(acc >= 0, 0.0, np.pi)
 
     def _series_mp(self, s):
-        e, _ = self.series_mp
-        x = 1 / s
+        e, x_t = self.series_mp
+        y = 1 / (s * x_t)  # <= 1 in the tail; the scaled terms e_i x_t^i y^i fall like y^i
+        n = len(e)
+        if y < 1:  # the terms beyond n are below 10^-(dps + 5) of the leading ones
+            n = min(n, int((mpmath.mp.dps + 5) * math.log(10) / -float(mpmath.log(y))) + 2)
         acc = mpmath.mpf(0)
-        for c in e[::-1]:
-            acc = acc * x + c
+        for c in self.series_scaled[:n][::-1]:
+            acc = acc * y + c
         return acc * mpmath.power(s, -(mpmath.mpf(self.d + 1) / 2 + self.j0))
 
     # -- evaluation --------------------------------------------------------------------------
