@@ -167,8 +167,8 @@ def _match(expr, support):
             return None
         if parsed[0] == "nu":
             _, a, nu, c = parsed
-            if not (a.is_real and a > 0 and c.is_real):
-                return None  # r^nu with an oscillating factor: not handled
+            if not (a.is_real and a > 0 and c.is_real and nu > 0):
+                return None  # r^nu with an oscillating factor, or unbounded (nu < 0): not handled
             key = (a, nu)
             nu_terms[key] = nu_terms.get(key, 0) + c
         elif parsed[0] == "exp":
