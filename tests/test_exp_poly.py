@@ -445,3 +445,39 @@ def test_cold_derivations_are_fast():
     )
     times = [float(x) for x in out.stdout.split()]
     assert len(times) == 3 and max(times) < 10.0, times
+
+
+def _resonance_masses(eps, b, d):
+    """(m+, m-) of exp(-eps r) cos(b r) on R^d in mpmath: mu = C_d Re[a (a^2 + s)^(-m)], a = eps - i b,
+    changes sign where arg(a) - m arg(a^2 + s) = pi/2 + j pi, i.e. at s = Im(a^2)/tan(theta_j) - Re(a^2)
+    (closed-form zeros); the lobes between them are integrated by mpmath."""
+    with mpmath.workdps(30):
+        a = mpmath.mpc(eps, -b)
+        m = mpmath.mpf(d + 1) / 2
+        cd = mpmath.gamma(m) * mpmath.pi ** (-m)
+        area = 2 * mpmath.pi ** (mpmath.mpf(d) / 2) / mpmath.gamma(mpmath.mpf(d) / 2)
+        f = lambda x: area * x ** (d - 1) * (cd * a * (a * a + x * x) ** (-m)).real
+        zeros = []
+        for j in range(-4 * d - 8, 4 * d + 8):
+            theta = (mpmath.arg(a) - mpmath.pi / 2 - j * mpmath.pi) / m
+            if mpmath.arg(a * a) < theta < 0:
+                s = (a * a).imag / mpmath.tan(theta) - (a * a).real
+                if s > 0:
+                    zeros.append(mpmath.sqrt(s))
+        edges = [mpmath.mpf(0), *sorted(zeros), mpmath.inf]
+        plus = minus = mpmath.mpf(0)
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            v = mpmath.quad(f, [lo, (lo + hi) / 2, hi] if hi != mpmath.inf else [lo, lo + 1, hi])
+            plus, minus = (plus + v, minus) if v > 0 else (plus, minus - v)
+        return float(plus), float(minus), len(zeros)
+
+
+@pytest.mark.parametrize("eps,b,d", [(0.002, 3.0, 16), (0.01, 1.0, 64), (1.0, 1.0, 16)])
+def test_sharp_resonances_keep_every_lobe(eps, b, d):
+    # a slowly damped oscillation puts p = (d + 1)/2 sign changes within ~eps of rho = b: the exact
+    # zeros of the transform (from its phase) keep every lobe; masses up to 1e53 must still be right
+    rep = sk.check_rkks(RadialKernel.from_string(f"exp(-{eps}*r)*cos({b}*r)"), dim=d)
+    plus, minus, n = _resonance_masses(eps, b, d)
+    assert len(rep.sign_changes) == n
+    assert abs(rep.mass_plus.value - plus) <= max(rep.mass_plus.error, 1e-10 * plus)
+    assert abs(rep.mass_minus.value - minus) <= max(rep.mass_minus.error, 1e-10 * minus)

@@ -34,6 +34,7 @@ import mpmath
 import numpy as np
 import scipy.special as sc
 import sympy
+from scipy.optimize import brentq
 
 from .._numerics.chebyshev import fit_adaptive
 from ..kernels._parse import R
@@ -699,27 +700,59 @@ def _scale(dens):
 
 
 def _known_signs(dens):
-    """(zeros, nonnegative) where known exactly: one real group (sign changes = positive real
-    roots of odd multiplicity of N) and positive K-Bessel terms."""
+    """(zeros, nonnegative) where known: one group (one real exponent or one conjugate pair, see
+    :func:`_phase_zeros`) and positive K-Bessel terms."""
     if any(k.sign < 0 for k in dens.kb) or dens.nus:
         return None, False
     if not dens.groups:
         return np.empty(0), True
-    if len(dens.groups) != 1 or not dens.groups[0].real or dens.groups[0].log_coef is not None:
+    if len(dens.groups) != 1 or dens.groups[0].log_coef is not None or dens.groups[0].coeffs is None:
         return None, False
     g = dens.groups[0]
-    pos = sorted(float(z.real) for z in g.roots if z.imag == 0 and z.real > 0)
-    odd = []
-    i = 0
-    while i < len(pos):  # cluster multiple roots
-        j = i
-        while j + 1 < len(pos) and abs(pos[j + 1] - pos[i]) <= 1e-20 * pos[i] + 1e-300:
-            j += 1
-        if (j - i + 1) % 2:
-            odd.append(math.sqrt(pos[i]))
-        i = j + 1
-    zeros = np.array(odd, dtype=float)
-    nonneg = not odd and float(g.lead.real) > 0 and not dens.kb
-    if not odd and float(g.lead.real) > 0:
-        nonneg = True
+    zeros = _phase_zeros(g)
+    nonneg = zeros.size == 0 and g.real and float(g.lead.real) > 0
     return (zeros if not dens.kb else None), bool(nonneg)
+
+
+def _phase_zeros(g):
+    """Sign changes of Re T for one group T = C_d lead prod(s - s_k) (a^2 + s)^(-p).
+
+    With s real, every factor's argument is continuous and monotone in s (Im s_k and Im a^2 keep
+    their signs) except at positive real roots, where the factor changes sign. Re T = |T| cos(phi):
+    phi is sampled on a grid that moves each factor's argument by at most pi/16 per step
+    (s = c + w tan(theta), theta uniform, around each factor's centre c = Re(-s_k), width |Im s_k|;
+    16 p steps for (a^2 + s)^(-p)), so no pair of sign changes falls between two grid points; each
+    bracketed change is then refined by Brent's method to rounding.
+    """
+    centres = [(-complex(g.a2).real, abs(complex(g.a2).imag), 16 * (float(g.p) + 1))]
+    centres += [(float(z.real), abs(float(z.imag)), 16) for z in g.roots if z.imag != 0]
+    pieces = [np.geomspace(1e-300, 1e300, 4000)]
+    for c, w, n in centres:
+        if w > 0:
+            theta = np.linspace(-0.5 * np.pi, 0.5 * np.pi, int(n) + 2)[1:-1]
+            pieces.append(c + w * np.tan(theta))
+    real_roots = np.array([float(z.real) for z in g.roots if z.imag == 0])
+    pieces.append(real_roots)
+    grid = np.unique(np.concatenate(pieces))
+    grid = grid[(grid > 0) & np.isfinite(grid)]
+    roots_c = np.array([complex(z) for z in g.roots if z.imag != 0])
+    a2, pf, lead_arg = complex(g.a2), float(g.p), float(mpmath.arg(g.lead))
+
+    def h(s):
+        s = np.asarray(s, dtype=np.float64)
+        phi = lead_arg - pf * np.angle(a2 + s.astype(np.complex128))
+        for z in roots_c:
+            phi = phi + np.angle(s - z)
+        out = np.cos(phi)
+        for z in real_roots:
+            out = out * np.sign(s - z)
+        return out
+
+    vals = h(grid)
+    idx = np.nonzero(np.sign(vals[:-1]) * np.sign(vals[1:]) < 0)[0]
+    zeros = [math.sqrt(brentq(h, grid[i], grid[i + 1], xtol=1e-300, rtol=4 * _EPS)) for i in idx]
+    # an exact zero on a grid point (a real root) is a sign change too
+    for i in np.nonzero(vals == 0)[0]:
+        if 0 < i < len(vals) - 1 and vals[i - 1] * vals[i + 1] < 0:
+            zeros.append(math.sqrt(grid[i]))
+    return np.array(sorted(zeros), dtype=float)
