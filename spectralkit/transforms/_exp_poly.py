@@ -682,7 +682,7 @@ def exp_poly(groups, kbessel, dim, powers=(), constant=0):
     return RadialTransform(
         mu=mu,
         log_abs_mu=log_form(fn),
-        method="closed-form:exp-poly" if dens.groups else "closed-form:k-bessel",
+        method="closed-form:exp-poly" if dens.groups or dens.nus else "closed-form:k-bessel",
         rel_error=max(rel, BUILDERS["exp_poly"].rel_error),
         abs_error=min(1.0, 1e-300 / peak) if peak > 0 else 0.0,
         scale=scale,
@@ -700,18 +700,63 @@ def _scale(dens):
 
 
 def _known_signs(dens):
-    """(zeros, nonnegative) where known: one group (one real exponent or one conjugate pair, see
-    :func:`_phase_zeros`) and positive K-Bessel terms."""
-    if any(k.sign < 0 for k in dens.kb) or dens.nus:
-        return None, False
-    if not dens.groups:
+    """(zeros, nonnegative): one group (one real exponent or one conjugate pair) from its phase
+    (:func:`_phase_zeros`); positive K-Bessel terms alone are positive; otherwise the sign changes of
+    mu on a grid that resolves every group's resonance (:func:`_grid_zeros`)."""
+    if not dens.groups and not dens.nus and all(k.sign > 0 for k in dens.kb):
         return np.empty(0), True
-    if len(dens.groups) != 1 or dens.groups[0].log_coef is not None or dens.groups[0].coeffs is None:
-        return None, False
-    g = dens.groups[0]
-    zeros = _phase_zeros(g)
-    nonneg = zeros.size == 0 and g.real and float(g.lead.real) > 0
-    return (zeros if not dens.kb else None), bool(nonneg)
+    g = dens.groups[0] if len(dens.groups) == 1 else None
+    if not dens.others and g is not None and g.log_coef is None and g.coeffs is not None:
+        zeros = _phase_zeros(g)
+        return zeros, bool(zeros.size == 0 and g.real and float(g.lead.real) > 0)
+    zeros = _grid_zeros(dens)
+    return zeros, False
+
+
+def _resonance_grid(groups):
+    """s-points that move each group factor's argument by at most pi/16 per step (module docstring of
+    :func:`_phase_zeros`)."""
+    pieces = []
+    for g in groups:
+        centres = [(-complex(g.a2).real, abs(complex(g.a2).imag), 16 * (float(getattr(g, "p", 0)) + 1))]
+        if g.coeffs is not None:
+            centres += [(float(z.real), abs(float(z.imag)), 16) for z in g.roots if z.imag != 0]
+            pieces.append(np.array([float(z.real) for z in g.roots if z.imag == 0]))
+        for c, w, n in centres:
+            if w > 0:
+                theta = np.linspace(-0.5 * np.pi, 0.5 * np.pi, int(n) + 2)[1:-1]
+                pieces.append(c + w * np.tan(theta))
+    return pieces
+
+
+def _grid_zeros(dens):
+    """Sign changes of mu (several parts): bracketed on the resonance grid plus a fine grid over the
+    range where the parts live, refined together by bisection on the sign of mu (mpmath where the
+    parts cancel, as everywhere)."""
+    scale = _scale(dens)
+    top = 40 * max(
+        [abs(complex(g.a)) * math.sqrt(float(g.p)) for g in dens.groups if g.coeffs is not None] + [scale]
+    )
+    rho = np.unique(
+        np.concatenate([np.geomspace(1e-6 * scale, 1e3 * top, 6000), np.linspace(0, top, 6000)[1:]])
+    )
+    pieces = [rho * rho, *_resonance_grid(dens.groups)]
+    grid = np.sqrt(np.unique(np.concatenate([p[(p > 0) & np.isfinite(p)] for p in pieces if p.size])))
+    grid = grid[grid <= 1e3 * top]
+    _, sign = dens.log_abs_and_sign(grid)
+    idx = np.nonzero(sign[:-1] * sign[1:] < 0)[0]
+    lo, hi = grid[idx].copy(), grid[idx + 1].copy()
+    s_lo = sign[idx].copy()
+    for _ in range(200):
+        live = hi - lo > 4 * _EPS * hi
+        if not np.any(live):
+            break
+        mid = 0.5 * (lo[live] + hi[live])
+        _, sm = dens.log_abs_and_sign(mid)
+        same = sm == s_lo[live]
+        lo[live] = np.where(same, mid, lo[live])
+        hi[live] = np.where(same, hi[live], mid)
+    return 0.5 * (lo + hi)
 
 
 def _phase_zeros(g):
@@ -724,15 +769,8 @@ def _phase_zeros(g):
     16 p steps for (a^2 + s)^(-p)), so no pair of sign changes falls between two grid points; each
     bracketed change is then refined by Brent's method to rounding.
     """
-    centres = [(-complex(g.a2).real, abs(complex(g.a2).imag), 16 * (float(g.p) + 1))]
-    centres += [(float(z.real), abs(float(z.imag)), 16) for z in g.roots if z.imag != 0]
-    pieces = [np.geomspace(1e-300, 1e300, 4000)]
-    for c, w, n in centres:
-        if w > 0:
-            theta = np.linspace(-0.5 * np.pi, 0.5 * np.pi, int(n) + 2)[1:-1]
-            pieces.append(c + w * np.tan(theta))
+    pieces = [np.geomspace(1e-300, 1e300, 4000), *_resonance_grid([g])]
     real_roots = np.array([float(z.real) for z in g.roots if z.imag == 0])
-    pieces.append(real_roots)
     grid = np.unique(np.concatenate(pieces))
     grid = grid[(grid > 0) & np.isfinite(grid)]
     roots_c = np.array([complex(z) for z in g.roots if z.imag != 0])
