@@ -305,8 +305,9 @@ class _Group:
         terms = []
         if self.coeffs is not None:
             z = self.log_lead - self.pf * np.log(self.a2_f + s.astype(np.complex128))
-            for root in self.roots_f:
-                z = z + np.log(s - root)
+            with np.errstate(divide="ignore", invalid="ignore"):  # s on a real root: log 0 = -inf
+                for root in self.roots_f:
+                    z = z + np.log(s - root)
             terms.append(z)
         if self.log_coef is not None:
             v = complex(self.log_coef) * np.log(self.a2_f + s.astype(np.complex128))
