@@ -53,6 +53,8 @@ _MAX_DPS = 90
 _MAX_TERMS = 2000
 _MAX_POWER = 60  # largest power of r per group (sympy cost grows with it)
 _EPS = np.finfo(float).eps
+#: failures of the exact machinery that leave the kernel to the generic routes
+_NOT_BUILT = (ArithmeticError, ValueError, mpmath.libmp.NoConvergence)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -650,7 +652,7 @@ def exp_poly(groups, kbessel, dim, powers=(), constant=0):
     d = dim
     try:
         dens = _ExpPolyDensity(groups, kbessel, powers, d)
-    except ArithmeticError:
+    except _NOT_BUILT:  # a root finder or hypergeometric sum that does not converge: no closed form
         return None
     fn = dens.log_abs_and_sign
     mu = vectorised(fn)
@@ -674,7 +676,10 @@ def exp_poly(groups, kbessel, dim, powers=(), constant=0):
     scale = _scale(dens)
     probe = scale * np.geomspace(1e-3, 1e3, 61)
     peak = float(np.max(np.abs(mu(probe))))
-    zeros, nonneg = _known_signs(dens)
+    try:
+        zeros, nonneg = _known_signs(dens)
+    except _NOT_BUILT:
+        zeros, nonneg = None, False
     tail_exponent = d + 1 + 2 * dens.j0 if dens.j0 is not None else math.inf
     for nu in dens.nus:
         tail_exponent = min(tail_exponent, nu.tail_exponent)
