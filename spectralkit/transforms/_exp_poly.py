@@ -4,6 +4,9 @@ Kernels (one atom; ``expr`` real):
 
     k(r) = Re sum_j sum_n c_jn r^n exp(-a_j r)                      (n >= -1 integer, Re a_j > 0)
          + sum_i b_i (c_i^2 + r^2)^(-e_i/2) exp(-a_i sqrt(c_i^2 + r^2))   (e_i in {0, 1}, a_i, c_i > 0)
+         + sum_l g_l r^(nu_l) exp(-a_l r) + c_0                     (nu_l > 0 not integer, a_l > 0)
+
+Sign changes: :func:`_phase_zeros` (one group) and :func:`_grid_zeros` (several parts).
 
 cos, sin, cosh and sinh factors are rewritten as exponentials (complex a_j), terms are grouped by
 exponent. Routes (``docs/theory.md``, section "Exponential-polynomial and K-Bessel kernels"):
@@ -19,10 +22,13 @@ exponent. Routes (``docs/theory.md``, section "Exponential-polynomial and K-Bess
 * exp(-a sqrt(c^2 + r^2)): subordination to Gaussians gives
   mu = 2^(-(d-1)/2) pi^(-(d+1)/2) a c^w (a^2 + s)^(-w/2) K_w(c sqrt(a^2 + s)), w = (d+1)/2, and with
   the factor (c^2 + r^2)^(-1/2) the same without the factor a and with w = (d-1)/2.
-* Between groups (and in the real part of a complex group) digits may cancel: the cancellation
+* c r^nu exp(-a r), a > 0, nu > 0 not an integer: a 2F1 in u = a / sqrt(a^2 + s), tabulated
+  (:class:`_NuPart`); a constant term is an atom at 0 (a shell of radius 0).
+* Between parts (groups, K-Bessel terms, powers) digits may cancel: the cancellation
   kappa = sum |T_g| / |sum T_g| is measured at every point and where it exceeds ``_KAPPA`` the point
   is re-evaluated in mpmath at 20 + log10(kappa) digits (raised until the measured cancellation
-  leaves 20 digits). For rho >= rho_t the exp-polynomial part is the convergent expansion
+  leaves 20 digits). One part alone keeps float64 also near its zeros (the real part of a complex
+  group): its error is relative to its local amplitude there. For rho >= rho_t the exp-polynomial part is the convergent expansion
   mu = s^(-m) sum_j E_j s^(-j), its coefficients summed over the groups in 60-digit arithmetic
   (the first ones cancel: the tail exponent is d + 1 + 2 j0, i.e. the first odd power of k at 0);
   rho_t is chosen so that the series is well conditioned there.
