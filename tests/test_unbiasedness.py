@@ -27,6 +27,7 @@ from hypothesis import strategies as hst
 
 from spectralkit import kernels
 from spectralkit.features import RandomFeatures, _omega
+from spectralkit.kernels import RadialKernel
 
 RADII = (0.25, 0.8, 1.7)
 REPS = 1000  # refits per unbiasedness check (see the module docstring for the power this gives)
@@ -117,6 +118,8 @@ CASES = [
     (kernels.spherical_polynomial(2.0, 2), 3, "rff"),
     (kernels.laplacian(1.0) - 0.5 * kernels.gaussian(0.5), 5, "gorf"),
     (kernels.matern(1.5, 1.0), 16, "gorf"),
+    # exponential polynomial with complex exponents (exact closed form, RKKS), transforms/_exp_poly.py
+    (RadialKernel.from_string("exp(-r)*cos(r)"), 16, "orf"),
 ]
 
 
