@@ -244,8 +244,11 @@ def _boundary_p(theta, c):
     return p_plus, p_plus + math.sin(theta)
 
 
-def _averaged_beyond(parts, rho_far, q, R):
-    """(m+, m-) of [rho_far, inf) by averaging (module docstring), one dominant frequency R."""
+def _averaged_beyond(parts, rho_far, q, R, scale=0.0):
+    """(m+, m-) of [rho_far, inf) by averaging (module docstring), one dominant frequency R.
+
+    ``scale`` (the mass scale) sets an absolute floor 1e-17 scale: a part that is zero up to
+    rounding (the negative part of a positive tail) would otherwise be bisected to 2^20 panels."""
     s = 1.0 / (q - 1.0)
 
     def integrand(which):
@@ -260,7 +263,9 @@ def _averaged_beyond(parts, rho_far, q, R):
 
     out = []
     for which in (1, -1):
-        v, e = integrate_adaptive(integrand(which), np.array([0.0]), np.array([1.0]), rel_tol=1e-12)
+        v, e = integrate_adaptive(
+            integrand(which), np.array([0.0]), np.array([1.0]), rel_tol=1e-12, abs_tol=1e-17 * scale
+        )
         out.append((float(v[0]), float(e[0])))
     if R:
         a, amps = parts(np.array([rho_far]))
@@ -514,7 +519,7 @@ def _oscillating_tail(measure, f, parts, rc, q, R, scale, rel):
     totals = []
     for start in (far, mid):
         keep = ends <= start * (1 + 1e-15)
-        (ap, ep), (am, em) = _averaged_beyond(parts, start, q, R)
+        (ap, ep), (am, em) = _averaged_beyond(parts, start, q, R, scale)
         totals.append(
             (
                 float(np.sum(v[keep & (v > 0)])) + ap,
