@@ -133,6 +133,7 @@ error_bound. Build: 20-150 ms for one piece in d <= 64, 0.1-1 s for d <= 256 and
 pieces, ~5 s at d = 4096; evaluation: ~0.2-0.6 us per point (numpy, vectorised).
 """
 
+import functools
 import itertools
 import math
 import numbers
@@ -153,13 +154,12 @@ from .._numerics.chebyshev import nodes as cheb_nodes
 __all__ = ["PolynomialTransform", "compact_polynomial_transform"]
 
 _MAX_DIM = 4096
-_MAX_DEGREE = 64
+_MAX_DEGREE = 1000  # the parser bounds integer powers by 1000 as well
 _MAX_PIECES = 64
 _EPS = float(np.finfo(np.float64).eps)
 _LN10 = math.log(10.0)
 # Gauss-Laguerre rules of increasing order for the edge integral G (tried in turn until two agree)
-_LAGUERRE_RULES = [sc.roots_laguerre(n) for n in (32, 40, 56, 80, 112)]
-_LAGUERRE = _LAGUERRE_RULES[0]
+_LAGUERRE_ORDERS = (32, 40, 56, 80, 112)
 _CHEB_N = 24  # Chebyshev points per panel
 _SERIES_LOSS = 16.0  # float series used while E(x) <= 16 env(x)
 _SERIES_STEP = 0.125  # grid step (in x) for the float-series limit
@@ -200,6 +200,19 @@ def _to_fraction(value, what):
         f"{what} must be a real number (int, float, Fraction or sympy number), "
         f"got {type(value).__name__} {value!r}"
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _gen_laguerre(n, alpha):
+    """Nodes t_i and weights w_i / Gamma(alpha + 1) of the n-point Gauss rule for the weight
+    t^alpha e^(-t) on (0, inf) (Golub-Welsch; normalised so that the weights sum to 1, no
+    overflow for any alpha). With alpha = beta the edge integrand's t^beta is in the weight:
+    high-order jumps (beta ~ 150, the integrand peaks at t ~ beta) need no more points."""
+    k = np.arange(n, dtype=np.float64)
+    diag = 2 * k + alpha + 1
+    off = np.sqrt(k[1:] * (k[1:] + alpha))
+    nodes, vecs = np.linalg.eigh(np.diag(diag) + np.diag(off, 1) + np.diag(off, -1))
+    return nodes, vecs[0, :] ** 2
 
 
 def _check_dim(dim):
@@ -609,6 +622,7 @@ class _Component:
                 * abs(_frac_mpf(eb))
                 * mpmath.sqrt(2 / mpmath.pi)
             )
+            bc = bc * mpmath.factorial(self.beta)  # G is tabulated divided by beta!
             self.log_bc = float(mpmath.log(bc))
             self.bc_f = _float_or_nan(bc)
             self.bc_mp = bc
@@ -621,8 +635,9 @@ class _Component:
         # psi(u) = sum_j |e_j / e_beta| j! u^(j-beta) > 0: the size of G when the orders do not
         # cancel. G is tabulated as G / psi, so that a tiny low-order jump (e.g. float coefficients
         # of (0.3 - r)^2 leave e_0 ~ 1e-17) keeps its relative accuracy at every u.
-        self.psi_coef = np.abs(self.ratios) * np.array(
-            [math.factorial(j) for j in range(self.beta, len(self.e))], dtype=np.float64
+        # (scaled by 1/beta!, as G: j!/beta! without overflow for any degree)
+        self.psi_coef = np.abs(self.ratios) * np.exp(
+            np.array([math.lgamma(j + 1) - math.lgamma(self.beta + 1) for j in range(self.beta, len(self.e))])
         )
         self.x_tail = None
         self.eps_tail = None
@@ -645,7 +660,7 @@ class _Component:
         return _logsumexp(self._log_q[None, :] - np.log(n_idx[None, :] + self.d + 2.0 * k[:, None]), axis=1)
 
     # -- the vertical path ----------------------------------------------------------------------
-    def g_direct(self, u, rule=_LAGUERRE):
+    def g_direct(self, u, order=_LAGUERRE_ORDERS[0]):
         """G(u) by Gauss-Laguerre on the ray z = b (1 + eta u), eta = i e^(i phi) s, u > 0 (array).
 
         The ray is tilted towards the origin by phi = atan(d u / 4), half the phase rate d u / 2 of
@@ -653,20 +668,24 @@ class _Component:
         integrand oscillates like exp(i t (nu+1) u) and Gauss-Laguerre then needs >= 112 points
         for 1e-12 (d = 4096), the tilted one converges with 24-40. Any ray into the upper
         half-plane gives the same G (Cauchy; H1(rho z) decays there)."""
-        t, w = rule
+        t, w = _gen_laguerre(order, float(self.beta))
         uu = np.asarray(u, dtype=np.float64)[:, None]
         phi = np.arctan(0.25 * self.d * uu)
         direction = 1j * np.exp(1j * phi)
         s = t[None, :] / np.cos(phi)
         eta = direction * s
         poly = np.zeros(eta.shape, dtype=np.complex128)
-        for j in range(len(self.ratios) - 1, -1, -1):  # Horner in u eta
-            poly = poly * (uu * eta) + self.ratios[j] * eta**self.beta
+        for j in range(len(self.ratios) - 1, -1, -1):  # Horner in u eta; eta^beta: see below
+            poly = poly * (uu * eta) + self.ratios[j]
         fac = np.exp((self.d / 2) * np.log1p(eta * uu))
         h = sc.hankel1e(self.nu, 1.0 / uu + eta) * np.sqrt(np.pi / (2 * uu))
         osc = np.exp(-1j * s * np.sin(phi))  # e^(i eta) = e^(-t) osc with t = s cos(phi)
         vals = w[None, :] * poly * fac * h * osc
-        return vals.sum(axis=1) * (direction[:, 0] / (1j * np.cos(phi[:, 0])))
+        # eta^beta = (direction / cos(phi))^beta t^beta, t^beta e^(-t) / beta! is the rule's weight
+        # formed as i^beta exp(beta (i phi - log cos phi)): a complex power would lose ~beta eps
+        ph = phi[:, 0]
+        tilt_beta = (1j ** (self.beta % 4)) * np.exp(self.beta * (1j * ph - np.log(np.cos(ph))))
+        return vals.sum(axis=1) * tilt_beta * (np.exp(1j * ph) / np.cos(ph))
 
     def psi(self, u):
         return _polyval(self.psi_coef, np.asarray(u, dtype=np.float64))
@@ -679,10 +698,10 @@ class _Component:
         """G(u) and an error estimate (relative to ``g_scale``, per point): successive
         Gauss-Laguerre orders until two agree to ``tol`` or stop improving (the noise of hankel1e
         in high d); the error estimate is the last difference."""
-        prev = self.g_direct(u, _LAGUERRE_RULES[0])
+        prev = self.g_direct(u, _LAGUERRE_ORDERS[0])
         last = math.inf
-        for rule in _LAGUERRE_RULES[1:]:
-            g = self.g_direct(u, rule)
+        for order in _LAGUERRE_ORDERS[1:]:
+            g = self.g_direct(u, order)
             err = np.abs(g - prev) / self.g_scale(u, g)
             worst = float(np.max(err))
             if worst <= tol or worst > 0.5 * last:  # converged, or down to the noise of hankel1e
@@ -691,10 +710,8 @@ class _Component:
         return g, err
 
     def g0(self):
-        """G(0) = i^beta beta! exp(-i (nu pi/2 + pi/4))."""
-        return (
-            (1j**self.beta) * math.factorial(self.beta) * np.exp(-1j * (self.nu * math.pi / 2 + math.pi / 4))
-        )
+        """G(0) / beta! = i^beta exp(-i (nu pi/2 + pi/4)) (G is tabulated divided by beta!)."""
+        return (1j ** (self.beta % 4)) * np.exp(-1j * (self.nu * math.pi / 2 + math.pi / 4))
 
     def tail_parts(self, rho, g, with_origin=True):
         """Parts of A_i and -Re(e^(i rho b) B_i) given G at u = 1/(rho b)."""
@@ -784,10 +801,10 @@ class _Component:
         """Piecewise Chebyshev table of G on [0, 1/x_tail]; sets eps_tail (interpolation error at
         the test points, quadrature error estimate, split-vs-series agreement; margin 4)."""
         u_max = 1.0 / self.x_tail
-        todo = [(0.0, u_max / 2, 0), (u_max / 2, u_max, 0)]
+        todo = [(0.0, u_max / 2, 0, math.inf), (u_max / 2, u_max, 0, math.inf)]
         done, worst = [], 0.0
         while todo:
-            a, b, depth = todo.pop()
+            a, b, depth, parent = todo.pop()
             us = _panel_points(a, b)
             g, qerr = self.g_adaptive(us)
             psi = self.psi(us)
@@ -795,9 +812,12 @@ class _Component:
             approx = clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS) * psi[_CHEB_N:]
             err_i = float(np.max(np.abs(approx - g[_CHEB_N:]) / self.g_scale(us[_CHEB_N:], g[_CHEB_N:])))
             err_q = float(np.max(qerr))
-            if err_i > max(_TOL_MIN, 2 * err_q) and depth < 40 and len(done) + len(todo) < 4000:
+            # a bisection that no longer halves an error already below 1e-12 has reached the noise
+            # of the evaluation (hankel1e, ~1e-14 for high-order jumps): accepted, at that error
+            noise = err_i < 1e-12 and err_i > 0.5 * parent
+            if err_i > max(_TOL_MIN, 2 * err_q) and not noise and depth < 40 and len(done) + len(todo) < 4000:
                 m = 0.5 * (a + b)
-                todo += [(a, m, depth + 1), (m, b, depth + 1)]
+                todo += [(a, m, depth + 1, err_i), (m, b, depth + 1, err_i)]
             else:
                 done.append((a, b, coef))
                 worst = max(worst, err_i, err_q)
@@ -963,7 +983,22 @@ def _origin_terms(q, dim):
 
 
 def _origin_parts(origin, rho, lr, eps):
-    """Parts a_n rho^-(n+d) of A (error eps relative to each term)."""
+    """Parts a_n rho^-(n+d) of A (error eps relative to each term). Many terms (high degree) are
+    summed in one part, as a matrix: the error then also holds the rounding of that sum and of
+    its logarithm relative to the sum of the terms' magnitudes."""
+    if len(origin) > 4:
+        p = np.array([o[0] for o in origin], dtype=np.float64)[:, None]
+        la = np.array([o[1] for o in origin])[:, None]
+        sg = np.array([o[2] for o in origin])[:, None]
+        logs = la - p * lr[None, :]
+        top = np.max(logs, axis=0)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            w = np.exp(logs - top[None, :])
+            mant = np.sum(sg * w, axis=0)
+            size = np.sum(w, axis=0)
+            fval = np.exp(top) * mant
+        errm = (eps + 4 * _EPS * (np.abs(top) + 2 + len(origin))) * size
+        return [_Part(top, mant, fval, errm)]
     parts = []
     for p, la, sg, af, _ in origin:
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
