@@ -74,13 +74,18 @@ for any ray from b into the upper half-plane (H1_nu(rho z) decays there).
   The ray eta = i e^(i phi) s is tilted towards the origin by phi = atan(d u / 4), half the phase
   rate of (1 + i t u)^(d/2) on the vertical: near the turning point in high d the vertical
   integrand oscillates like exp(i t (nu+1) u) and Gauss-Laguerre needs >= 112 points for 1e-12
-  (d = 4096), the tilted one converges with 24-40 (in low d phi ~ 0). G is computed by
-  Gauss-Laguerre of orders 32, 40, 56, 80, 112 in turn until two agree to 2e-15 or stop
+  (d = 4096), the tilted one converges with 24-40 (in low d phi ~ 0). The factor t^beta of
+  eta^beta is put into the weight (generalized Gauss-Laguerre, alpha = beta, weights normalised
+  by beta!: a jump of order beta ~ 150 peaks at t ~ beta, and beta! overflows at 171), so G / beta!
+  is what is computed and tabulated (beta! moves into the log of the edge amplitude). G is computed
+  by rules of orders 32, 40, 56, 80, 112 in turn until two agree to 2e-15 or stop
   improving (then the noise of scipy's hankel1e, ~1e-14 at nu ~ 100, 1e-13..1e-12 at
   nu ~ 1000); the last difference is the quadrature error estimate. G / psi(u),
   psi(u) = sum_j |e_j/e_beta| j! u^(j-beta), is tabulated by piecewise Chebyshev interpolation on
   [0, 1/x_T] (24 first-kind points per panel, panels bisected until the interpolant matches the
-  quadrature at the 8 test points between the nodes to max(4e-15, 2 x quadrature error)); psi
+  quadrature at the 8 test points between the nodes to max(4e-15, 2 x quadrature error), or
+  until a bisection no longer halves an error below 1e-12: the evaluation noise, kept in the
+  stated error); psi
   keeps the relative accuracy when a low order of the jump is tiny. The table must reproduce
   G(0) (checked). G is smooth and non-oscillating in u (a polynomial for odd d).
 
