@@ -15,7 +15,7 @@ import pytest
 import sympy
 
 import spectralkit as sk
-from spectralkit.exceptions import KernelDefinitionError
+from spectralkit.exceptions import KernelDefinitionError, TransformError
 from spectralkit.kernels import RadialKernel, r
 from spectralkit.transforms import transform_atom
 
@@ -183,8 +183,9 @@ def _askey_moment(beta, dim):
     return lambda k: mpmath.beta(dim + 2 * k, beta + 1)
 
 
-def _sphere_power_moment(q, dim):
-    return lambda k: mpmath.beta(mpmath.mpf(dim + 2 * k) / 2, q + 1) / 2
+def _wendland_moment(beta, dim):
+    # int_0^1 r^(d-1+2k) (1 - r)^beta (1 + beta r) dr
+    return lambda k: mpmath.beta(dim + 2 * k, beta + 1) + beta * mpmath.beta(dim + 2 * k + 1, beta + 1)
 
 
 @pytest.mark.parametrize(
@@ -193,9 +194,10 @@ def _sphere_power_moment(q, dim):
         ("(1 - r)**150", _askey_moment(150, 1), 1, "PD"),
         ("(1 - r)**150", _askey_moment(150, 3), 3, "PD"),
         ("(1 - r)**150", _askey_moment(150, 16), 16, "PD"),
-        # indefinite (a Bessel function), but the negative lobes start at rho ~ 90 where |mu| ~ 1e-150
-        # of its peak: below any error bar, so only the masses are checked
-        ("(1 - r**2)**80", _sphere_power_moment(80, 3), 3, None),
+        # generalized Wendland psi_(99, 1): PD iff 99 >= (d + 1)/2 + 1
+        ("(1 - r)**100 * (1 + 100*r)", _wendland_moment(100, 16), 16, "PD"),
+        pytest.param("(1 - r)**150", _askey_moment(150, 256), 256, "PD", marks=pytest.mark.slow),
+        pytest.param("(1 - r)**200", _askey_moment(200, 64), 64, "PD", marks=pytest.mark.slow),
     ],
 )
 def test_high_degree_against_the_moment_series(text, moment, dim, verdict):
@@ -211,6 +213,13 @@ def test_high_degree_against_the_moment_series(text, moment, dim, verdict):
     rep = sk.check_rkks(k, dim=dim)
     assert verdict is None or rep.verdict == verdict
     assert abs(rep.mass_plus.value - rep.mass_minus.value - 1.0) <= 1e-8
+
+
+def test_edge_integral_that_does_not_converge_is_refused():
+    # (1 - r^2)^80: a jump of order 80 with 81 Taylor terms; the edge quadrature does not converge
+    k = RadialKernel.from_string("(1 - r**2)**80", support=1.0)
+    with pytest.raises(TransformError, match="the edge integral G does not converge"):
+        transform_atom(k, 3)
 
 
 def test_degree_beyond_the_parser_limit_is_refused_by_the_parser():
@@ -270,3 +279,29 @@ def test_classic_covariance_density_against_quadrature(text, dim):
         ref = hankel_reference(fn, dim, rho, [0, 1])
         got = float(t.mu(np.array([rho]))[0])
         assert abs(got - ref) <= max(t.rel_error, 1e-12) * abs(ref) + max(t.abs_error, 1e-14) * peak
+
+
+@pytest.mark.parametrize(
+    ("beta", "dim", "verdict"),
+    [
+        # numeric Hankel path with its sympy attempt: 20-35 s on a loaded machine, hence slow
+        pytest.param(1.5, 1, "PD", marks=pytest.mark.slow),  # Askey: PD iff beta >= (d + 1)/2
+        pytest.param(1.5, 2, "PD", marks=pytest.mark.slow),
+        pytest.param(1.5, 3, "RKKS", marks=pytest.mark.slow),  # finite iff d < 1 + 2 beta
+        (1.5, 4, "DIVERGENT"),
+        pytest.param(2.5, 3, "PD", marks=pytest.mark.slow),
+    ],
+)
+def test_askey_non_integer_exponent(beta, dim, verdict):
+    k = RadialKernel.from_string(f"(1 - r)**{beta}", support=1.0)
+    rep = sk.check_rkks(k, dim=dim)
+    assert rep.verdict == verdict
+    if verdict == "DIVERGENT":
+        return
+    assert abs(rep.mass_plus.value - rep.mass_minus.value - 1.0) <= 1e-7
+    t = transform_atom(k, dim)
+    peak = abs(float(t.mu(np.array([0.0]))[0]))
+    for rho in (0.5, 6.0, 30.0):
+        ref = moment_series_reference(_askey_moment(beta, dim), dim, rho)
+        got = float(t.mu(np.array([rho]))[0])
+        assert abs(got - ref) <= t.rel_error * abs(ref) + t.abs_error * peak
