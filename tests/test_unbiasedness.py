@@ -27,6 +27,7 @@ from hypothesis import strategies as hst
 
 from spectralkit import kernels
 from spectralkit.features import RandomFeatures, _omega
+from spectralkit.kernels import RadialKernel
 
 RADII = (0.25, 0.8, 1.7)
 REPS = 1000  # refits per unbiasedness check (see the module docstring for the power this gives)
@@ -117,6 +118,12 @@ CASES = [
     (kernels.spherical_polynomial(2.0, 2), 3, "rff"),
     (kernels.laplacian(1.0) - 0.5 * kernels.gaussian(0.5), 5, "gorf"),
     (kernels.matern(1.5, 1.0), 16, "gorf"),
+    # piecewise formula, normalised to two polynomial pieces (indefinite in d = 2)
+    (
+        RadialKernel.from_string("Piecewise((1 - r**2/2, r <= 1), ((2 - r)**2/2, r <= 2), (0, True))"),
+        2,
+        "orf",
+    ),
 ]
 
 
