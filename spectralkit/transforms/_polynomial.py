@@ -174,7 +174,7 @@ _MAX_HP_DIGITS = 4000
 _MARGIN = 4.0  # safety factor on every measured error
 _VERIFY_TERMS = 600  # largest high-precision series used to verify a sum of components
 _TOL_MIN = 4e-15  # best accuracy asked of a table (relative to its scale)
-_MAX_QUAD_ERROR = 1e-9  # an edge integral less accurate than this is refused (not tabulated)
+_MAX_QUAD_ERROR = 1e-6  # an edge integral less accurate than this is refused (not tabulated)
 
 
 # ---------------------------------------------------------------------------------------------
