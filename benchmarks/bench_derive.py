@@ -62,6 +62,17 @@ KERNELS = [
     ("(exp(-r) - exp(-2*r))/r", None, "exp-poly: bounded 1/r terms"),
     ("r**0.5*exp(-r)", None, "exp-poly: non-integer power (2F1)"),
     ("exp(-sqrt(1 + r**2))/sqrt(1 + r**2)", None, "K-Bessel form"),
+    # issue 15, piecewise formulas / compact polynomials of any degree / classic compact covariances
+    ("max(1 - r, 0)**3", None, "piecewise: truncated power with max"),
+    ("Piecewise((1 - r**2/2, r <= 1), ((2 - r)**2/2, r <= 2), (0, True))", None, "piecewise: two pieces"),
+    ("exp(-max(r, 1))", None, "piecewise: analytic pieces (sum of supported terms)"),
+    ("(1 - r)**150", 1.0, "compact polynomial of degree 150"),
+    ("(1 - r**2)**80", 1.0, "compact polynomial of degree 160"),
+    ("1 - 1.5*r + 0.5*r**3", 1.0, "spherical covariance"),
+    ("1 - 7*r**2 + 35*r**3/4 - 7*r**5/2 + 3*r**7/4", 1.0, "cubic covariance"),
+    ("1 - 22/3*r**2 + 33*r**4 - 77/2*r**5 + 33/2*r**7 - 11/2*r**9 + 5/6*r**11", 1.0, "penta covariance"),
+    ("2/pi*(acos(r) - r*sqrt(1 - r**2))", 1.0, "circular covariance"),
+    ("(1 - r)**2.5", 1.0, "Askey, non-integer exponent"),
 ]
 
 CHILD = r"""

@@ -281,3 +281,18 @@ def test_public_api():
     assert sk.RadialKernel is K.RadialKernel
     for name in K.__all__:
         assert hasattr(K, name)
+
+
+def test_parser_piecewise_heaviside_and_sign():
+    # Piecewise((value, condition), ..., (value, True)) with chained comparisons, Heaviside and sign
+    # are parsed (conditions only inside Piecewise) and normalised to pieces and a support
+    k = K.RadialKernel.from_string(
+        "Piecewise((1 - r**2/2, r <= 1), ((2 - r)**2/2, 1 < r <= 2), (0, True))"
+        " * Heaviside(3 - r) * (1 + sign(5 - r))/2"
+    )
+    assert k.support == 2.0
+    grid = np.array([0.0, 0.5, 1.5, 2.5])
+    want = np.where(grid <= 1, 1 - grid**2 / 2, np.where(grid <= 2, (2 - grid) ** 2 / 2, 0.0))
+    np.testing.assert_allclose(k(grid), want, rtol=1e-15, atol=1e-15)
+    with pytest.raises(KernelDefinitionError, match="must be a"):
+        K.RadialKernel.from_string("Piecewise((1 - r, r < 1), 0)")

@@ -6,9 +6,11 @@ import os
 
 import numpy as np
 import pytest
+import sympy
 
 from spectralkit import kernels as K
 from spectralkit.exceptions import TransformError
+from spectralkit.measures import SpectralMeasure
 from spectralkit.transforms import RadialTransform, _dispatch, numeric_transform, transform_atom
 
 MATERN32 = "exp(-r)*(1 + r)"  # Matérn-3/2 with l = sqrt(3), written by hand
@@ -159,7 +161,14 @@ def test_unbounded_kernel_raises():
         transform_atom(K.RadialKernel.from_string("exp(-r)/sqrt(r)"), 3)
 
 
-def test_non_analytic_formula_raises():
-    # abs() has no analytic continuation: the steepest-descent tail is unavailable
-    with pytest.raises(TransformError, match="not analytic"):
-        transform_atom(K.RadialKernel.from_string("exp(-abs(r - 1))"), 1, sympy_budget=0)
+def test_abs_formula_is_normalised_to_analytic_pieces():
+    # exp(-|r - 1|) is normalised (kernels/_piecewise.py) to the analytic terms
+    # (e^(r-1) - e^(1-r)) 1[r <= 1] + e^(1-r); in d = 1 its density is exactly
+    # mu(rho) = (2 cos(rho) - e^-1) / (pi (1 + rho^2))
+    k = K.RadialKernel.from_string("exp(-abs(r - 1))")
+    assert k.is_combination and not any(a.expr.has(sympy.Abs) for _, a in k.terms)
+    m = SpectralMeasure(k, dim=1)
+    rho = np.array([0.3, 2.0, 7.5])
+    want = (2 * np.cos(rho) - np.exp(-1.0)) / (np.pi * (1 + rho**2))
+    np.testing.assert_allclose(m.radial_density(rho) / 2.0, want, rtol=1e-7)
+    assert abs(m.mass_plus.value - m.mass_minus.value - np.exp(-1.0)) <= 1e-7

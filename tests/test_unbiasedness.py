@@ -120,6 +120,12 @@ CASES = [
     (kernels.matern(1.5, 1.0), 16, "gorf"),
     # exponential polynomial with complex exponents (exact closed form, RKKS), transforms/_exp_poly.py
     (RadialKernel.from_string("exp(-r)*cos(r)"), 16, "orf"),
+    # piecewise formula, normalised to two polynomial pieces (indefinite in d = 2)
+    (
+        RadialKernel.from_string("Piecewise((1 - r**2/2, r <= 1), ((2 - r)**2/2, r <= 2), (0, True))"),
+        2,
+        "orf",
+    ),
 ]
 
 

@@ -106,6 +106,17 @@ definite with mass e^(-1) in every d.""",
         """for text in ["exp(-r)*cos(2*r)", "(1 + sqrt(5)*r + 5*r**2/3)*exp(-sqrt(5)*r)", "exp(-sqrt(1 + r**2))"]:
     report = sk.check_rkks(sk.RadialKernel.from_string(text), dim=64)
     print(f"{text:45s} {report.verdict:4s} m+ = {report.mass_plus}, m- = {report.mass_minus}")""",
+        """## 7. Piecewise formulas
+
+`max`, `min`, `abs`, `Heaviside`, `sign` and `Piecewise` are normalised when the kernel is built:
+the formula is split where it changes branch, trailing zero pieces become the support, and
+polynomial pieces are transformed exactly. `max(1 - r, 0)**3` is the same kernel as `(1 - r)**3`
+with `support=1`; a B-spline-like kernel with two pieces is one exact piecewise polynomial.""",
+        """k1 = sk.RadialKernel.from_string("max(1 - r, 0)**3")
+print(k1.support, k1 == sk.RadialKernel.from_string("(1 - r)**3", support=1))
+k2 = sk.RadialKernel.from_string("Piecewise((1 - r**2/2, r <= 1), ((2 - r)**2/2, r <= 2), (0, True))")
+report = sk.check_rkks(k2, dim=2)
+print(report.verdict, report.mass_plus, report.mass_minus)""",
     ),
 ]
 

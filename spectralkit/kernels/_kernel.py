@@ -25,6 +25,7 @@ from sympy.core.function import AppliedUndef
 from ..exceptions import KernelDefinitionError
 from ._gram import gram
 from ._parse import R, parse_formula, to_sympy_number
+from ._piecewise import check_continuation, has_piecewise, normal_form
 
 # sympy imports sympy.tensor.tensor lazily inside the first Add of a process (25-45 ms measured).
 # Importing it with spectralkit counts that one-time cost as import time (~0.6 s in all) instead
@@ -199,6 +200,16 @@ class RadialKernel:
         numeric = self.expr
         if numeric.has(sympy.I) or numeric.has(sympy.zoo) or numeric.has(sympy.nan):
             raise KernelDefinitionError(f"kernel expression {numeric} is not real-valued")
+        if family is None and has_piecewise(numeric):
+            # max/min/abs/Heaviside/sign/Piecewise: normalised to analytic pieces and a support
+            # (kernels/_piecewise.py); the parameters are substituted into the normal form
+            kind, form, new_support = normal_form(numeric, support, str(numeric))
+            name = str(numeric) if name is None else name
+            if kind == "sum":
+                self._become_sum(form, name)
+                return
+            self._expr, self._params, self._support, self._cache = form, (), new_support, {}
+            numeric = self.expr
         if not numeric.has(R):
             raise KernelDefinitionError(
                 f"kernel expression {numeric} does not depend on r; a constant kernel has the "
@@ -206,6 +217,20 @@ class RadialKernel:
             )
         _check_real_valued(numeric, support)
         self._name = str(name) if name is not None else str(numeric)
+        self._frozen = True
+
+    def _become_sum(self, form, name):
+        """Turn this (unfinished) kernel into the combination sum_i e_i 1[r <= b_i] of ``form``."""
+        atoms = []
+        for i, (e, b) in enumerate(form):
+            atom = RadialKernel(e, support=b)
+            check_continuation(atom, i, name)
+            atoms.append((1.0, atom))
+        self._terms = tuple(atoms)
+        self._expr, self._params, self._family, self._cache = None, (), None, {}
+        supports = [a.support for _, a in atoms]
+        self._support = None if any(s is None for s in supports) else max(supports)
+        self._name = str(name)
         self._frozen = True
 
     # -- construction -------------------------------------------------------------------------

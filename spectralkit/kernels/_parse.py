@@ -42,6 +42,18 @@ FUNCTIONS = {
     "abs": (sympy.Abs, 1),
     "min": (sympy.Min, None),
     "max": (sympy.Max, None),
+    "sign": (sympy.sign, 1),
+    "heaviside": (sympy.Heaviside, 1),
+    "Heaviside": (sympy.Heaviside, 1),
+    # Piecewise((value, condition), ..., (value, True)): built by _piecewise_call
+    "piecewise": (sympy.Piecewise, -1),
+    "Piecewise": (sympy.Piecewise, -1),
+}
+_COMPARE = {
+    ast.Lt: sympy.StrictLessThan,
+    ast.LtE: sympy.LessThan,
+    ast.Gt: sympy.StrictGreaterThan,
+    ast.GtE: sympy.GreaterThan,
 }
 CONSTANTS = {"pi": sympy.pi, "E": sympy.E}
 
@@ -134,6 +146,39 @@ def _reject(text, what):
     )
 
 
+def _condition(text, node, build):
+    """A Piecewise condition: True, or a (chained) comparison such as r < 1 or 1 <= r < 2."""
+    if isinstance(node, ast.Constant) and node.value is True:
+        return sympy.true
+    if not isinstance(node, ast.Compare):
+        _reject(text, "a Piecewise condition must be True or a comparison such as r < 1 or 1 <= r < 2")
+    parts = []
+    left = build(node.left)
+    for op, right_node in zip(node.ops, node.comparators):
+        rel = _COMPARE.get(type(op))
+        if rel is None:
+            _reject(text, f"the comparison {type(op).__name__} is not allowed (use <, <=, >, >=)")
+        right = build(right_node)
+        parts.append(rel(left, right))
+        left = right
+    return sympy.And(*parts)
+
+
+def _piecewise_call(text, node, build):
+    """Piecewise((value, condition), ..., (value, True)) from its call node."""
+    if node.keywords or not node.args:
+        _reject(text, "Piecewise takes (value, condition) pairs, e.g. Piecewise((1 - r, r < 1), (0, True))")
+    branches = []
+    for arg in node.args:
+        if not isinstance(arg, ast.Tuple) or len(arg.elts) != 2:
+            _reject(text, "each Piecewise argument must be a (value, condition) pair, e.g. (1 - r, r < 1)")
+        branches.append((build(arg.elts[0]), _condition(text, arg.elts[1], build)))
+    try:
+        return sympy.Piecewise(*branches)
+    except (TypeError, ValueError) as exc:
+        _reject(text, f"the Piecewise could not be built ({exc})")
+
+
 def parse_formula(text, parameters=()):
     """Parse ``text`` into a sympy expression in ``r`` and the parameter symbols.
 
@@ -218,6 +263,8 @@ def parse_formula(text, parameters=()):
             if node.keywords:
                 _reject(text, f"keyword arguments in the call of {name!r}")
             func, arity = FUNCTIONS[name]
+            if arity == -1:
+                return _piecewise_call(text, node, build)
             if any(isinstance(a, ast.Starred) for a in node.args):
                 _reject(text, f"starred arguments in the call of {name!r}")
             if arity is not None and len(node.args) != arity:

@@ -244,8 +244,11 @@ def _boundary_p(theta, c):
     return p_plus, p_plus + math.sin(theta)
 
 
-def _averaged_beyond(parts, rho_far, q, R):
-    """(m+, m-) of [rho_far, inf) by averaging (module docstring), one dominant frequency R."""
+def _averaged_beyond(parts, rho_far, q, R, scale=0.0):
+    """(m+, m-) of [rho_far, inf) by averaging (module docstring), one dominant frequency R.
+
+    ``scale`` (the mass scale) sets an absolute floor 1e-17 scale: a part that is zero up to
+    rounding (the negative part of a positive tail) would otherwise be bisected to 2^20 panels."""
     s = 1.0 / (q - 1.0)
 
     def integrand(which):
@@ -260,7 +263,9 @@ def _averaged_beyond(parts, rho_far, q, R):
 
     out = []
     for which in (1, -1):
-        v, e = integrate_adaptive(integrand(which), np.array([0.0]), np.array([1.0]), rel_tol=1e-12)
+        v, e = integrate_adaptive(
+            integrand(which), np.array([0.0]), np.array([1.0]), rel_tol=1e-12, abs_tol=1e-17 * scale
+        )
         out.append((float(v[0]), float(e[0])))
     if R:
         a, amps = parts(np.array([rho_far]))
@@ -486,7 +491,7 @@ def _dominant_frequency(parts, rc):
     return max(amps, key=lambda R: float(np.abs(amps[R][0])))
 
 
-def _tail_intervals(f, lo, hi, R, scale, cuts):
+def _tail_intervals(f, lo, hi, R, scale, cuts, rel=0.0):
     """Signed integrals of f over the intervals between its sign changes on [lo, hi], further cut at
     every half period and at ``cuts`` (each interval lies in one lobe and is short: one rule each)."""
     n = int(_PER_PERIOD * (hi - lo) * R / (2 * math.pi)) + 2
@@ -494,10 +499,16 @@ def _tail_intervals(f, lo, hi, R, scale, cuts):
     roots = find_roots(f, grid, f(grid))
     edges = np.unique(np.concatenate([grid[:: _PER_PERIOD // 2], roots, cuts, [lo, hi]]))
     v, e = integrate_intervals(f, edges[:-1], edges[1:], 16, 24)
-    bad = e > _REL_TOL * np.abs(v) + 1e-17 * scale
+    tol = max(_REL_TOL, 0.1 * rel)  # beyond the density's own accuracy the rules chase its noise
+    bad = e > tol * np.abs(v) + 1e-17 * scale
     if np.any(bad):  # rare: a near-tangency
         v2, e2 = integrate_adaptive(
-            f, edges[:-1][bad], edges[1:][bad], rel_tol=_REL_TOL, abs_tol=1e-17 * scale
+            f,
+            edges[:-1][bad],
+            edges[1:][bad],
+            rel_tol=tol,
+            abs_tol=1e-17 * scale,
+            max_panels=64 * int(np.count_nonzero(bad)) + 1024,
         )
         v[bad], e[bad] = v2, e2
     return edges, v, e
@@ -508,13 +519,13 @@ def _oscillating_tail(measure, f, parts, rc, q, R, scale, rel):
     period = 2 * math.pi / R
     far = max(rc + 200 * period, _FAR_PHASE / R)
     mid = math.sqrt(rc * far)
-    edges, v, e = _tail_intervals(f, rc, far, R, scale, np.array([mid]))
+    edges, v, e = _tail_intervals(f, rc, far, R, scale, np.array([mid]), rel)
     ends = edges[1:]
     extra = _other_frequencies_bound(parts, R, far, q)
     totals = []
     for start in (far, mid):
         keep = ends <= start * (1 + 1e-15)
-        (ap, ep), (am, em) = _averaged_beyond(parts, start, q, R)
+        (ap, ep), (am, em) = _averaged_beyond(parts, start, q, R, scale)
         totals.append(
             (
                 float(np.sum(v[keep & (v > 0)])) + ap,

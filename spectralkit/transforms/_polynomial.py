@@ -74,13 +74,18 @@ for any ray from b into the upper half-plane (H1_nu(rho z) decays there).
   The ray eta = i e^(i phi) s is tilted towards the origin by phi = atan(d u / 4), half the phase
   rate of (1 + i t u)^(d/2) on the vertical: near the turning point in high d the vertical
   integrand oscillates like exp(i t (nu+1) u) and Gauss-Laguerre needs >= 112 points for 1e-12
-  (d = 4096), the tilted one converges with 24-40 (in low d phi ~ 0). G is computed by
-  Gauss-Laguerre of orders 32, 40, 56, 80, 112 in turn until two agree to 2e-15 or stop
+  (d = 4096), the tilted one converges with 24-40 (in low d phi ~ 0). The factor t^beta of
+  eta^beta is put into the weight (generalized Gauss-Laguerre, alpha = beta, weights normalised
+  by beta!: a jump of order beta ~ 150 peaks at t ~ beta, and beta! overflows at 171), so G / beta!
+  is what is computed and tabulated (beta! moves into the log of the edge amplitude). G is computed
+  by rules of orders 32, 40, 56, 80, 112 in turn until two agree to 2e-15 or stop
   improving (then the noise of scipy's hankel1e, ~1e-14 at nu ~ 100, 1e-13..1e-12 at
   nu ~ 1000); the last difference is the quadrature error estimate. G / psi(u),
   psi(u) = sum_j |e_j/e_beta| j! u^(j-beta), is tabulated by piecewise Chebyshev interpolation on
   [0, 1/x_T] (24 first-kind points per panel, panels bisected until the interpolant matches the
-  quadrature at the 8 test points between the nodes to max(4e-15, 2 x quadrature error)); psi
+  quadrature at the 8 test points between the nodes to max(4e-15, 2 x quadrature error), or
+  until a bisection no longer halves an error below 1e-12: the evaluation noise, kept in the
+  stated error); psi
   keeps the relative accuracy when a low order of the jump is tiny. The table must reproduce
   G(0) (checked). G is smooth and non-oscillating in u (a polynomial for odd d).
 
@@ -133,6 +138,7 @@ error_bound. Build: 20-150 ms for one piece in d <= 64, 0.1-1 s for d <= 256 and
 pieces, ~5 s at d = 4096; evaluation: ~0.2-0.6 us per point (numpy, vectorised).
 """
 
+import functools
 import itertools
 import math
 import numbers
@@ -153,13 +159,12 @@ from .._numerics.chebyshev import nodes as cheb_nodes
 __all__ = ["PolynomialTransform", "compact_polynomial_transform"]
 
 _MAX_DIM = 4096
-_MAX_DEGREE = 64
+_MAX_DEGREE = 1000  # the parser bounds integer powers by 1000 as well
 _MAX_PIECES = 64
 _EPS = float(np.finfo(np.float64).eps)
 _LN10 = math.log(10.0)
 # Gauss-Laguerre rules of increasing order for the edge integral G (tried in turn until two agree)
-_LAGUERRE_RULES = [sc.roots_laguerre(n) for n in (32, 40, 56, 80, 112)]
-_LAGUERRE = _LAGUERRE_RULES[0]
+_LAGUERRE_ORDERS = (32, 40, 56, 80, 112)
 _CHEB_N = 24  # Chebyshev points per panel
 _SERIES_LOSS = 16.0  # float series used while E(x) <= 16 env(x)
 _SERIES_STEP = 0.125  # grid step (in x) for the float-series limit
@@ -169,6 +174,7 @@ _MAX_HP_DIGITS = 4000
 _MARGIN = 4.0  # safety factor on every measured error
 _VERIFY_TERMS = 600  # largest high-precision series used to verify a sum of components
 _TOL_MIN = 4e-15  # best accuracy asked of a table (relative to its scale)
+_MAX_QUAD_ERROR = 1e-6  # an edge integral less accurate than this is refused (not tabulated)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -200,6 +206,19 @@ def _to_fraction(value, what):
         f"{what} must be a real number (int, float, Fraction or sympy number), "
         f"got {type(value).__name__} {value!r}"
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _gen_laguerre(n, alpha):
+    """Nodes t_i and weights w_i / Gamma(alpha + 1) of the n-point Gauss rule for the weight
+    t^alpha e^(-t) on (0, inf) (Golub-Welsch; normalised so that the weights sum to 1, no
+    overflow for any alpha). With alpha = beta the edge integrand's t^beta is in the weight:
+    high-order jumps (beta ~ 150, the integrand peaks at t ~ beta) need no more points."""
+    k = np.arange(n, dtype=np.float64)
+    diag = 2 * k + alpha + 1
+    off = np.sqrt(k[1:] * (k[1:] + alpha))
+    nodes, vecs = np.linalg.eigh(np.diag(diag) + np.diag(off, 1) + np.diag(off, -1))
+    return nodes, vecs[0, :] ** 2
 
 
 def _check_dim(dim):
@@ -609,6 +628,7 @@ class _Component:
                 * abs(_frac_mpf(eb))
                 * mpmath.sqrt(2 / mpmath.pi)
             )
+            bc = bc * mpmath.factorial(self.beta)  # G is tabulated divided by beta!
             self.log_bc = float(mpmath.log(bc))
             self.bc_f = _float_or_nan(bc)
             self.bc_mp = bc
@@ -621,8 +641,9 @@ class _Component:
         # psi(u) = sum_j |e_j / e_beta| j! u^(j-beta) > 0: the size of G when the orders do not
         # cancel. G is tabulated as G / psi, so that a tiny low-order jump (e.g. float coefficients
         # of (0.3 - r)^2 leave e_0 ~ 1e-17) keeps its relative accuracy at every u.
-        self.psi_coef = np.abs(self.ratios) * np.array(
-            [math.factorial(j) for j in range(self.beta, len(self.e))], dtype=np.float64
+        # (scaled by 1/beta!, as G: j!/beta! without overflow for any degree)
+        self.psi_coef = np.abs(self.ratios) * np.exp(
+            np.array([math.lgamma(j + 1) - math.lgamma(self.beta + 1) for j in range(self.beta, len(self.e))])
         )
         self.x_tail = None
         self.eps_tail = None
@@ -645,28 +666,36 @@ class _Component:
         return _logsumexp(self._log_q[None, :] - np.log(n_idx[None, :] + self.d + 2.0 * k[:, None]), axis=1)
 
     # -- the vertical path ----------------------------------------------------------------------
-    def g_direct(self, u, rule=_LAGUERRE):
+    def g_direct(self, u, order=_LAGUERRE_ORDERS[0], magnitude=False):
         """G(u) by Gauss-Laguerre on the ray z = b (1 + eta u), eta = i e^(i phi) s, u > 0 (array).
 
         The ray is tilted towards the origin by phi = atan(d u / 4), half the phase rate d u / 2 of
         (1 + i t u)^(d/2) on the vertical: in high d near the turning point the vertical-path
         integrand oscillates like exp(i t (nu+1) u) and Gauss-Laguerre then needs >= 112 points
         for 1e-12 (d = 4096), the tilted one converges with 24-40. Any ray into the upper
-        half-plane gives the same G (Cauchy; H1(rho z) decays there)."""
-        t, w = rule
+        half-plane gives the same G (Cauchy; H1(rho z) decays there). With ``magnitude``, also the
+        sum of the magnitudes of the rule's terms: the scale of its rounding and of its errors."""
+        t, w = _gen_laguerre(order, float(self.beta))
         uu = np.asarray(u, dtype=np.float64)[:, None]
         phi = np.arctan(0.25 * self.d * uu)
         direction = 1j * np.exp(1j * phi)
         s = t[None, :] / np.cos(phi)
         eta = direction * s
         poly = np.zeros(eta.shape, dtype=np.complex128)
-        for j in range(len(self.ratios) - 1, -1, -1):  # Horner in u eta
-            poly = poly * (uu * eta) + self.ratios[j] * eta**self.beta
+        for j in range(len(self.ratios) - 1, -1, -1):  # Horner in u eta; eta^beta: see below
+            poly = poly * (uu * eta) + self.ratios[j]
         fac = np.exp((self.d / 2) * np.log1p(eta * uu))
         h = sc.hankel1e(self.nu, 1.0 / uu + eta) * np.sqrt(np.pi / (2 * uu))
         osc = np.exp(-1j * s * np.sin(phi))  # e^(i eta) = e^(-t) osc with t = s cos(phi)
         vals = w[None, :] * poly * fac * h * osc
-        return vals.sum(axis=1) * (direction[:, 0] / (1j * np.cos(phi[:, 0])))
+        # eta^beta = (direction / cos(phi))^beta t^beta, t^beta e^(-t) / beta! is the rule's weight
+        # formed as i^beta exp(beta (i phi - log cos phi)): a complex power would lose ~beta eps
+        ph = phi[:, 0]
+        tilt_beta = (1j ** (self.beta % 4)) * np.exp(self.beta * (1j * ph - np.log(np.cos(ph))))
+        factor = tilt_beta * (np.exp(1j * ph) / np.cos(ph))
+        if magnitude:
+            return vals.sum(axis=1) * factor, np.abs(vals).sum(axis=1) * np.abs(factor)
+        return vals.sum(axis=1) * factor
 
     def psi(self, u):
         return _polyval(self.psi_coef, np.asarray(u, dtype=np.float64))
@@ -679,22 +708,25 @@ class _Component:
         """G(u) and an error estimate (relative to ``g_scale``, per point): successive
         Gauss-Laguerre orders until two agree to ``tol`` or stop improving (the noise of hankel1e
         in high d); the error estimate is the last difference."""
-        prev = self.g_direct(u, _LAGUERRE_RULES[0])
+        prev = self.g_direct(u, _LAGUERRE_ORDERS[0])
         last = math.inf
-        for rule in _LAGUERRE_RULES[1:]:
-            g = self.g_direct(u, rule)
-            err = np.abs(g - prev) / self.g_scale(u, g)
+        for order in _LAGUERRE_ORDERS[1:]:
+            g, mag = self.g_direct(u, order, magnitude=True)
+            # relative to |G|, at least 1/100 of the magnitude of the rule's terms (psi, the size
+            # of G when its Taylor orders do not cancel, overstates |G| by up to 1e12 for a jump
+            # of order ~ 80 with 80 terms: errors measured against it would read as noise)
+            scale = np.maximum(np.abs(g), 0.01 * mag)
+            err = np.abs(g - prev) / scale
             worst = float(np.max(err))
             if worst <= tol or worst > 0.5 * last:  # converged, or down to the noise of hankel1e
                 break
             prev, last = g, worst
+        self._last_scale = scale
         return g, err
 
     def g0(self):
-        """G(0) = i^beta beta! exp(-i (nu pi/2 + pi/4))."""
-        return (
-            (1j**self.beta) * math.factorial(self.beta) * np.exp(-1j * (self.nu * math.pi / 2 + math.pi / 4))
-        )
+        """G(0) / beta! = i^beta exp(-i (nu pi/2 + pi/4)) (G is tabulated divided by beta!)."""
+        return (1j ** (self.beta % 4)) * np.exp(-1j * (self.nu * math.pi / 2 + math.pi / 4))
 
     def tail_parts(self, rho, g, with_origin=True):
         """Parts of A_i and -Re(e^(i rho b) B_i) given G at u = 1/(rho b)."""
@@ -775,29 +807,63 @@ class _Component:
                 bottom = max(x_series, bottom - 8 * c - 8)
                 continue
             break
-        self.x_tail = float(xs[last])
+        self.x_tail = max(float(xs[last]), self._origin_settled(float(xs[last])))
         self.eps_split = float(max(rec[x][2] / rec[x][3] for x in xs[: last + 1]))
         return self.x_tail
+
+    def _origin_settled(self, x0):
+        """Smallest x >= x0 of a geometric grid (ratio 1.1, up to 1e7) beyond which the origin terms
+        of A no longer cancel: sum |a_n rho^-(n+d)| <= 10 |A(rho)| at every grid point above it.
+
+        The split is verified against the series only near the turning point; for a high-degree
+        kernel (many odd powers with binomial coefficients) the alternating origin terms cancel
+        far beyond it (d = 256, (1 - r)^150: by e^30 at x = 400) and their float sum would lose
+        every digit there. Exact constants (30 digits) summed at 60: only whether the ratio is
+        below 10 matters."""
+        if len(self.origin) < 2:
+            return x0
+        xs = x0 * 1.1 ** np.arange(0, int(math.log(1e7 / x0) / math.log(1.1)) + 2)
+        settled = x0
+        with mpmath.workdps(60):
+            for x in xs[::-1]:
+                rho = mpmath.mpf(float(x)) / _frac_mpf(self.b)
+                terms = [a * rho ** (-p) for p, _, _, _, a in self.origin]
+                size = mpmath.fsum(abs(t) for t in terms)
+                total = abs(mpmath.fsum(terms))
+                if size > 10 * total:
+                    break
+                settled = float(x)
+        return settled
 
     # -- tables ------------------------------------------------------------------------------------
     def build_tail_table(self):
         """Piecewise Chebyshev table of G on [0, 1/x_tail]; sets eps_tail (interpolation error at
         the test points, quadrature error estimate, split-vs-series agreement; margin 4)."""
         u_max = 1.0 / self.x_tail
-        todo = [(0.0, u_max / 2, 0), (u_max / 2, u_max, 0)]
+        todo = [(0.0, u_max / 2, 0, math.inf), (u_max / 2, u_max, 0, math.inf)]
         done, worst = [], 0.0
         while todo:
-            a, b, depth = todo.pop()
+            a, b, depth, parent = todo.pop()
             us = _panel_points(a, b)
             g, qerr = self.g_adaptive(us)
+            if not float(np.max(qerr)) <= _MAX_QUAD_ERROR:
+                raise ArithmeticError(
+                    f"the edge integral G does not converge (Gauss-Laguerre orders disagree by "
+                    f"{float(np.max(qerr)):.2g} at u = {float(us[np.argmax(qerr)]):.6g}; d = {self.d}, "
+                    f"b = {self.bf}, jump of order {self.beta} with {len(self.ratios)} Taylor terms)"
+                )
             psi = self.psi(us)
+            scale = self._last_scale
             coef = cheb_coefficients(g[:_CHEB_N] / psi[:_CHEB_N])
             approx = clenshaw(np.broadcast_to(coef, (_TESTS.size, _CHEB_N)), _TESTS) * psi[_CHEB_N:]
-            err_i = float(np.max(np.abs(approx - g[_CHEB_N:]) / self.g_scale(us[_CHEB_N:], g[_CHEB_N:])))
+            err_i = float(np.max(np.abs(approx - g[_CHEB_N:]) / scale[_CHEB_N:]))
             err_q = float(np.max(qerr))
-            if err_i > max(_TOL_MIN, 2 * err_q) and depth < 40 and len(done) + len(todo) < 4000:
+            # a bisection that no longer halves an error already below 1e-12 has reached the noise
+            # of the evaluation (hankel1e, ~1e-14 for high-order jumps): accepted, at that error
+            noise = err_i < 1e-12 and err_i > 0.5 * parent
+            if err_i > max(_TOL_MIN, 2 * err_q) and not noise and depth < 40 and len(done) + len(todo) < 4000:
                 m = 0.5 * (a + b)
-                todo += [(a, m, depth + 1), (m, b, depth + 1)]
+                todo += [(a, m, depth + 1, err_i), (m, b, depth + 1, err_i)]
             else:
                 done.append((a, b, coef))
                 worst = max(worst, err_i, err_q)
@@ -963,7 +1029,22 @@ def _origin_terms(q, dim):
 
 
 def _origin_parts(origin, rho, lr, eps):
-    """Parts a_n rho^-(n+d) of A (error eps relative to each term)."""
+    """Parts a_n rho^-(n+d) of A (error eps relative to each term). Many terms (high degree) are
+    summed in one part, as a matrix: the error then also holds the rounding of that sum and of
+    its logarithm relative to the sum of the terms' magnitudes."""
+    if len(origin) > 4:
+        p = np.array([o[0] for o in origin], dtype=np.float64)[:, None]
+        la = np.array([o[1] for o in origin])[:, None]
+        sg = np.array([o[2] for o in origin])[:, None]
+        logs = la - p * lr[None, :]
+        top = np.max(logs, axis=0)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            w = np.exp(logs - top[None, :])
+            mant = np.sum(sg * w, axis=0)
+            size = np.sum(w, axis=0)
+            fval = np.exp(top) * mant
+        errm = (eps + 4 * _EPS * (np.abs(top) + 2 + len(origin))) * size
+        return [_Part(top, mant, fval, errm)]
     parts = []
     for p, la, sg, af, _ in origin:
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):

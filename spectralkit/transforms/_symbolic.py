@@ -134,7 +134,10 @@ def sympy_transform(atom, dim, budget):
     if mu is None:
         return None
     rho = sympy.Symbol("rho", positive=True)
-    fn = sympy.lambdify(rho, mu, modules=_MODULES)
+    try:
+        fn = sympy.lambdify(rho, mu, modules=_MODULES)
+    except Exception:  # noqa: BLE001 - a function numpy cannot print (fresnels): no symbolic result
+        return None
 
     def mu_fn(x):
         """Lambdified mu (NaN where the formula fails or is not real)."""
