@@ -4,7 +4,7 @@ This is the only module of spectralkit that imports numba. Every kernel is compi
 ``cache=True`` and works on explicit dtypes (float32 or float64; the dtype of the inputs is the
 dtype of the computation and of the output). The wrappers check only what the memory safety
 of the compiled loops needs (dtypes, shapes, contiguity, writeability; ``ValueError`` /
-``TypeError`` otherwise): the callers (:mod:`spectralkit.features`, :mod:`spectralkit.samplers`)
+``TypeError`` otherwise): the callers (:mod:`spectralkit.features`, :mod:`spectralkit.sampling`)
 validate the values (finiteness, ranges) and give the user-facing messages.
 
 Contract

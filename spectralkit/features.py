@@ -11,7 +11,7 @@ with the signature J = diag(+1 (2 s_plus times), -1 (2 s_minus times)). Then
     phi(x)^T J phi(y) = (m_plus / s_plus) sum_i cos(w_i . z) - (m_minus / s_minus) sum_j cos(v_j . z)
 
 is an unbiased estimate of k(z), z = x - y, for every construction of the directions in
-:mod:`spectralkit.frequencies` (each row is marginally uniform on the sphere, independent of its
+:mod:`spectralkit.sampling.directions` (each row is marginally uniform on the sphere, independent of its
 norm). ``feature_map="cos"`` uses sqrt(2 m / s) cos(w . x + b) with b ~ U[0, 2 pi) instead (one
 column per frequency; unbiased, larger variance).
 
@@ -22,8 +22,8 @@ s_minus = S when m_plus = 0. Proportional allocation minimises the variance boun
 m_plus^2 / s_plus + m_minus^2 / s_minus for a fixed S.
 
 Norm samplers: a PD library kernel with an exact frequency law uses
-:func:`spectralkit.samplers.exact_sampler`; everything else uses the tabulated
-:class:`spectralkit.samplers.RadialSampler` of its Jordan parts (or of the terms' measures for
+:func:`spectralkit.sampling.exact_sampler`; everything else uses the tabulated
+:class:`spectralkit.sampling.RadialSampler` of its Jordan parts (or of the terms' measures for
 ``split="terms"``).
 """
 
@@ -385,7 +385,7 @@ class RandomFeatures:
     n_components : int, default 256
         Output width. ``"sincos"``: 2 (s_plus + s_minus), must be even; ``"cos"``: s_plus + s_minus.
     method : {"orf", "gorf", "rff", "gorf_paper"}, default "orf"
-        Directions (see :mod:`spectralkit.frequencies`). For PD kernels "gorf" equals "orf". The
+        Directions (see :mod:`spectralkit.sampling.directions`). For PD kernels "gorf" equals "orf". The
         default is "orf": for signed kernels, sharing d x d blocks between the + and - parts (GORF)
         halves the orthogonality within each part, and ORF measured lower errors (docs/benchmarks.md).
     split : {"jordan", "terms"}, default "jordan"

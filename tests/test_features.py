@@ -17,7 +17,7 @@ from spectralkit import _compiled, kernels
 from spectralkit.exceptions import DivergentMassError
 from spectralkit.features import RandomFeatures
 from spectralkit.measures import SpectralMeasure
-from spectralkit.samplers import ExactSampler, RadialSampler
+from spectralkit.sampling import ExactSampler, RadialSampler
 
 DG = kernels.delta_gaussian(1.0, 10.0)
 

@@ -149,10 +149,10 @@ from .._numerics.bigfloat import horner_pairs
 from .._numerics.chebyshev import clenshaw
 from .._numerics.chebyshev import coefficients as cheb_coefficients
 from .._numerics.chebyshev import nodes as cheb_nodes
+from .._validation import check_dim
 
 __all__ = ["PolynomialTransform", "compact_polynomial_transform"]
 
-_MAX_DIM = 4096
 _MAX_DEGREE = 64
 _MAX_PIECES = 64
 _EPS = float(np.finfo(np.float64).eps)
@@ -201,13 +201,6 @@ def _to_fraction(value, what):
         f"got {type(value).__name__} {value!r}"
     )
 
-
-def _check_dim(dim):
-    if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"dim must be an integer in [1, {_MAX_DIM}], got {dim!r}")
-    if not 1 <= int(dim) <= _MAX_DIM:
-        raise ValueError(f"dim must be an integer in [1, {_MAX_DIM}], got {dim!r}")
-    return int(dim)
 
 
 def _parse_pieces(pieces):
@@ -1332,6 +1325,6 @@ def compact_polynomial_transform(pieces, dim):
     ArithmeticError
         If a verification of the construction fails (not expected; reported, never silent).
     """
-    d = _check_dim(dim)
+    d = check_dim(dim)
     parsed = _parse_pieces(pieces)
     return PolynomialTransform(parsed, d)
