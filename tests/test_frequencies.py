@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 
 from spectralkit import kernels
+from spectralkit.sampling import exact_sampler
 from spectralkit.sampling.directions import (
     METHODS,
     directions,
@@ -24,7 +25,6 @@ from spectralkit.sampling.directions import (
     orthogonal_directions,
     uniform_directions,
 )
-from spectralkit.sampling import exact_sampler
 
 ALPHA = 1e-3
 

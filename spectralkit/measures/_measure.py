@@ -45,7 +45,6 @@ _MAX_MASS_ERROR = 1e-2
 _GROSS_RESIDUAL = 1e-6
 
 
-
 #: Failures of the numerical and symbolic libraries inside a derivation (reported as TransformError).
 _THIRD_PARTY = (
     ArithmeticError,

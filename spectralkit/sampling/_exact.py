@@ -18,7 +18,6 @@ nu - d/2 + 1), or rho = 1/l on the sphere shell (nu = d/2 - 1); its directions a
 These samplers are also the independent cross-check of the tabulated sampler (KS tests).
 """
 
-
 import numpy as np
 
 from .._validation import check_count, check_dim, check_rng
@@ -30,7 +29,6 @@ __all__ = ["ExactSampler", "exact_sampler", "EXACT_FAMILIES"]
 EXACT_FAMILIES = frozenset(
     name for name, f in REGISTRY.items() if f.multiplier is not None or f.norm_law is not None
 )
-
 
 
 class ExactSampler:

@@ -81,7 +81,6 @@ def sobol_uniforms(n, rng):
     return np.minimum(u, np.nextafter(1.0, 0.0))
 
 
-
 class _LobeTable:
     """Inverse-CDF table of one constant-sign lobe [a, b] of the density g = max(sign f, 0) >= 0.
 

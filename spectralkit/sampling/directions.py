@@ -55,7 +55,6 @@ __all__ = [
 METHODS = ("rff", "orf", "gorf", "gorf_paper")
 
 
-
 def haar_orthogonal(dim, rng):
     """A Haar-distributed (uniformly random) ``dim x dim`` orthogonal matrix.
 

@@ -202,7 +202,6 @@ def _to_fraction(value, what):
     )
 
 
-
 def _parse_pieces(pieces):
     """[(b_lo, b_hi, [coefficients])] as Fractions, trailing zero pieces removed."""
     if isinstance(pieces, (str, bytes, dict)) or not hasattr(pieces, "__iter__"):
