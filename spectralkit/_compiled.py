@@ -911,7 +911,17 @@ def _offsets_or_zeros(offsets, size, dtype):
 
 
 def fused_features(
-    X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, offsets_minus, out, feature_map, chunk_rows=256
+    X,
+    W_plus,
+    W_minus,
+    scale_plus,
+    scale_minus,
+    offsets_plus,
+    offsets_minus,
+    out,
+    feature_map,
+    chunk_rows=256,
+    extra_columns=0,
 ):
     """Fused random-feature transform ``out = [scale± cos/sin(X W±ᵀ (+ b±))]`` in place.
 
@@ -928,11 +938,14 @@ def fused_features(
         Multipliers of the + and - blocks (e.g. sqrt(m±/s±)); rounded to the dtype of X.
     offsets_plus, offsets_minus : ndarray of shape (s_plus,), (s_minus,) or None
         Phases b± for ``feature_map="cos"``; ignored for ``"sincos"``.
-    out : ndarray, shape (n, width), dtype of X, C-contiguous
+    out : ndarray, shape (n, width + extra_columns), dtype of X, C-contiguous
         Written in place; width = 2 (s_plus + s_minus) for "sincos", s_plus + s_minus for "cos".
+        The last ``extra_columns`` columns are left untouched (the caller fills them).
     feature_map : {"sincos", "cos"}
     chunk_rows : int, default 256
         Rows per GEMM chunk (64-2048 are within ~10% of each other); does not change the output.
+    extra_columns : int, default 0
+        Columns of ``out`` after the blocks that are not written.
 
     Returns
     -------
@@ -955,7 +968,13 @@ def fused_features(
     width = (2 if mode == 0 else 1) * (s_plus + s_minus)
     _check_shape("fused_features", "W_plus", W_plus, (s_plus, d))
     _check_shape("fused_features", "W_minus", W_minus, (s_minus, d))
-    _check_shape("fused_features", "out", out, (n, width))
+    if (
+        isinstance(extra_columns, bool)
+        or not isinstance(extra_columns, numbers.Integral)
+        or extra_columns < 0
+    ):
+        raise ValueError(f"fused_features: extra_columns must be an integer >= 0, got {extra_columns!r}")
+    _check_shape("fused_features", "out", out, (n, width + int(extra_columns)))
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, numbers.Integral) or chunk_rows < 1:
         raise ValueError(f"fused_features: chunk_rows must be an integer >= 1, got {chunk_rows!r}")
     if n == 0 or width == 0:
@@ -1005,6 +1024,7 @@ def _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mo
     )
     if X.dtype == np.float32:
         out64 = np.empty(out.shape, dtype=np.float64)
+        width = (2 if mode == 0 else 1) * (W_plus.shape[0] + W_minus.shape[0])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             fused_features(
@@ -1018,8 +1038,9 @@ def _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mo
                 out64,
                 "sincos" if mode == 0 else "cos",
                 chunk_rows,
+                extra_columns=out.shape[1] - width,
             )
-        out[...] = out64
+        out[:, :width] = out64[:, :width]
         return
     s_plus = W_plus.shape[0]
     col_minus = 2 * s_plus if mode == 0 else s_plus
