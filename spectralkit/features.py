@@ -338,7 +338,9 @@ def _family_lengthscale(kernel):
     return None if value is None else float(value)
 
 
-def scale_lengthscale(X: Any, shape_matrix: ArrayLike | None = None) -> float:
+def scale_lengthscale(
+    X: Any, shape_matrix: ArrayLike | None = None, sample_weight: ArrayLike | None = None
+) -> float:
     """The ``lengthscale="scale"`` rule: ``l = sqrt(n_features Var(X L) / 2)`` with M = L L^T.
 
     Var is taken over all entries of X (of X L with a shape matrix), in float64, as scikit-learn's
@@ -351,6 +353,9 @@ def scale_lengthscale(X: Any, shape_matrix: ArrayLike | None = None) -> float:
         The data (a dask array is reduced by dask, one pass; blocks are merged by the pairwise
         update of Chan, Golub and LeVeque, so a file can be streamed).
     shape_matrix : array_like of shape (d, d), optional
+    sample_weight : array_like of shape (n,), optional
+        Row weights >= 0 (X an array): the weighted variance, so that a weight 2 counts as the
+        row twice (and a weight 0 as no row).
 
     Returns
     -------
@@ -362,7 +367,12 @@ def scale_lengthscale(X: Any, shape_matrix: ArrayLike | None = None) -> float:
         If the variance is not finite (values too large) or X holds no entry.
     """
     L = None if shape_matrix is None else np.linalg.cholesky(np.asarray(shape_matrix, dtype=np.float64))
-    blocks = [X] if scipy.sparse.issparse(X) or (hasattr(X, "shape") and hasattr(X, "ndim")) else X
+    single = scipy.sparse.issparse(X) or (hasattr(X, "shape") and hasattr(X, "ndim"))
+    if sample_weight is not None:
+        if not single:
+            raise ValueError("sample_weight needs X as one array, not an iterable of blocks")
+        return _weighted_scale(X, L, sample_weight)
+    blocks = [X] if single else X
     count, mean, m2, width = 0, 0.0, 0.0, None
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
         for B in blocks:
@@ -400,6 +410,40 @@ def scale_lengthscale(X: Any, shape_matrix: ArrayLike | None = None) -> float:
             "number as lengthscale"
         )
     return float(math.sqrt(width * var / 2.0)) if var > 0 else 1.0
+
+
+def _weighted_scale(X, L, w):
+    """``scale_lengthscale`` with row weights: entries of row i count w_i times."""
+    if L is not None:
+        X = X @ L
+    d = int(X.shape[1])
+    is_dask = hasattr(X, "compute") and not isinstance(X, np.ndarray) and not scipy.sparse.issparse(X)
+    if not is_dask:
+        w = np.asarray(w, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if scipy.sparse.issparse(X):
+            X = X.tocsr().astype(np.float64)
+            total = float(w.sum()) * d
+            mu = float(w @ np.asarray(X.sum(axis=1)).ravel()) / total if total else 0.0
+            ex2 = float(w @ np.asarray(X.multiply(X).sum(axis=1)).ravel()) / total if total else 0.0
+            var = max(ex2 - mu * mu, 0.0)
+        else:
+            X = X.astype(np.float64)
+            total = w.sum() * d
+            mu = (w @ X.sum(axis=1)) / total
+            var = (w @ ((X - mu) ** 2).sum(axis=1)) / total
+            if is_dask:
+                total, mu, var = _dask_compute(total, mu, var)
+            total, var = float(total), float(var)
+    if total == 0:
+        raise ValueError("lengthscale='scale' needs data: the sample weights sum to 0")
+    if not np.isfinite(var):
+        raise ValueError(
+            f"lengthscale='scale': the variance of X is not finite ({var}); the values are "
+            "too large for the rule sqrt(n_features * Var(X) / 2): rescale X or pass a "
+            "number as lengthscale"
+        )
+    return float(math.sqrt(d * var / 2.0)) if var > 0 else 1.0
 
 
 def _dask_compute(*values):
@@ -648,7 +692,7 @@ class RandomFeatures:
         return int(dim), measure, values
 
     # -- fitting ------------------------------------------------------------------------------
-    def fit(self, X: Any = None, y: object = None) -> RandomFeatures:
+    def fit(self, X: Any = None, y: object = None, sample_weight: ArrayLike | None = None) -> RandomFeatures:
         """Validate the parameters, build the spectral measure and draw the frequencies.
 
         Parameters
@@ -658,6 +702,9 @@ class RandomFeatures:
             read only by ``lengthscale="scale"`` (a dask array: one reduction for Var(X)).
             Without X, ``dim`` must be given and ``"scale"`` means l = 1.
         y : ignored
+        sample_weight : array_like of shape (n,), optional
+            Row weights, read only by ``"scale"`` (the weighted variance: a weight 2 counts as the
+            row twice).
 
         Returns
         -------
@@ -681,7 +728,7 @@ class RandomFeatures:
             kernel = from_spec(self.kernel) if isinstance(self.kernel, str) else self.kernel
         else:
             kernel = measure.kernel
-        lengthscale = self._resolve_lengthscale(values, kernel, data)
+        lengthscale = self._resolve_lengthscale(values, kernel, data, sample_weight)
         scaled = lengthscale != 1.0 or values["shape_matrix"] is not None
         _check_memory(
             n_freq * dim * 8 * (2 if scaled else 1),
@@ -781,7 +828,7 @@ class RandomFeatures:
         return self._check_X(X, "X", dim=None)
 
     @staticmethod
-    def _resolve_lengthscale(values, kernel, data):
+    def _resolve_lengthscale(values, kernel, data, sample_weight=None):
         """The number l: from ``gamma``, a numeric ``lengthscale``, or the ``"scale"`` rule."""
         if values["gamma"] is not None:
             return 1.0 / math.sqrt(2.0 * values["gamma"])
@@ -796,7 +843,7 @@ class RandomFeatures:
                 f"default) would multiply it by the data's scale sqrt(n_features Var(X) / 2): pass "
                 "lengthscale=1.0 to use the kernel as given, or drop its lengthscale to let 'scale' choose"
             )
-        return scale_lengthscale(data, values["shape_matrix"])
+        return scale_lengthscale(data, values["shape_matrix"], sample_weight)
 
     def _check_truncation_bias(self, measure, mass_diff, tolerance):
         """Refuse a truncation whose bias at r = 0, k(0) - (m+ - m-), exceeds the tolerance."""
