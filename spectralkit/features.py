@@ -345,7 +345,8 @@ def scale_lengthscale(
 
     Var is taken over all entries of X (of X L with a shape matrix), in float64, as scikit-learn's
     ``gamma="scale"``: the Gaussian exp(-||x - y||^2 / (2 l^2)) then is
-    exp(-||x - y||^2 / (n_features Var(X))). Constant data gives l = 1.
+    exp(-||x - y||^2 / (n_features Var(X))). Constant data gives l = 1. The result is rounded to
+    10 significant digits, so that in-memory, sparse, dask and streamed data give the same l.
 
     Parameters
     ----------
@@ -385,9 +386,10 @@ def scale_lengthscale(
                 mu = float(B.sum()) / n if n else 0.0
                 var = float(B.multiply(B).sum()) / n - mu * mu if n else 0.0
             elif hasattr(B, "compute") and not isinstance(B, np.ndarray):  # a dask array
-                B = B.astype(np.float64)
-                n = int(np.prod(B.shape))
-                mu, var = (float(v) for v in _dask_compute(B.mean(), B.var()))
+                B = B.astype(np.float64)  # rows may be unknown (a DataFrame's): counted by dask
+                rows = (B[:, 0] * 0.0 + 1.0).sum() if np.isnan(B.shape[0]) else B.shape[0]  # lazy count
+                rows, mu, var = _dask_compute(rows, B.mean(), B.var())
+                n, mu, var = (int(rows) if np.isfinite(rows) else 1) * width, float(mu), float(var)
             else:
                 B = np.asarray(B)
                 n = B.size
@@ -409,7 +411,17 @@ def scale_lengthscale(
             "too large for the rule sqrt(n_features * Var(X) / 2): rescale X or pass a "
             "number as lengthscale"
         )
-    return float(math.sqrt(width * var / 2.0)) if var > 0 else 1.0
+    return _scale_value(width, var)
+
+
+def _scale_value(width, var):
+    """sqrt(width var / 2) to 10 significant digits (1 when var = 0).
+
+    Rounded so that every entry point gives the same number: numpy's pairwise sums, dask's tree
+    of chunk sums and a streamed file differ in the last bits of Var(X), and one ulp of l would
+    change every feature in its last bits.
+    """
+    return float(f"{math.sqrt(width * var / 2.0):.10g}") if var > 0 else 1.0
 
 
 def _weighted_scale(X, L, w):
@@ -443,7 +455,7 @@ def _weighted_scale(X, L, w):
             "too large for the rule sqrt(n_features * Var(X) / 2): rescale X or pass a "
             "number as lengthscale"
         )
-    return float(math.sqrt(d * var / 2.0)) if var > 0 else 1.0
+    return _scale_value(d, var)
 
 
 def _dask_compute(*values):
