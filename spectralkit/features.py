@@ -67,9 +67,15 @@ __all__ = [
     "FeatureParam",
     "InsufficientMemoryError",
     "PHASE_LIMIT",
+    "TRUNCATION_TOLERANCE",
+    "FeatureMapName",
+    "MethodName",
+    "SplitName",
     "RandomFeatures",
     "SPLITS",
     "feature_param_constraints",
+    "resolve_lengthscale",
+    "scale_lengthscale",
     "validate_feature_params",
 ]
 
@@ -424,6 +430,44 @@ def _scale_value(width, var):
     return float(f"{math.sqrt(width * var / 2.0):.10g}") if var > 0 else 1.0
 
 
+def resolve_lengthscale(
+    kernel: RadialKernel | DensityKernel,
+    lengthscale: float | Literal["scale"] = "scale",
+    gamma: float | None = None,
+    X: Any = None,
+    shape_matrix: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """The number l that :meth:`RandomFeatures.fit` uses (one rule for every entry point).
+
+    ``gamma`` (validated, exclusive with a numeric lengthscale) gives l = 1 / sqrt(2 gamma); a
+    number is l itself; ``"scale"`` is :func:`scale_lengthscale` of ``X`` (which may be an
+    iterable of blocks: it is consumed only here), or l = 1 when X is None (no data seen: the
+    kernel in its own units).
+
+    Raises
+    ------
+    ValueError
+        ``"scale"`` with data for a kernel that has its own length-scale parameter other than 1
+        (a library family's ``lengthscale`` or a formula parameter of that name): the two would
+        multiply silently. Pass ``lengthscale=1.0`` to use the kernel as given.
+    """
+    if gamma is not None:
+        return 1.0 / math.sqrt(2.0 * gamma)
+    if lengthscale != "scale":
+        return float(lengthscale)
+    if X is None:  # no data seen: nothing to scale by, the kernel in its own units
+        return 1.0
+    own = _family_lengthscale(kernel)
+    if own is not None and own != 1.0:
+        raise ValueError(
+            f"kernel {kernel.name} has its own length scale {own:g}, and lengthscale='scale' (the "
+            f"default) would multiply it by the data's scale sqrt(n_features Var(X) / 2): pass "
+            "lengthscale=1.0 to use the kernel as given, or drop its lengthscale to let 'scale' choose"
+        )
+    return scale_lengthscale(X, shape_matrix, sample_weight)
+
+
 def _weighted_scale(X, L, w):
     """``scale_lengthscale`` with row weights: entries of row i count w_i times."""
     if L is not None:
@@ -740,7 +784,9 @@ class RandomFeatures:
             kernel = from_spec(self.kernel) if isinstance(self.kernel, str) else self.kernel
         else:
             kernel = measure.kernel
-        lengthscale = self._resolve_lengthscale(values, kernel, data, sample_weight)
+        lengthscale = resolve_lengthscale(
+            kernel, values["lengthscale"], values["gamma"], data, values["shape_matrix"], sample_weight
+        )
         scaled = lengthscale != 1.0 or values["shape_matrix"] is not None
         _check_memory(
             n_freq * dim * 8 * (2 if scaled else 1),
@@ -838,24 +884,6 @@ class RandomFeatures:
                 raise ValueError(f"X must be 2-D with a known number of columns, got shape {X.shape}")
             return X
         return self._check_X(X, "X", dim=None)
-
-    @staticmethod
-    def _resolve_lengthscale(values, kernel, data, sample_weight=None):
-        """The number l: from ``gamma``, a numeric ``lengthscale``, or the ``"scale"`` rule."""
-        if values["gamma"] is not None:
-            return 1.0 / math.sqrt(2.0 * values["gamma"])
-        if values["lengthscale"] != "scale":
-            return values["lengthscale"]
-        if data is None:  # no data seen: nothing to scale by, the kernel in its own units
-            return 1.0
-        own = _family_lengthscale(kernel)
-        if own is not None and own != 1.0:
-            raise ValueError(
-                f"kernel {kernel.name} has its own length scale {own:g}, and lengthscale='scale' (the "
-                f"default) would multiply it by the data's scale sqrt(n_features Var(X) / 2): pass "
-                "lengthscale=1.0 to use the kernel as given, or drop its lengthscale to let 'scale' choose"
-            )
-        return scale_lengthscale(data, values["shape_matrix"], sample_weight)
 
     def _check_truncation_bias(self, measure, mass_diff, tolerance):
         """Refuse a truncation whose bias at r = 0, k(0) - (m+ - m-), exceeds the tolerance."""
