@@ -86,7 +86,7 @@ FEATURE_MAPS = ("sincos", "cos")
 
 #: The literal types of the string parameters, tied to the tuples above (and to
 #: :data:`spectralkit.sampling.directions.METHODS`) by ``tests/test_features_params.py``.
-MethodName = Literal["orf", "gorf", "rff", "gorf_paper"]
+MethodName = Literal["rff", "orf", "gorf", "gorf_paper"]
 SplitName = Literal["jordan", "terms"]
 FeatureMapName = Literal["sincos", "cos"]
 
@@ -1191,8 +1191,7 @@ class RandomFeatures:
             X, Wp, Wm, self.scale_plus_, self.scale_minus_, op, om, out, self.feature_map, extra_columns=n_odd
         )
         if n_odd:  # the odd width's cos column, after the compiled blocks
-            with _compiled.blas_single_thread():
-                phase = X @ W_odd
+            phase = X @ W_odd  # a matrix-vector product: each row's sum in a fixed order
             phase += b_odd
             np.cos(phase, out=phase)
             phase *= dtype.type(self.scale_odd_)
