@@ -117,10 +117,7 @@ def _check_kernel(value, dim):
 
 
 def _check_n_components(value, dim):
-    try:
-        return check_int("n_components", value, 1)
-    except TypeError:  # ParameterTypeError is a ValueError too; the table raises ValueError
-        raise ValueError(f"n_components must be an integer >= 1, got {value!r}") from None
+    return check_int("n_components", value, 1)
 
 
 def _check_random_state(value, dim):
@@ -1261,7 +1258,9 @@ class RandomFeatures:
         Y : array_like, shape (m, dim), optional (default: X)
         """
         px = self.transform(X)
-        py = px if Y is None else self.transform(np.asarray(Y, dtype=px.dtype))
+        if Y is not None and not scipy.sparse.issparse(Y):
+            Y = np.asarray(Y, dtype=px.dtype)
+        py = px if Y is None else self.transform(Y)
         return (px * self.signature_.astype(px.dtype)) @ py.T
 
     def __repr__(self):
