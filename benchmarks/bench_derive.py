@@ -56,6 +56,12 @@ KERNELS = [
     ("exp(-sqrt(1 + r**2))", None, "numeric: exponential decay"),
     ("1/(1 + r**2)**2", None, "rational (closed form)"),
     ("exp(-r**2/2) + 0.25", None, "atom at 0"),
+    # exponential polynomials, r^nu exp(-a r) and K-Bessel forms (issue 15, transforms/_exp_poly.py)
+    ("(1 + sqrt(5)*r + 5*r**2/3)*exp(-sqrt(5)*r)", None, "exp-poly: Matern 5/2 written out"),
+    ("r**3*exp(-r) - 0.5*r*exp(-r/2)*cos(r)", None, "exp-poly: two exponents"),
+    ("(exp(-r) - exp(-2*r))/r", None, "exp-poly: bounded 1/r terms"),
+    ("r**0.5*exp(-r)", None, "exp-poly: non-integer power (2F1)"),
+    ("exp(-sqrt(1 + r**2))/sqrt(1 + r**2)", None, "K-Bessel form"),
 ]
 
 CHILD = r"""

@@ -39,10 +39,20 @@ of ``transform(X)`` that were measured to choose the library's: a reused buffer,
 recycled output, ``numpy.empty`` at every call (the previous behaviour), fresh anonymous
 mappings with and without transparent huge pages, and with ``MAP_POPULATE``.
 
+``--device NAMESPACE[:DEVICE]`` (``torch:cuda``, ``cupy``, ``jax``, ``array_api_strict``) instead
+times the Array API path with the data already on that device, float32 and float64: ``device``
+(``transform`` of the device array, output on the device), ``by_hand`` (the same features written
+by hand in that namespace: ``X @ W.T``, then ``[s cos | s sin]`` concatenated; the peer users
+would write) and ``host`` (numpy in, numpy out: what a call through host memory costs, copies
+included). A completed computation is forced by reading one element back after each call (GPU
+libraries run asynchronously). Results: ``featurize-device.{json,md}``.
+
 Usage::
 
     python benchmarks/bench_featurize.py            # full grid (~10 minutes), writes results/
     python benchmarks/bench_featurize.py --quick    # tiny smoke run, prints only
+    python benchmarks/bench_featurize.py --threads 2 4 8 16 --dims 16 54 256   # a many-core machine
+    python benchmarks/bench_featurize.py --device torch:cuda --n 200000 --dims 16 54 256
 
 Results: ``benchmarks/results/featurize.json`` and ``featurize.md``.
 """
@@ -343,6 +353,90 @@ def markdown(rows, info):
     return "\n".join(lines) + "\n"
 
 
+def _device_namespace(spec):
+    """``(xp, device, to_device, to_host)`` for ``NAMESPACE[:DEVICE]``."""
+    name, _, device = spec.partition(":")
+    if name == "torch":
+        import torch
+        from array_api_compat import array_namespace
+
+        dev = torch.device(device or "cpu")
+        xp = array_namespace(torch.zeros(1))
+        return xp, dev, lambda a: torch.as_tensor(a, device=dev), lambda a: a.cpu().numpy()
+    import importlib
+
+    xp = importlib.import_module({"jax": "jax.numpy"}.get(name, name))
+    dev = xp.asarray(np.zeros(1)).device if not device else device
+    return xp, dev, lambda a: xp.asarray(a, device=dev), np.asarray
+
+
+def bench_device(spec, n, dims, repeats, min_time):
+    """The ``--device`` rows (see the module docstring)."""
+    xp, device, to_device, to_host = _device_namespace(spec)
+    rng = np.random.default_rng(20261121)
+    rows = []
+    for dtype in (np.float32, np.float64):
+        for d in dims:
+            width = width_for(d)
+            X = (rng.standard_normal((n, d)) / np.sqrt(d)).astype(dtype)
+            rf = RandomFeatures(
+                kernels.gaussian(1.0), dim=d, n_components=width, method="rff", random_state=0
+            ).fit()
+            Xd = to_device(X)
+            W_T = to_device(np.ascontiguousarray(rf.W_plus_.T, dtype=dtype))
+            scale = float(dtype(rf.scale_plus_))
+
+            def by_hand(Xd=Xd, W_T=W_T, scale=scale):
+                phases = xp.matmul(Xd, W_T)
+                return xp.concat([scale * xp.cos(phases), scale * xp.sin(phases)], axis=1)
+
+            calls = {
+                "device": lambda Xd=Xd, rf=rf: float(rf.transform(Xd)[0, 0]),
+                "by_hand": lambda by_hand=by_hand: float(by_hand()[0, 0]),
+                "host": lambda X=X, rf=rf, to_device=to_device, to_host=to_host: to_host(
+                    rf.transform(to_device(X))
+                )[0, 0],
+            }
+            err = float(np.max(np.abs(to_host(rf.transform(Xd)) - to_host(by_hand()))))
+            _, times = interleaved(calls, repeats, min_time)
+            row = {
+                "device": f"{spec} ({device})",
+                "dtype": np.dtype(dtype).name,
+                "d": d,
+                "width": width,
+                "n": n,
+            }
+            row.update({k: float(np.median(v)) for k, v in times.items()})
+            row["device_over_by_hand"] = row["device"] / row["by_hand"]
+            row["max_abs_difference"] = err
+            rows.append(row)
+            print(
+                f"{spec} {row['dtype']} d={d} w={width}: spectralkit {1e3 * row['device']:.2f} ms, by hand "
+                f"{1e3 * row['by_hand']:.2f} ms ({row['device_over_by_hand']:.2f}x), through the host "
+                f"{1e3 * row['host']:.1f} ms; max |difference| {err:.2g}",
+                flush=True,
+            )
+    return rows
+
+
+def device_markdown(rows, info):
+    lines = [
+        "# Featurize on a device (Array API path)",
+        "",
+        f"Machine: {info.get('cpu', '?')}; {rows[0]['device'] if rows else ''}; n = {rows[0]['n'] if rows else 0} "
+        "rows; medians of interleaved rounds (ms).",
+        "",
+        "| dtype | d | width | spectralkit (device) | by hand | ratio | host round trip | max abs diff |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['dtype']} | {r['d']} | {r['width']} | {1e3 * r['device']:.2f} | {1e3 * r['by_hand']:.2f} | "
+            f"{r['device_over_by_hand']:.2f} | {1e3 * r['host']:.1f} | {r['max_abs_difference']:.2g} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def write(out, rows, info):
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
@@ -371,6 +465,11 @@ def main(argv=None):
         help="compare output allocation strategies of transform(X) instead (prints only)",
     )
     ap.add_argument(
+        "--device",
+        metavar="NAMESPACE[:DEVICE]",
+        help="time the Array API path on a device instead, e.g. torch:cuda, cupy, array_api_strict",
+    )
+    ap.add_argument(
         "--clock",
         choices=["wall", "cpu"],
         default="wall",
@@ -385,6 +484,18 @@ def main(argv=None):
         args.n, args.dims, args.repeats, args.min_time = 4000, [16], 2, 0.0
     if args.allocation:
         return allocation_study(args.n, args.repeats, ThreadpoolController())
+    if args.device:
+        info = machine_info()
+        rows = bench_device(args.device, args.n, args.dims, args.repeats, args.min_time)
+        out = args.out.with_name(args.out.name + "-device")
+        if not (args.quick or args.no_write):
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.with_suffix(".json").write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
+            out.with_suffix(".md").write_text(device_markdown(rows, info))
+            print(f"wrote {out.with_suffix('.json')} and {out.with_suffix('.md')}")
+        else:
+            print(device_markdown(rows, info))
+        return rows
     args.threads = [t for t in args.threads if t <= numba.config.NUMBA_NUM_THREADS]
     info = machine_info()
     info["n"] = args.n

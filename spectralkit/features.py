@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 
-from . import _compiled
+from . import _array_api, _compiled
 from ._numerics.quadrature import gauss_legendre
 from ._numerics.special import omega as _omega
 from ._validation import (
@@ -1110,25 +1110,35 @@ class RandomFeatures:
             self._cast[dtype] = cast
         return self._cast[dtype]
 
-    def _check_phases(self, X):
+    def _check_phases(self, X, xp=np):
         """Refuse X whose phases w . x have no correct digit in X's dtype (see PHASE_LIMIT).
 
         Cheap bound first, max|x| max_i ||w_i||_1; only when it exceeds the limit the per-row
-        bound sum_j |x_j| max_i |w_ij| (O(n d)) is computed. Both bound max |w . x|.
+        bound sum_j |x_j| max_i |w_ij| (O(n d)) is computed. Both bound max |w . x|. ``xp``: the
+        namespace of a non-numpy X (the bounds are computed on its device).
         """
+        if "_cast" not in self.__dict__:
+            self._cast = {}
         if "bounds" not in self._cast:
             W = np.concatenate([self.W_plus_, self.W_minus_, self._odd()[0]])
             self._cast["bounds"] = (float(np.abs(W).sum(axis=1).max()), np.abs(W).max(axis=0))
         l1, col_max = self._cast["bounds"]
-        limit = PHASE_LIMIT[X.dtype]
-        if X.size == 0 or float(abs(X).max()) * l1 <= limit:  # abs(): numpy or scipy sparse
+        limit = PHASE_LIMIT[np.dtype(X.dtype if xp is np else _array_api.dtype_name(xp, X.dtype))]
+        if X.shape[0] == 0 or X.shape[1] == 0:
             return
-        with np.errstate(over="ignore"):
-            bound = float(np.max(abs(X).astype(np.float64) @ col_max))
+        max_abs = float(xp.max(xp.abs(X)))
+        if max_abs * l1 <= limit:
+            return
+        if xp is np:
+            with np.errstate(over="ignore"):
+                bound = float((np.abs(X).astype(np.float64) @ col_max).max())
+        else:
+            cols = xp.asarray(col_max.astype(np.float64), device=X.device)
+            bound = float(xp.max(xp.matmul(xp.astype(xp.abs(X), xp.float64), cols)))
         if bound > limit:
             raise ValueError(
                 f"X is too large for the frequencies: the phases w . x reach up to {bound:.3g} (bound "
-                f"sum_j |x_j| max |w_j|; max |X| = {float(abs(X).max()):.3g}), beyond {limit:.3g} = "
+                f"sum_j |x_j| max |w_j|; max |X| = {max_abs:.3g}), beyond {limit:.3g} = "
                 f"2^{int(math.log2(limit))}, where {X.dtype} phases are >= 1 rad apart: the features would "
                 "have no correct digit (float64 allows phases up to 2^52, float32 up to 2^23). Rescale X "
                 "(or increase lengthscale)"
@@ -1143,18 +1153,30 @@ class RandomFeatures:
         ----------
         X : array_like, shape (n, dim)
             float32 stays float32 (frequencies drawn in float64 and rounded once), everything else
-            is computed in float64. NaN / inf are rejected.
+            is computed in float64. NaN / inf are rejected. An array of another Array API namespace
+            (torch, CuPy, JAX, array_api_strict, ...) is transformed in that namespace and on its
+            device, never through host memory: the frequencies are moved there once per (device,
+            dtype) and cached; the values are those of the numpy path (to rounding: the namespace's
+            own cos/sin and matmul).
         out : ndarray, optional
             C-contiguous buffer of shape (n, n_components) and X's dtype, written in place (reuse it
-            across batches: first touch of fresh memory is costly).
+            across batches: first touch of fresh memory is costly). numpy input only.
 
         Returns
         -------
         ndarray, shape (n, n_components)
+            Or an array of X's namespace, on X's device.
         """
         self._check_fitted()
         if scipy.sparse.issparse(X):
             return self._transform_sparse(X, out)
+        xp = _array_api.namespace(X)
+        if xp is not None:
+            if out is not None:
+                raise TypeError(
+                    "out= is for numpy input; arrays of other namespaces are transformed on their device"
+                )
+            return self._transform_xp(X, xp)
         X_in = X
         X = self._check_X(X, "X", self.n_features_in_)
         dtype = X.dtype
@@ -1243,6 +1265,41 @@ class RandomFeatures:
             out[:, col:] = dtype.type(self.scale_odd_) * np.cos(phase)
         return out
 
+    def _transform_xp(self, X, xp):
+        """The Array API path of :meth:`transform` (see :mod:`spectralkit._array_api`)."""
+        X = _array_api.check_input(xp, X, "X", self.n_features_in_)
+        self._check_phases(X, xp)
+        key = (xp.__name__, str(X.device), str(X.dtype))
+        if "_cast" not in self.__dict__:
+            self._cast = {}
+        weights = self._cast.get(key)
+        if weights is None:
+            weights = self._cast[key] = _array_api.DeviceWeights(
+                xp,
+                X.device,
+                X.dtype,
+                self.W_plus_,
+                self.W_minus_,
+                self.offsets_plus_,
+                self.offsets_minus_,
+                self.scale_plus_,
+                self.scale_minus_,
+            )
+        Phi = _array_api.features(X, weights, self.feature_map)
+        W_odd, b_odd = self._odd()
+        if not b_odd.size:
+            return Phi
+        odd = self._cast.get(key + ("odd",))
+        if odd is None:  # the odd width's cos column: its frequency and phase moved once
+            np_dtype = np.dtype(_array_api.dtype_name(xp, X.dtype))
+            odd = self._cast[key + ("odd",)] = (
+                xp.asarray(np.ascontiguousarray(W_odd.T, dtype=np_dtype), device=X.device),
+                xp.asarray(b_odd.astype(np_dtype), device=X.device),
+                float(np_dtype.type(self.scale_odd_)),
+            )
+        column = odd[2] * xp.cos(xp.matmul(X, odd[0]) + odd[1])
+        return xp.concat([Phi, column], axis=1)
+
     def fit_transform(self, X: ArrayLike, y: object = None) -> NDArray[np.float32] | NDArray[np.float64]:
         """``fit(X).transform(X)``."""
         return self.fit(X).transform(X)
@@ -1257,6 +1314,12 @@ class RandomFeatures:
         X : array_like, shape (n, dim)
         Y : array_like, shape (m, dim), optional (default: X)
         """
+        xp = _array_api.namespace(X)
+        if xp is not None:
+            px = self.transform(X)
+            py = px if Y is None else self.transform(xp.astype(Y, px.dtype))
+            signature = xp.asarray(self.signature_.astype(np.float64), device=px.device)
+            return xp.matmul(px * xp.astype(signature, px.dtype), xp.matrix_transpose(py))
         px = self.transform(X)
         if Y is not None and not scipy.sparse.issparse(Y):
             Y = np.asarray(Y, dtype=px.dtype)

@@ -12,8 +12,12 @@ Formats
     costs only its own rows. No labels.
 ``csv``
     Delimited text (``,``, tab or runs of spaces, detected from the first line), ``#``
-    comments, an optional header line. Labels only when ``label_column`` is given: numbers
-    (floats) when every label is a number, otherwise strings.
+    comments, an optional header line. Labels only when ``label_column`` is given: integers
+    (int64) when every label is an integer literal, numbers (float64) when every label is a
+    number, otherwise strings. Read by pandas' C parser (chunked) where it gives exactly the
+    values of the line-by-line reader; a file or block it does not decide on (comments or blank
+    lines inside the data, a malformed row) is read line by line, which names the line of any
+    error.
 ``libsvm``
     ``label index:value index:value ...`` with 1-based indices (``zero_based=True`` for
     0-based files), ``qid:`` fields ignored, ``#`` comments. Missing entries are 0.
@@ -59,6 +63,7 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import csv
 import gzip
 import io as _stdio
 import itertools
@@ -74,6 +79,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 from numpy.typing import DTypeLike, NDArray
 
 __all__ = ["FORMATS", "DatasetInfo", "detect_format", "iter_chunks", "load", "scan"]
@@ -125,6 +131,9 @@ class DatasetInfo:
     numeric_labels : bool
         True when the labels are numbers (always for LIBSVM); False for text labels and for
         files without labels.
+    integer_labels : bool
+        CSV: True when every label is an integer literal (``3``, ``-1``, ``+2``): the labels are
+        then read as int64, not float64.
     """
 
     path: str
@@ -138,6 +147,7 @@ class DatasetInfo:
     label_column: object = None
     zero_based: bool = False
     numeric_labels: bool = False
+    integer_labels: bool = False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,6 +408,122 @@ def _npy_array(path):
     return arr
 
 
+class _Fallback(Exception):
+    """The fast CSV reader met something it does not decide itself: the exact reader takes over."""
+
+
+_INTEGER_LABEL = r"[+-]?[0-9]+"
+# pandas >= 3 parses floats correctly rounded by default (and deprecates the option); before,
+# only float_precision="round_trip" gives exactly Python's float()
+_EXACT_FLOATS = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+_INTEGER_LABEL_RE = re.compile(_INTEGER_LABEL)
+
+
+def _first_csv_line(path, compression):
+    """``(line_number, text)`` of the first data line, or None."""
+    with _TextFile(path, compression) as tf:
+        return next(tf.lines(), None)
+
+
+def _pandas_csv(path, compression, delimiter, header, width, label_column, chunk_rows):
+    """Yield ``(X float64, labels as str or None)`` blocks read by pandas' C parser.
+
+    Used only where it gives exactly what the line-by-line reader gives: no quoting, no
+    missing-value conversion, round-trip float parsing. Anything it would read differently (a
+    comment or blank line inside the data, a row of another width, an empty, missing, non-numeric
+    or non-finite field, a damaged or non-UTF-8 file) raises :class:`_Fallback`, and the exact
+    reader then reads the file and reports the problem with its line number.
+    """
+    lc = None if label_column is None else label_column % width
+    dtypes = {j: (str if j == lc else np.float64) for j in range(width)}
+    try:
+        reader = pd.read_csv(
+            _open_binary(path, compression),
+            sep=delimiter if delimiter is not None else r"\s+",
+            header=None,
+            skiprows=1 if header else 0,
+            names=range(width),
+            dtype=dtypes,
+            na_filter=False,
+            quoting=csv.QUOTE_NONE,
+            engine="c",
+            **_EXACT_FLOATS,
+            encoding="utf-8-sig",
+            skip_blank_lines=False,
+            chunksize=chunk_rows,
+        )
+        with reader:
+            for frame in reader:
+                if frame.shape[1] != width:
+                    raise _Fallback
+                features = frame.drop(columns=lc) if lc is not None else frame
+                X = features.to_numpy(dtype=np.float64)
+                if not np.isfinite(X).all():
+                    raise _Fallback
+                labels = None
+                if lc is not None:
+                    labels = frame[lc].to_numpy(dtype=str)
+                    if not np.char.str_len(np.char.strip(labels)).all():
+                        raise _Fallback
+                yield np.ascontiguousarray(X), labels
+    except _Fallback:
+        raise
+    except Exception as exc:  # any parser trouble: the exact reader decides
+        raise _Fallback from exc
+
+
+def _label_kind(labels):
+    """(numeric, integer, first non-finite label or None) of a block of label strings."""
+    stripped = np.char.strip(labels)
+    if pd.Series(stripped).str.fullmatch(_INTEGER_LABEL).all():
+        return True, True, None
+    try:
+        values = stripped.astype(np.float64)
+    except ValueError:
+        if not all(_is_number(t) for t in stripped):
+            return False, False, None
+        values = np.array([float(t) for t in stripped])
+    bad = np.flatnonzero(~np.isfinite(values))
+    return True, False, (int(bad[0]) if bad.size else None)
+
+
+def _scan_csv_fast(path, compression, label_column, header):
+    """The result of :func:`_scan_csv` from pandas' parser; raises :class:`_Fallback`."""
+    first = _first_csv_line(path, compression)
+    if first is None:
+        raise _Fallback
+    number, text = first
+    if number != 1:
+        raise _Fallback  # comments or blank lines before the data: the exact reader counts lines
+    delimiter = "," if "," in text else ("\t" if "\t" in text else None)
+    if header is None:
+        header = _is_header(_split_csv(text, delimiter))
+    if header:
+        with _TextFile(path, compression) as tf:
+            lines = tf.lines()
+            next(lines)
+            data_line = next(lines, None)
+        if data_line is None:
+            raise _Fallback
+        width = len(_split_csv(data_line[1], delimiter))
+        _check_csv_width(path, first, delimiter, width, data_line[0], label_column)
+    else:
+        width = len(_split_csv(text, delimiter))
+        _check_csv_width(path, None, delimiter, width, number, label_column)
+    n_rows, numeric, integer = 0, True, True
+    for X, labels in _pandas_csv(path, compression, delimiter, header, width, label_column, 1 << 16):
+        n_rows += len(X)
+        if labels is not None and numeric:
+            numeric, integer_block, bad = _label_kind(labels)
+            integer = integer and integer_block
+            if bad is not None:
+                raise _Fallback  # the exact reader names the line of the non-finite label
+    if n_rows == 0:
+        raise _Fallback
+    numeric = label_column is not None and numeric
+    return n_rows, width - (label_column is not None), delimiter, header, numeric, numeric and integer
+
+
 def _scan_csv(path, compression, label_column, header):
     """(n_rows, n_features, delimiter, header, numeric_labels) in one pass."""
     with _TextFile(path, compression) as tf:
@@ -412,7 +538,7 @@ def _scan_csv(path, compression, label_column, header):
         header_line = first if header else None
         rows = lines if header else itertools.chain([first], lines)
         n_rows, width = 0, None
-        numeric, non_finite = True, None  # labels: all numbers? first non-finite one
+        numeric, integer, non_finite = True, True, None  # labels: numbers? integers? first non-finite
         for number, text in rows:
             if label_column is None:
                 w = text.count(delimiter) + 1 if delimiter is not None else len(text.split())
@@ -428,6 +554,7 @@ def _scan_csv(path, compression, label_column, header):
                 label = fields[label_column]
                 if not label:
                     raise ValueError(f"{path}:{number}: the label (field {label_column % width}) is empty")
+                integer = integer and _INTEGER_LABEL_RE.fullmatch(label) is not None
                 if numeric:
                     try:
                         value = float(label)
@@ -441,7 +568,8 @@ def _scan_csv(path, compression, label_column, header):
         raise ValueError(f"input file {path!r} contains a header but no data rows")
     if label_column is not None and numeric and non_finite is not None:
         raise ValueError(f"{path}:{non_finite[0]}: labels must be finite numbers, got {non_finite[1]!r}")
-    return n_rows, width - (label_column is not None), delimiter, header, label_column is not None and numeric
+    numeric = label_column is not None and numeric
+    return n_rows, width - (label_column is not None), delimiter, header, numeric, numeric and integer
 
 
 def _check_csv_width(path, header_line, delimiter, width, number, label_column):
@@ -542,7 +670,14 @@ def scan(
         return DatasetInfo(path, "npy", int(arr.shape[0]), int(arr.shape[1]), False)
     compression = _compression(path)
     if format == "csv":
-        n_rows, n_feat, delimiter, header, numeric = _scan_csv(path, compression, label_column, header)
+        try:
+            n_rows, n_feat, delimiter, header, numeric, integer = _scan_csv_fast(
+                path, compression, label_column, header
+            )
+        except _Fallback:
+            n_rows, n_feat, delimiter, header, numeric, integer = _scan_csv(
+                path, compression, label_column, header
+            )
         return DatasetInfo(
             path,
             "csv",
@@ -555,6 +690,7 @@ def scan(
             label_column,
             False,
             numeric,
+            integer,
         )
     if label_column is not None:
         raise ValueError("label_column applies to CSV files only; LIBSVM rows start with their label")
@@ -697,8 +833,8 @@ def _csv_block(info, block, dtype):
             y = np.asarray(labels, dtype=str)
         else:
             try:
-                y = np.asarray(labels, dtype=np.float64)
-            except ValueError:
+                y = np.asarray(labels, dtype=np.int64 if info.integer_labels else np.float64)
+            except (ValueError, OverflowError):
                 raise _changed(info) from None
             if not np.isfinite(y).all():
                 raise _changed(info)
@@ -826,6 +962,8 @@ def _chunks(info, chunk_rows, dtype):
     try:
         if info.format == "npy":
             yield from _npy_chunks(info, chunk_rows, dtype)
+        elif info.format == "csv":
+            yield from _csv_chunks(info, chunk_rows, dtype)
         else:
             yield from _text_chunks(info, chunk_rows, dtype)
     except MemoryError as exc:
@@ -855,6 +993,46 @@ def _npy_chunks(info, chunk_rows, dtype):
                 f"{info.path}: row {start + r}, column {c}: features must be finite, got {value!r}{note}"
             )
         yield X, None
+
+
+def _csv_chunks(info, chunk_rows, dtype):
+    """CSV blocks from pandas' parser; from the first block it does not decide on, the exact
+    reader's (which reads from the start again, skipping the rows already given)."""
+    done = 0
+    width = info.n_features + info.has_labels
+    try:
+        for X64, labels in _pandas_csv(
+            info.path, info.compression, info.delimiter, info.header, width, info.label_column, chunk_rows
+        ):
+            if done + len(X64) > info.n_rows:
+                raise _Fallback
+            with np.errstate(over="ignore"):
+                X = X64.astype(dtype, copy=False)
+            if not np.isfinite(X).all():
+                raise _Fallback  # overflows float32: the exact reader names the field
+            y = None
+            if labels is not None:
+                if not info.numeric_labels:
+                    y = labels
+                else:
+                    kind = np.int64 if info.integer_labels else np.float64
+                    try:
+                        y = np.char.strip(labels).astype(kind)
+                    except (ValueError, OverflowError):
+                        raise _Fallback from None
+            done += len(X)
+            yield X, y
+        if done != info.n_rows:
+            raise _Fallback
+    except _Fallback:
+        skipped = 0
+        for X, y in _text_chunks(info, chunk_rows, dtype):
+            if skipped + len(X) <= done:
+                skipped += len(X)
+                continue
+            start = max(done - skipped, 0)
+            skipped += len(X)
+            yield X[start:], (None if y is None else y[start:])
 
 
 def _text_chunks(info, chunk_rows, dtype):

@@ -1,6 +1,7 @@
 """matplotlib pictures of a signed spectral measure (extra ``plot``).
 
-:func:`plot_measure` draws, for a :class:`~spectralkit.SpectralMeasure` on R^d:
+:func:`plot_measure` draws, for a :class:`~spectralkit.SpectralMeasure` on R^d (or a kernel with
+its dimension, or a fitted feature map, whose measure is used):
 
 1. the kernel k(r);
 2. the signed density mu(rho) with the positive part mu+ and the negative part mu- shaded and
@@ -28,11 +29,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .exceptions import DivergentMassError, SpectralkitError
+from .kernels import DensityKernel, RadialKernel
+from .measures import SpectralMeasure
 
 if TYPE_CHECKING:  # annotations only: matplotlib is an optional extra, imported on use
     from matplotlib.figure import Figure
-
-    from .measures import SpectralMeasure
 
 __all__ = ["plot_measure", "save_figure"]
 
@@ -104,8 +105,59 @@ def _r_range(kernel, measure):
     return 5.0 / lo_scale
 
 
+def _as_measure(source, dim):
+    """The SpectralMeasure to draw: ``source`` itself, its kernel's on R^dim, or a fitted feature
+    map's (``measure_``; the scikit-learn and dask wrappers hold the map in ``features_``)."""
+    if isinstance(source, SpectralMeasure):
+        measure = source
+    elif isinstance(source, (RadialKernel, DensityKernel, str)):
+        if dim is None:
+            raise TypeError(
+                "plot_measure(kernel) needs dim=d: the spectral measure of a radial kernel depends on "
+                "the dimension"
+            )
+        return SpectralMeasure(source, dim)
+    else:
+        inner = getattr(source, "features_", source)
+        measure = getattr(inner, "measure_", None)
+        if not isinstance(measure, SpectralMeasure):
+            kind = type(source).__name__
+            if hasattr(inner, "transform"):
+                raise ValueError(f"this {kind} is not fitted yet: call fit() before plot_measure")
+            raise TypeError(
+                "measure must be a SpectralMeasure, a kernel (RadialKernel, DensityKernel or spec string) "
+                f"with dim, or a fitted feature map, got {kind}"
+            )
+    if dim is not None and dim != measure.dim:
+        raise ValueError(f"dim={dim!r} does not match the measure's dimension {measure.dim}")
+    return measure
+
+
+def _symlog_ticks(ax, low, high, linthresh):
+    """Ticks on a symlog axis at least 1/7 of the axis apart, 0 and the outermost decades first:
+    the default puts a label at every decade, and those around 0 overlap."""
+
+    def position(v):  # matplotlib's symlog transform with linscale 1, in decades
+        return math.copysign(1.0 + math.log10(abs(v) / linthresh), v) if abs(v) > linthresh else v / linthresh
+
+    candidates = []
+    for side, extent in ((1.0, high), (-1.0, -low)):
+        if extent <= 0:
+            continue
+        first, last = math.ceil(math.log10(linthresh)), math.floor(math.log10(extent))
+        values = [10.0**e for e in range(last, first - 1, -1)] or [float(f"{extent:.0e}")]
+        candidates += [side * v for v in values]
+    gap = (position(high) - position(low)) / 7.0
+    ticks = [0.0]
+    for v in sorted(candidates, key=lambda v: -abs(position(v))):
+        if all(abs(position(v) - position(t)) >= gap for t in ticks):
+            ticks.append(v)
+    ax.set_yticks(sorted(ticks))
+
+
 def plot_measure(
-    measure: SpectralMeasure,
+    measure: SpectralMeasure | RadialKernel | DensityKernel | str | object,
+    dim: int | None = None,
     *,
     rho_max: float | None = None,
     r_max: float | None = None,
@@ -117,9 +169,14 @@ def plot_measure(
 
     Parameters
     ----------
-    measure : SpectralMeasure
+    measure : SpectralMeasure, kernel or fitted feature map
         The measure of a kernel on R^d (divergent measures are drawn too: the M(R) panel then
-        shows the growth).
+        shows the growth); or a kernel (:class:`~spectralkit.RadialKernel`, a
+        :class:`~spectralkit.kernels.DensityKernel` or a spec string) together with ``dim``; or a
+        fitted :class:`~spectralkit.RandomFeatures`, ``spectralkit.sklearn.SpectralFeatures`` or
+        ``spectralkit.dask.DaskSpectralFeatures`` (the measure its frequencies were drawn from).
+    dim : int, optional
+        The dimension d, required with a kernel; with a measure or feature map it must match.
     rho_max : float, optional
         Upper end of the frequency axis (default: where 99.5 % of ||mu|| lies, for finite measures).
     r_max : float, optional
@@ -141,9 +198,7 @@ def plot_measure(
             raise ValueError(f"{name} must be a finite number > 0 or None, got {value!r}")
     if isinstance(n_points, bool) or not isinstance(n_points, int) or n_points < 50:
         raise ValueError(f"n_points must be an integer >= 50, got {n_points!r}")
-    for attr in ("kernel", "dim", "mu", "radial_density", "is_finite"):
-        if not hasattr(measure, attr):
-            raise TypeError(f"measure must be a SpectralMeasure, got {type(measure).__name__}")
+    measure = _as_measure(measure, dim)
 
     kernel, dim = measure.kernel, measure.dim
     finite = bool(measure.is_finite)
@@ -191,14 +246,16 @@ def plot_measure(
     peak_p, peak_m = float(np.max(mu, initial=0.0)), float(-np.min(mu, initial=0.0))
     if min(peak_p, peak_m) > 0 and max(peak_p, peak_m) > 20 * min(peak_p, peak_m):
         # one part dwarfs the other (e.g. a wide negative Gaussian): symmetric log axis
-        ax_mu.set_yscale("symlog", linthresh=0.5 * min(peak_p, peak_m))
+        linthresh = 0.5 * min(peak_p, peak_m)
+        ax_mu.set_yscale("symlog", linthresh=linthresh)
+        _symlog_ticks(ax_mu, -peak_m, peak_p, linthresh)
         scale_note = ", symlog axis"
     else:
         scale_note = ""
     ax_mu.set(
         xlabel="rho = ||w||",
         ylabel="mu(rho)",
-        title=f"signed density mu ({len(zeros)} sign change{'s' if len(zeros) != 1 else ''} "
+        title=f"signed density mu\n({len(zeros)} sign change{'s' if len(zeros) != 1 else ''} "
         f"in view{scale_note})",
     )
     ax_mu.legend(loc="best", fontsize=8)
@@ -247,7 +304,10 @@ def plot_measure(
         None,
     )
     ax_p.set(
-        xlabel="rho", ylabel="density", title="radial laws p± ∝ max(±mu, 0) rho^(d-1)", xlim=(0.0, rho_mu)
+        xlabel="rho",
+        ylabel="density",
+        title="radial laws of the norms\np± ∝ max(±mu, 0) rho^(d-1)",
+        xlim=(0.0, rho_mu),
     )
     if long_tail:
         ax_cdf.set_xscale("log")

@@ -23,7 +23,7 @@ import pytest
 PKG = pathlib.Path(__file__).resolve().parents[1] / "spectralkit"
 
 LAYERS = [
-    ("exceptions", "_version", "_validation", "_numerics", "_compiled"),
+    ("exceptions", "_version", "_validation", "_numerics", "_compiled", "_array_api"),
     ("kernels",),
     ("transforms",),
     ("measures",),
@@ -31,7 +31,7 @@ LAYERS = [
     ("features",),
     ("sklearn", "dask", "plotting", "io", "cli", "learn", "__main__"),
 ]
-OPTIONAL = ("sklearn", "dask", "distributed", "matplotlib", "tqdm")
+OPTIONAL = ("sklearn", "dask", "distributed", "matplotlib", "tqdm", "array_api_compat")
 #: (module, imported name): function-level imports that are deliberate, with the reason.
 LAZY_EXCEPTIONS = {
     ("spectralkit", "spectralkit.features"): "import spectralkit must not pay numba's import time",

@@ -44,3 +44,16 @@ def test_interleaved_order_is_balanced():
     unbalanced = [names[k:] + names[:k] for k in range(len(names))]
     count = collections.Counter((r[i], r[i + 1]) for r in unbalanced for i in range(len(r) - 1))
     assert count[("plain", "buffered")] != count[("buffered", "plain")]
+
+
+def test_device_mode_runs_on_array_api_strict(capsys):
+    # the --device mode on the pure-Python reference namespace (GPUs are measured where they exist)
+    import pytest
+
+    pytest.importorskip("array_api_strict")
+    rows = bench.main(["--device", "array_api_strict", "--quick"])
+    assert {r["dtype"] for r in rows} == {"float32", "float64"}
+    for r in rows:
+        assert r["device"] > 0 and r["by_hand"] > 0 and r["host"] > 0
+        assert r["max_abs_difference"] < (1e-5 if r["dtype"] == "float32" else 1e-12)
+    assert "| dtype | d | width | spectralkit (device) |" in capsys.readouterr().out

@@ -258,19 +258,43 @@ def test_plot_writes_png(capsys, tmp_path):
 def test_demo_reports_error_and_time(capsys):
     code, out, _ = _run(capsys, "demo", "--subsample", "300", "--repeats", "2", "--components", "256")
     assert code == 0
-    assert "digits" in out and "verdict    RKKS" in out
+    assert "real 8x8 handwritten digits" in out and "verdict    RKKS" in out
+    assert "meaning    indefinite, finite total mass" in out
+    assert "(m+ + m-)^2 = 4" in out  # delta-Gaussian in d = 64: Jordan masses 1 and 1
     lines = [ln for ln in out.splitlines() if "relative Frobenius error" in ln]
     assert len(lines) == 2  # rff and gorf
     errs = [float(ln.split("=")[1].split()[0]) for ln in lines]
     assert all(0 < e < 1 for e in errs)
+    (base,) = [ln for ln in out.splitlines() if ln.startswith("baseline   scikit-learn RBFSampler")]
+    (reading,) = [ln for ln in out.splitlines() if ln.startswith("reading    gorf's error is ")]
+    base_err = float(base.split("points: ")[1].split()[0])
+    ratio = float(reading.split("is ")[1].split("x")[0])
+    assert ratio == pytest.approx(errs[1] / base_err, rel=0.01)
 
 
-def test_demo_without_sklearn_says_so(capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "sklearn", None)
-    monkeypatch.setitem(sys.modules, "sklearn.datasets", None)
-    code, out, _ = _run(capsys, "demo", "--subsample", "200", "--repeats", "2", "--components", "64")
-    assert code == 0
-    assert "scikit-learn not installed" in out or "neither scikit-learn nor the shared data" in out
+def test_demo_uses_real_data_on_a_core_install(capsys, monkeypatch):
+    # scikit-learn is a core dependency: the default data are always the real digits, and
+    # synthetic data come only when asked for, saying so
+    code, out, _ = _run(capsys, "demo", "--subsample", "50", "--repeats", "1", "--components", "64")
+    assert code == 0 and "scikit-learn's digits" in out and "SYNTHETIC" not in out
+    assert "n/a (one draw)" in out  # no standard deviation from a single draw
+    code, out, _ = _run(
+        capsys, "demo", "--dataset", "synthetic", "--subsample", "50", "--repeats", "2", "-n", "32"
+    )
+    assert code == 0 and "SYNTHETIC data (asked for)" in out
+
+
+def test_demo_refuses_a_gram_of_one_point(capsys):
+    code, _, err = _run(capsys, "demo", "--subsample", "1")
+    assert code == 2
+    assert "--subsample must be an integer >= 2, got 1" in err
+
+
+def test_demo_letter_without_the_data_says_where_it_looks(capsys, monkeypatch):
+    monkeypatch.setattr(cli, "_shared_data_dir", lambda: None)
+    code, _, err = _run(capsys, "demo", "--dataset", "letter")
+    assert code == 2
+    assert "--dataset letter needs ../shared/data/letter-recognition.data" in err
 
 
 # -- a real process -------------------------------------------------------------------------------

@@ -1,9 +1,15 @@
-"""Every ```python block in README.md and docs/*.md runs, in order, per file.
+"""Every ```python block and every command-line block in README.md and docs/*.md runs, in order, per file.
 
-Blocks of one file share a namespace and run in a fresh temporary directory. A block is skipped
-only when the line right before its fence is ``<!-- no-test: <reason> -->`` (the reason is
-required). A page that needs real work says ``<!-- docs-test: slow -->`` anywhere and then runs in
-the slow suite only.
+Blocks of one file share a namespace and run in a fresh temporary directory, in page order. A
+```text block right after a python block is the output it must print. A *console* block is a
+```text (or ```console) block whose first line starts with ``$ ``: each ``$ spectralkit ...``
+line runs (in-process, ``spectralkit.cli.main``) and the lines up to the next ``$`` are what it
+must print (stdout and stderr). A ```bash block runs too when every line is a ``spectralkit``
+command (its output is not compared). Any other block that looks runnable (``pip install``,
+``pytest``) needs ``<!-- no-test: <reason> -->`` right before its fence: a block is skipped only
+then (the reason is required). Setup that a page needs but should not show (an input file with a
+deliberate error) lives in a python block inside an HTML comment. A page that needs real work says
+``<!-- docs-test: slow -->`` anywhere and then runs in the slow suite only.
 
 This file also renders docs/api.md from the docstrings:
 
@@ -18,10 +24,13 @@ import inspect
 import io
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
 
 import pytest
+
+from spectralkit import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
@@ -45,12 +54,22 @@ API_MODULES = [
 ]
 
 
-OUTPUT = re.compile(r"\s*(?:Output:\s*)?^```text[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
+OUTPUT = re.compile(r"\s*(?:Output:\s*)?^```text[ \t]*\n(?!\$ )(.*?)^```[ \t]*$", re.S | re.M)
+#: every fenced block: its language and its body
+ANY_FENCE = re.compile(r"^```([a-z]*)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
 
 def python_blocks(text):
     """``[(line_number, code, skip_reason_or_None), ...]`` of the ```python blocks of ``text``."""
     return [b[:3] for b in blocks_with_output(text)]
+
+
+def _skip_reason(text, start, line):
+    before = text[:start].rstrip("\n").rsplit("\n", 1)[-1]
+    if "no-test" in before and not NO_TEST.search(before):
+        raise AssertionError(f"line {line}: a no-test marker needs a reason: <!-- no-test: why -->")
+    skip = NO_TEST.search(before)
+    return skip.group(1) if skip else None
 
 
 def blocks_with_output(text):
@@ -59,13 +78,60 @@ def blocks_with_output(text):
     blocks = []
     for m in FENCE.finditer(text):
         line = text.count("\n", 0, m.start()) + 1
-        before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
-        if "no-test" in before and not NO_TEST.search(before):
-            raise AssertionError(f"line {line}: a no-test marker needs a reason: <!-- no-test: why -->")
-        skip = NO_TEST.search(before)
         out = OUTPUT.match(text, m.end() + 1)
-        blocks.append((line, m.group(1), skip.group(1) if skip else None, out.group(1) if out else None))
+        blocks.append((line, m.group(1), _skip_reason(text, m.start(), line), out.group(1) if out else None))
     return blocks
+
+
+def _is_command(line):
+    words = line.split()
+    return bool(words) and (words[0] == "spectralkit" or words[:3] == ["python", "-m", "spectralkit"])
+
+
+def page_blocks(text):
+    """Every block that runs, in page order: ``(line, kind, body, skip, expected)`` with kind
+    "python" (expected: its output or None), "console" (body: [(command, expected_lines), ...]) or
+    "shell" (body: [command, ...], output not compared)."""
+    outputs = {m.start(1) for m in (OUTPUT.match(text, f.end() + 1) for f in FENCE.finditer(text)) if m}
+    blocks = []
+    for m in ANY_FENCE.finditer(text):
+        lang, body = m.group(1), m.group(2)
+        line = text.count("\n", 0, m.start()) + 1
+        if lang == "python":
+            out = OUTPUT.match(text, m.end() + 1)
+            expected = out.group(1) if out else None
+            blocks.append((line, "python", body, _skip_reason(text, m.start(), line), expected))
+        elif lang in ("text", "console") and body.startswith("$ ") and m.start(2) not in outputs:
+            session, current = [], None
+            for ln in body.splitlines():
+                if ln.startswith("$ "):
+                    current = (ln[2:].strip(), [])
+                    session.append(current)
+                else:
+                    current[1].append(ln)
+            blocks.append((line, "console", session, _skip_reason(text, m.start(), line), None))
+        elif lang in ("bash", "sh", "shell", "console"):
+            commands = [
+                ln.strip() for ln in body.splitlines() if ln.strip() and not ln.lstrip().startswith("#")
+            ]
+            skip = _skip_reason(text, m.start(), line)
+            if skip is None and not all(_is_command(c) for c in commands):
+                raise AssertionError(
+                    f"line {line}: a ```{lang} block with commands other than spectralkit ones needs "
+                    "<!-- no-test: why --> (or only spectralkit commands, which the docs test runs)"
+                )
+            blocks.append((line, "shell", commands, skip, None))
+    return blocks
+
+
+def run_command(command):
+    """Run one documented ``spectralkit ...`` command in-process: (exit status, stdout + stderr)."""
+    argv = shlex.split(command)
+    argv = argv[3:] if argv[:3] == ["python", "-m", "spectralkit"] else argv[1:]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+        status = cli.main(argv)
+    return status, printed.getvalue()
 
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan")
@@ -123,8 +189,8 @@ def _params():
         if not page.exists() or page.name in INTERNAL_PAGES:
             continue
         text = page.read_text()
-        if "```python" not in text:
-            continue
+        if all(skip is not None for _, _, _, skip, _ in page_blocks(text)):
+            continue  # nothing to run (no blocks, or only ones marked no-test)
         marks = [pytest.mark.slow] if SLOW_PAGE in text else []
         out.append(pytest.param(page, id=page.name, marks=marks))
     return out
@@ -139,24 +205,58 @@ def test_code_blocks_run(page, tmp_path, monkeypatch):
     namespace = {"__name__": "__docs__"}
     ran = 0
     stale = []
-    for line, code, skip, expected in blocks_with_output(page.read_text()):
+    for line, kind, body, skip, expected in page_blocks(page.read_text()):
         if skip is not None:
             continue
-        printed = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(printed):
-                exec(compile(code, f"{page.name}:{line}", "exec"), namespace)
-        except Exception as exc:
-            raise AssertionError(
-                f"{page.name}, block at line {line} failed: {type(exc).__name__}: {exc}"
-            ) from exc
-        if expected is not None and not outputs_match(expected, printed.getvalue()):
-            stale.append(f"--- block at line {line}: documented\n{expected}--- printed\n{printed.getvalue()}")
+        if kind == "python":
+            printed = io.StringIO()
+            try:
+                with contextlib.redirect_stdout(printed):
+                    exec(compile(body, f"{page.name}:{line}", "exec"), namespace)
+            except Exception as exc:
+                raise AssertionError(
+                    f"{page.name}, block at line {line} failed: {type(exc).__name__}: {exc}"
+                ) from exc
+            if expected is not None and not outputs_match(expected, printed.getvalue()):
+                stale.append(
+                    f"--- block at line {line}: documented\n{expected}--- printed\n{printed.getvalue()}"
+                )
+        elif kind == "console":
+            for command, lines in body:
+                _, printed = run_command(command)
+                documented = "\n".join(lines)
+                if not outputs_match(documented, printed):
+                    stale.append(
+                        f"--- $ {command} (line {line}): documented\n{documented}\n--- printed\n{printed}"
+                    )
+        else:
+            for command in body:
+                status, printed = run_command(command)
+                if status != 0:
+                    stale.append(f"--- $ {command} (line {line}) exited with {status}:\n{printed}")
         ran += 1
     assert ran > 0
     assert not stale, f"{page.name}: documented output differs from what the code prints:\n" + "\n".join(
         stale
     )
+
+
+def test_console_and_shell_blocks_are_found():
+    text = (
+        "```python\nprint(1)\n```\n```text\n1\n```\n"
+        "```text\n$ spectralkit check gaussian --dim 2\nverdict PD\n$ spectralkit --version\n0.1\n```\n"
+        "```bash\nspectralkit demo\n```\n"
+        "<!-- no-test: installs the package -->\n```bash\npip install .\n```\n"
+    )
+    kinds = [(b[1], b[3]) for b in page_blocks(text)]
+    assert kinds == [("python", None), ("console", None), ("shell", None), ("shell", "installs the package")]
+    console = page_blocks(text)[1][2]
+    assert console == [
+        ("spectralkit check gaussian --dim 2", ["verdict PD"]),
+        ("spectralkit --version", ["0.1"]),
+    ]
+    with pytest.raises(AssertionError, match="needs <!-- no-test: why -->"):
+        page_blocks("```bash\npip install .\n```\n")
 
 
 def test_output_comparison_rules():

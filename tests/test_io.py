@@ -527,3 +527,67 @@ def test_memory_errors_say_how_much(tmp_path):
         io.load(path)
     with pytest.raises(MemoryError, match=r"not enough memory for a chunk of 1 rows x 999999999999999 feat"):
         list(io.iter_chunks(path, info=info))
+
+
+# -- the pandas fast path reads exactly what the line-by-line reader reads ------------------------
+def _exact_only(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise io._Fallback
+        yield  # a generator, like the real one
+
+    monkeypatch.setattr(io, "_pandas_csv", refuse)
+
+
+@pytest.mark.parametrize(
+    "text, kwargs",
+    [
+        ("0.1,2.5e-3,7\n-1e300,3,2\n", {"label_column": -1}),  # integer labels
+        ("a,b,c\n1,2,x\n3,4,y\n", {"label_column": 2}),  # header, text labels
+        ("1 2 0.5\n3 4 1.5\n", {"label_column": 0}),  # runs of spaces, float labels
+        ("1\t2\n3\t4\n", {}),
+        ("0.30000000000000004,1e-320\n2.2250738585072014e-308,1\n", {"dtype": np.float32}),
+        ("1,2\n# a comment inside the data\n3,+4\n", {"label_column": 1}),  # read line by line
+    ],
+)
+def test_fast_csv_reader_equals_the_exact_reader(tmp_path, monkeypatch, text, kwargs):
+    path = _write(tmp_path / "a.csv", text)
+    fast = io.load(path, **kwargs)
+    info_fast = io.scan(path, **{k: v for k, v in kwargs.items() if k != "dtype"})
+    _exact_only(monkeypatch)
+    exact = io.load(path, **kwargs)
+    assert io.scan(path, **{k: v for k, v in kwargs.items() if k != "dtype"}) == info_fast
+    for a, b in zip(fast, exact):
+        if a is None:
+            assert b is None
+        else:
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)
+
+
+def test_integer_labels_keep_their_dtype(tmp_path):
+    X, y = io.load(_write(tmp_path / "i.csv", "0.5,1\n0.25,-2\n1,+3\n"), label_column=-1)
+    assert y.dtype == np.int64 and list(y) == [1, -2, 3]
+    X, y = io.load(_write(tmp_path / "f.csv", "0.5,1\n0.25,2.0\n"), label_column=-1)
+    assert y.dtype == np.float64
+
+
+def test_error_deep_in_a_large_csv_names_its_line(tmp_path):
+    # the fast reader yields the good blocks, then the line-by-line reader names the bad line
+    rows = ["0.5,1.5,1"] * 10_000
+    rows[7_321] = "0.5,NA,1"
+    path = _write(tmp_path / "big.csv", "\n".join(rows) + "\n")
+    assert io.scan(path, label_column=-1).n_rows == 10_000  # the scan counts rows and labels
+    with pytest.raises(ValueError, match=r"big.csv:7322: feature field 1 is a missing value 'NA'"):
+        io.load(path, label_column=-1, chunk_rows=4096)
+    rows[7_321] = "0.5,2.5,1"
+    path = _write(tmp_path / "ok.csv", "\n".join(rows) + "\n")
+    info = io.scan(path, label_column=-1)
+    assert info.n_rows == 10_000 and info.integer_labels
+    # a file that changes after the scan: damaged late, after good blocks were given
+    blocks = io.iter_chunks(path, info=info, chunk_rows=4096)
+    first = next(blocks)
+    rows[9_000] = "0.5,oops,1"
+    _write(tmp_path / "ok.csv", "\n".join(rows) + "\n")
+    with pytest.raises(ValueError, match=r"ok.csv:9001: feature field 1 is not a number: 'oops'"):
+        list(blocks)
+    assert first[0].shape == (4096, 2)

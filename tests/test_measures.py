@@ -351,10 +351,11 @@ def test_progress_lines_only_for_long_derivations(capsys):
 
 @pytest.mark.slow  # numeric derivations of several seconds each
 def test_inaccurate_numeric_transforms_give_no_verdict():
-    # exp(-r) cos(2 r): its continuation grows like e^(2 |Im z|); in d = 16 quadrature and steepest
-    # descent disagree (measured relative error ~20): refused, never a PD verdict on noise (it is RKKS
-    # in d = 3, so it cannot be PD in d = 16)
-    k = K.RadialKernel.from_string("exp(-r)*cos(2*r)")
+    # exp(-r) cos(2 r) / (1 + r^2/100): its continuation grows like e^(2 |Im z|); in d = 16 quadrature
+    # and steepest descent disagree (measured relative error ~1): refused, never a PD verdict on noise
+    # (it is RKKS in d = 3, so it cannot be PD in d = 16). (exp(-r) cos(2 r) itself now has an exact
+    # closed form in every d, transforms/_exp_poly.py.)
+    k = K.RadialKernel.from_string("exp(-r)*cos(2*r)/(1 + r**2/100)")
     assert check_rkks(k, 3).verdict == "RKKS"
     with pytest.raises(sk.TransformError, match="measured relative error .* exceeds 0.001"):
         check_rkks(k, 16)
@@ -362,9 +363,10 @@ def test_inaccurate_numeric_transforms_give_no_verdict():
 
 @pytest.mark.slow  # numeric derivations of several seconds each
 def test_failed_bochner_identity_is_an_error_not_a_verdict():
-    # exp(-sqrt(1 + r^2)) in d = 16: the numeric transform misses mass beyond the quadrature's reach;
-    # k(0) = m+ - m- fails by 4 % of the mass: refused (in d = 1, 3 it is computed and PD)
-    k = K.RadialKernel.from_string("exp(-sqrt(1 + r**2))")
+    # exp(-sqrt(1 + r^2)) / (1 + r^2/100) in d = 16: the numeric transform misses mass beyond the
+    # quadrature's reach; k(0) = m+ - m- fails by 1 % of the mass: refused (in d = 3 it is computed
+    # and PD). (exp(-sqrt(1 + r^2)) itself now has an exact closed form, transforms/_exp_poly.py.)
+    k = K.RadialKernel.from_string("exp(-sqrt(1 + r**2))/(1 + r**2/100)")
     assert check_rkks(k, 3).mass_plus.value == pytest.approx(math.exp(-1), rel=1e-10)
     with pytest.raises(sk.TransformError, match="fail the Bochner identity"):
         check_rkks(k, 16)
@@ -396,3 +398,26 @@ def test_float_coefficients_do_not_fake_a_jump_at_the_edge():
     text = " + ".join(f"({c!r})*(4 - r**2)**{q}" for q, c in enumerate(cs, start=3))
     rep = check_rkks(sk.RadialKernel.from_string(text, support=2), 3)
     assert rep.verdict in ("PD", "RKKS") and "(R - r)^3" in rep.reason
+
+
+def test_progress_auto_reports_only_to_a_terminal():
+    import io
+
+    from spectralkit.measures._progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term, pipe = Terminal(), io.StringIO()
+    for stream in (term, pipe):
+        p = Progress("k in d = 3", "auto", after=0.0, stream=stream)
+        p.stage("analysis")
+        p.done()
+    assert "spectralkit: k in d = 3: analysis (at " in term.getvalue() and pipe.getvalue() == ""
+    assert Progress("k", "auto").after == 2.0  # long work: over two seconds
+    assert SpectralMeasure(K.gaussian(), 3).progress == "auto"
+    with pytest.raises(ValueError, match=r"progress must be True, False or 'auto', got 'yes'"):
+        SpectralMeasure(K.gaussian(), 3, progress="yes")
+    with pytest.raises(ValueError, match=r"progress must be True, False or 'auto', got 1"):
+        SpectralMeasure(K.gaussian(), 3, progress=1)

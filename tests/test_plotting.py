@@ -5,10 +5,11 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from matplotlib.image import imread
 
-from spectralkit import SpectralMeasure, kernels
+from spectralkit import RandomFeatures, SpectralMeasure, kernels
 from spectralkit.plotting import plot_measure, save_figure
 
 
@@ -83,7 +84,55 @@ def test_argument_errors(dg3):
         plot_measure(dg3, rho_max=-1)
     with pytest.raises(ValueError, match="n_points must be an integer >= 50, got 10"):
         plot_measure(dg3, n_points=10)
-    with pytest.raises(TypeError, match="measure must be a SpectralMeasure, got str"):
+    with pytest.raises(TypeError, match=r"plot_measure\(kernel\) needs dim=d: the spectral measure"):
         plot_measure("gaussian")
+    with pytest.raises(TypeError, match="measure must be a SpectralMeasure, a kernel .* got int"):
+        plot_measure(3)
+    with pytest.raises(ValueError, match="dim=4 does not match the measure's dimension 3"):
+        plot_measure(dg3, 4)
+    with pytest.raises(ValueError, match="this RandomFeatures is not fitted yet: call fit"):
+        plot_measure(RandomFeatures("gaussian", dim=3))
     with pytest.raises(ValueError, match="dpi must be a number > 0"):
         save_figure(None, "x.png", dpi=0)
+
+
+def test_kernels_and_fitted_feature_maps_are_drawn_by_their_measure(dg3):
+    k = kernels.delta_gaussian(1.0, 10.0)
+    rf = RandomFeatures(k, dim=3, n_components=64, random_state=0).fit()
+    for source, dim in ((k, 3), ("delta_gaussian:sigma1=1,sigma2=10", 3), (rf, None), (rf, 3)):
+        fig = plot_measure(source, dim, n_points=100)
+        assert fig.get_suptitle() == f"{k.name} on R^3"
+        ax_mu = fig.get_axes()[1]
+        np.testing.assert_allclose(ax_mu.get_lines()[0].get_ydata(), dg3.mu(ax_mu.get_lines()[0].get_xdata()))
+    sklearn = pytest.importorskip("spectralkit.sklearn")
+    est = sklearn.SpectralFeatures(k, n_components=64, random_state=0).fit(np.zeros((5, 3)))
+    assert plot_measure(est, n_points=100).get_axes()[1].get_yscale() == "symlog"
+
+
+def _overlaps(boxes):
+    return [
+        (a, b)
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
+        if a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+    ]
+
+
+@pytest.mark.parametrize("dim", [3, 8, 16])
+def test_symlog_tick_labels_do_not_overlap(dim):
+    # the delta-Gaussian's negative part (the wide Gaussian's narrow spectrum) dwarfs its positive
+    # part: a symlog axis, whose default ticks crowd around 0
+    fig = plot_measure(SpectralMeasure(kernels.delta_gaussian(1.0, 10.0), dim), n_points=100)
+    ax_mu = fig.get_axes()[1]
+    assert ax_mu.get_yscale() == "symlog"
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    low, high = ax_mu.get_ylim()
+    labels = [
+        t
+        for t, v in zip(ax_mu.get_yticklabels(), ax_mu.get_yticks())
+        if t.get_visible() and t.get_text() and low <= v <= high
+    ]
+    assert 3 <= len(labels) <= 11
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    assert not _overlaps(boxes), [t.get_text() for t in labels]

@@ -27,6 +27,7 @@ from hypothesis import strategies as hst
 
 from spectralkit import kernels
 from spectralkit.features import RandomFeatures, _omega
+from spectralkit.kernels import RadialKernel
 
 RADII = (0.25, 0.8, 1.7)
 REPS = 1000  # refits per unbiasedness check (see the module docstring for the power this gives)
@@ -117,6 +118,8 @@ CASES = [
     (kernels.spherical_polynomial(2.0, 2), 3, "rff"),
     (kernels.laplacian(1.0) - 0.5 * kernels.gaussian(0.5), 5, "gorf"),
     (kernels.matern(1.5, 1.0), 16, "gorf"),
+    # exponential polynomial with complex exponents (exact closed form, RKKS), transforms/_exp_poly.py
+    (RadialKernel.from_string("exp(-r)*cos(r)"), 16, "orf"),
 ]
 
 
@@ -340,3 +343,26 @@ def test_orthogonal_variants_reduce_variance(kernel, n_components):
         assert np.all(log_ratio <= 4 * se_log), (method, var)
     if kernel.name.startswith("gaussian"):
         assert np.log(var["orf"] / var["rff"]).mean() < -4 * se_log
+
+
+@pytest.mark.parametrize("feature_map", ["sincos", "cos"])
+def test_unbiased_on_the_array_api_path(feature_map):
+    """The same check on features computed by the Array API path (array_api_strict, pure Python: it
+    stands for CuPy / JAX / torch), from the features themselves: k^ = sum_j phi_j(x) J_jj phi_j(y).
+    Negative control on the same draws: the signature dropped must be flagged."""
+    xp = pytest.importorskip("array_api_strict")
+    kernel, dim = kernels.delta_gaussian(1.0, 10.0), 3
+    rf = RandomFeatures(kernel, dim=dim, n_components=32, method="gorf", feature_map=feature_map)
+    X, Y = _pairs(dim, RADII, 0)
+    Xa, Ya = xp.asarray(X), xp.asarray(Y)
+    signed, unsigned = [], []
+    for i in range(400):
+        rf.set_params(random_state=i).fit()
+        prod = np.asarray(rf.transform(Xa) * rf.transform(Ya))
+        signed.append(prod @ rf.signature_)
+        unsigned.append(prod.sum(axis=1))
+    exact, slack = kernel(np.asarray(RADII)), _slack(rf)
+    passed, z = _bias_check(np.array(signed), exact, slack)
+    assert passed, z
+    passed, z = _bias_check(np.array(unsigned), exact, slack)
+    assert not passed, ("dropped signature not detected", z)

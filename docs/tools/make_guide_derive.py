@@ -95,6 +95,18 @@ reason. (An explicit truncation radius gives a biased estimator whose bias at r 
 except sk.DivergentMassError as err:
     print(err.reason)""",
     ),
+    (
+        """## 7. Damped oscillations and written-out families in high dimension
+
+Exponential polynomials, cos/sin/cosh/sinh under an exponential envelope included, have exact
+measures in every d (analytic continuation of the e^(-a r) transform to complex a, terms combined
+exactly): e^(-r) cos(2 r) in d = 64 is indefinite with a huge total mass, a Matérn 5/2 typed out as
+polynomial times exponential is recognised as the Student t, and e^(-sqrt(1 + r^2)) is positive
+definite with mass e^(-1) in every d.""",
+        """for text in ["exp(-r)*cos(2*r)", "(1 + sqrt(5)*r + 5*r**2/3)*exp(-sqrt(5)*r)", "exp(-sqrt(1 + r**2))"]:
+    report = sk.check_rkks(sk.RadialKernel.from_string(text), dim=64)
+    print(f"{text:45s} {report.verdict:4s} m+ = {report.mass_plus}, m- = {report.mass_minus}")""",
+    ),
 ]
 
 

@@ -12,7 +12,7 @@ import numbers
 import os
 import time
 import warnings
-from typing import Any
+from typing import Any, Literal
 
 import mpmath
 import numpy as np
@@ -123,8 +123,9 @@ class SpectralMeasure:
         Directory for the on-disk cache of derived quantities (JSON; never pickle). Defaults to
         the environment variable ``SPECTRALKIT_CACHE_DIR`` when set, else no disk cache. Derivations
         are always cached in memory for the process.
-    progress : bool, default False
-        Print the stages of a derivation that runs longer than a second on stderr.
+    progress : bool or "auto", default "auto"
+        Print the stages of a derivation that runs longer than two seconds on stderr: "auto"
+        when stderr is a terminal (an interactive session), True always, False never.
 
     Notes
     -----
@@ -144,7 +145,7 @@ class SpectralMeasure:
         *,
         sympy_budget: float = 5.0,
         cache_dir: str | os.PathLike[str] | None = None,
-        progress: bool = False,
+        progress: bool | Literal["auto"] = "auto",
         _truncation: float | None = None,
     ) -> None:
         if isinstance(kernel, str):
@@ -160,7 +161,9 @@ class SpectralMeasure:
             raise ValueError(f"sympy_budget must be a number >= 0 (seconds), got {sympy_budget!r}")
         self.sympy_budget = float(sympy_budget)
         self.cache_dir = cache_dir
-        self.progress = bool(progress)
+        if not (isinstance(progress, bool) or (isinstance(progress, str) and progress == "auto")):
+            raise ValueError(f"progress must be True, False or 'auto', got {progress!r}")
+        self.progress = progress
         self._truncation = None if _truncation is None else float(_truncation)
         self._transforms = None
         self._terms = None
@@ -695,7 +698,8 @@ def check_rkks(kernel: RadialKernel | DensityKernel | str, dim: int, **options: 
     dim : int
     **options
         Passed to :class:`SpectralMeasure` (``sympy_budget``, ``cache_dir``, ``progress``: print the
-        stages of a derivation that takes longer than a second on stderr).
+        stages of a derivation that takes longer than two seconds on stderr; by default when
+        stderr is a terminal).
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""Progress lines for long derivations (anything over a second shows its stages on stderr)."""
+"""Progress lines for long derivations (anything over two seconds shows its stages on stderr)."""
 
 import sys
 import time
@@ -11,11 +11,17 @@ class Progress:
 
     ``Progress(label, enabled)``; ``stage(name)`` marks the start of a stage. Nothing is printed for
     derivations that finish within ``after`` seconds, so fast (and cached) work stays silent.
+    ``enabled="auto"`` reports when the stream is a terminal (an interactive session), not in
+    scripts, pipes or logs.
     """
 
-    def __init__(self, label, enabled, after=1.0, stream=None):
-        self.label, self.enabled, self.after = label, bool(enabled), float(after)
+    def __init__(self, label, enabled, after=2.0, stream=None):
         self.stream = stream
+        if enabled == "auto":
+            target = stream or sys.stderr
+            isatty = getattr(target, "isatty", None)
+            enabled = bool(isatty and isatty())
+        self.label, self.enabled, self.after = label, bool(enabled), float(after)
         self.t0 = time.perf_counter()
         self.pending = []
         self.shown = False

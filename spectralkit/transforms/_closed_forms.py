@@ -45,14 +45,20 @@ from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels import REGISTRY, DensityKernel
 from ..kernels._parse import R, to_sympy_number
+from . import _exp_poly  # noqa: F401 - registers the exponential-polynomial builder
+from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
 from ._forms import log_form, vectorised
 from ._polynomial import compact_polynomial_transform
+from ._registry import BUILDERS, MATCHERS, builder, matcher
 from ._types import RadialTransform, check_atom_and_dim
 
 __all__ = ["closed_form", "constant_transform"]
 
 _TINY = 1e-300
+
+# Builders are registered with the accuracy that tests/test_closed_forms.py verifies against
+# mpmath references (transforms/_registry.py).
 
 
 # ---------------------------------------------------------------------------------------------
@@ -96,7 +102,7 @@ def _closed_form_cached(atom, dim):
     if match is None:
         return None
     kind, params = match
-    return _BUILDERS[kind](dim=dim, **params)
+    return BUILDERS[kind].build(dim=dim, **params)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,11 +147,8 @@ def _recognise(atom):
 
 
 def _match_expression(atom):
-    expr = atom.expr
-    if atom.support is not None:
-        return _match_compact_polynomial(expr, atom.support)
-    for matcher in (_match_poly_exp, _match_rational_quadratic, _match_bessel):
-        match = matcher(expr)
+    for _priority, _name, match_fn in MATCHERS:
+        match = match_fn(atom.expr, atom.support)
         if match is not None:
             return match
     return None
@@ -175,9 +178,10 @@ def _even_poly_coeffs(expr):
     return [sympy.nsimplify(c, rational=True) if isinstance(c, sympy.Float) else c for c in coeffs[0::2]]
 
 
+@matcher(priority=0)
 def _match_compact_polynomial(expr, support):
     """Any polynomial in r on [0, R] (zero beyond): odd powers allowed."""
-    if not expr.is_polynomial(R):
+    if support is None or not expr.is_polynomial(R):
         return None
     coeffs = sympy.Poly(sympy.expand(_exact(expr)), R).all_coeffs()[::-1]
     if not all(c.is_number for c in coeffs) or all(c == 0 for c in coeffs):
@@ -185,8 +189,11 @@ def _match_compact_polynomial(expr, support):
     return "compact_polynomial", {"coeffs": coeffs, "support": to_sympy_number(support)}
 
 
-def _match_poly_exp(expr):
+@matcher(priority=10)
+def _match_poly_exp(expr, support):
     """P(r) exp(g(r)) with g = -b r^gamma; returns a match for the recognised cases, else None."""
+    if support is not None:
+        return None
     expanded = sympy.expand(sympy.powsimp(sympy.expand(expr), combine="exp"))
     exponent = None
     parts = []
@@ -225,8 +232,11 @@ def _match_poly_exp(expr):
     return "exponential_power", {"c": c, "alpha": gam, "lengthscale": b ** (-1.0 / gam)}
 
 
-def _match_rational_quadratic(expr):
+@matcher(priority=20)
+def _match_rational_quadratic(expr, support):
     """c (A + B r^2)^(-alpha), A, B, alpha > 0."""
+    if support is not None:
+        return None
     c, rest = expr.as_coeff_Mul()
     if not isinstance(rest, sympy.Pow):
         return None
@@ -248,8 +258,11 @@ def _match_rational_quadratic(expr):
     }
 
 
-def _match_bessel(expr):
+@matcher(priority=30)
+def _match_bessel(expr, support):
     """c sin(a r)/r, c cos(a r), c r^-nu besselj(nu, a r): the sphere-average (Bessel) family."""
+    if support is not None:
+        return None
     c, rest = expr.as_coeff_Mul()
     factors = sympy.Mul.make_args(rest)
     osc = [f for f in factors if isinstance(f, (sympy.sin, sympy.cos, sympy.besselj))]
@@ -291,6 +304,7 @@ def _match_bessel(expr):
 _XS = sympy.Symbol("x", nonnegative=True)
 
 
+@builder("poly_gaussian", rel_error=1e-12)
 def _poly_gaussian(coeffs, b, family, dim):
     """mu for sum_j p_j r^(2j) exp(-b r^2): (4 pi b)^(-d/2) e^(-x) Q(x), x = rho^2/(4 b).
 
@@ -373,7 +387,7 @@ def _poly_gaussian(coeffs, b, family, dim):
         mu=mu,
         log_abs_mu=log_form(log_abs_and_sign),
         method=f"closed-form:{family}",
-        rel_error=_REL_ERROR["poly_gaussian"],
+        rel_error=BUILDERS["poly_gaussian"].rel_error,
         abs_error=min(1.0, _TINY / peak) if peak > 0 else 0.0,
         scale=math.sqrt(2 * b_f),
         tail_exponent=math.inf,
@@ -387,6 +401,7 @@ def _poly_gaussian(coeffs, b, family, dim):
 # ---------------------------------------------------------------------------------------------
 # Matérn (incl. Laplacian): multivariate Student t
 # ---------------------------------------------------------------------------------------------
+@builder("matern", rel_error=1e-12)
 def _matern(c, nu, lengthscale, dim):
     """c Gamma(nu+d/2)/(Gamma(nu) pi^(d/2)) (l^2/(2 nu))^(d/2) (1 + rho^2 l^2/(2 nu))^(-(nu+d/2)).
 
@@ -419,7 +434,7 @@ def _matern(c, nu, lengthscale, dim):
         mu=vectorised(log_abs_and_sign),
         log_abs_mu=log_form(log_abs_and_sign),
         method=f"closed-form:{name}",
-        rel_error=_REL_ERROR["matern"],
+        rel_error=BUILDERS["matern"].rel_error,
         abs_error=min(1.0, _TINY / math.exp(min(log_c, 700.0))),
         scale=1.0 / l,
         tail_exponent=d + 2 * nu,
@@ -433,6 +448,7 @@ def _matern(c, nu, lengthscale, dim):
 # ---------------------------------------------------------------------------------------------
 # rational quadratic: Gaussian scale mixture
 # ---------------------------------------------------------------------------------------------
+@builder("rational_quadratic", rel_error=5e-11)  # scipy kve at orders |a - d/2| ~ 8: ~2e-11 measured
 def _rational_quadratic(c, alpha, lengthscale, dim):
     """c 2 (a l^2)^a/(Gamma(a)(2 pi)^(d/2)) (z/(2 a l^2))^(a-d/2) K_(a-d/2)(z), z = rho l sqrt(2a).
 
@@ -483,7 +499,7 @@ def _rational_quadratic(c, alpha, lengthscale, dim):
         mu=mu,
         log_abs_mu=log_form(log_abs_and_sign),
         method="closed-form:rational_quadratic",
-        rel_error=_REL_ERROR["rational_quadratic"],
+        rel_error=BUILDERS["rational_quadratic"].rel_error,
         abs_error=min(1.0, _TINY / abs(float(peak[0]))) if np.isfinite(peak[0]) else 0.0,
         scale=1.0 / l,
         tail_exponent=math.inf,
@@ -497,6 +513,7 @@ def _rational_quadratic(c, alpha, lengthscale, dim):
 # ---------------------------------------------------------------------------------------------
 # polynomials on [0, R] (zero beyond): exact, see _polynomial
 # ---------------------------------------------------------------------------------------------
+@builder("compact_polynomial", rel_error=0.0)  # measured per transform (pt.rel_error)
 def _compact_polynomial(coeffs, support, dim):
     """Exact mu of sum_n c_n r^n on [0, R] (zero beyond) in every d (:mod:`._polynomial`).
 
@@ -532,6 +549,7 @@ def _compact_polynomial(coeffs, support, dim):
 # ---------------------------------------------------------------------------------------------
 # the Bessel (sphere-average) family: Omega_(2 nu + 2)(r / l), a shell or a Beta law
 # ---------------------------------------------------------------------------------------------
+@builder("bessel", rel_error=1e-13)
 def _bessel(c, nu, lengthscale, dim):
     """c Omega_(2nu+2)(r/l) = c Gamma(nu+1) (2 l/r)^nu J_nu(r/l): the Fourier transform of the uniform
     measure on the sphere of radius a = 1/l in R^(2nu+2), projected to R^d.
@@ -547,7 +565,7 @@ def _bessel(c, nu, lengthscale, dim):
     name = "sinc" if nu == 0.5 else ("cosine" if nu == -0.5 else "bessel")
     common = dict(
         method=f"closed-form:{name}",
-        rel_error=_REL_ERROR["bessel"],
+        rel_error=BUILDERS["bessel"].rel_error,
         abs_error=0.0,
         scale=a,
         tail_exponent=math.inf,
@@ -655,20 +673,4 @@ def _not_a_measure(reason):
     return mu
 
 
-_BUILDERS = {
-    "poly_gaussian": _poly_gaussian,
-    "matern": _matern,
-    "rational_quadratic": _rational_quadratic,
-    "compact_polynomial": _compact_polynomial,
-    "exponential_power": exponential_power,
-    "bessel": _bessel,
-}
-
-# Accuracies verified by tests/test_closed_forms.py against mpmath references (d = 1..64).
-_REL_ERROR = {
-    "poly_gaussian": 1e-12,
-    "matern": 1e-12,
-    "rational_quadratic": 5e-11,  # scipy kve at orders |a - d/2| ~ 8: ~2e-11 measured
-    "exponential_power": 1e-11,
-    "bessel": 1e-13,
-}
+builder("exponential_power", rel_error=EXP_POWER_REL_ERROR)(exponential_power)
