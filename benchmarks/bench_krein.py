@@ -71,7 +71,8 @@ class Materialised:
         self.kernel, self.s = kernel, s
 
     def fit(self, X, y):
-        sf = SpectralFeatures(self.kernel, n_components=self.s, method="rff", random_state=0).fit(X)
+        sf = SpectralFeatures(self.kernel, n_components=self.s, method="rff", random_state=0, lengthscale=1.0)
+        sf.fit(X)
         Phi = np.asarray(sf.transform(X), dtype=np.float64)
         mean, ym = Phi.mean(axis=0), y.mean()
         Phi -= mean
@@ -91,7 +92,12 @@ def models(n, s, max_gb, kernel_ridge_max):
     out = {
         "krein_pd": (
             lambda: KreinRidgeClassifier(
-                "gaussian:lengthscale=2", n_components=s, method="rff", alpha=ALPHA, random_state=0
+                "gaussian:lengthscale=2",
+                n_components=s,
+                method="rff",
+                alpha=ALPHA,
+                random_state=0,
+                lengthscale=1.0,  # the kernel's own l = 2, as RBFSampler(GAMMA)
             ),
             None,
         ),

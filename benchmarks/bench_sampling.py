@@ -24,7 +24,7 @@ import numpy as np
 from spectralkit import kernels
 from spectralkit.exceptions import DivergentMassError
 from spectralkit.measures import SpectralMeasure
-from spectralkit.samplers import RadialSampler, exact_sampler
+from spectralkit.sampling import RadialSampler, exact_sampler
 
 KERNELS = [
     kernels.gaussian(1.0),

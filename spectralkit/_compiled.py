@@ -4,7 +4,7 @@ This is the only module of spectralkit that imports numba. Every kernel is compi
 ``cache=True`` and works on explicit dtypes (float32 or float64; the dtype of the inputs is the
 dtype of the computation and of the output). The wrappers check only what the memory safety
 of the compiled loops needs (dtypes, shapes, contiguity, writeability; ``ValueError`` /
-``TypeError`` otherwise): the callers (:mod:`spectralkit.features`, :mod:`spectralkit.samplers`)
+``TypeError`` otherwise): the callers (:mod:`spectralkit.features`, :mod:`spectralkit.sampling`)
 validate the values (finiteness, ranges) and give the user-facing messages.
 
 Contract
@@ -765,16 +765,27 @@ class GramSums:
         self._gram = np.zeros((width, width), order="F")
         self.cross = np.zeros((width, n_targets))
 
-    def add(self, Phi, Y):
-        """Add a block: ``Phi`` (m, s) float64 C-contiguous (used as scratch), ``Y`` (m, t) float64."""
-        m = Phi.shape[0]
+    def add(self, Phi, Y, weights=None):
+        """Add a block: ``Phi`` (m, s) float64 C-contiguous (used as scratch), ``Y`` (m, t) float64.
+
+        ``weights`` (m,) >= 0: row i counts w_i times (weighted means, ``sum w phi phi^T``; ``n``
+        is then the sum of the weights).
+        """
+        m = Phi.shape[0] if weights is None else float(np.sum(weights))
         if m == 0:
             return self
         mu = ym = None
         if self.center:
-            mu, ym = Phi.mean(axis=0), Y.mean(axis=0)
+            if weights is None:
+                mu, ym = Phi.mean(axis=0), Y.mean(axis=0)
+            else:
+                mu, ym = (weights @ Phi) / m, (weights @ Y) / m
             Phi -= mu
             Y = Y - ym
+        if weights is not None:
+            root = np.sqrt(weights)[:, None]
+            Phi *= root
+            Y = Y * root
         # Phi.T is an F-contiguous (s, m) view: dsyrk reads it without a copy, updates in place
         self._gram = dsyrk(1.0, Phi.T, beta=1.0, c=self._gram, trans=0, lower=0, overwrite_c=1)
         self.cross += Phi.T @ Y
@@ -809,10 +820,11 @@ class GramSums:
         return upper + np.triu(upper, 1).T
 
 
-def feature_gram_sums(features, X, Y, center):
+def feature_gram_sums(features, X, Y, center, weights=None):
     """Stream the rows of ``X`` through ``features.transform(X, out=)`` into a :class:`GramSums`.
 
-    ``features`` is a fitted RandomFeatures; ``X`` (n, d) float32/float64, ``Y`` (n, t) float64.
+    ``features`` is a fitted RandomFeatures; ``X`` (n, d) float32/float64 (or a scipy CSR
+    matrix), ``Y`` (n, t) float64, ``weights`` (n,) float64 >= 0 or None.
     Memory: one block of features (about ``BLOCK_BYTES``) and the s x s sums; the n x s feature
     matrix is never formed. Features are computed in X's dtype (as ``transform`` computes them)
     and accumulated in float64.
@@ -825,22 +837,29 @@ def feature_gram_sums(features, X, Y, center):
     buf64 = buf if X.dtype == np.float64 else np.empty((rows, width))
     for a in range(0, n, rows):
         Xb = X[a : a + rows]
-        if not Xb.flags.writeable:  # read-only data would compile a second numba specialisation
-            Xb = Xb.copy()
         m = Xb.shape[0]
-        features.transform(Xb, out=buf[:m])
+        if not isinstance(Xb, np.ndarray):  # scipy sparse rows: transform allocates
+            buf[:m] = features.transform(Xb)
+        else:
+            if not Xb.flags.writeable:  # read-only data would compile a second numba specialisation
+                Xb = Xb.copy()
+            features.transform(Xb, out=buf[:m])
         if buf64 is not buf:
             buf64[:m] = buf[:m]
-        sums.add(buf64[:m], Y[a : a + m])
+        sums.add(buf64[:m], Y[a : a + m], None if weights is None else weights[a : a + m])
     return sums
 
 
-def _block_gram_sums(features, X, Y, center):
+def _block_gram_sums(features, X, Y, center, weights=None):
     X = np.ascontiguousarray(X)
     Y = np.asarray(Y, dtype=np.float64)
     if not np.all(np.isfinite(Y)):
         raise ValueError("y contains NaN or infinite values")
-    return feature_gram_sums(features, X, Y.reshape(len(Y), -1), center)
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+        if not np.all(np.isfinite(weights)) or np.any(weights < 0):
+            raise ValueError("sample_weight must be finite and >= 0")
+    return feature_gram_sums(features, X, Y.reshape(len(Y), -1), center, weights)
 
 
 def _merge_gram_sums(*parts):
@@ -850,7 +869,7 @@ def _merge_gram_sums(*parts):
     return total
 
 
-def gram_sums_dask(features, X, Y, center, split_every):
+def gram_sums_dask(features, X, Y, center, split_every, weights=None):
     """Map-reduce of :func:`feature_gram_sums` over the row blocks of a dask array ``X``.
 
     ``features``: a fitted, picklable (slim) RandomFeatures; ``X`` a 2-D dask array whose columns
@@ -867,8 +886,15 @@ def gram_sums_dask(features, X, Y, center, split_every):
         Y = da.from_array(np.asarray(Y, dtype=np.float64), chunks=(X.chunks[0], -1))
     shared = dask.delayed(features, pure=True)
     block = dask.delayed(_block_gram_sums, pure=True)
+    if weights is None:
+        wbs = [None] * len(X.chunks[0])
+    else:
+        if not isinstance(weights, da.Array):
+            weights = da.from_array(np.asarray(weights, dtype=np.float64), chunks=(X.chunks[0],))
+        wbs = list(weights.rechunk((X.chunks[0],)).to_delayed().ravel())
     parts = [
-        block(shared, xb, yb, bool(center)) for xb, yb in zip(X.to_delayed().ravel(), Y.to_delayed().ravel())
+        block(shared, xb, yb, bool(center), wb)
+        for xb, yb, wb in zip(X.to_delayed().ravel(), Y.to_delayed().ravel(), wbs)
     ]
     merge = dask.delayed(_merge_gram_sums, pure=True)
     while len(parts) > 1:
@@ -911,7 +937,17 @@ def _offsets_or_zeros(offsets, size, dtype):
 
 
 def fused_features(
-    X, W_plus, W_minus, scale_plus, scale_minus, offsets_plus, offsets_minus, out, feature_map, chunk_rows=256
+    X,
+    W_plus,
+    W_minus,
+    scale_plus,
+    scale_minus,
+    offsets_plus,
+    offsets_minus,
+    out,
+    feature_map,
+    chunk_rows=256,
+    extra_columns=0,
 ):
     """Fused random-feature transform ``out = [scale± cos/sin(X W±ᵀ (+ b±))]`` in place.
 
@@ -928,11 +964,14 @@ def fused_features(
         Multipliers of the + and - blocks (e.g. sqrt(m±/s±)); rounded to the dtype of X.
     offsets_plus, offsets_minus : ndarray of shape (s_plus,), (s_minus,) or None
         Phases b± for ``feature_map="cos"``; ignored for ``"sincos"``.
-    out : ndarray, shape (n, width), dtype of X, C-contiguous
+    out : ndarray, shape (n, width + extra_columns), dtype of X, C-contiguous
         Written in place; width = 2 (s_plus + s_minus) for "sincos", s_plus + s_minus for "cos".
+        The last ``extra_columns`` columns are left untouched (the caller fills them).
     feature_map : {"sincos", "cos"}
     chunk_rows : int, default 256
         Rows per GEMM chunk (64-2048 are within ~10% of each other); does not change the output.
+    extra_columns : int, default 0
+        Columns of ``out`` after the blocks that are not written.
 
     Returns
     -------
@@ -955,7 +994,13 @@ def fused_features(
     width = (2 if mode == 0 else 1) * (s_plus + s_minus)
     _check_shape("fused_features", "W_plus", W_plus, (s_plus, d))
     _check_shape("fused_features", "W_minus", W_minus, (s_minus, d))
-    _check_shape("fused_features", "out", out, (n, width))
+    if (
+        isinstance(extra_columns, bool)
+        or not isinstance(extra_columns, numbers.Integral)
+        or extra_columns < 0
+    ):
+        raise ValueError(f"fused_features: extra_columns must be an integer >= 0, got {extra_columns!r}")
+    _check_shape("fused_features", "out", out, (n, width + int(extra_columns)))
     if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, numbers.Integral) or chunk_rows < 1:
         raise ValueError(f"fused_features: chunk_rows must be an integer >= 1, got {chunk_rows!r}")
     if n == 0 or width == 0:
@@ -1005,6 +1050,7 @@ def _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mo
     )
     if X.dtype == np.float32:
         out64 = np.empty(out.shape, dtype=np.float64)
+        width = (2 if mode == 0 else 1) * (W_plus.shape[0] + W_minus.shape[0])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             fused_features(
@@ -1018,8 +1064,9 @@ def _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mo
                 out64,
                 "sincos" if mode == 0 else "cos",
                 chunk_rows,
+                extra_columns=out.shape[1] - width,
             )
-        out[...] = out64
+        out[:, :width] = out64[:, :width]
         return
     s_plus = W_plus.shape[0]
     col_minus = 2 * s_plus if mode == 0 else s_plus

@@ -41,7 +41,7 @@ from numba.core import event as numba_event
 from . import io
 from ._version import __version__
 from .exceptions import DivergentMassError, KernelDefinitionError, TransformError
-from .features import FEATURE_PARAMS, RandomFeatures, validate_feature_params
+from .features import FEATURE_PARAMS, RandomFeatures, resolve_lengthscale, validate_feature_params
 from .kernels import from_spec
 from .measures import SpectralMeasure, check_rkks
 from .plotting import plot_measure, save_figure
@@ -123,6 +123,11 @@ def _param(text):
     return name, (int(number) if number == int(number) and value.strip().lstrip("+-").isdigit() else number)
 
 
+def _number_or_scale(text):
+    """--lengthscale: a number, or the word 'scale' (the data-driven rule)."""
+    return "scale" if text.strip() == "scale" else float(text)
+
+
 #: featurize's options for the feature-map parameters of :data:`spectralkit.features.FEATURE_PARAMS`:
 #: (flags, table name, parser of the text, metavar, CLI default when it differs from the table's).
 #: Types, ranges and messages come from the table's validators (one definition).
@@ -133,7 +138,9 @@ _FEATURE_OPTIONS = (
     (("--feature-map",), "feature_map", str, "MAP", None),
     (("--seed",), "random_state", int, "SEED", 0),  # reproducible by default
     (("--truncation",), "truncation", float, "RHO_MAX", None),
-    (("--lengthscale",), "lengthscale", float, "L", None),
+    (("--truncation-tolerance",), "truncation_tolerance", float, "TOL", None),
+    (("--lengthscale",), "lengthscale", _number_or_scale, "L|scale", None),
+    (("--gamma",), "gamma", float, "GAMMA", None),
     (("--shape-matrix",), "shape_matrix", str, "FILE", None),  # a file name, loaded by _load_shape_matrix
 )
 _TABLE = {p.name: p for p in FEATURE_PARAMS}
@@ -148,7 +155,7 @@ def _table_type(name, parse):
         try:
             value = parse(text)
         except ValueError:
-            kind = "an integer" if parse is int else "a number"
+            kind = {int: "an integer", _number_or_scale: "a number or 'scale'"}.get(parse, "a number")
             raise argparse.ArgumentTypeError(f"must be {kind}, got {text!r}") from None
         try:
             return check(value, None)
@@ -788,7 +795,19 @@ def _cmd_featurize(args):
     if values["shape_matrix"] is not None:
         args.shape_matrix = values["shape_matrix"]
         values = _feature_values(args, info.n_features)  # M must be d x d
-    rf = RandomFeatures(kernel, dim=info.n_features, **values)
+    # lengthscale="scale" (the default) is Var(X) of the input: one more streamed pass over it,
+    # the same rule (and number) as RandomFeatures.fit(X) on the whole array
+    try:
+        ell = resolve_lengthscale(
+            kernel,
+            values["lengthscale"],
+            values["gamma"],
+            _input_blocks(args, info) if info.n_rows else None,
+            values["shape_matrix"],
+        )
+    except ValueError as exc:
+        raise UsageError(f"--lengthscale: {exc}") from None
+    rf = RandomFeatures(kernel, dim=info.n_features, **dict(values, lengthscale=ell, gamma=None))
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)
@@ -827,6 +846,16 @@ def _cmd_featurize(args):
         f"{t_fit + t_transform:.2f} s (fit {t_fit:.2f} s, transform {t_transform:.2f} s)"
     )
     return 0
+
+
+def _input_blocks(args, info):
+    """The input's feature blocks in float64 (read errors: ComputationError, not ValueError)."""
+    try:
+        for X, _ in io.iter_chunks(args.input, chunk_rows=args.chunk_rows, dtype=np.float64, info=info):
+            _raise_if_signalled()
+            yield X
+    except ValueError as exc:
+        raise ComputationError(f"cannot read INPUT: {exc}") from None
 
 
 def _stream(rf, info, args, tmp_out, tmp_lab, dtype, width, progress):
@@ -882,7 +911,11 @@ def _sidecar(args, values, kernel, rf, info, output, labels_path, dtype, width, 
         "method": values["method"],
         "split": values["split"],
         "feature_map": values["feature_map"],
-        "lengthscale": values["lengthscale"],
+        "lengthscale": rf.lengthscale_,
+        "lengthscale_rule": "scale: sqrt(n_features Var(X) / 2)"
+        if values["lengthscale"] == "scale" and values["gamma"] is None
+        else ("gamma: 1 / sqrt(2 gamma)" if values["gamma"] is not None else "given"),
+        "gamma": values["gamma"],
         "shape_matrix": None if values["shape_matrix"] is None else values["shape_matrix"].tolist(),
         "n_components": width,
         "n_plus": int(rf.n_plus_),
@@ -906,6 +939,7 @@ def _sidecar(args, values, kernel, rf, info, output, labels_path, dtype, width, 
             "labels": None if labels_path is None else str(labels_path.resolve()),
         },
         "truncation": values["truncation"],
+        "truncation_tolerance": values["truncation_tolerance"],
         "truncation_bias_at_0": getattr(rf, "truncation_bias_", None),
         "truncation_bias_max": getattr(rf, "truncation_bias_max_", None),
         "usage": (

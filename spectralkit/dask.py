@@ -5,7 +5,9 @@
 and every block is featurized independently with the same frequencies, so the result equals the
 in-memory ``transform`` of the whole array (bit for bit: the same compiled kernel runs on each
 row block). :class:`DaskSpectralFeatures` wraps this in the scikit-learn interface;
-:func:`fit_dask` draws the frequencies from ``X.shape[1]`` alone, without reading the data.
+:func:`fit_dask` draws the frequencies for ``X.shape[1]``; the data are read only by the default
+``lengthscale="scale"`` (Var(X), one reduction), exactly as the in-memory estimators compute it,
+so a model moved to dask is the same model.
 
 The columns of X are rechunked into a single block (a feature row needs the whole input row);
 rows stay chunked as they are. Output chunks are ``(X.chunks[0], (n_components,))``.
@@ -19,6 +21,7 @@ docs/guide-dask.md.
 
 from __future__ import annotations
 
+import inspect
 import numbers
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -28,12 +31,14 @@ from dask.base import tokenize
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from . import _compiled
+from ._validation import changed_params, not_fitted_error, params_fingerprint
 from .features import (
     FEATURE_PARAMS,
+    TRUNCATION_TOLERANCE,
+    FeatureMapName,
+    MethodName,
     RandomFeatures,
-    _changed_params,
-    _not_fitted_error,
-    _params_fingerprint,
+    SplitName,
     validate_feature_params,
 )
 from .kernels import DensityKernel, RadialKernel, from_spec
@@ -94,10 +99,10 @@ def fit_dask(features: SpectralFeatures, X: da.Array) -> SpectralFeatures: ...
 @overload
 def fit_dask(features: RandomFeatures, X: da.Array) -> RandomFeatures: ...
 def fit_dask(features: RandomFeatures | SpectralFeatures, X: da.Array) -> RandomFeatures | SpectralFeatures:
-    """Fit ``features`` for the dimension of the dask array ``X`` without reading its values.
+    """Fit ``features`` for the dimension of the dask array ``X``.
 
-    The one exception: a SpectralFeatures with ``lengthscale="scale"`` (its default) computes the
-    length scale from Var(X), one reduction over the dask array; pass a number to avoid it.
+    The values of X are read only by ``lengthscale="scale"`` (the default): the length scale
+    from Var(X), one reduction over the dask array; pass a number (or ``gamma``) to avoid it.
 
     Parameters
     ----------
@@ -113,16 +118,13 @@ def fit_dask(features: RandomFeatures | SpectralFeatures, X: da.Array) -> Random
     """
     X = _check_dask_array(X)
     dim = int(X.shape[1])
-    if hasattr(features, "_fit_dim"):  # SpectralFeatures: no data needed, except for the "scale" rule
-        # lengthscale="scale" reads the data once (one dask reduction for Var(X)); a number does not
-        features._fit_dim(dim, X if isinstance(getattr(features, "lengthscale", None), str) else None)
-        features.n_features_in_ = dim
-        return features
-    if hasattr(features, "set_params") and hasattr(features, "fit"):
+    if isinstance(features, RandomFeatures):
         if features.dim is not None and features.dim != dim:
             raise ValueError(f"features were configured for dim={features.dim} but X has {dim} columns")
         features.set_params(dim=dim)
-        return features.fit()
+        return features.fit(X)
+    if hasattr(features, "fit") and hasattr(features, "_parameter_constraints"):  # SpectralFeatures
+        return features.fit(X)  # takes dask arrays without loading them
     raise TypeError(f"features must be a RandomFeatures or SpectralFeatures, got {type(features).__name__}")
 
 
@@ -134,9 +136,7 @@ def _portable(features):
     and signature are a few small arrays.
     """
     rf = getattr(features, "features_", features)  # SpectralFeatures / DaskSpectralFeatures wrap one
-    slim = type(rf).__new__(type(rf))
-    vars(slim).update(rf._transform_state())
-    return slim
+    return rf.portable()
 
 
 def _transform_block(block, features, dtype, numba_threads):
@@ -268,14 +268,18 @@ _TABLE_NAMES = tuple(p.name for p in FEATURE_PARAMS)
 
 
 class DaskSpectralFeatures:
-    """scikit-learn style transformer for dask arrays and DataFrames (``fit`` reads only the shape).
+    """scikit-learn style transformer for dask arrays and DataFrames.
+
+    ``fit`` reads the shape, and the data only for ``lengthscale="scale"`` (the default: one
+    reduction for Var(X)): the same arguments give the same model as ``SpectralFeatures`` and
+    ``RandomFeatures.fit(X)`` on the computed array.
 
     Parameters
     ----------
-    kernel, n_components, method, split, feature_map, random_state, truncation, lengthscale, shape_matrix
+    kernel, n_components, method, split, feature_map, random_state, truncation, truncation_tolerance, \
+lengthscale, gamma, shape_matrix
         The feature-map parameters of :data:`spectralkit.features.FEATURE_PARAMS` (the same
-        table, defaults and validation as :class:`~spectralkit.features.RandomFeatures`;
-        ``kernel`` defaults to ``"delta_gaussian"``).
+        table, defaults and validation as :class:`~spectralkit.features.RandomFeatures`).
     kernel_params : dict, optional
         Parameter values for a spec-string ``kernel`` (as in ``SpectralFeatures``).
     numba_threads : int or None, default 1
@@ -291,7 +295,7 @@ class DaskSpectralFeatures:
     features_ : RandomFeatures
         The fitted feature map (frequencies, scales, ``signature_``, masses).
     kernel_ : RadialKernel or DensityKernel
-    signature_, mass_plus_, mass_minus_, n_features_in_
+    lengthscale_, signature_, mass_plus_, mass_minus_, n_features_in_
         As in SpectralFeatures.
 
     Examples
@@ -299,6 +303,8 @@ class DaskSpectralFeatures:
     >>> import dask.array as da
     >>> X = da.random.random((10_000, 8), chunks=(2_500, 8))
     >>> dsf = DaskSpectralFeatures("delta_gaussian", n_components=64, random_state=0).fit(X)
+    >>> round(dsf.lengthscale_, 4) == round(float((8 * X.var() / 2).compute() ** 0.5), 4)
+    True
     >>> Phi = dsf.transform(X)          # lazy
     >>> Phi.shape, Phi.chunks[0]
     ((10000, 64), (2500, 2500, 2500, 2500))
@@ -306,16 +312,19 @@ class DaskSpectralFeatures:
 
     def __init__(
         self,
-        kernel: str | RadialKernel | DensityKernel = "delta_gaussian",
+        kernel: str | RadialKernel | DensityKernel = "gaussian",
+        *,
         n_components: int = 256,
-        method: Literal["orf", "gorf", "rff", "gorf_paper"] = "orf",
-        split: Literal["jordan", "terms"] = "jordan",
-        feature_map: Literal["sincos", "cos"] = "sincos",
+        method: MethodName = "orf",
+        split: SplitName = "jordan",
+        feature_map: FeatureMapName = "sincos",
         random_state: int | np.random.Generator | None = None,
-        kernel_params: dict[str, float] | None = None,
         truncation: float | None = None,
-        lengthscale: float = 1.0,
+        truncation_tolerance: float = TRUNCATION_TOLERANCE,
+        lengthscale: float | Literal["scale"] = "scale",
+        gamma: float | None = None,
         shape_matrix: ArrayLike | None = None,
+        kernel_params: dict[str, float] | None = None,
         numba_threads: int | None = 1,
     ) -> None:
         self.kernel = kernel
@@ -324,25 +333,15 @@ class DaskSpectralFeatures:
         self.split = split
         self.feature_map = feature_map
         self.random_state = random_state
-        self.kernel_params = kernel_params
         self.truncation = truncation
+        self.truncation_tolerance = truncation_tolerance
         self.lengthscale = lengthscale
+        self.gamma = gamma
         self.shape_matrix = shape_matrix
+        self.kernel_params = kernel_params
         self.numba_threads = numba_threads
 
-    _PARAM_NAMES = (
-        "kernel",
-        "n_components",
-        "method",
-        "split",
-        "feature_map",
-        "random_state",
-        "kernel_params",
-        "truncation",
-        "lengthscale",
-        "shape_matrix",
-        "numba_threads",
-    )
+    _PARAM_NAMES = (*_TABLE_NAMES, "kernel_params", "numba_threads")
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Constructor parameters (scikit-learn protocol)."""
@@ -361,7 +360,7 @@ class DaskSpectralFeatures:
 
     def __repr__(self):
         # scikit-learn style: the parameters that differ from their defaults
-        defaults = dict(zip(self._PARAM_NAMES, DaskSpectralFeatures.__init__.__defaults__))
+        defaults = {k: p.default for k, p in inspect.signature(DaskSpectralFeatures).parameters.items()}
         shown = []
         for k, v in self.get_params().items():
             d = defaults[k]
@@ -380,27 +379,33 @@ class DaskSpectralFeatures:
         return from_spec(self.kernel, params=self.kernel_params)
 
     def fit(self, X: da.Array | dask.dataframe.DataFrame, y: object = None) -> DaskSpectralFeatures:
-        """Draw the frequencies for the number of columns of X; its values are never read.
+        """Draw the frequencies for the number of columns of X.
 
         Parameters
         ----------
         X : dask.array.Array or dask DataFrame of shape (n_samples, n_features)
-            Only the number of columns (and the dtypes of a DataFrame) are used.
+            The number of columns (and the dtypes of a DataFrame) are used; the values only by
+            ``lengthscale="scale"`` (one reduction for Var(X)).
         y : ignored
         """
-        dim = _dataframe_columns(X) if _is_dask_dataframe(X) else int(_check_dask_array(X).shape[1])
+        if _is_dask_dataframe(X):
+            dim = _dataframe_columns(X)
+            X = X.to_dask_array()  # row chunks unknown: only reductions read it
+        else:
+            dim = int(_check_dask_array(X).shape[1])
         table = validate_feature_params({k: getattr(self, k) for k in _TABLE_NAMES}, dim)
         _check_numba_threads(self.numba_threads)
         kernel = self._resolve_kernel()
         table["kernel"] = kernel
-        rf = RandomFeatures(dim=dim, **table).fit()
+        rf = RandomFeatures(**table).fit(X)
         self.features_ = rf
         self.kernel_ = kernel
+        self.lengthscale_ = rf.lengthscale_
         self.signature_ = np.asarray(rf.signature_)
         self.mass_plus_ = float(rf.mass_plus_)
         self.mass_minus_ = float(rf.mass_minus_)
         self.n_features_in_ = dim
-        self._fit_fingerprint = _params_fingerprint(self.get_params())
+        self._fit_fingerprint = params_fingerprint(self.get_params())
         return self
 
     def transform(self, X: da.Array | dask.dataframe.DataFrame) -> da.Array:
@@ -410,10 +415,10 @@ class DaskSpectralFeatures:
         partition lengths (one pass over the data) so that the output has known row chunks.
         """
         if "features_" not in self.__dict__:
-            raise _not_fitted_error("this DaskSpectralFeatures instance is not fitted yet; call fit(X) first")
-        changed = _changed_params(self._fit_fingerprint, self.get_params())
+            raise not_fitted_error("this DaskSpectralFeatures instance is not fitted yet; call fit(X) first")
+        changed = changed_params(self._fit_fingerprint, self.get_params())
         if changed:
-            raise _not_fitted_error(
+            raise not_fitted_error(
                 f"DaskSpectralFeatures: parameters changed since fit ({', '.join(changed)}); call fit again"
             )
         if _is_dask_dataframe(X):

@@ -11,7 +11,7 @@ with the signature J = diag(+1 (2 s_plus times), -1 (2 s_minus times)). Then
     phi(x)^T J phi(y) = (m_plus / s_plus) sum_i cos(w_i . z) - (m_minus / s_minus) sum_j cos(v_j . z)
 
 is an unbiased estimate of k(z), z = x - y, for every construction of the directions in
-:mod:`spectralkit.frequencies` (each row is marginally uniform on the sphere, independent of its
+:mod:`spectralkit.sampling.directions` (each row is marginally uniform on the sphere, independent of its
 norm). ``feature_map="cos"`` uses sqrt(2 m / s) cos(w . x + b) with b ~ U[0, 2 pi) instead (one
 column per frequency; unbiased, larger variance).
 
@@ -22,15 +22,14 @@ s_minus = S when m_plus = 0. Proportional allocation minimises the variance boun
 m_plus^2 / s_plus + m_minus^2 / s_minus for a fixed S.
 
 Norm samplers: a PD library kernel with an exact frequency law uses
-:func:`spectralkit.samplers.exact_sampler`; everything else uses the tabulated
-:class:`spectralkit.samplers.RadialSampler` of its Jordan parts (or of the terms' measures for
+:func:`spectralkit.sampling.exact_sampler`; everything else uses the tabulated
+:class:`spectralkit.sampling.RadialSampler` of its Jordan parts (or of the terms' measures for
 ``split="terms"``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 import numbers
 import pickle
@@ -39,11 +38,22 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 import numpy as np
+import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 
 from . import _array_api, _compiled
 from ._numerics.quadrature import gauss_legendre
 from ._numerics.special import omega as _omega
+from ._validation import (
+    changed_params,
+    check_choice,
+    check_dim,
+    check_int,
+    check_positive,
+    check_random_state,
+    not_fitted_error,
+    params_fingerprint,
+)
 from .exceptions import DivergentMassError
 from .kernels import DensityKernel, RadialKernel, from_spec
 from .kernels._gram import validate_shape_matrix
@@ -57,9 +67,15 @@ __all__ = [
     "FeatureParam",
     "InsufficientMemoryError",
     "PHASE_LIMIT",
+    "TRUNCATION_TOLERANCE",
+    "FeatureMapName",
+    "MethodName",
+    "SplitName",
     "RandomFeatures",
     "SPLITS",
     "feature_param_constraints",
+    "resolve_lengthscale",
+    "scale_lengthscale",
     "validate_feature_params",
 ]
 
@@ -67,6 +83,16 @@ __all__ = [
 SPLITS = ("jordan", "terms")
 #: Accepted values of ``feature_map``.
 FEATURE_MAPS = ("sincos", "cos")
+
+#: The literal types of the string parameters, tied to the tuples above (and to
+#: :data:`spectralkit.sampling.directions.METHODS`) by ``tests/test_features_params.py``.
+MethodName = Literal["rff", "orf", "gorf", "gorf_paper"]
+SplitName = Literal["jordan", "terms"]
+FeatureMapName = Literal["sincos", "cos"]
+
+#: Default of ``truncation_tolerance``: the largest accepted |bias at r = 0| of a truncated
+#: measure, relative to |k(0)| (absolute when k(0) = 0).
+TRUNCATION_TOLERANCE = 1e-2
 
 
 # ----------------------------------------------------------------------------------------------
@@ -76,9 +102,7 @@ FEATURE_MAPS = ("sincos", "cos")
 
 def _choice(name, allowed):
     def check(value, dim):
-        if not isinstance(value, str) or value not in allowed:
-            raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
-        return value
+        return check_choice(name, value, allowed)
 
     return check
 
@@ -93,46 +117,53 @@ def _check_kernel(value, dim):
 
 
 def _check_n_components(value, dim):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"n_components must be an integer >= 1, got {value!r}")
-    return int(value)
+    return check_int("n_components", value, 1)
 
 
 def _check_random_state(value, dim):
-    if not (
-        value is None
-        or isinstance(value, np.random.Generator)
-        or (isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0)
-    ):
-        raise ValueError(f"random_state must be None, a non-negative int or a numpy Generator, got {value!r}")
-    return value
+    return check_random_state(value)
 
 
 def _check_truncation(value, dim):
     if value is None:
         return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise ValueError(f"truncation must be None or a finite number > 0 (rho_max), got {value!r}")
-    return float(value)
+    try:
+        return check_positive("truncation", value)
+    except ValueError:
+        raise ValueError(f"truncation must be None or a finite number > 0 (rho_max), got {value!r}") from None
+
+
+def _check_truncation_tolerance(value, dim):
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and value == math.inf:
+        return math.inf
+    try:
+        return check_positive("truncation_tolerance", value)
+    except ValueError:
+        raise ValueError(
+            "truncation_tolerance must be a number > 0 (the largest accepted |bias at r = 0| of a "
+            f"truncated measure relative to |k(0)|; inf accepts any bias), got {value!r}"
+        ) from None
 
 
 def _check_lengthscale(value, dim):
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
+    if isinstance(value, str) and value == "scale":
+        return value
+    return check_positive(
+        "lengthscale",
+        value,
+        " or 'scale' (the features approximate k(r / lengthscale))",
+    )
+
+
+def _check_gamma(value, dim):
+    if value is None:
+        return None
+    try:
+        return check_positive("gamma", value)
+    except ValueError:
         raise ValueError(
-            "lengthscale must be a finite number > 0 (the features approximate k(r / lengthscale)), "
-            f"got {value!r}"
-        )
-    return float(value)
+            f"gamma must be None or a finite number > 0 (lengthscale = 1 / sqrt(2 gamma)), got {value!r}"
+        ) from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,40 +172,101 @@ class FeatureParam:
 
     ``check`` raises ``ValueError`` / ``TypeError`` whose message names the parameter, the value
     and what is allowed; ``dim`` (the input dimension, or None while unknown) is used only by
-    ``shape_matrix``.
+    ``shape_matrix``. ``constraint`` is the same rule in scikit-learn's vocabulary (what its
+    ``_parameter_constraints`` can express; the full check stays ``check``), without importing
+    scikit-learn: a list of types, ``None``, the strings scikit-learn knows ("random_state",
+    "array-like") and the tuples ``("interval", type, left, right, closed)`` and
+    ``("options", values)`` (see :func:`feature_param_constraints`).
     """
 
     name: str
     default: Any
     check: Callable[[Any, Any], Any] = dataclasses.field(repr=False)
     doc: str = ""
+    constraint: tuple = dataclasses.field(default=(), repr=False)
 
 
 #: The parameters shared by :class:`RandomFeatures`, ``spectralkit.sklearn.SpectralFeatures``,
-#: ``spectralkit.dask.DaskSpectralFeatures`` and the CLI: one validator per concept.
+#: ``spectralkit.dask.DaskSpectralFeatures`` and the CLI: one validator, one default and one
+#: scikit-learn constraint per concept.
 FEATURE_PARAMS = (
     FeatureParam(
         "kernel",
-        "delta_gaussian",
+        "gaussian",
         _check_kernel,
         "RadialKernel, DensityKernel, SpectralMeasure or spec string",
+        (str, RadialKernel, DensityKernel, SpectralMeasure),
     ),
-    FeatureParam("n_components", 256, _check_n_components, "output width; even for feature_map='sincos'"),
-    FeatureParam("method", "orf", _choice("method", METHODS), "directions: " + ", ".join(METHODS)),
-    FeatureParam("split", "jordan", _choice("split", SPLITS), "mu = mu+ - mu-: " + ", ".join(SPLITS)),
     FeatureParam(
-        "feature_map", "sincos", _choice("feature_map", FEATURE_MAPS), "columns: " + ", ".join(FEATURE_MAPS)
+        "n_components",
+        256,
+        _check_n_components,
+        "output width (odd with feature_map='sincos': one cos(w . x + b) column)",
+        (("interval", numbers.Integral, 1, None, "left"),),
     ),
-    FeatureParam("random_state", None, _check_random_state, "None, int >= 0 or numpy Generator"),
     FeatureParam(
-        "truncation", None, _check_truncation, "rho_max > 0 for measures of infinite mass (biased), else None"
+        "method",
+        "orf",
+        _choice("method", METHODS),
+        "directions: " + ", ".join(METHODS),
+        (("options", METHODS),),
     ),
-    FeatureParam("lengthscale", 1.0, _check_lengthscale, "l > 0: the features approximate k(||x - y|| / l)"),
+    FeatureParam(
+        "split",
+        "jordan",
+        _choice("split", SPLITS),
+        "mu = mu+ - mu-: " + ", ".join(SPLITS),
+        (("options", SPLITS),),
+    ),
+    FeatureParam(
+        "feature_map",
+        "sincos",
+        _choice("feature_map", FEATURE_MAPS),
+        "columns: " + ", ".join(FEATURE_MAPS),
+        (("options", FEATURE_MAPS),),
+    ),
+    FeatureParam(
+        "random_state",
+        None,
+        _check_random_state,
+        "None, int >= 0 or numpy Generator",
+        ("random_state", np.random.Generator),
+    ),
+    FeatureParam(
+        "truncation",
+        None,
+        _check_truncation,
+        "rho_max > 0 for measures of infinite mass (biased), else None",
+        (("interval", numbers.Real, 0, None, "neither"), None),
+    ),
+    FeatureParam(
+        "truncation_tolerance",
+        TRUNCATION_TOLERANCE,
+        _check_truncation_tolerance,
+        "largest accepted |bias at r = 0| of a truncated measure, relative to |k(0)|; inf accepts any",
+        (("interval", numbers.Real, 0, None, "right"),),
+    ),
+    FeatureParam(
+        "lengthscale",
+        "scale",
+        _check_lengthscale,
+        "l > 0 or 'scale': the features approximate k(||x - y|| / l); 'scale' is "
+        "sqrt(n_features Var(X) / 2) from the data given to fit (1 when fit sees no data)",
+        (("interval", numbers.Real, 0, None, "neither"), ("options", ("scale",))),
+    ),
+    FeatureParam(
+        "gamma",
+        None,
+        _check_gamma,
+        "instead of lengthscale: l = 1 / sqrt(2 gamma), i.e. exp(-gamma r^2) for the Gaussian",
+        (("interval", numbers.Real, 0, None, "neither"), None),
+    ),
     FeatureParam(
         "shape_matrix",
         None,
         validate_shape_matrix,
         "None or SPD d x d M: the features approximate k(||x - y||_M / l), ||z||_M = sqrt(z^T M z)",
+        ("array-like", None),
     ),
 )
 _PARAMS = {p.name: p for p in FEATURE_PARAMS}
@@ -198,46 +290,220 @@ def validate_feature_params(params: Mapping[str, Any], dim: int | None = None) -
     Raises
     ------
     ValueError, TypeError
-        Naming the parameter, its value and what is allowed. Cross-parameter rule: with
-        ``feature_map="sincos"`` (the default) ``n_components`` must be even.
+        Naming the parameter, its value and what is allowed. Cross-parameter rule: ``gamma`` and
+        a numeric ``lengthscale`` are exclusive (``lengthscale = 1 / sqrt(2 gamma)``).
     """
     unknown = [k for k in params if k not in _PARAMS]
     if unknown:
         raise ValueError(f"invalid parameter {unknown[0]!r}; valid feature parameters: {', '.join(_PARAMS)}")
     out = {name: _PARAMS[name].check(value, dim) for name, value in params.items()}
-    if "n_components" in out and out.get("feature_map", "sincos") == "sincos" and out["n_components"] % 2:
+    if out.get("gamma") is not None and out.get("lengthscale", "scale") != "scale":
+        g, ell = out["gamma"], out["lengthscale"]
         raise ValueError(
-            "n_components must be even for feature_map='sincos' (cos and sin columns per frequency), "
-            f"got {out['n_components']!r}"
+            f"gamma and lengthscale are exclusive, got gamma={g!r} and lengthscale={ell!r}: pass one of "
+            f"them (gamma = 1 / (2 lengthscale^2); gamma={g!r} is lengthscale={1 / math.sqrt(2 * g):.6g}, "
+            f"lengthscale={ell!r} is gamma={1 / (2 * ell * ell):.6g})"
         )
     return out
 
 
 def feature_param_constraints(names: Iterable[str] | None = None) -> dict[str, list[Any]]:
-    """scikit-learn ``_parameter_constraints`` entries for the table's parameters (needs scikit-learn).
+    """scikit-learn ``_parameter_constraints`` entries of the table's parameters (needs scikit-learn).
 
-    The constraints state the types and ranges scikit-learn can express; the full checks (e.g.
-    ``shape_matrix`` symmetric positive definite, even ``n_components``) stay in
-    :func:`validate_feature_params`, which the estimators call in ``fit``.
+    Built from each :class:`FeatureParam`'s ``constraint``. The constraints state the types and
+    ranges scikit-learn can express; the full checks (e.g. ``shape_matrix`` symmetric positive
+    definite) stay in :func:`validate_feature_params`, which the estimators call in ``fit``.
     """
     from sklearn.utils._param_validation import Interval, StrOptions
 
-    table = {
-        "kernel": [str, RadialKernel, DensityKernel, SpectralMeasure],
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
-        "method": [StrOptions(set(METHODS))],
-        "split": [StrOptions(set(SPLITS))],
-        "feature_map": [StrOptions(set(FEATURE_MAPS))],
-        "random_state": ["random_state", np.random.Generator],
-        "truncation": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "lengthscale": [Interval(numbers.Real, 0, None, closed="neither")],
-        "shape_matrix": ["array-like", None],
-    }
+    def convert(c):
+        if isinstance(c, tuple) and c[0] == "interval":
+            return Interval(c[1], c[2], c[3], closed=c[4])
+        if isinstance(c, tuple) and c[0] == "options":
+            return StrOptions(set(c[1]))
+        return c
+
     names = tuple(_PARAMS) if names is None else tuple(names)
-    missing = [n for n in names if n not in table]
+    missing = [n for n in names if n not in _PARAMS]
     if missing:
-        raise ValueError(f"no constraint for {missing[0]!r}; known: {', '.join(table)}")
-    return {n: list(table[n]) for n in names}
+        raise ValueError(f"no constraint for {missing[0]!r}; known: {', '.join(_PARAMS)}")
+    return {n: [convert(c) for c in _PARAMS[n].constraint] for n in names}
+
+
+def _family_lengthscale(kernel):
+    """The kernel's own length-scale parameter (library family or formula parameter), or None."""
+    kernel = getattr(kernel, "kernel", kernel)  # a SpectralMeasure: its kernel
+    family = getattr(kernel, "family", None)
+    if family is not None and "lengthscale" in family[1]:
+        return float(family[1]["lengthscale"])
+    params = getattr(kernel, "params", None) or {}
+    value = params.get("lengthscale")
+    return None if value is None else float(value)
+
+
+def scale_lengthscale(
+    X: Any, shape_matrix: ArrayLike | None = None, sample_weight: ArrayLike | None = None
+) -> float:
+    """The ``lengthscale="scale"`` rule: ``l = sqrt(n_features Var(X L) / 2)`` with M = L L^T.
+
+    Var is taken over all entries of X (of X L with a shape matrix), in float64, as scikit-learn's
+    ``gamma="scale"``: the Gaussian exp(-||x - y||^2 / (2 l^2)) then is
+    exp(-||x - y||^2 / (n_features Var(X))). Constant data gives l = 1. The result is rounded to
+    10 significant digits, so that in-memory, sparse, dask and streamed data give the same l.
+
+    Parameters
+    ----------
+    X : array_like, scipy sparse matrix, dask array, or an iterable of 2-D numpy blocks
+        The data (a dask array is reduced by dask, one pass; blocks are merged by the pairwise
+        update of Chan, Golub and LeVeque, so a file can be streamed).
+    shape_matrix : array_like of shape (d, d), optional
+    sample_weight : array_like of shape (n,), optional
+        Row weights >= 0 (X an array): the weighted variance, so that a weight 2 counts as the
+        row twice (and a weight 0 as no row).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the variance is not finite (values too large) or X holds no entry.
+    """
+    L = None if shape_matrix is None else np.linalg.cholesky(np.asarray(shape_matrix, dtype=np.float64))
+    single = scipy.sparse.issparse(X) or (hasattr(X, "shape") and hasattr(X, "ndim"))
+    if sample_weight is not None:
+        if not single:
+            raise ValueError("sample_weight needs X as one array, not an iterable of blocks")
+        return _weighted_scale(X, L, sample_weight)
+    blocks = [X] if single else X
+    count, mean, m2, width = 0, 0.0, 0.0, None
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+        for B in blocks:
+            if L is not None:
+                B = B @ L  # ||L^T z||^2 = z^T M z: the rows of X L
+            width = int(B.shape[1])
+            if scipy.sparse.issparse(B):
+                B = B.tocsr().astype(np.float64)
+                n = B.shape[0] * B.shape[1]
+                mu = float(B.sum()) / n if n else 0.0
+                var = float(B.multiply(B).sum()) / n - mu * mu if n else 0.0
+            elif hasattr(B, "compute") and not isinstance(B, np.ndarray):  # a dask array
+                B = B.astype(np.float64)  # rows may be unknown (a DataFrame's): counted by dask
+                rows = (B[:, 0] * 0.0 + 1.0).sum() if np.isnan(B.shape[0]) else B.shape[0]  # lazy count
+                rows, mu, var = _dask_compute(rows, B.mean(), B.var())
+                n, mu, var = (int(rows) if np.isfinite(rows) else 1) * width, float(mu), float(var)
+            else:
+                B = np.asarray(B)
+                n = B.size
+                mu = float(np.mean(B, dtype=np.float64)) if n else 0.0
+                var = float(np.var(B, dtype=np.float64)) if n else 0.0
+            if n == 0:
+                continue
+            total = count + n
+            delta = mu - mean
+            m2 += var * n + delta * delta * count * n / total
+            mean += delta * n / total
+            count = total
+    if count == 0:
+        raise ValueError("lengthscale='scale' needs data: X has no entries")
+    var = m2 / count
+    if not np.isfinite(var):
+        raise ValueError(
+            f"lengthscale='scale': the variance of X is not finite ({var}); the values are "
+            "too large for the rule sqrt(n_features * Var(X) / 2): rescale X or pass a "
+            "number as lengthscale"
+        )
+    return _scale_value(width, var)
+
+
+def _scale_value(width, var):
+    """sqrt(width var / 2) to 10 significant digits (1 when var = 0).
+
+    Rounded so that every entry point gives the same number: numpy's pairwise sums, dask's tree
+    of chunk sums and a streamed file differ in the last bits of Var(X), and one ulp of l would
+    change every feature in its last bits.
+    """
+    return float(f"{math.sqrt(width * var / 2.0):.10g}") if var > 0 else 1.0
+
+
+def resolve_lengthscale(
+    kernel: RadialKernel | DensityKernel,
+    lengthscale: float | Literal["scale"] = "scale",
+    gamma: float | None = None,
+    X: Any = None,
+    shape_matrix: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """The number l that :meth:`RandomFeatures.fit` uses (one rule for every entry point).
+
+    ``gamma`` (validated, exclusive with a numeric lengthscale) gives l = 1 / sqrt(2 gamma); a
+    number is l itself; ``"scale"`` is :func:`scale_lengthscale` of ``X`` (which may be an
+    iterable of blocks: it is consumed only here), or l = 1 when X is None (no data seen: the
+    kernel in its own units).
+
+    Raises
+    ------
+    ValueError
+        ``"scale"`` with data for a kernel that has its own length-scale parameter other than 1
+        (a library family's ``lengthscale`` or a formula parameter of that name): the two would
+        multiply silently. Pass ``lengthscale=1.0`` to use the kernel as given.
+    """
+    if gamma is not None:
+        return 1.0 / math.sqrt(2.0 * gamma)
+    if lengthscale != "scale":
+        return float(lengthscale)
+    if X is None:  # no data seen: nothing to scale by, the kernel in its own units
+        return 1.0
+    own = _family_lengthscale(kernel)
+    if own is not None and own != 1.0:
+        raise ValueError(
+            f"kernel {kernel.name} has its own length scale {own:g}, and lengthscale='scale' (the "
+            f"default) would multiply it by the data's scale sqrt(n_features Var(X) / 2): pass "
+            "lengthscale=1.0 to use the kernel as given, or drop its lengthscale to let 'scale' choose"
+        )
+    return scale_lengthscale(X, shape_matrix, sample_weight)
+
+
+def _weighted_scale(X, L, w):
+    """``scale_lengthscale`` with row weights: entries of row i count w_i times."""
+    if L is not None:
+        X = X @ L
+    d = int(X.shape[1])
+    is_dask = hasattr(X, "compute") and not isinstance(X, np.ndarray) and not scipy.sparse.issparse(X)
+    if not is_dask:
+        w = np.asarray(w, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if scipy.sparse.issparse(X):
+            X = X.tocsr().astype(np.float64)
+            total = float(w.sum()) * d
+            mu = float(w @ np.asarray(X.sum(axis=1)).ravel()) / total if total else 0.0
+            ex2 = float(w @ np.asarray(X.multiply(X).sum(axis=1)).ravel()) / total if total else 0.0
+            var = max(ex2 - mu * mu, 0.0)
+        else:
+            X = X.astype(np.float64)
+            total = w.sum() * d
+            mu = (w @ X.sum(axis=1)) / total
+            var = (w @ ((X - mu) ** 2).sum(axis=1)) / total
+            if is_dask:
+                total, mu, var = _dask_compute(total, mu, var)
+            total, var = float(total), float(var)
+    if total == 0:
+        raise ValueError("lengthscale='scale' needs data: the sample weights sum to 0")
+    if not np.isfinite(var):
+        raise ValueError(
+            f"lengthscale='scale': the variance of X is not finite ({var}); the values are "
+            "too large for the rule sqrt(n_features * Var(X) / 2): rescale X or pass a "
+            "number as lengthscale"
+        )
+    return _scale_value(d, var)
+
+
+def _dask_compute(*values):
+    """``dask.compute`` of lazy values (reached only with dask arrays: dask is an optional extra)."""
+    import dask
+
+    return dask.compute(*values)
 
 
 class _Mixture:
@@ -301,56 +567,6 @@ def _check_memory(nbytes, what):
         )
 
 
-_NOT_FITTED = []
-
-
-def _not_fitted_error(message):
-    """scikit-learn's NotFittedError (also a RuntimeError) if scikit-learn is installed, else a RuntimeError.
-
-    The class is created on first use: spectralkit does not import scikit-learn otherwise.
-    """
-    if not _NOT_FITTED:
-        try:
-            from sklearn.exceptions import NotFittedError as base
-        except ImportError:
-            bases = (RuntimeError,)
-        else:
-            bases = (base, RuntimeError)
-        _NOT_FITTED.append(type("NotFittedError", bases, {"__module__": __name__}))
-    return _NOT_FITTED[0](message)
-
-
-def _param_token(value):
-    """A value-based token of a parameter (equal tokens: same feature map), picklable."""
-    if value is None or isinstance(value, (str, numbers.Number)):
-        return value
-    if isinstance(value, np.random.Generator):  # consumed by fit: only its kind is recorded
-        return ("Generator",)
-    if isinstance(value, (RadialKernel, DensityKernel)):
-        return ("kernel", value.key)
-    if isinstance(value, SpectralMeasure):
-        return ("measure", value.kernel.key, value.dim)
-    try:
-        arr = np.asarray(value)
-        if arr.dtype != object:
-            digest = hashlib.blake2b(np.ascontiguousarray(arr).tobytes(), digest_size=16).hexdigest()
-            return ("array", arr.shape, str(arr.dtype), digest)
-    except (TypeError, ValueError):
-        pass
-    return ("object", type(value).__name__, id(value))
-
-
-def _params_fingerprint(params):
-    """``{name: token}`` of a parameter dict (see :func:`_param_token`)."""
-    return {k: _param_token(v) for k, v in params.items()}
-
-
-def _changed_params(fingerprint, params):
-    """Names whose value differs from the fingerprint (names absent from either are skipped)."""
-    now = _params_fingerprint({k: v for k, v in params.items() if k in fingerprint})
-    return [k for k, tok in now.items() if tok != fingerprint[k]]
-
-
 def _fold_scale(W_plus, W_minus, lengthscale, shape_matrix):
     """Frequencies of k(||z||_M / l): rows w -> L w / l with M = L L^T, i.e. W -> W L^T / l.
 
@@ -377,15 +593,20 @@ class RandomFeatures:
 
     Parameters
     ----------
-    kernel : RadialKernel, DensityKernel, SpectralMeasure or str
+    kernel : RadialKernel, DensityKernel, SpectralMeasure or str, default "gaussian"
         The kernel (a spec string goes through :func:`spectralkit.kernels.from_spec`), or its
         measure (then ``dim`` must match ``measure.dim`` or be None).
     dim : int, optional
-        Input dimension d; taken from ``X`` in :meth:`fit` when None.
+        Input dimension d; taken from ``X`` in :meth:`fit` when None. All parameters after
+        ``kernel`` are keyword-only.
     n_components : int, default 256
-        Output width. ``"sincos"``: 2 (s_plus + s_minus), must be even; ``"cos"``: s_plus + s_minus.
+        Output width. ``"cos"``: s_plus + s_minus columns. ``"sincos"``: a cos and a sin column per
+        frequency, and for an odd width one more frequency w_o whose single column is
+        ``sqrt(2 m / s) cos(w_o . x + b)`` with b ~ U[0, 2 pi) (unbiased:
+        E_b[2 cos(w.x + b) cos(w.y + b)] = cos(w . (x - y))); it belongs to the part of the larger
+        mass, whose s counts it.
     method : {"orf", "gorf", "rff", "gorf_paper"}, default "orf"
-        Directions (see :mod:`spectralkit.frequencies`). For PD kernels "gorf" equals "orf". The
+        Directions (see :mod:`spectralkit.sampling.directions`). For PD kernels "gorf" equals "orf". The
         default is "orf": for signed kernels, sharing d x d blocks between the + and - parts (GORF)
         halves the orthogonality within each part, and ORF measured lower errors (docs/benchmarks.md).
     split : {"jordan", "terms"}, default "jordan"
@@ -399,11 +620,25 @@ class RandomFeatures:
     truncation : float, optional
         Only for kernels whose spectral measure has infinite mass (otherwise ignored): sample the
         measure restricted to rho <= truncation. The estimator is then **biased**; the bias at
-        r = 0 is ``truncation_bias_`` and a grid estimate of max_r |bias(r)| is
+        r = 0 is ``truncation_bias_`` = k(0) - (m+ - m-) and a grid estimate of max_r |bias(r)| is
         ``truncation_bias_max_`` (a :class:`RuntimeWarning` is issued). Without it, such kernels
         raise :class:`~spectralkit.DivergentMassError`.
-    lengthscale : float, default 1.0
-        l > 0: the features approximate k(||x - y|| / l).
+    truncation_tolerance : float, default 0.01
+        The largest accepted |bias at r = 0| of a truncated measure, relative to |k(0)| (absolute
+        when k(0) = 0): a truncation beyond it raises :class:`~spectralkit.DivergentMassError`
+        before anything is drawn. ``float("inf")`` accepts any bias (the explicit request).
+    lengthscale : float or "scale", default "scale"
+        l > 0: the features approximate k(||x - y|| / l). ``"scale"``: chosen by :meth:`fit` from
+        the data, ``l = sqrt(n_features Var(X) / 2)`` (Var over all entries of X, of X L with a
+        shape matrix M = L L^T; 1 for constant data; see :func:`scale_lengthscale`), so that the
+        Gaussian is exp(-||x - y||^2 / (n_features Var(X))), scikit-learn's ``gamma="scale"``.
+        When fit sees no data (``fit()`` with ``dim`` only) there is nothing to scale by and
+        ``"scale"`` means l = 1: the kernel in its own units. A kernel with its own length-scale
+        parameter other than 1 (``"gaussian:lengthscale=2"``) refuses ``"scale"`` with data:
+        pass ``lengthscale=1.0`` to use it as given. The number used is ``lengthscale_``.
+    gamma : float, optional
+        Alternative to ``lengthscale`` (exclusive with a numeric one): l = 1 / sqrt(2 gamma), the
+        Gaussian convention exp(-gamma r^2) = exp(-r^2 / (2 l^2)); for other kernels it is that l.
     shape_matrix : array_like of shape (dim, dim), optional
         Symmetric positive definite M: the features approximate k(||x - y||_M / l) with
         ||z||_M = sqrt(z^T M z). Both are folded into the frequencies at fit: with the Cholesky
@@ -414,19 +649,25 @@ class RandomFeatures:
 
     Attributes
     ----------
+    lengthscale_ : float
+        The length scale l used (from ``lengthscale``, ``gamma`` or the ``"scale"`` rule).
     measure_ : SpectralMeasure
         The measure that was sampled (the truncated one when ``truncation`` applied).
     mass_plus_, mass_minus_ : float
         Masses of the two parts (the scale factors are sqrt(mass / s)).
     mass_plus_error_, mass_minus_error_ : float
         Their estimated absolute errors (from the measure).
-    W_plus_, W_minus_ : ndarray, shape (n_plus_, dim) and (n_minus_, dim), float64
-        The frequencies used by :meth:`transform` (lengthscale and shape matrix folded in).
-    W_plus_raw_, W_minus_raw_ : ndarray, shape (n_plus_, dim) and (n_minus_, dim), float64
-        The frequencies as drawn from the measure of k (the same arrays when ``lengthscale == 1``
-        and ``shape_matrix`` is None).
+    W_plus_, W_minus_ : ndarray, shape (., dim), float64
+        The frequencies of the + and - blocks used by :meth:`transform` (lengthscale and shape
+        matrix folded in); without the odd column's frequency.
+    W_plus_raw_, W_minus_raw_ : ndarray, float64
+        The same frequencies as drawn from the measure of k.
     offsets_plus_, offsets_minus_ : ndarray or None
         Phases of the ``"cos"`` map.
+    W_odd_, offset_odd_ : ndarray of shape (n_odd, dim) and (n_odd,)
+        The frequency and phase of the odd width's cos column (n_odd = 0 or 1; scaled like W_plus_).
+    scale_odd_ : float
+        Its multiplier sqrt(2 m / s) (0 without it).
     signature_ : ndarray of int8, shape (n_components,)
         +1 for the columns of Phi_plus, -1 for those of Phi_minus.
     n_plus_, n_minus_ : int
@@ -444,15 +685,18 @@ class RandomFeatures:
 
     def __init__(
         self,
-        kernel: RadialKernel | DensityKernel | SpectralMeasure | str,
+        kernel: RadialKernel | DensityKernel | SpectralMeasure | str = "gaussian",
+        *,
         dim: int | None = None,
         n_components: int = 256,
-        method: Literal["orf", "gorf", "rff", "gorf_paper"] = "orf",
-        split: Literal["jordan", "terms"] = "jordan",
-        feature_map: Literal["sincos", "cos"] = "sincos",
+        method: MethodName = "orf",
+        split: SplitName = "jordan",
+        feature_map: FeatureMapName = "sincos",
         random_state: int | np.random.Generator | None = None,
         truncation: float | None = None,
-        lengthscale: float = 1.0,
+        truncation_tolerance: float = TRUNCATION_TOLERANCE,
+        lengthscale: float | Literal["scale"] = "scale",
+        gamma: float | None = None,
         shape_matrix: ArrayLike | None = None,
     ) -> None:
         self.kernel = kernel
@@ -463,7 +707,9 @@ class RandomFeatures:
         self.feature_map = feature_map
         self.random_state = random_state
         self.truncation = truncation
+        self.truncation_tolerance = truncation_tolerance
         self.lengthscale = lengthscale
+        self.gamma = gamma
         self.shape_matrix = shape_matrix
 
     # -- parameters ---------------------------------------------------------------------------
@@ -482,10 +728,8 @@ class RandomFeatures:
 
     def _validate_params(self, X_dim):
         """The input dimension, the measure passed as ``kernel`` (or None) and the table's values."""
-        dim = self.dim
+        dim = check_dim(self.dim, allow_none=True)
         measure = self.kernel if isinstance(self.kernel, SpectralMeasure) else None
-        if dim is not None and (isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1):
-            raise ValueError(f"dim must be None or an integer >= 1, got {dim!r}")
         if measure is not None:
             if dim is not None and dim != measure.dim:
                 raise ValueError(f"dim={dim!r} differs from the measure's dim={measure.dim}")
@@ -501,14 +745,19 @@ class RandomFeatures:
         return int(dim), measure, values
 
     # -- fitting ------------------------------------------------------------------------------
-    def fit(self, X: ArrayLike | None = None, y: object = None) -> RandomFeatures:
+    def fit(self, X: Any = None, y: object = None, sample_weight: ArrayLike | None = None) -> RandomFeatures:
         """Validate the parameters, build the spectral measure and draw the frequencies.
 
         Parameters
         ----------
-        X : array_like of shape (n, d), optional
-            Only its number of columns is used (and checked against ``dim``).
+        X : array_like, scipy sparse matrix or dask array of shape (n, d), optional
+            Its number of columns is the dimension (checked against ``dim``); its values are
+            read only by ``lengthscale="scale"`` (a dask array: one reduction for Var(X)).
+            Without X, ``dim`` must be given and ``"scale"`` means l = 1.
         y : ignored
+        sample_weight : array_like of shape (n,), optional
+            Row weights, read only by ``"scale"`` (the weighted variance: a weight 2 counts as the
+            row twice).
 
         Returns
         -------
@@ -517,21 +766,31 @@ class RandomFeatures:
         Raises
         ------
         DivergentMassError
-            If the measure has infinite mass and ``truncation`` is None.
+            If the measure has infinite mass and ``truncation`` is None, or the truncation's
+            bias at r = 0 exceeds ``truncation_tolerance``.
         """
-        X_dim = None
+        X_dim, data = None, None
         if X is not None:
-            X_dim = self._check_X(X, "X", dim=None).shape[1]
+            data = self._check_fit_X(X)
+            X_dim = int(data.shape[1])
         dim, measure, values = self._validate_params(X_dim)
-        n_freq = values["n_components"] // 2 if values["feature_map"] == "sincos" else values["n_components"]
-        scaled = values["lengthscale"] != 1.0 or values["shape_matrix"] is not None
+        width = values["n_components"]
+        n_odd = width % 2 if values["feature_map"] == "sincos" else 0
+        n_freq = (width + 1) // 2 if values["feature_map"] == "sincos" else width
+        if measure is None:
+            kernel = from_spec(self.kernel) if isinstance(self.kernel, str) else self.kernel
+        else:
+            kernel = measure.kernel
+        lengthscale = resolve_lengthscale(
+            kernel, values["lengthscale"], values["gamma"], data, values["shape_matrix"], sample_weight
+        )
+        scaled = lengthscale != 1.0 or values["shape_matrix"] is not None
         _check_memory(
             n_freq * dim * 8 * (2 if scaled else 1),
             f"n_components={self.n_components!r} in dim={dim}: the frequency matrix alone ({n_freq} x {dim} "
             f"float64{', twice: drawn and scaled' if scaled else ''})",
         )
         if measure is None:
-            kernel = from_spec(self.kernel) if isinstance(self.kernel, str) else self.kernel
             measure = SpectralMeasure(kernel, dim)
         rng = (
             self.random_state
@@ -548,6 +807,8 @@ class RandomFeatures:
             measure, parts, masses, truncated = self._build_parts(measure, dim)
             self._parts_cache = (key, (measure, parts, masses, truncated))
         mass_plus, mass_minus, err_plus, err_minus = masses
+        if truncated:
+            self._check_truncation_bias(measure, mass_plus - mass_minus, values["truncation_tolerance"])
         self.truncation_bias_ = None
         self.truncation_bias_max_ = None
 
@@ -563,29 +824,79 @@ class RandomFeatures:
         else:
             self.offsets_plus_ = self.offsets_minus_ = None
             factor = 1.0
+        scale_plus = math.sqrt(factor * mass_plus / n_plus) if n_plus else 0.0
+        scale_minus = math.sqrt(factor * mass_minus / n_minus) if n_minus else 0.0
+        # An odd "sincos" width: the last frequency of the part of the larger mass gets one
+        # cos(w . x + b) column, scaled sqrt(2 m / s) (the part's s counts it: unbiased).
+        odd_sign = 0
+        W_odd = np.empty((0, dim))
+        if n_odd:
+            odd_sign = 1 if (n_plus and mass_plus >= mass_minus) or not n_minus else -1
+            if odd_sign > 0:
+                W_plus, W_odd = W_plus[:-1], W_plus[-1:]
+            else:
+                W_minus, W_odd = W_minus[:-1], W_minus[-1:]
+        self.offset_odd_ = rng.uniform(0.0, 2.0 * np.pi, n_odd) if n_odd else np.empty(0)
+        self.scale_odd_ = math.sqrt(2.0) * (scale_plus if odd_sign > 0 else scale_minus) if n_odd else 0.0
         self.measure_ = measure
+        self.lengthscale_ = float(lengthscale)
         self.mass_plus_, self.mass_minus_ = mass_plus, mass_minus
         self.mass_plus_error_, self.mass_minus_error_ = err_plus, err_minus
         self.n_plus_, self.n_minus_ = n_plus, n_minus
-        self.scale_plus_ = math.sqrt(factor * mass_plus / n_plus) if n_plus else 0.0
-        self.scale_minus_ = math.sqrt(factor * mass_minus / n_minus) if n_minus else 0.0
+        self.scale_plus_, self.scale_minus_ = scale_plus, scale_minus
         self.W_plus_raw_ = np.ascontiguousarray(W_plus)
         self.W_minus_raw_ = np.ascontiguousarray(W_minus)
         self.W_plus_, self.W_minus_, self.shape_cholesky_ = _fold_scale(
-            self.W_plus_raw_, self.W_minus_raw_, values["lengthscale"], values["shape_matrix"]
+            self.W_plus_raw_, self.W_minus_raw_, lengthscale, values["shape_matrix"]
         )
+        self.W_odd_ = _fold_scale(W_odd, W_odd, lengthscale, values["shape_matrix"])[0]
+        self.W_odd_ = np.ascontiguousarray(self.W_odd_)
         per = 2 if self.feature_map == "sincos" else 1
         self.signature_ = np.concatenate(
-            [np.ones(per * n_plus, dtype=np.int8), -np.ones(per * n_minus, dtype=np.int8)]
+            [
+                np.ones(per * self.W_plus_.shape[0], dtype=np.int8),
+                -np.ones(per * self.W_minus_.shape[0], dtype=np.int8),
+                np.full(n_odd, odd_sign, dtype=np.int8),
+            ]
         )
         self.n_features_in_ = dim
         self.random_state_ = rng
         self.samplers_ = (parts[0][1], parts[1][1])
         self._cast = {}
-        self._fit_fingerprint = _params_fingerprint(self.get_params())
+        self._fit_fingerprint = params_fingerprint(self.get_params())
         if truncated:
             self._truncation_report(measure)
         return self
+
+    def _check_fit_X(self, X):
+        """X as fit reads it: a checked numpy array, a CSR matrix, or a dask array (not computed)."""
+        if scipy.sparse.issparse(X):
+            X = X.tocsr()
+            if X.ndim != 2:
+                raise ValueError(f"X must be a 2-D array (n_samples, n_features), got shape {X.shape}")
+            self._check_X(X.data.reshape(1, -1), "X", None)  # dtype and finiteness of the stored values
+            return X
+        if hasattr(X, "compute") and hasattr(X, "chunks") and not isinstance(X, np.ndarray):  # dask
+            if X.ndim != 2 or np.isnan(X.shape[1]) or X.shape[1] < 1:
+                raise ValueError(f"X must be 2-D with a known number of columns, got shape {X.shape}")
+            return X
+        return self._check_X(X, "X", dim=None)
+
+    def _check_truncation_bias(self, measure, mass_diff, tolerance):
+        """Refuse a truncation whose bias at r = 0, k(0) - (m+ - m-), exceeds the tolerance."""
+        kernel = measure.kernel
+        k0 = float(kernel.value_at_zero())
+        bias = k0 - mass_diff
+        limit = tolerance * (abs(k0) if k0 != 0.0 else 1.0)
+        if tolerance == math.inf or (math.isfinite(bias) and abs(bias) <= limit):
+            return
+        raise DivergentMassError(
+            f"truncation={self.truncation:g} is refused for {kernel.name} in d = {measure.dim}: the truncated "
+            f"estimator's bias at r = 0 is k(0) - (m+ - m-) = {k0:.6g} - {mass_diff:.6g} = {bias:.3g}, beyond "
+            f"truncation_tolerance = {tolerance:g} x |k(0)|{' (k(0) = 0: absolute)' if k0 == 0.0 else ''}. "
+            "Pass truncation_tolerance=inf (CLI: --truncation-tolerance inf) to accept this bias explicitly",
+            reason=f"bias at r = 0 of the truncation at rho_max = {self.truncation:g}: {bias:.3g}",
+        )
 
     def _build_parts(self, measure, dim):
         """Masses and norm samplers of the + and - parts: ``(measure, parts, masses, truncated)``."""
@@ -642,7 +953,7 @@ class RandomFeatures:
         if n_freq < 2:
             raise ValueError(
                 f"n_components is too small for an indefinite kernel: both the + and the - "
-                f"part need at least one frequency (n_components >= 4 with 'sincos', >= 2 "
+                f"part need at least one frequency (n_components >= 3 with 'sincos', >= 2 "
                 f"with 'cos'); masses m+ = {mass_plus:.6g}, m- = {mass_minus:.6g}"
             )
         n_plus = int(round(n_freq * mass_plus / (mass_plus + mass_minus)))
@@ -687,12 +998,12 @@ class RandomFeatures:
     def _check_fitted(self):
         """Fitted, and for the current parameters (a change after fit invalidates the fit)."""
         if "W_plus_" not in self.__dict__:
-            raise _not_fitted_error("this RandomFeatures instance is not fitted yet; call fit() first")
+            raise not_fitted_error("this RandomFeatures instance is not fitted yet; call fit() first")
         fingerprint = self.__dict__.get("_fit_fingerprint")
         if fingerprint is not None:
-            changed = _changed_params(fingerprint, {k: v for k, v in vars(self).items() if k in fingerprint})
+            changed = changed_params(fingerprint, {k: v for k, v in vars(self).items() if k in fingerprint})
             if changed:
-                raise _not_fitted_error(
+                raise not_fitted_error(
                     f"RandomFeatures: parameters changed since fit ({', '.join(changed)}); call fit again"
                 )
 
@@ -749,17 +1060,40 @@ class RandomFeatures:
             return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def _transform_state(self):
-        """The fitted state without the measure and samplers: all ``transform`` needs, picklable.
+    def fitted_state(self) -> dict[str, Any]:
+        """The fitted state without the measure and samplers: all :meth:`transform` needs, picklable.
 
         The measure and samplers may hold closures (sympy-derived densities) that pickle cannot
-        serialise, and are large; the scikit-learn and Dask wrappers ship this slim state.
+        serialise, and are large; the scikit-learn and Dask wrappers ship this slim state (a few
+        small arrays: the frequencies, phases, scales and signature). Rebuild a feature map from
+        it with :meth:`from_fitted_state`.
         """
+        self._check_fitted()
         return {
             k: v
             for k, v in self.__getstate__().items()
             if k not in ("_rebuild_measure", "W_plus_raw_", "W_minus_raw_") and _picklable(v)
         }
+
+    @classmethod
+    def from_fitted_state(
+        cls, state: Mapping[str, Any], measure: SpectralMeasure | None = None
+    ) -> RandomFeatures:
+        """A fitted feature map from :meth:`fitted_state` (``transform`` works; ``measure_`` is
+        ``measure``, or absent, and ``samplers_`` None)."""
+        missing = [k for k in ("W_plus_", "W_minus_", "signature_", "n_features_in_") if k not in state]
+        if missing:
+            raise ValueError(f"state is not a fitted_state() of RandomFeatures: {', '.join(missing)} missing")
+        rf = cls.__new__(cls)
+        rf.__dict__.update(state)
+        if measure is not None:
+            rf.measure_ = measure
+            rf.samplers_ = None
+        return rf
+
+    def portable(self) -> RandomFeatures:
+        """A copy that holds only what :meth:`transform` needs (cheap to pickle and ship to workers)."""
+        return type(self).from_fitted_state(self.fitted_state())
 
     def _weights(self, dtype):
         if "_cast" not in self.__dict__:
@@ -770,6 +1104,8 @@ class RandomFeatures:
                 np.ascontiguousarray(self.W_minus_, dtype=dtype),
                 None if self.offsets_plus_ is None else self.offsets_plus_.astype(dtype),
                 None if self.offsets_minus_ is None else self.offsets_minus_.astype(dtype),
+                np.ascontiguousarray(self._odd()[0].T, dtype=dtype),  # (dim, n_odd)
+                self._odd()[1].astype(dtype),
             )
             self._cast[dtype] = cast
         return self._cast[dtype]
@@ -784,7 +1120,7 @@ class RandomFeatures:
         if "_cast" not in self.__dict__:
             self._cast = {}
         if "bounds" not in self._cast:
-            W = np.concatenate([self.W_plus_, self.W_minus_])
+            W = np.concatenate([self.W_plus_, self.W_minus_, self._odd()[0]])
             self._cast["bounds"] = (float(np.abs(W).sum(axis=1).max()), np.abs(W).max(axis=0))
         l1, col_max = self._cast["bounds"]
         limit = PHASE_LIMIT[np.dtype(X.dtype if xp is np else _array_api.dtype_name(xp, X.dtype))]
@@ -832,6 +1168,8 @@ class RandomFeatures:
             Or an array of X's namespace, on X's device.
         """
         self._check_fitted()
+        if scipy.sparse.issparse(X):
+            return self._transform_sparse(X, out)
         xp = _array_api.namespace(X)
         if xp is not None:
             if out is not None:
@@ -843,7 +1181,7 @@ class RandomFeatures:
         X = self._check_X(X, "X", self.n_features_in_)
         dtype = X.dtype
         shape = (X.shape[0], int(self.signature_.size))
-        Wp, Wm, op, om = self._weights(dtype)
+        Wp, Wm, op, om, W_odd, b_odd = self._weights(dtype)
         self._check_phases(X)
         if out is None:
             _check_memory(
@@ -867,9 +1205,65 @@ class RandomFeatures:
                         "out must not share memory with X (the features would overwrite the input "
                         "while it is read); pass a separate buffer"
                     )
-        return _compiled.fused_features(
-            X, Wp, Wm, self.scale_plus_, self.scale_minus_, op, om, out, self.feature_map
+        n_odd = b_odd.size
+        _compiled.fused_features(
+            X, Wp, Wm, self.scale_plus_, self.scale_minus_, op, om, out, self.feature_map, extra_columns=n_odd
         )
+        if n_odd:  # the odd width's cos column, after the compiled blocks
+            phase = X @ W_odd  # a matrix-vector product: each row's sum in a fixed order
+            phase += b_odd
+            np.cos(phase, out=phase)
+            phase *= dtype.type(self.scale_odd_)
+            out[:, -n_odd:] = phase
+        return out
+
+    def _odd(self):
+        """(W_odd_, offset_odd_): empty for even widths and for states fitted before odd widths."""
+        W = self.__dict__.get("W_odd_")
+        if W is None:
+            return np.empty((0, self.n_features_in_)), np.empty(0)
+        return W, self.offset_odd_
+
+    def _transform_sparse(self, X, out):
+        """Features of a scipy sparse X: the phases by sparse @ dense, then cos / sin in numpy."""
+        X = X.tocsr()
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has shape {X.shape}, but the features were fitted for dim={self.n_features_in_}"
+            )
+        dtype = np.dtype(np.float32) if X.dtype == np.float32 else np.dtype(np.float64)
+        self._check_X(X.data.reshape(1, -1), "X", None)
+        X = X.astype(dtype)
+        if out is not None:
+            raise ValueError("out is not supported for a sparse X; call transform(X) without it")
+        Wp, Wm, op, om, W_odd, b_odd = self._weights(dtype)
+        self._check_phases(X)
+        n = X.shape[0]
+        width = int(self.signature_.size)
+        _check_memory(
+            n * width * dtype.itemsize, f"the output of transform ({n} rows x n_components={width})"
+        )
+        out = np.empty((n, width), dtype=dtype)
+        col = 0
+        blocks = ((Wp, op, self.scale_plus_), (Wm, om, self.scale_minus_))
+        for W, off, scale in blocks:
+            s = W.shape[0]
+            if s == 0:
+                continue
+            A = np.asarray(X @ W.T, dtype=dtype)
+            if self.feature_map == "sincos":
+                out[:, col : col + s] = np.cos(A)
+                out[:, col + s : col + 2 * s] = np.sin(A)
+                out[:, col : col + 2 * s] *= dtype.type(scale)
+                col += 2 * s
+            else:
+                out[:, col : col + s] = np.cos(A + off)
+                out[:, col : col + s] *= dtype.type(scale)
+                col += s
+        if b_odd.size:
+            phase = np.asarray(X @ W_odd, dtype=dtype) + b_odd
+            out[:, col:] = dtype.type(self.scale_odd_) * np.cos(phase)
+        return out
 
     def _transform_xp(self, X, xp):
         """The Array API path of :meth:`transform` (see :mod:`spectralkit._array_api`)."""
@@ -891,7 +1285,20 @@ class RandomFeatures:
                 self.scale_plus_,
                 self.scale_minus_,
             )
-        return _array_api.features(X, weights, self.feature_map)
+        Phi = _array_api.features(X, weights, self.feature_map)
+        W_odd, b_odd = self._odd()
+        if not b_odd.size:
+            return Phi
+        odd = self._cast.get(key + ("odd",))
+        if odd is None:  # the odd width's cos column: its frequency and phase moved once
+            np_dtype = np.dtype(_array_api.dtype_name(xp, X.dtype))
+            odd = self._cast[key + ("odd",)] = (
+                xp.asarray(np.ascontiguousarray(W_odd.T, dtype=np_dtype), device=X.device),
+                xp.asarray(b_odd.astype(np_dtype), device=X.device),
+                float(np_dtype.type(self.scale_odd_)),
+            )
+        column = odd[2] * xp.cos(xp.matmul(X, odd[0]) + odd[1])
+        return xp.concat([Phi, column], axis=1)
 
     def fit_transform(self, X: ArrayLike, y: object = None) -> NDArray[np.float32] | NDArray[np.float64]:
         """``fit(X).transform(X)``."""
@@ -914,7 +1321,9 @@ class RandomFeatures:
             signature = xp.asarray(self.signature_.astype(np.float64), device=px.device)
             return xp.matmul(px * xp.astype(signature, px.dtype), xp.matrix_transpose(py))
         px = self.transform(X)
-        py = px if Y is None else self.transform(np.asarray(Y, dtype=px.dtype))
+        if Y is not None and not scipy.sparse.issparse(Y):
+            Y = np.asarray(Y, dtype=px.dtype)
+        py = px if Y is None else self.transform(Y)
         return (px * self.signature_.astype(px.dtype)) @ py.T
 
     def __repr__(self):

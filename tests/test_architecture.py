@@ -2,12 +2,12 @@
 
 Layers, bottom to top (a module may import spectralkit modules of its own layer or below):
 
-0. ``exceptions``, ``_version``, ``_numerics`` (quadrature, Chebyshev, special functions, budget),
-   ``_compiled`` (numba kernels)
+0. ``exceptions``, ``_version``, ``_validation`` (shared validators), ``_numerics`` (quadrature,
+   Chebyshev, special functions, budget), ``_compiled`` (numba kernels)
 1. ``kernels``      formulas, parser, family registry, asymptotic analysis
 2. ``transforms``   mu of one atomic kernel in one dimension
 3. ``measures``     SpectralMeasure: combination, Jordan split, masses, verdict, cache
-4. ``sampling``     norm laws and directions (``samplers`` and ``frequencies`` re-export it)
+4. ``sampling``     norm laws and directions
 5. ``features``     RandomFeatures
 6. integrations     ``sklearn``, ``dask``, ``plotting``, ``io``, ``cli``, ``learn``, ``__main__``
 
@@ -23,11 +23,11 @@ import pytest
 PKG = pathlib.Path(__file__).resolve().parents[1] / "spectralkit"
 
 LAYERS = [
-    ("exceptions", "_version", "_numerics", "_compiled", "_array_api"),
+    ("exceptions", "_version", "_validation", "_numerics", "_compiled", "_array_api"),
     ("kernels",),
     ("transforms",),
     ("measures",),
-    ("sampling", "samplers", "frequencies"),
+    ("sampling",),
     ("features",),
     ("sklearn", "dask", "plotting", "io", "cli", "learn", "__main__"),
 ]

@@ -118,7 +118,7 @@ def data(tmp_path):
 def _reference(X, **kw):
     args = {"dim": X.shape[1], "n_components": 32, "method": "gorf", "random_state": 5}
     args.update(kw)
-    return RandomFeatures("delta_gaussian", **args).fit()
+    return RandomFeatures("delta_gaussian", **args).fit(X)
 
 
 def test_featurize_npy_streams_and_writes_sidecar(capsys, data, tmp_path, monkeypatch):
@@ -197,7 +197,7 @@ def test_featurize_libsvm_bz2_float32_labels_and_progress(capsys, tmp_path, monk
     assert "40/40 rows (100%)" in err
     F = np.load(out)
     assert F.dtype == np.float32 and F.shape == (40, 16)
-    rf = RandomFeatures("matern:nu=1.5", dim=3, n_components=16, random_state=2).fit()
+    rf = RandomFeatures("matern:nu=1.5", dim=3, n_components=16, random_state=2).fit(X)
     np.testing.assert_allclose(F, rf.transform(X.astype(np.float32)), rtol=0, atol=1e-6)
     np.testing.assert_array_equal(np.load(lab), y)
 
@@ -210,7 +210,7 @@ def test_featurize_csv_with_label_column(capsys, tmp_path):
     out = tmp_path / "F.npy"
     code, _, _ = _run(capsys, "featurize", "gaussian", "-n", "8", "--label-column", "-1", str(path), str(out))
     assert code == 0
-    ref = RandomFeatures("gaussian", dim=2, n_components=8, random_state=0).fit()
+    ref = RandomFeatures("gaussian", dim=2, n_components=8, random_state=0).fit(X)
     np.testing.assert_array_equal(np.load(out), ref.transform(X))
 
 
@@ -219,7 +219,10 @@ def test_featurize_csv_with_label_column(capsys, tmp_path):
     [
         ("delta_gaussian", ["--dim", "5"], 2, "--dim 5 does not match the 4 features"),
         ("spherical_polynomial:a=3,p=2", [], 1, "infinite mass"),
-        ("delta_gaussian", ["--components", "3"], 2, "--components: n_components must be even"),
+        ("delta_gaussian", ["--components", "1"], 1, "n_components is too small for an indefinite kernel"),
+        ("spherical_polynomial:a=3,p=1", ["--truncation", "20"], 1, "truncation=20 is refused"),
+        ("gaussian:lengthscale=2", [], 2, "--lengthscale: kernel gaussian(l=2) has its own length scale 2"),
+        ("gaussian", ["--gamma", "1", "--lengthscale", "2"], 2, "gamma and lengthscale are exclusive"),
         ("delta_gaussian", ["--labels", "y.npy"], 2, "has no labels"),
     ],
 )
@@ -682,6 +685,8 @@ def test_featurize_sigterm_real_process(tmp_path):
             "gaussian",
             "-n",
             "8",
+            "--lengthscale",  # a number: no Var(X) pass, the gate stops the featurizing pass
+            "1",
             "--chunk-rows",
             "100",
             "--labels",

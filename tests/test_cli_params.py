@@ -113,11 +113,19 @@ def _bad_matrices(tmp_path):
     [
         (["--lengthscale", "0"], "argument --lengthscale: lengthscale must be a finite number > 0"),
         (["--lengthscale", "-1"], "argument --lengthscale: lengthscale must be a finite number > 0"),
-        (["--lengthscale", "nan"], "lengthscale must be a finite number > 0 (the features approximate"),
+        (
+            ["--lengthscale", "nan"],
+            "lengthscale must be a finite number > 0 or 'scale' (the features approximate",
+        ),
         (["--lengthscale", "inf"], "got inf"),
-        (["--lengthscale", "abc"], "argument --lengthscale: must be a number, got 'abc'"),
+        (["--lengthscale", "abc"], "argument --lengthscale: must be a number or 'scale', got 'abc'"),
         (["--components", "0"], "argument --components/-n: n_components must be an integer >= 1, got 0"),
-        (["--components", "3"], "--components: n_components must be even for feature_map='sincos'"),
+        (["--lengthscale", "auto"], "argument --lengthscale: must be a number or 'scale', got 'auto'"),
+        (["--gamma", "0"], "argument --gamma: gamma must be None or a finite number > 0"),
+        (
+            ["--truncation-tolerance", "0"],
+            "argument --truncation-tolerance: truncation_tolerance must be a number > 0",
+        ),
         (["--components", "1.5"], "argument --components/-n: must be an integer, got '1.5'"),
         (["--method", "fast"], "argument --method: method must be one of 'rff', 'orf', 'gorf'"),
         (["--feature-map", "tan"], "argument --feature-map: feature_map must be one of 'sincos', 'cos'"),

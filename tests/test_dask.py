@@ -31,7 +31,7 @@ def test_lazy_transform_equals_in_memory(client, dtype):
     X = _X(dtype=dtype)
     dX = da.from_array(X, chunks=(137, 2))  # ragged rows, split columns: rechunked to one block
     rf = RandomFeatures("delta_gaussian", n_components=48, random_state=0)
-    Phi = transform_dask(rf, dX)  # fits from dX.shape alone
+    Phi = transform_dask(rf, dX)  # fits for dX.shape[1], lengthscale="scale" from one reduction
     assert rf.n_features_in_ == 5
     assert Phi.shape == (1000, 48) and Phi.dtype == dtype
     assert Phi.chunks == (dX.chunks[0], (48,))
@@ -39,13 +39,20 @@ def test_lazy_transform_equals_in_memory(client, dtype):
     np.testing.assert_array_equal(out, rf.transform(X))
 
 
-def test_fit_does_not_read_the_data():
-    # a dask array whose blocks raise when computed: fit must not touch them
+def test_fit_reads_the_data_only_for_the_scale_rule():
+    # a dask array whose blocks raise when computed: with a numeric lengthscale (or gamma) fit
+    # must not touch them; the default lengthscale="scale" reads them (Var(X), one reduction)
     def boom(block):
         raise AssertionError("data was read")
 
     dX = da.zeros((100, 3), chunks=50).map_blocks(boom, dtype=float)
-    dsf = DaskSpectralFeatures("gaussian:lengthscale=2", n_components=16, random_state=1).fit(dX)
+    with pytest.raises(AssertionError, match="data was read"):
+        DaskSpectralFeatures("gaussian", n_components=16).fit(dX)
+    with pytest.raises(AssertionError, match="data was read"):
+        transform_dask(RandomFeatures("gaussian", n_components=16), dX)
+    assert DaskSpectralFeatures(gamma=0.5, n_components=16).fit(dX).lengthscale_ == 1.0
+    dsf = DaskSpectralFeatures("gaussian:lengthscale=2", n_components=16, random_state=1, lengthscale=1.0)
+    dsf.fit(dX)
     assert dsf.n_features_in_ == 3 and dsf.signature_.shape == (16,)
     Phi = dsf.transform(dX)  # still lazy
     assert Phi.shape == (100, 16)
@@ -58,7 +65,8 @@ def test_dask_spectral_features_matches_random_features(client):
     dX = da.from_array(X, chunks=100)
     dsf = DaskSpectralFeatures("delta_gaussian:sigma1=1,sigma2=10", n_components=32, random_state=7)
     Phi = dsf.fit_transform(dX).compute()
-    ref = RandomFeatures("delta_gaussian:sigma1=1,sigma2=10", dim=4, n_components=32, random_state=7).fit()
+    ref = RandomFeatures("delta_gaussian:sigma1=1,sigma2=10", n_components=32, random_state=7).fit(X)
+    assert dsf.lengthscale_ == ref.lengthscale_ != 1.0  # the same "scale" rule
     np.testing.assert_array_equal(Phi, ref.transform(X))
     assert dsf.mass_plus_ == pytest.approx(ref.mass_plus_)
 
@@ -171,20 +179,21 @@ def test_params_clone_repr_and_refit_after_set_params():
         "split",
         "feature_map",
         "random_state",
-        "kernel_params",
         "truncation",
+        "truncation_tolerance",
         "lengthscale",
+        "gamma",
         "shape_matrix",
+        "kernel_params",
         "numba_threads",
     )
     assert params["numba_threads"] == 1  # one numba thread per task by default
     assert repr(dsf) == (
-        "DaskSpectralFeatures(kernel='gaussian', n_components=16, random_state=0, "
-        "lengthscale=2.0, shape_matrix=array(...))"
+        "DaskSpectralFeatures(n_components=16, random_state=0, lengthscale=2.0, shape_matrix=array(...))"
     )
     assert repr(DaskSpectralFeatures()) == "DaskSpectralFeatures()"
-    with pytest.raises(ValueError, match="invalid parameter 'gamma' for DaskSpectralFeatures; valid: "):
-        dsf.set_params(gamma=1.0)
+    with pytest.raises(ValueError, match="invalid parameter 'sigma' for DaskSpectralFeatures; valid: "):
+        dsf.set_params(sigma=1.0)
     base = pytest.importorskip("sklearn.base")
     twin = base.clone(dsf)
     assert twin is not dsf and repr(twin) == repr(dsf) and not hasattr(twin, "features_")
@@ -219,7 +228,8 @@ def test_shared_parameter_table_lengthscale_and_shape_matrix():
     for bad, match in (
         (dict(shape_matrix=np.eye(2)), "shape_matrix must be a 3 x 3 matrix"),
         (dict(lengthscale=0.0), "lengthscale must be a finite number > 0"),
-        (dict(n_components=7), "n_components must be even for feature_map='sincos'"),
+        (dict(n_components=1, kernel="delta_gaussian"), "n_components is too small for an indefinite"),
+        (dict(gamma=1.0, lengthscale=1.0), "gamma and lengthscale are exclusive"),
         (dict(method="sorf"), "method must be one of 'rff', 'orf'"),
         (dict(numba_threads=0), "numba_threads must be None or an integer >= 1, got 0"),
     ):
@@ -257,7 +267,7 @@ def test_dask_dataframes_are_accepted_and_fit_reads_no_data():
     dsf = DaskSpectralFeatures("delta_gaussian", n_components=16, random_state=2).fit(ddf)
     Phi = dsf.transform(ddf)
     assert Phi.shape == (90, 16) and Phi.chunks[0] == (30, 30, 30)
-    ref = RandomFeatures("delta_gaussian", dim=3, n_components=16, random_state=2).fit()
+    ref = RandomFeatures("delta_gaussian", n_components=16, random_state=2).fit(X)
     np.testing.assert_array_equal(Phi.compute(scheduler="synchronous"), ref.transform(X))
 
     def boom(i):
@@ -265,7 +275,11 @@ def test_dask_dataframes_are_accepted_and_fit_reads_no_data():
 
     meta = pd.DataFrame({"a": np.zeros(0), "b": np.zeros(0)})
     untouchable = dd.from_map(boom, [0, 1], meta=meta)
-    assert DaskSpectralFeatures("gaussian", n_components=8).fit(untouchable).n_features_in_ == 2
+    assert (
+        DaskSpectralFeatures("gaussian", n_components=8, lengthscale=1.0).fit(untouchable).n_features_in_ == 2
+    )
+    with pytest.raises(RuntimeError, match="data was read"):  # the default "scale" reads it
+        DaskSpectralFeatures("gaussian", n_components=8).fit(untouchable)
     text = pd.DataFrame({"a": [1.0], "s": ["x"]})
     with pytest.raises(ValueError, match=r"X must have real numeric columns, got 's' \((object|str)"):
         DaskSpectralFeatures("gaussian", n_components=8).fit(dd.from_pandas(text, npartitions=1))
@@ -284,5 +298,5 @@ def test_worker_processes_receive_the_pickled_feature_map():
             da.from_array(X, chunks=100)
         )
         out = c.compute(dsf.transform(da.from_array(X, chunks=100))).result()
-    ref = RandomFeatures("delta_gaussian", dim=3, n_components=16, random_state=4).fit()
+    ref = RandomFeatures("delta_gaussian", n_components=16, random_state=4).fit(X)
     np.testing.assert_array_equal(out, ref.transform(X))

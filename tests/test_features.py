@@ -17,7 +17,7 @@ from spectralkit import _compiled, kernels
 from spectralkit.exceptions import DivergentMassError
 from spectralkit.features import RandomFeatures
 from spectralkit.measures import SpectralMeasure
-from spectralkit.samplers import ExactSampler, RadialSampler
+from spectralkit.sampling import ExactSampler, RadialSampler
 
 DG = kernels.delta_gaussian(1.0, 10.0)
 
@@ -98,9 +98,9 @@ def test_terms_split_masses_one_and_one():
 
 
 def test_spec_string_and_measure_inputs():
-    a = RandomFeatures("delta_gaussian:sigma1=1,sigma2=10", n_components=16, random_state=3).fit(
-        _points(2, 3)
-    )
+    a = RandomFeatures(
+        "delta_gaussian:sigma1=1,sigma2=10", n_components=16, random_state=3, lengthscale=1.0
+    ).fit(_points(2, 3))
     m = SpectralMeasure(DG, 3)
     b = RandomFeatures(m, n_components=16, random_state=3).fit()
     assert a.n_features_in_ == b.n_features_in_ == 3
@@ -247,11 +247,9 @@ def test_parameter_errors():
         RandomFeatures(DG, dim=3, split="pca").fit()
     with pytest.raises(ValueError, match="feature_map must be one of"):
         RandomFeatures(DG, dim=3, feature_map="relu").fit()
-    with pytest.raises(ValueError, match="n_components must be even for feature_map='sincos'"):
-        RandomFeatures(DG, dim=3, n_components=7).fit()
     with pytest.raises(ValueError, match="n_components must be an integer >= 1, got 0"):
         RandomFeatures(DG, dim=3, n_components=0).fit()
-    with pytest.raises(ValueError, match="n_components is too small for an indefinite kernel"):
+    with pytest.raises(ValueError, match=r"too small for an indefinite kernel.*>= 3 with 'sincos'"):
         RandomFeatures(DG, dim=3, n_components=2).fit()
     with pytest.raises(ValueError, match="dim is None and no X was given"):
         RandomFeatures(DG).fit()
@@ -269,8 +267,12 @@ def test_parameter_errors():
         TypeError, match="kernel must be a RadialKernel, a DensityKernel, a SpectralMeasure or a spec string"
     ):
         RandomFeatures(3.0, dim=3).fit()
-    with pytest.raises(ValueError, match="invalid parameter 'gamma'"):
-        RandomFeatures(DG, dim=3).set_params(gamma=1.0)
+    with pytest.raises(ValueError, match="invalid parameter 'sigma'"):
+        RandomFeatures(DG, dim=3).set_params(sigma=1.0)
+    with pytest.raises(ValueError, match=r"dim must be None or an integer in \[1, 4096\], got 0"):
+        RandomFeatures(DG, dim=0).fit()
+    with pytest.raises(TypeError, match="takes from 1 to 2 positional arguments"):
+        RandomFeatures(DG, 3)  # everything after kernel is keyword-only
     with pytest.raises(ValueError, match="split='terms' needs every term to be PD"):
         k = kernels.RadialKernel.from_string("(1 - r**2) * exp(-r**2 / 2)") - kernels.gaussian(3.0)
         RandomFeatures(k, dim=3, split="terms").fit()
@@ -282,8 +284,22 @@ def test_divergent_kernel():
     with pytest.raises(DivergentMassError, match="infinite mass") as info:
         RandomFeatures(k, dim=3, n_components=16).fit()
     assert info.value.reason and "truncation=rho_max" in str(info.value)
+    # its bias at r = 0 (-0.181 with k(0) = 1) exceeds the default tolerance: refused unless asked
+    with pytest.raises(
+        DivergentMassError, match=r"truncation=50 is refused .* bias at r = 0 is .* = -0\.181"
+    ):
+        RandomFeatures(k, dim=3, n_components=16, truncation=50.0, random_state=0).fit()
+    with pytest.raises(DivergentMassError, match="truncation_tolerance = 0.1 x"):
+        RandomFeatures(k, dim=3, n_components=16, truncation=50.0, truncation_tolerance=0.1).fit()
     with pytest.warns(RuntimeWarning, match="BIASED"):
-        rf = RandomFeatures(k, dim=3, n_components=16, truncation=50.0, random_state=0).fit()
+        rf = RandomFeatures(
+            k, dim=3, n_components=16, truncation=50.0, truncation_tolerance=0.2, random_state=0
+        ).fit()
+    assert abs(rf.truncation_bias_) <= 0.2
+    with pytest.warns(RuntimeWarning, match="BIASED"):
+        rf = RandomFeatures(
+            k, dim=3, n_components=16, truncation=50.0, truncation_tolerance=float("inf"), random_state=0
+        ).fit()
     assert rf.measure_.truncation == 50.0
     assert rf.truncation_bias_ == pytest.approx(k.value_at_zero() - (rf.mass_plus_ - rf.mass_minus_))
     assert rf.truncation_bias_max_ >= abs(rf.truncation_bias_) - 1e-9

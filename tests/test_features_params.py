@@ -29,7 +29,9 @@ NAMES = (
     "feature_map",
     "random_state",
     "truncation",
+    "truncation_tolerance",
     "lengthscale",
+    "gamma",
     "shape_matrix",
 )
 
@@ -46,8 +48,9 @@ def test_table_names_defaults_and_random_features_params():
     assert tuple(p.name for p in FEATURE_PARAMS) == NAMES
     assert all(p.doc for p in FEATURE_PARAMS)
     sig = inspect.signature(RandomFeatures)
-    for p in FEATURE_PARAMS[1:]:  # kernel is required by RandomFeatures
+    for p in FEATURE_PARAMS:
         assert sig.parameters[p.name].default == p.default, p.name
+        assert sig.parameters[p.name].kind is inspect.Parameter.KEYWORD_ONLY or p.name == "kernel"
     rf = RandomFeatures(DG, dim=3)
     assert tuple(rf.get_params()) == ("kernel", "dim") + NAMES[1:]
     rf.set_params(lengthscale=2.0, shape_matrix=np.eye(3))
@@ -60,15 +63,15 @@ def test_validate_feature_params_normalises_and_refuses():
     )
     assert type(out["n_components"]) is int and type(out["lengthscale"]) is float
     assert out["shape_matrix"].dtype == np.float64 and out["shape_matrix"].shape == (2, 2)
-    with pytest.raises(ValueError, match="invalid parameter 'gamma'; valid feature parameters: kernel, "):
-        validate_feature_params({"gamma": 1.0})
-    with pytest.raises(ValueError, match="n_components must be even for feature_map='sincos'"):
-        validate_feature_params({"n_components": 7})
+    with pytest.raises(ValueError, match="invalid parameter 'sigma'; valid feature parameters: kernel, "):
+        validate_feature_params({"sigma": 1.0})
+    assert validate_feature_params({"n_components": 7})["n_components"] == 7  # odd: one cos column
     assert validate_feature_params({"n_components": 7, "feature_map": "cos"})["n_components"] == 7
+    assert validate_feature_params({"lengthscale": "scale"})["lengthscale"] == "scale"
     for bad in (0.0, -1.0, float("nan"), float("inf"), True, "1"):
         with pytest.raises(
             ValueError,
-            match=r"lengthscale must be a finite number > 0 \(the features approximate "
+            match=r"lengthscale must be a finite number > 0 or 'scale' \(the features approximate "
             r"k\(r / lengthscale\)\), got ",
         ):
             validate_feature_params({"lengthscale": bad})
@@ -90,14 +93,19 @@ def test_sklearn_constraints_come_from_the_table():
         "feature_map": "cos",
         "random_state": np.random.default_rng(0),
         "truncation": None,
+        "truncation_tolerance": float("inf"),
         "lengthscale": 0.5,
+        "gamma": None,
         "shape_matrix": np.eye(2),
     }
     validate_parameter_constraints(cons, good, caller_name="X")
     with pytest.raises(ValueError, match="lengthscale"):
         validate_parameter_constraints(cons, dict(good, lengthscale=0.0), caller_name="X")
-    with pytest.raises(ValueError, match="no constraint for 'gamma'"):
-        feature_param_constraints(["gamma"])
+    validate_parameter_constraints(cons, dict(good, lengthscale="scale", gamma=2.0), caller_name="X")
+    with pytest.raises(ValueError, match="gamma"):
+        validate_parameter_constraints(cons, dict(good, gamma=-1.0), caller_name="X")
+    with pytest.raises(ValueError, match="no constraint for 'sigma'"):
+        feature_param_constraints(["sigma"])
 
 
 @pytest.mark.parametrize("lengthscale", [2.5, 0.3])

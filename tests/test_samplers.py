@@ -1,4 +1,4 @@
-"""Tests of spectralkit.samplers: tabulated inverse-CDF sampler and exact family samplers.
+"""Tests of spectralkit.sampling: tabulated inverse-CDF sampler and exact family samplers.
 
 Statistical tests use fixed seeds. Two kinds of checks:
 
@@ -377,7 +377,7 @@ def test_exact_sampler_registry_and_validation():
     assert exact_sampler(kernels.laplacian(), 2).family == "matern"
     with pytest.raises(ValueError, match="family must be one of"):
         ExactSampler("log_kernel", {}, 2)
-    with pytest.raises(ValueError, match="dim must be an integer >= 1"):
+    with pytest.raises(ValueError, match="dim must be an integer in"):
         ExactSampler("gaussian", {"lengthscale": 1.0}, 0)
     with pytest.raises(ValueError, match="shape must be positive definite"):
         ExactSampler("gaussian", {"lengthscale": 1.0}, 2, shape=[[1.0, 0.0], [0.0, -1.0]])

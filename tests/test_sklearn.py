@@ -14,18 +14,10 @@ from spectralkit import DivergentMassError, kernels  # noqa: E402
 from spectralkit.sklearn import KreinRidgeClassifier, KreinRidgeRegressor, SpectralFeatures  # noqa: E402
 
 
-def _declared(estimator):
-    return estimator._expected_failed_checks()
-
-
-# Default instances (the contract) and a PD kernel with the one-column-per-frequency "cos" map,
-# on which the checks that set n_components = 1 (declared failures of the defaults) must pass.
-# xfail_strict: a declared failure that passes is an error (the declaration would be stale).
-@parametrize_with_checks(
-    [SpectralFeatures(), SpectralFeatures(feature_map="cos")],
-    expected_failed_checks=_declared,
-    xfail_strict=True,
-)
+# Default instances (the contract) and the one-column-per-frequency "cos" map: every check passes
+# with nothing declared as an expected failure (odd n_components, e.g. the checks' n_components =
+# 1, get one cos(w . x + b) column).
+@parametrize_with_checks([SpectralFeatures(), SpectralFeatures(feature_map="cos")])
 def test_sklearn_estimator_checks_transformer(estimator, check):
     check(estimator)
 
@@ -36,9 +28,7 @@ def test_sklearn_estimator_checks_transformer(estimator, check):
         KreinRidgeClassifier(),
         KreinRidgeRegressor(feature_map="cos"),
         KreinRidgeClassifier(feature_map="cos"),
-    ],
-    expected_failed_checks=_declared,
-    xfail_strict=True,
+    ]
 )
 def test_sklearn_estimator_checks_krein_ridge(estimator, check):
     check(estimator)
@@ -53,29 +43,39 @@ def test_sklearn_estimator_checks_krein_ridge(estimator, check):
         KreinRidgeRegressor("delta_gaussian", n_components=1024, random_state=0),
         KreinRidgeClassifier("delta_gaussian", random_state=0),
     ],
-    expected_failed_checks=_declared,
+    expected_failed_checks=lambda est: {
+        name: "n_components=1 cannot hold an indefinite kernel's + and - parts (>= 3 with 'sincos')"
+        for name in (
+            "check_dont_overwrite_parameters",
+            "check_methods_sample_order_invariance",
+            "check_methods_subset_invariance",
+            "check_fit2d_1sample",
+            "check_fit2d_1feature",
+            "check_fit2d_predict1d",
+        )
+        if not (name == "check_fit2d_1sample" and isinstance(est, KreinRidgeClassifier))
+    },
     xfail_strict=True,
 )
 def test_sklearn_estimator_checks_indefinite_kernel(estimator, check):
     check(estimator)
 
 
-def test_declared_check_failures_are_those_of_width_one():
-    # the reason names the cause; "cos" declares nothing
-    reasons = SpectralFeatures()._expected_failed_checks()
-    assert set(reasons) == {
-        "check_dont_overwrite_parameters",
-        "check_methods_sample_order_invariance",
-        "check_methods_subset_invariance",
-        "check_fit2d_1sample",
-        "check_fit2d_1feature",
-        "check_fit2d_predict1d",
-    }
-    assert all("n_components=1" in r and "even" in r for r in reasons.values())
-    assert "check_fit2d_1sample" not in KreinRidgeClassifier()._expected_failed_checks()
-    assert KreinRidgeRegressor(feature_map="cos")._expected_failed_checks() == {}
-    with pytest.raises(ValueError, match="n_components must be even for feature_map='sincos'"):
-        SpectralFeatures(n_components=1).fit(np.zeros((3, 2)))
+def test_check_estimator_passes_with_defaults_and_nothing_declared():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    for est in (SpectralFeatures(), KreinRidgeRegressor(), KreinRidgeClassifier()):
+        assert not hasattr(est, "_expected_failed_checks")
+    # one estimator end to end as a user calls it (the others run check by check above)
+    check_estimator(SpectralFeatures(n_components=16))
+
+
+def test_odd_width_has_one_cos_column():
+    X = np.random.default_rng(0).uniform(size=(10, 3))
+    sf = SpectralFeatures(n_components=5, random_state=0).fit(X)
+    assert sf.transform(X).shape == (10, 5) and sf.n_plus_ == 3
+    with pytest.raises(ValueError, match=r"too small for an indefinite kernel.*>= 3 with 'sincos'"):
+        SpectralFeatures("delta_gaussian", n_components=1).fit(X)
 
 
 def _data(n=40, d=3, seed=0):
@@ -169,7 +169,12 @@ def test_krein_ridge_equals_kernel_ridge_closed_form():
 def test_krein_ridge_with_pd_kernel_is_plain_ridge(fit_intercept):
     X, y = _data(n=50)
     reg = KreinRidgeRegressor(
-        "gaussian:lengthscale=0.5", n_components=40, alpha=0.1, fit_intercept=fit_intercept, random_state=1
+        "gaussian:lengthscale=0.5",
+        n_components=40,
+        alpha=0.1,
+        fit_intercept=fit_intercept,
+        random_state=1,
+        lengthscale=1.0,
     ).fit(X, y)
     assert np.all(reg.signature_ == 1)
     Phi = reg.features_.transform(X)
@@ -213,7 +218,15 @@ def test_krein_ridge_classifier_binary_and_multiclass():
             r"The 'n_components' parameter of SpectralFeatures must be an int in the range "
             r"\[1, inf\)\. Got 0",
         ),
-        (SpectralFeatures(n_components=3), "n_components must be even for feature_map='sincos'"),
+        (SpectralFeatures("delta_gaussian", n_components=1), "n_components is too small for an indefinite"),
+        (SpectralFeatures(gamma=1.0, lengthscale=2.0), "gamma and lengthscale are exclusive"),
+        (SpectralFeatures(gamma=-1.0), "'gamma' parameter of SpectralFeatures"),
+        (SpectralFeatures(truncation_tolerance=0.0), "'truncation_tolerance' parameter of SpectralFeatures"),
+        (
+            SpectralFeatures("gaussian:lengthscale=2"),
+            r"kernel gaussian\(l=2\) has its own length scale 2, and lengthscale='scale'",
+        ),
+        (KreinRidgeClassifier(class_weight="unbalanced"), "'class_weight' parameter of KreinRidgeClassifier"),
         (SpectralFeatures(method="fast"), "'method' parameter of SpectralFeatures must be a str among"),
         (SpectralFeatures(split="any"), "'split' parameter of SpectralFeatures must be a str among"),
         (SpectralFeatures(feature_map="tan"), "'feature_map' parameter"),
@@ -368,9 +381,9 @@ def test_krein_ridge_streaming_fit_equals_the_full_feature_matrix(monkeypatch, d
 
 def test_krein_ridge_diagnostics_and_pd_kernel_without_damping():
     X, y = _data(n=50)
-    reg = KreinRidgeRegressor("gaussian:lengthscale=0.5", n_components=40, alpha=1e-9, random_state=1).fit(
-        X, y
-    )
+    reg = KreinRidgeRegressor(
+        "gaussian:lengthscale=0.5", n_components=40, alpha=1e-9, random_state=1, lengthscale=1.0
+    ).fit(X, y)
     # a PD kernel is never damped, however small alpha: lam >= 0 gives lam + alpha >= alpha
     assert reg.n_damped_ == 0 and reg.krein_eigenvalues_.min() > -1e-12 * reg.krein_eigenvalues_.max()
     assert reg.condition_number_ >= reg.krein_eigenvalues_.max() / 1e-9 * 0.99
@@ -435,7 +448,7 @@ def test_lengthscale_scale_rule_and_equivalence_with_rescaled_data():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(80, 4)) * [1.0, 2.0, 0.5, 3.0] + 7.0
     sf = SpectralFeatures("matern:nu=1.5", n_components=64, random_state=0).fit(X)
-    assert sf.lengthscale_ == pytest.approx(np.sqrt(4 * X.var() / 2), rel=1e-14)
+    assert sf.lengthscale_ == float(f"{np.sqrt(4 * X.var() / 2):.10g}")  # rounded to 10 digits
     # k(||x - y|| / l) with l = lengthscale_: the same features as lengthscale 1 on X / l
     ref = SpectralFeatures("matern:nu=1.5", n_components=64, lengthscale=1.0, random_state=0).fit(X)
     np.testing.assert_allclose(sf.transform(X), ref.transform(X / sf.lengthscale_), rtol=1e-10, atol=1e-12)
@@ -496,22 +509,26 @@ def test_parameters_and_constraints_come_from_the_feature_table():
     from spectralkit.features import FEATURE_PARAMS
 
     table = {p.name: p.default for p in FEATURE_PARAMS}
-    overrides = {"kernel": "gaussian", "lengthscale": "scale"}
     for cls, extra in (
         (SpectralFeatures, {"kernel_params"}),
         (KreinRidgeRegressor, {"kernel_params", "alpha", "fit_intercept"}),
-        (KreinRidgeClassifier, {"kernel_params", "alpha", "fit_intercept"}),
+        (KreinRidgeClassifier, {"kernel_params", "alpha", "fit_intercept", "class_weight"}),
     ):
         sig = inspect.signature(cls.__init__).parameters
         assert set(sig) - {"self"} == set(table) | extra
         assert set(cls._parameter_constraints) == set(table) | extra
         for name, default in table.items():
-            assert sig[name].default == overrides.get(name, default), (cls, name)
+            assert sig[name].default == default, (cls, name)  # the table's defaults, no overrides
             assert f"    {name} : default" in cls.__doc__, (cls, name)
+        keyword_only = [n for n, p in sig.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        assert keyword_only == [n for n in sig if n not in ("self", "kernel")], cls
 
 
-def test_scale_rule_needs_the_data():
-    # a fit from the dimension alone (what spectralkit.dask.fit_dask does) cannot apply the rule
-    with pytest.raises(ValueError, match="lengthscale='scale' is computed from the values of X"):
-        SpectralFeatures()._fit_dim(3)
-    assert SpectralFeatures(lengthscale=2.0)._fit_dim(3).lengthscale_ == 2.0
+def test_scale_rule_without_data_is_the_kernel_in_its_own_units():
+    # RandomFeatures fitted from the dimension alone has no data to scale by: l = 1, stated
+    from spectralkit.features import RandomFeatures
+
+    assert RandomFeatures(dim=3).fit().lengthscale_ == 1.0
+    X, _ = _data()
+    assert SpectralFeatures(lengthscale=2.0).fit(X).lengthscale_ == 2.0
+    assert SpectralFeatures(gamma=2.0).fit(X).lengthscale_ == pytest.approx(0.5)

@@ -110,7 +110,7 @@ def _module_problems(modname):
             for qualname, fn, static in _members(obj):
                 is_init = qualname.endswith(".__init__")
                 problems += _problems(f"{modname}.{qualname}", fn, bound=not static, needs_return=not is_init)
-        elif callable(obj):
+        elif callable(obj) and typing.get_origin(obj) is not typing.Literal:  # type aliases are data
             problems += _problems(f"{modname}.{name}", obj)
     return problems
 

@@ -428,8 +428,8 @@ def neyman_fraction(measure, X, n_pairs=200, n_pilot=2000, seed=12345):
     -------
     (fraction_plus, sigma_plus, sigma_minus)
     """
-    from spectralkit.frequencies import draw_frequencies
-    from spectralkit.samplers import RadialSampler
+    from spectralkit.sampling import RadialSampler
+    from spectralkit.sampling.directions import draw_frequencies
 
     mp, mm = float(measure.mass_plus.value), float(measure.mass_minus.value)
     if mm == 0.0 or mp == 0.0:
@@ -456,8 +456,8 @@ def neyman_fraction(measure, X, n_pairs=200, n_pilot=2000, seed=12345):
 
 
 def _neyman_features(setup, dim, s, rng, X_pool):
-    from spectralkit.frequencies import draw_frequencies
-    from spectralkit.samplers import RadialSampler
+    from spectralkit.sampling import RadialSampler
+    from spectralkit.sampling.directions import draw_frequencies
 
     if X_pool is None:
         raise NotApplicable("Neyman allocation needs the training pool")

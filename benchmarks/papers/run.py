@@ -201,7 +201,7 @@ def _git_commit():
 
 def _spectralkit_status():
     status = {}
-    for mod in ("measures", "features", "frequencies", "sklearn"):
+    for mod in ("measures", "features", "sampling", "sklearn"):
         try:
             __import__(f"spectralkit.{mod}")
             status[mod] = "available"

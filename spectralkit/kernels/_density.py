@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._numerics.quadrature import integrate_adaptive, integrate_intervals
 from .._numerics.special import omega
+from .._validation import check_dim
 from ..exceptions import KernelDefinitionError
 from ._gram import gram
 
@@ -94,8 +95,10 @@ class DensityKernel:
         for arg, fn in (("envelope", envelope), ("kernel", kernel)):
             if fn is not None and not callable(fn):
                 raise KernelDefinitionError(f"{arg} must be callable or None, got {type(fn).__name__}")
-        if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
-            raise KernelDefinitionError(f"dim must be an integer >= 1, got {dim!r}")
+        try:
+            dim = check_dim(dim)
+        except ValueError as exc:
+            raise KernelDefinitionError(str(exc)) from None
         if not isinstance(key, str) or not key:
             raise KernelDefinitionError(
                 f"key must be a non-empty string identifying the density, got {key!r}"

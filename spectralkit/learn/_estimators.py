@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
@@ -76,10 +76,16 @@ def _candidates(name, value):
     return vals
 
 
-class _HyperKernelBase(TransformerMixin, BaseEstimator):
+class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared fitting logic; see :class:`HyperKernelRidge` for the documentation."""
 
     _loss = None
+
+    @property
+    def _n_features_out(self):
+        # transform's columns are the training points (k*(X, X_fit_)): get_feature_names_out
+        # names them "<class>0", ..., which makes set_output(transform="pandas") work
+        return self.X_fit_.shape[0]
 
     # -- targets ---------------------------------------------------------------------------
     def _target(self, X, y, target_kernel):

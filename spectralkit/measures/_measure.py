@@ -20,6 +20,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 
 from .._numerics.special import log_sphere_area
+from .._validation import MAX_DIM, check_dim
 from ..exceptions import (
     AccuracyWarning,
     DivergentMassError,
@@ -37,19 +38,11 @@ from ._results import Derivation, Estimate, FinitenessReport, Lobe, RKKSReport, 
 
 __all__ = ["SpectralMeasure", "check_rkks", "MAX_DIM"]
 
-#: Largest supported input dimension.
-MAX_DIM = 4096
 #: Masses whose summed errors exceed this share of ||mu|| give no verdict (TransformError).
 _MAX_MASS_ERROR = 1e-2
 #: A Bochner residual |k(0) - (m+ - m-)| above this share of ||mu|| is a failed derivation, not a
 #: loose error bar: TransformError (smaller excesses over the stated errors: AccuracyWarning).
 _GROSS_RESIDUAL = 1e-6
-
-
-def _check_dim(dim):
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or not 1 <= dim <= MAX_DIM:
-        raise ValueError(f"dim must be an integer in [1, {MAX_DIM}], got {dim!r}")
-    return int(dim)
 
 
 #: Failures of the numerical and symbolic libraries inside a derivation (reported as TransformError).
@@ -163,7 +156,7 @@ class SpectralMeasure:
                 f"{type(kernel).__name__}"
             )
         self.kernel = kernel
-        self.dim = _check_dim(dim)
+        self.dim = check_dim(dim)
         if not (isinstance(sympy_budget, numbers.Real) and sympy_budget >= 0):
             raise ValueError(f"sympy_budget must be a number >= 0 (seconds), got {sympy_budget!r}")
         self.sympy_budget = float(sympy_budget)

@@ -18,10 +18,9 @@ nu - d/2 + 1), or rho = 1/l on the sphere shell (nu = d/2 - 1); its directions a
 These samplers are also the independent cross-check of the tabulated sampler (KS tests).
 """
 
-import numbers
-
 import numpy as np
 
+from .._validation import check_count, check_dim, check_rng
 from ..kernels import REGISTRY
 
 __all__ = ["ExactSampler", "exact_sampler", "EXACT_FAMILIES"]
@@ -30,26 +29,6 @@ __all__ = ["ExactSampler", "exact_sampler", "EXACT_FAMILIES"]
 EXACT_FAMILIES = frozenset(
     name for name, f in REGISTRY.items() if f.multiplier is not None or f.norm_law is not None
 )
-
-
-def _check_dim(dim):
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
-        raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
-    return int(dim)
-
-
-def _check_count(n):
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-        raise ValueError(f"n must be a non-negative integer, got {n!r}")
-    return int(n)
-
-
-def _check_rng(rng):
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
-        )
-    return rng
 
 
 class ExactSampler:
@@ -77,7 +56,7 @@ class ExactSampler:
     def __init__(self, family, params, dim, shape=None):
         if family not in EXACT_FAMILIES:
             raise ValueError(f"family must be one of {sorted(EXACT_FAMILIES)}, got {family!r}")
-        self.dim = _check_dim(dim)
+        self.dim = check_dim(dim)
         self.family = family
         self._record = REGISTRY[family]
         self.params = self._record.values(**dict(params))
@@ -107,8 +86,8 @@ class ExactSampler:
 
     def sample_norms(self, n, rng):
         """``n`` i.i.d. norms ||w_iso|| of the isotropic law (t * chi_dim / l, or the family's norm law)."""
-        n = _check_count(n)
-        _check_rng(rng)
+        n = check_count("n", n)
+        check_rng(rng)
         if self._record.norm_law is not None:
             return self._record.norm_law(n, rng, self.params, self.dim)
         t = self._multiplier(n, rng)
@@ -120,8 +99,8 @@ class ExactSampler:
         ``W`` has shape (n, dim) (with the shape matrix applied, ``W = W_iso M^(1/2)``) and
         ``norms = ||w_iso||`` row-wise.
         """
-        n = _check_count(n)
-        _check_rng(rng)
+        n = check_count("n", n)
+        check_rng(rng)
         if self._record.norm_law is not None:
             g = rng.standard_normal((n, self.dim))
             norms = self._record.norm_law(n, rng, self.params, self.dim)

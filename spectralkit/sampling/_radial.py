@@ -26,6 +26,7 @@ from scipy.stats import qmc
 
 from .. import _compiled
 from .._numerics.quadrature import unit_rule
+from .._validation import check_count, check_rng
 from ..exceptions import DivergentMassError, TransformError
 from ..measures._cache import memory_get_or_compute
 
@@ -69,7 +70,7 @@ def sobol_uniforms(n, rng):
     rng : numpy.random.Generator
         Source of the scrambling.
     """
-    n = _check_count("n", n)
+    n = check_count("n", n)
     if n == 0:
         return np.empty(0)
     engine = qmc.Sobol(d=1, scramble=True, seed=rng)
@@ -78,20 +79,6 @@ def sobol_uniforms(n, rng):
         warnings.simplefilter("ignore", UserWarning)  # balance warning when n is not 2^m
         u = engine.random_base2(m)[:n, 0] if n == 2**m else engine.random(n)[:, 0]
     return np.minimum(u, np.nextafter(1.0, 0.0))
-
-
-def _check_count(name, n):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {n!r}")
-    return int(n)
-
-
-def _check_rng(rng, name="rng"):
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"{name} must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
-        )
-    return rng
 
 
 class _LobeTable:
@@ -451,8 +438,8 @@ class RadialSampler:
         qmc : bool, optional
             Use scrambled Sobol uniforms (stratified norms) instead of i.i.d. uniforms for the head.
         """
-        n = _check_count("n", n)
-        _check_rng(rng)
+        n = check_count("n", n)
+        check_rng(rng)
         u = sobol_uniforms(n, rng) if qmc else rng.random(n)
         return self.sample_from_uniforms(u, rng)
 
@@ -477,7 +464,7 @@ class RadialSampler:
             if idx.size:
                 if rng is None:
                     raise ValueError("rng is required: this law has a tail that is sampled by rejection")
-                _check_rng(rng)
+                check_rng(rng)
                 out[idx] = self._sample_tail(idx.size, rng)
         return out
 

@@ -2,7 +2,7 @@
 
 A radial spectral law factorises into a uniform direction on the unit sphere S^(d-1) and an
 independent norm rho ~ p(rho) (docs/theory.md §2–§3). Every construction here draws *directions*; the
-caller's norm samplers (:mod:`spectralkit.samplers`) provide the norms, and row i of a frequency
+caller's norm samplers (:mod:`spectralkit.sampling`) provide the norms, and row i of a frequency
 matrix is ``rho_i * direction_i``.
 
 Methods (``METHODS``):
@@ -38,6 +38,8 @@ All randomness comes from the caller's :class:`numpy.random.Generator`, consumed
 
 import numpy as np
 
+from .._validation import check_count, check_dim, check_rng
+
 __all__ = [
     "METHODS",
     "haar_orthogonal",
@@ -53,28 +55,14 @@ __all__ = [
 METHODS = ("rff", "orf", "gorf", "gorf_paper")
 
 
-def _check_int(name, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_rng(rng):
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}"
-        )
-    return rng
-
-
 def haar_orthogonal(dim, rng):
     """A Haar-distributed (uniformly random) ``dim x dim`` orthogonal matrix.
 
     QR of a standard Gaussian matrix G = QR, then Q diag(sign(diag R)): without the sign fix the
     distribution of Q depends on LAPACK's sign convention and is not Haar.
     """
-    dim = _check_int("dim", dim, 1)
-    _check_rng(rng)
+    dim = check_dim(dim)
+    check_rng(rng)
     q, r = np.linalg.qr(rng.standard_normal((dim, dim)))
     d = np.sign(np.diag(r))
     d[d == 0] = 1.0
@@ -83,9 +71,9 @@ def haar_orthogonal(dim, rng):
 
 def uniform_directions(n, dim, rng):
     """``n`` i.i.d. uniform unit vectors in R^dim (normalised Gaussians), shape (n, dim)."""
-    n = _check_int("n", n, 0)
-    dim = _check_int("dim", dim, 1)
-    _check_rng(rng)
+    n = check_count("n", n)
+    dim = check_dim(dim)
+    check_rng(rng)
     g = rng.standard_normal((n, dim))
     return g / np.linalg.norm(g, axis=1, keepdims=True)
 
@@ -95,9 +83,9 @@ def orthogonal_directions(n, dim, rng):
 
     ``ceil(n / dim)`` blocks; the last one is truncated to its first rows.
     """
-    n = _check_int("n", n, 0)
-    dim = _check_int("dim", dim, 1)
-    _check_rng(rng)
+    n = check_count("n", n)
+    dim = check_dim(dim)
+    check_rng(rng)
     n_blocks = -(-n // dim)
     if n_blocks == 0:
         return np.empty((0, dim))
@@ -118,8 +106,8 @@ def gorf_directions(n_plus, n_minus, dim, rng):
     two parts, so within a block all + and - directions are mutually orthogonal. With
     ``n_plus == n_minus`` the rows alternate (+, -, +, -, ...).
     """
-    n_plus = _check_int("n_plus", n_plus, 0)
-    n_minus = _check_int("n_minus", n_minus, 0)
+    n_plus = check_count("n_plus", n_plus)
+    n_minus = check_count("n_minus", n_minus)
     rows = orthogonal_directions(n_plus + n_minus, dim, rng)
     mask = _deal(n_plus, n_minus)
     return rows[mask], rows[~mask]
@@ -132,9 +120,9 @@ def gorf_paper_directions(n_plus, n_minus, dim, rng):
     2m = max(2s, 2d)), keep the first ``dim`` rows, renormalise the columns; the first ``n_plus``
     columns are the + directions, the next ``n_minus`` the - directions.
     """
-    n_plus = _check_int("n_plus", n_plus, 0)
-    n_minus = _check_int("n_minus", n_minus, 0)
-    dim = _check_int("dim", dim, 1)
+    n_plus = check_count("n_plus", n_plus)
+    n_minus = check_count("n_minus", n_minus)
+    dim = check_dim(dim)
     size = max(n_plus + n_minus, 2 * dim)
     q = haar_orthogonal(size, rng)[:dim, :]
     cols = (q / np.linalg.norm(q, axis=0, keepdims=True)).T
@@ -145,10 +133,10 @@ def directions(method, n_plus, n_minus, dim, rng):
     """Directions of the + and - frequencies for ``method`` in :data:`METHODS`; ``(D_plus, D_minus)``."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
-    n_plus = _check_int("n_plus", n_plus, 0)
-    n_minus = _check_int("n_minus", n_minus, 0)
-    dim = _check_int("dim", dim, 1)
-    _check_rng(rng)
+    n_plus = check_count("n_plus", n_plus)
+    n_minus = check_count("n_minus", n_minus)
+    dim = check_dim(dim)
+    check_rng(rng)
     if method == "rff":
         return uniform_directions(n_plus, dim, rng), uniform_directions(n_minus, dim, rng)
     if method == "orf":

@@ -155,10 +155,10 @@ from .._numerics.bigfloat import horner_pairs
 from .._numerics.chebyshev import clenshaw
 from .._numerics.chebyshev import coefficients as cheb_coefficients
 from .._numerics.chebyshev import nodes as cheb_nodes
+from .._validation import check_dim
 
 __all__ = ["PolynomialTransform", "compact_polynomial_transform"]
 
-_MAX_DIM = 4096
 _MAX_DEGREE = 1000  # the parser bounds integer powers by 1000 as well
 _MAX_PIECES = 64
 _EPS = float(np.finfo(np.float64).eps)
@@ -219,14 +219,6 @@ def _gen_laguerre(n, alpha):
     off = np.sqrt(k[1:] * (k[1:] + alpha))
     nodes, vecs = np.linalg.eigh(np.diag(diag) + np.diag(off, 1) + np.diag(off, -1))
     return nodes, vecs[0, :] ** 2
-
-
-def _check_dim(dim):
-    if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"dim must be an integer in [1, {_MAX_DIM}], got {dim!r}")
-    if not 1 <= int(dim) <= _MAX_DIM:
-        raise ValueError(f"dim must be an integer in [1, {_MAX_DIM}], got {dim!r}")
-    return int(dim)
 
 
 def _parse_pieces(pieces):
@@ -1413,6 +1405,6 @@ def compact_polynomial_transform(pieces, dim):
     ArithmeticError
         If a verification of the construction fails (not expected; reported, never silent).
     """
-    d = _check_dim(dim)
+    d = check_dim(dim)
     parsed = _parse_pieces(pieces)
     return PolynomialTransform(parsed, d)

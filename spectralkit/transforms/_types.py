@@ -1,11 +1,11 @@
 """The result type of the transform layer (Contract 1 in ``docs/architecture.md``)."""
 
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from .._validation import check_dim
 from ..kernels import DensityKernel, RadialKernel
 
 __all__ = ["RadialTransform", "check_atom_and_dim"]
@@ -98,6 +98,4 @@ def check_atom_and_dim(atom, dim, caller):
         raise TypeError(
             f"{caller} needs an atomic kernel, got the combination {atom.name}; transform its terms"
         )
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
-        raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
-    return int(dim)
+    return check_dim(dim)
