@@ -144,6 +144,7 @@ def numeric_transform(atom, dim, *, analysis=20.0):
         zeros=None,
         tail_parts=hank.tail_parts if (hank.has_ray or hank.has_edge) else None,
         tail_start=hank.rho_x,
+        mass_error=hank.mass_error,
     )
 
 
@@ -211,4 +212,5 @@ def _verified_sympy(atom, dim, budget, numeric):
         zeros=None,
         tail_parts=numeric.tail_parts,
         tail_start=numeric.tail_start,
+        mass_error=numeric.mass_error,
     )

@@ -54,7 +54,7 @@ import scipy.special as sc
 
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.quadrature import graded_breaks, interval_breaks, panel_rule
-from .._numerics.special import lambda_nu, origin_term_coefficient
+from .._numerics.special import lambda_nu, log_sphere_area, origin_term_coefficient
 
 __all__ = ["NumericHankel"]
 
@@ -435,6 +435,8 @@ class NumericHankel:
         self.head_quad_error = self._split_err(q_err[: start + 1], q[: start + 1])
         self.tail_resolution_error = self._split_err(n_err[sel], n[sel])
         self._grid_tail_bound = float(np.max(np.abs(q[start : start + window])))
+        # kept for the mass error (radial weight rho^(d-1) on the absolute noise and the zeroed tail)
+        self._cross = (grid, q, q_err, trusted, start, window)
 
     def _split_err(self, err, ref):
         """Largest relative error where |ref| >= 1e-8 max|mu|; the absolute errors elsewhere are
@@ -585,6 +587,55 @@ class NumericHankel:
         self.abs_error = float(
             max([10 * _TOL_ABS, self.tail_bound / self.max_abs] + [10 * e for e in self._abs_parts])
         )
+        self.mass_error = self._mass_error()
+
+    def _mass_error(self):
+        """Absolute mass error that the relative and absolute errors of mu do not carry.
+
+        The radial mass weighs mu by S_(d-1) rho^(d-1): an absolute error eps of mu, negligible
+        against max|mu|, is a mass error S_(d-1) int rho^(d-1) eps drho that grows like rho^d, and a
+        density set to 0 beyond rho_x (smooth kernels of infinite support, whose quadrature reaches
+        its rounding floor there) leaves out S_(d-1) int_(rho_x)^inf rho^(d-1) |mu|. The first is
+        integrated from the measured quadrature errors on [0, rho_x] (margin 10, as for rel_error);
+        the second from an exponential envelope |mu| <= M exp(-a (rho - rho_x)): M bounds |mu| on the
+        crossover window (|q| plus its error), a is the decay rate of the last accurately computed
+        values before it (mu of such kernels decays at least exponentially; a faster decay makes the
+        envelope conservative). Returns an absolute mass (the units of k(0)); inf when no decay rate
+        can be measured.
+        """
+        grid, q, q_err, trusted, start, window = self._cross
+        d = self.dim
+        log_s = log_sphere_area(d)
+        head = slice(0, start + 1)
+        g, noise = grid[head], 10.0 * q_err[head]
+        # int_0^g0 rho^(d-1) drho = g0^d / d with the first grid point's noise, then trapezoids
+        w = np.exp(log_s + (d - 1) * np.log(g)) * noise
+        mass = math.exp(log_s + d * math.log(g[0]) - math.log(d)) * noise[0]
+        if g.size > 1:
+            mass += float(np.sum(0.5 * (w[1:] + w[:-1]) * np.diff(g)))
+        if self.has_ray or self.has_edge:
+            return float(mass)
+        # the zeroed tail beyond rho_x
+        win = slice(start, start + window)
+        m_bound = float(np.max(np.abs(q[win]) + q_err[win]))
+        if m_bound == 0.0:
+            return float(mass)
+        env = np.maximum.accumulate(np.abs(q[::-1]))[::-1]  # non-increasing envelope of |q| from the right
+        good = np.nonzero(trusted[:start] & (np.abs(q[:start]) > 1e3 * (q_err[:start] + 1e-300)))[0]
+        if good.size < 2:
+            return math.inf
+        i1, i2 = int(good[-2]), int(good[-1])
+        rate = (math.log(env[i1]) - math.log(env[i2])) / (grid[i2] - grid[i1])
+        if not rate > 0:
+            return math.inf
+        x = rate * self.rho_x
+        # S M e^(a rho_x) a^-d Gamma(d, a rho_x), in logs (x large: Gamma(d, x) ~ x^(d-1) e^-x)
+        reg = sc.gammaincc(d, x)
+        if reg > 0:
+            log_tail = log_s + math.log(m_bound) + x - d * math.log(rate) + math.log(reg) + sc.gammaln(d)
+        else:
+            log_tail = log_s + math.log(m_bound) - d * math.log(rate) + (d - 1) * math.log(x) + math.log(2.0)
+        return float(mass + 2.0 * math.exp(min(log_tail, 700.0)))
 
     def _tail_exponent(self):
         """min over the origin terms (d + alpha) and the edge terms ((d + 1)/2 + beta)."""
