@@ -440,7 +440,8 @@ class NumericHankel:
         """The heights c at which the line gives mu: increasing heights (multiples of the length
         scale), each confirmed against the accurate real-axis values (a singularity of k crossed
         adds its residue, an O(1) change where the quadrature is accurate); stops at the first
-        disagreement."""
+        disagreement (the last confirmed height may lie just below a singularity: _best_height
+        weighs the resolution of each line)."""
         acc = trusted & (np.abs(q) > 1e-6 * self.max_abs)
         if np.count_nonzero(acc) < 3:
             return ()
@@ -456,9 +457,14 @@ class NumericHankel:
         return tuple(heights)
 
     def _best_height(self, rho):
-        """For each rho the validated height with the smallest rounding scale env."""
+        """For each rho the validated height with the smallest error: the rounding scale env plus
+        the resolution (16 against 24 points per panel; a line just below a pole is not resolved)."""
         rho = np.atleast_1d(np.asarray(rho, dtype=np.float64))
-        envs = np.stack([self._line(rho, c)[1] for c in self._line_heights])
+        envs = []
+        for c in self._line_heights:
+            n, env = self._line(rho, c)
+            envs.append(env + np.abs(n - self._line(rho, c, fine=True)[0]))
+        envs = np.stack(envs)
         envs = np.where(np.isfinite(envs), envs, np.inf)
         return np.asarray(self._line_heights)[np.argmin(envs, axis=0)]
 
@@ -504,8 +510,10 @@ class NumericHankel:
             a = b
             # mass per log-interval S rho^d |mu| <= S rho^d env: stop once it has fallen 1e-20 below
             # its largest value (head or table) and decreases
-            here = log_s + self.dim * math.log(b) + float(P(b))
-            before = log_s + self.dim * math.log(a / 1.5) + float(P(a / 1.5))
+            # (|mu| <= sum |terms| <= env / (64 eps): env is the rounding estimate)
+            lift = -math.log(64 * _EPS)
+            here = log_s + self.dim * math.log(b) + float(P(b)) + lift
+            before = log_s + self.dim * math.log(a / 1.5) + float(P(a / 1.5)) + lift
             top = max(top, here)
             if here < top + math.log(1e-20) and here < before:
                 break
@@ -567,7 +575,12 @@ class NumericHankel:
         ok = (diff <= 1e-9 * np.abs(q) + floor) & trusted & (n_err <= 1e-9 * np.abs(n) + floor)
         window = 4
         start = None
-        for i in range(len(grid) - window + 1):
+        # the line is best where rho c is large: switch to it at the last agreement window (the
+        # real-axis quadrature is used as long as it is accurate), other tails at the first
+        if self.has_line:  # and only where the quadrature is accurate by itself (not at its floor)
+            ok = ok & (np.abs(q) > 1e3 * q_err)
+        order = range(len(grid) - window, -1, -1) if self.has_line else range(len(grid) - window + 1)
+        for i in order:
             if np.all(ok[i : i + window]):
                 start = i
                 break
@@ -794,7 +807,7 @@ class NumericHankel:
             rate = (float(P(a)) - float(P(b))) / (b - a)
             if not rate > 0:
                 return math.inf
-            m_bound, x = float(np.exp(P(b))), rate * b
+            m_bound, x = float(np.exp(P(b))) / (64 * _EPS), rate * b  # |mu| <= env / (64 eps)
             reg = sc.gammaincc(d, x)
             log_tail = (
                 log_s
