@@ -56,6 +56,11 @@ KERNELS = [
     ("exp(-sqrt(1 + r**2))", None, "numeric: exponential decay"),
     ("1/(1 + r**2)**2", None, "rational (closed form)"),
     ("exp(-r**2/2) + 0.25", None, "atom at 0"),
+    # error bars of the numeric path (issue 15, item 7): kernels without closed forms whose masses
+    # carry the radial weight of the density's absolute noise
+    ("exp(-r**2)/(1 + r**2)", None, "numeric: Gaussian x rational"),
+    ("exp(-r**2)/(1 + log(1 + r**2))", None, "numeric: Gaussian x log"),
+    ("exp(-r**1.5)/(1 + r)", None, "numeric: stretched exponential / rational"),
 ]
 
 CHILD = r"""

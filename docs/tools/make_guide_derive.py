@@ -95,6 +95,16 @@ reason. (An explicit truncation radius gives a biased estimator whose bias at r 
 except sk.DivergentMassError as err:
     print(err.reason)""",
     ),
+    (
+        """## 7. Error bars of a numeric transform
+
+A kernel without a closed form goes through the numeric Hankel transform. Its masses carry every
+error of the density, including what its absolute noise and the frequencies where it reaches the
+rounding floor weigh under rho^(d-1) in high d: here m+ is exactly 1 (the kernel is PD) and the
+stated error covers the distance.""",
+        """rep = sk.check_rkks("exp(-r**2)/(1 + r**2)", dim=10)
+print(rep.verdict, rep.mass_plus, abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error)""",
+    ),
 ]
 
 
