@@ -142,3 +142,16 @@ def test_density_error_bars(kernel, d, stored_reference):
         got = float(t.mu(np.array([x]))[0])
         bound = t.rel_error * abs(ref) + t.abs_error * peak
         assert abs(got - ref) <= bound, (kernel, d, x, got, ref, bound)
+
+
+@pytest.mark.parametrize("d", [3, 10])
+def test_sympy_route_masses_are_covered(d):
+    """The sympy-verified route (a Matern-3/2 typed as a formula; sympy's transform checked against
+    the numeric one) states mass errors that cover the exact m+ = 1, m- = 0."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AccuracyWarning)
+        m = SpectralMeasure(RadialKernel.from_string("(1 + sqrt(3)*r)*exp(-sqrt(3)*r)"), d, sympy_budget=10.0)
+        rep = m.check_rkks()
+    assert rep.verdict == "PD"
+    assert abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error <= 1e-6
+    assert rep.mass_minus.value <= rep.mass_minus.error
