@@ -508,6 +508,13 @@ class NumericHankel:
             err = float(np.max(interp + res)) + 1.0
             panels.append((a, b, c, P, fit, err))
             a = b
+            # a panel whose own error weighs 1 % of the mass: the measure will refuse; stop here
+            x, w = panel_rule(np.array([panels[-1][0], b]), 16)
+            if (
+                10 * err * float(np.sum(w * np.exp(log_s + (self.dim - 1) * np.log(x) + P(x))))
+                > 1e-2 * mass_scale
+            ):
+                break
             # mass per log-interval S rho^d |mu| <= S rho^d env: stop once it has fallen 1e-20 below
             # its largest value (head or table) and decreases
             # (|mu| <= sum |terms| <= env / (64 eps): env is the rounding estimate)
@@ -562,17 +569,25 @@ class NumericHankel:
             self._line_heights = self._setup_line(grid, q, q_err, trusted)
             self.has_line = bool(self._line_heights)
         if self.has_line:
-            # the line is accurate from small rho on: agreement is sought below 64 times the scale
+            # agreement is sought where the quadrature is accurate by itself, below 64 times the
+            # scale (the line is evaluated only there: elsewhere it states nothing)
             n, n2 = np.full(grid.size, np.nan), np.full(grid.size, np.nan)
-            near = grid <= 64.0 * s
-            n[near] = self._tail_direct(grid[near])
-            n2[near] = self._tail_direct(grid[near], fine=True)
+            near = (grid <= 64.0 * s) & (np.abs(q) > 1e3 * q_err)
+            if np.any(near):
+                n[near] = self._tail_direct(grid[near])
+                n2[near] = self._tail_direct(grid[near], fine=True)
         else:
             n = self._tail_direct(grid)
             n2 = self._tail_direct(grid, fine=True)
         n_err = np.abs(n - n2)
         diff = np.abs(q - n)
+        if self.has_line:
+            unknown = ~np.isfinite(diff) | ~np.isfinite(n_err)
+            diff, n_err = np.where(unknown, 0.0, diff), np.where(unknown, 0.0, n_err)
+            n = np.where(unknown, q, n)  # no claim where the line was not evaluated
         ok = (diff <= 1e-9 * np.abs(q) + floor) & trusted & (n_err <= 1e-9 * np.abs(n) + floor)
+        if self.has_line:
+            ok &= ~unknown
         window = 4
         start = None
         # the line is best where rho c is large: switch to it at the last agreement window (the
