@@ -811,6 +811,16 @@ class NumericHankel:
         mass = math.exp(log_s + d * math.log(g[0]) - math.log(d)) * noise[0]
         if g.size > 1:
             mass += float(np.sum(0.5 * (w[1:] + w[:-1]) * np.diff(g)))
+        # the head interpolant's error (its tolerance is relative to max|mu|, which the radial
+        # weight does not respect in high d), measured between its nodes against direct quadrature
+        if self.rho_x > g[0]:
+            t = np.geomspace(g[0], self.rho_x, 97)
+            t = np.sqrt(t[1:] * t[:-1])
+            e = np.abs(self._head(np.log(t)) - self._quad(t, self._head_rule)[0])
+            we = np.exp(log_s + (d - 1) * np.log(t)) * 10.0 * e
+            mass += float(np.sum(0.5 * (we[1:] + we[:-1]) * np.diff(t))) + float(we[-1]) * (
+                self.rho_x - t[-1]
+            )
         if self.has_ray or self.has_edge:
             return float(mass)
         if self.has_line:
