@@ -155,3 +155,16 @@ def test_sympy_route_masses_are_covered(d):
     assert rep.verdict == "PD"
     assert abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error <= 1e-6
     assert rep.mass_minus.value <= rep.mass_minus.error
+
+
+def test_cancelling_terms_carry_their_own_errors():
+    """A sum of numeric terms that nearly cancel: each term's relative error applies to its own size
+    (both are PD with mass 1), not to the small difference, so the stated mass errors are at least
+    sum_i |c_i| rel_i."""
+    a = RadialKernel.from_string("exp(-r**2)/(1 + r**2)")
+    b = RadialKernel.from_string("exp(-1.001*r**2)/(1 + r**2)")
+    m = SpectralMeasure(a - 0.999 * b, 3, sympy_budget=0)
+    own = sum(abs(c) * t.rel_error for c, t in m.transforms)
+    rep = m.check_rkks()
+    assert rep.mass_plus.error + rep.mass_minus.error >= 0.9 * own
+    assert abs(rep.k0 - (rep.mass_plus.value - rep.mass_minus.value)) <= rep.k0_tolerance
