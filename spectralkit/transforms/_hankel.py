@@ -607,6 +607,13 @@ class NumericHankel:
                 raise ArithmeticError(
                     "quadrature and steepest descent do not agree anywhere on "
                     f"[{grid[0]:.3g}, {grid[-1]:.3g}] (best relative discrepancy {rel[i]:.2g})"
+                    + (
+                        "; the density falls below the quadrature's rounding floor before the shifted "
+                        f"line Im z = c becomes well conditioned (rho c > nu = {self.nu:g}), as for smooth "
+                        "kernels in very high d"
+                        if self.smooth_at_origin and self.support is None
+                        else ""
+                    )
                 )
             start = i
         self.rho_x = float(grid[start])
