@@ -73,6 +73,11 @@ KERNELS = [
     ("1 - 22/3*r**2 + 33*r**4 - 77/2*r**5 + 33/2*r**7 - 11/2*r**9 + 5/6*r**11", 1.0, "penta covariance"),
     ("2/pi*(acos(r) - r*sqrt(1 - r**2))", 1.0, "circular covariance"),
     ("(1 - r)**2.5", 1.0, "Askey, non-integer exponent"),
+    # error bars of the numeric path (issue 15, item 7): kernels without closed forms whose masses
+    # carry the radial weight of the density's absolute noise
+    ("exp(-r**2)/(1 + r**2)", None, "numeric: Gaussian x rational"),
+    ("exp(-r**2)/(1 + log(1 + r**2))", None, "numeric: Gaussian x log"),
+    ("exp(-r**1.5)/(1 + r)", None, "numeric: stretched exponential / rational"),
 ]
 
 CHILD = r"""

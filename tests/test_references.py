@@ -12,10 +12,11 @@ import json
 import mpmath
 import pytest
 import test_closed_forms
+import test_error_bars
 import test_hankel
 from conftest import REFERENCE_DIR, reference_key
 
-MODULES = (test_closed_forms, test_hankel)
+MODULES = (test_closed_forms, test_hankel, test_error_bars)
 SETS = {name: (mod, *spec) for mod in MODULES for name, spec in mod.REFERENCE_SETS.items()}
 LIVE_PER_SET = 2
 

@@ -126,6 +126,8 @@ CASES = [
         2,
         "orf",
     ),
+    # numeric transform with a stated mass error (Gaussian x rational, no closed form)
+    (kernels.RadialKernel.from_string("exp(-r**2)/(1 + r**2)"), 10, "orf"),
 ]
 
 

@@ -26,22 +26,14 @@ from ._density import DensityKernel
 from ._families import LIBRARY, REGISTRY, Family, Param, from_spec
 from ._kernel import RadialKernel, r
 
+#: The public constructors (``kernels.gaussian``, ...), one per registered family: adding a
+#: Family record to the registry is all it takes to publish its constructor here.
+globals().update(LIBRARY)
+
 __all__ = [
     "RadialKernel",
     "DensityKernel",
-    "gaussian",
-    "laplacian",
-    "matern",
-    "exponential_power",
-    "rational_quadratic",
-    "delta_gaussian",
-    "spherical_polynomial",
-    "ntk_relu_sphere",
-    "arccos0_sphere",
-    "arccos1_sphere",
-    "log_kernel",
-    "sinc",
-    "bessel",
+    *LIBRARY,
     "LIBRARY",
     "REGISTRY",
     "Family",
@@ -49,17 +41,3 @@ __all__ = [
     "from_spec",
     "r",
 ]
-
-gaussian = LIBRARY["gaussian"]
-laplacian = LIBRARY["laplacian"]
-matern = LIBRARY["matern"]
-exponential_power = LIBRARY["exponential_power"]
-rational_quadratic = LIBRARY["rational_quadratic"]
-delta_gaussian = LIBRARY["delta_gaussian"]
-spherical_polynomial = LIBRARY["spherical_polynomial"]
-ntk_relu_sphere = LIBRARY["ntk_relu_sphere"]
-arccos0_sphere = LIBRARY["arccos0_sphere"]
-arccos1_sphere = LIBRARY["arccos1_sphere"]
-log_kernel = LIBRARY["log_kernel"]
-sinc = LIBRARY["sinc"]
-bessel = LIBRARY["bessel"]

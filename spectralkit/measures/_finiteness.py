@@ -38,20 +38,35 @@ def _is_closed_form(t):
     return t.method.startswith(("closed-form", "series", "given"))
 
 
-def finiteness(measure):
-    """:class:`FinitenessReport` of ``measure`` (module docstring)."""
-    d = measure.dim
-    closed = {atom: closed_form(atom, d) for _, atom in measure.terms if atom is not None}
+def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, truncation=None):
+    """:class:`FinitenessReport` of a measure given by its terms (module docstring).
+
+    Parameters
+    ----------
+    dim : int
+        Dimension d.
+    terms : tuple
+        ``((coef, atom), ...)`` (atom None: a constant).
+    sympy_budget : float
+        The derivation's sympy budget (sets the analysis budget).
+    transform_terms : callable
+        ``() -> ((coef, atom, RadialTransform), ...)``; called only once the analysis has not
+        refused the kernel (unbounded or slowly oscillating kernels have no transform).
+    partial_masses : callable
+        ``radii -> M(R)`` for the numeric evidence.
+    truncation : float or None
+        The truncation radius of a truncated measure.
+    """
+    d = dim
+    closed = {atom: closed_form(atom, d) for _, atom in terms if atom is not None}
     for t in closed.values():
         if t is not None and t.divergent:
             return FinitenessReport(False, math.nan, math.nan, t.divergent, (f"closed form ({t.method})",))
     # the analysis decides before any numeric transform is attempted: unbounded or slowly oscillating
     # kernels have no finite measure, and their transforms do not exist
-    budget = analysis_budget(measure.sympy_budget)
+    budget = analysis_budget(sympy_budget)
     analyses = {
-        atom: analyze(atom, budget=budget)
-        for _, atom in measure.terms
-        if atom is not None and closed[atom] is None
+        atom: analyze(atom, budget=budget) for _, atom in terms if atom is not None and closed[atom] is None
     }
     evidence = []
     for a, an in analyses.items():
@@ -82,7 +97,7 @@ def finiteness(measure):
                 reason,
                 (f"analysis ({an.method}): oscillating decay r^-{an.decay_rate:.3g}",),
             )
-    terms = measure.transform_terms
+    terms = transform_terms()
     analysed = [(c, atom, t, analyses[atom]) for c, atom, t in terms if atom in analyses]
     tail_exp = math.inf
     causes = []
@@ -160,21 +175,21 @@ def finiteness(measure):
         + (" (k at r = 0, at the support edge and at infinity)" if analysed else "")
         + (", at the support edge" if leading or leading_closed else "")
     )
-    pm, slope = _partial_mass_evidence(measure, finite, integrand, evidence)
+    scale = max(t.scale for _, _, t in terms)
+    pm, slope = _partial_mass_evidence(scale, partial_masses, truncation, finite, integrand, evidence)
     return FinitenessReport(finite, tail_exp, integrand, reason, tuple(evidence), pm, slope)
 
 
-def _partial_mass_evidence(measure, finite, integrand, evidence):
+def _partial_mass_evidence(scale, partial_masses, truncation, finite, integrand, evidence):
     """Partial masses M(R) at R = (10, 30, 100, 300, 1000) x scale and the growth of their increments."""
     pm, slope = (), float("nan")
     try:
-        scale = max(t.scale for _, t in measure.transforms)
         radii = scale * np.array([10.0, 30.0, 100.0, 300.0, 1000.0])
-        if measure.truncation is not None:
-            radii = radii[radii < measure.truncation]
+        if truncation is not None:
+            radii = radii[radii < truncation]
         if len(radii) < 2:
             return pm, slope
-        vals = measure.partial_masses(radii)
+        vals = partial_masses(radii)
         pm = tuple((float(r_), float(v)) for r_, v in zip(radii, vals))
         with np.errstate(invalid="ignore"):
             inc = np.diff(vals)

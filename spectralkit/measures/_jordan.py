@@ -34,6 +34,8 @@ rho_c to 1e8 rho_c (the scaled envelope tends to a constant beyond).
 """
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -42,7 +44,7 @@ from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ._results import Estimate, Lobe, TailModel
 
-__all__ = ["jordan", "integrate_abs", "head_limit"]
+__all__ = ["JordanInput", "jordan", "integrate_abs", "head_limit"]
 
 _TAIL_SHARE = 1e-3  # a power tail starts where it holds less than this share of the mass
 _HEAD_PERIODS = 64  # the head of an oscillating density holds at least this many periods
@@ -50,6 +52,37 @@ _FAR_PHASE = 2.5e4  # explicit tail lobes up to R rho_far ~ this many radians
 _NEGLIGIBLE = 1e-16  # relative mass that may be neglected beyond rho_c (super-exponential)
 _REL_TOL = 1e-13  # target of the adaptive quadrature (relative per piece)
 _PER_PERIOD = 16  # grid points per period of an oscillation
+
+
+@dataclass(frozen=True)
+class JordanInput:
+    """What the Jordan split needs of a measure, given explicitly.
+
+    Attributes
+    ----------
+    name : str
+        The kernel's name (for messages).
+    dim : int
+        Dimension d.
+    k0 : float
+        k(0) (the mass scale).
+    transforms : tuple
+        ``((coef, RadialTransform), ...)``: the terms' transforms.
+    density : callable
+        The signed radial density f(rho) = S_(d-1) rho^(d-1) mu(rho) (vectorised).
+    cumulative : callable or None
+        The exact cumulative signed mass int_0^rho f (closed forms with radial CDFs), else None.
+    truncation : float or None
+        The truncation radius of a truncated measure (no tail), else None.
+    """
+
+    name: str
+    dim: int
+    k0: float
+    transforms: tuple
+    density: Callable
+    cumulative: Callable | None = None
+    truncation: float | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,10 +204,10 @@ class _TailParts:
     amplitude of the frequency R. Computed in logs (rho^(d-1) overflows where mu underflows).
     """
 
-    def __init__(self, measure):
-        self.dim = measure.dim
+    def __init__(self, src):
+        self.dim = src.dim
         self.items = []
-        for c, t in measure.transforms:
+        for c, t in src.transforms:
             R = float(t.tail_oscillation or 0.0)
             if t.tail_parts is not None:
                 self.items.append((c, R, t.tail_parts))
@@ -182,13 +215,12 @@ class _TailParts:
                 self.items.append((c, 0.0, lambda rho, t=t: (np.asarray(t.mu(rho), dtype=np.float64), None)))
             else:
                 raise TransformError(
-                    f"the oscillating tail of {measure.kernel.name} has no smooth parts ({t.method}); "
+                    f"the oscillating tail of {src.name} has no smooth parts ({t.method}); "
                     "its masses cannot be integrated"
                 )
-        self.start = max([t.tail_start for _, t in measure.transforms] + [0.0])
+        self.start = max([t.tail_start for _, t in src.transforms] + [0.0])
         self.frequencies = sorted(
-            {R for _, R, _ in self.items if R > 0}
-            | {float(b) for _, t in measure.transforms for b, _ in t.edges}
+            {R for _, R, _ in self.items if R > 0} | {float(b) for _, t in src.transforms for b, _ in t.edges}
         )
 
     def __call__(self, rho):
@@ -281,21 +313,21 @@ def _averaged_beyond(parts, rho_far, q, R, scale=0.0):
 # ---------------------------------------------------------------------------------------------
 # rho_c
 # ---------------------------------------------------------------------------------------------
-def _continuous(measure):
+def _continuous(src):
     """The transforms with an absolutely continuous part (pure shells and atoms set no scales)."""
-    ts = [t for _, t in measure.transforms]
+    ts = [t for _, t in src.transforms]
     return [t for t in ts if t.ac_mass != 0.0] or ts
 
 
-def head_limit(measure, f, k0):
+def head_limit(src, f, k0):
     """rho_c: where the head ends (see the module docstring), the tail exponent and the frequency."""
-    ts = _continuous(measure)
+    ts = _continuous(src)
     scale_hi = max(t.scale for t in ts)
     scale_lo = min(t.scale for t in ts)
     tail_exp = min(t.tail_exponent for t in ts)
     osc = max(t.tail_oscillation for t in ts)
-    if measure.truncation is not None:
-        return measure.truncation, tail_exp, osc
+    if src.truncation is not None:
+        return src.truncation, tail_exp, osc
     start = max([t.tail_start for t in ts] + [0.0])
     if osc > 0:
         return max(start * 1.01, _HEAD_PERIODS * 2 * math.pi / osc, 40.0 * scale_hi), tail_exp, osc
@@ -304,11 +336,9 @@ def head_limit(measure, f, k0):
     mass_density = np.abs(vals) * grid  # mass per log-interval
     peak = float(np.max(mass_density))
     if not math.isfinite(peak):
-        raise TransformError(
-            f"the spectral density of {measure.kernel.name} in d = {measure.dim} is not finite on its grid"
-        )
+        raise TransformError(f"the spectral density of {src.name} in d = {src.dim} is not finite on its grid")
     if math.isfinite(tail_exp):
-        q = tail_exp - (measure.dim - 1)
+        q = tail_exp - (src.dim - 1)
         share = mass_density / max(q - 1.0, 1e-3) / max(k0, peak)
         big = np.nonzero(share > _TAIL_SHARE)[0]
         rc = grid[min(big[-1] + 1, grid.size - 1)] if big.size else grid[0]
@@ -328,9 +358,11 @@ def head_limit(measure, f, k0):
 # ---------------------------------------------------------------------------------------------
 # the split
 # ---------------------------------------------------------------------------------------------
-def _lobe_masses_exact(measure, edges):
+def _lobe_masses_exact(src, edges):
     """Signed integrals over [edges[i], edges[i+1]] from the exact cumulative mass, when available."""
-    cum = measure.cumulative(np.asarray(edges, dtype=np.float64))
+    if src.cumulative is None:
+        return None
+    cum = src.cumulative(np.asarray(edges, dtype=np.float64))
     return None if cum is None else np.diff(cum)
 
 
@@ -356,6 +388,32 @@ def _signs(f, edges, grid, vals):
     return signs
 
 
+def _term_error_density(src):
+    """rho -> sum_i rel_i |c_i| S_(d-1) rho^(d-1) |mu_i(rho)|: the density error of a sum of terms
+    (in logs where the terms have a log form: rho^(d-1) and mu overflow separately in high d)."""
+    log_s = log_sphere_area(src.dim)
+
+    def g(rho):
+        rho = np.asarray(rho, dtype=np.float64)
+        out = np.zeros(rho.shape)
+        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+            lw = log_s + (src.dim - 1) * np.log(rho)
+            for c, t in src.transforms:
+                if c == 0 or t.rel_error == 0:
+                    continue
+                if t.log_abs_mu is not None:
+                    la, sg = t.log_abs_mu(rho)
+                    val = np.where(sg == 0, 0.0, np.exp(la + lw))
+                else:
+                    val = np.abs(np.asarray(t.mu(rho), dtype=np.float64)) * np.exp(lw)
+                out += t.rel_error * abs(c) * np.where(np.isfinite(val), val, 0.0)
+        if src.truncation is not None:
+            out[rho > src.truncation] = 0.0
+        return out
+
+    return g
+
+
 def _merge(lobes, keep=()):
     """Merge touching lobes of equal sign (a double root or a spurious bracket), except at the points
     ``keep`` (singular points: a lobe must end where the density is infinite or jumps)."""
@@ -368,19 +426,19 @@ def _merge(lobes, keep=()):
     return merged
 
 
-def jordan(measure):
+def jordan(src):
     """``(roots, lobes, tail, neglected)`` of ``measure``: the split described in the module docstring.
 
     ``neglected`` is a bound on mass left out beyond rho_c (super-exponential tails), to be added to
     both mass errors.
     """
-    f = measure.radial_density
-    k0 = abs(measure.kernel.value_at_zero())
-    rc, tail_exp, osc = head_limit(measure, f, k0)
-    scale_lo = min(t.scale for t in _continuous(measure))
-    rel = max(t.rel_error for _, t in measure.transforms)
+    f = src.density
+    k0 = abs(src.k0)
+    rc, tail_exp, osc = head_limit(src, f, k0)
+    scale_lo = min(t.scale for t in _continuous(src))
+    rel = max(t.rel_error for _, t in src.transforms)
     singular = np.array(
-        sorted({float(p) for _, t in measure.transforms for p in t.singular_points if 0 < p < rc})
+        sorted({float(p) for _, t in src.transforms for p in t.singular_points if 0 < p < rc})
     )
     n_uni = int(min(4_000_000, max(4000, _PER_PERIOD * rc * osc / (2 * math.pi)))) if osc else 1000
     grid = np.unique(np.concatenate([np.geomspace(1e-6 * scale_lo, rc, 3000), np.linspace(0.0, rc, n_uni)]))
@@ -389,11 +447,11 @@ def jordan(measure):
     if not np.all(np.isfinite(vals)):
         bad = grid[~np.isfinite(vals)]
         raise TransformError(
-            f"the radial density of {measure.kernel.name} in d = {measure.dim} is not finite at "
+            f"the radial density of {src.name} in d = {src.dim} is not finite at "
             f"rho = {bad[0]:.6g} ({bad.size} of {grid.size} grid points); its spectral measure has a "
             "singular part that this kernel's transform does not represent"
         )
-    known = [t.zeros for _, t in measure.transforms]
+    known = [t.zeros for _, t in src.transforms]
     if len(known) == 1 and known[0] is not None:
         roots = np.array(sorted(float(z) for z in known[0] if 0 < z < rc))
     else:
@@ -403,16 +461,22 @@ def jordan(measure):
         edges = np.unique(np.concatenate([edges, singular]))
         edges = edges[np.r_[True, np.diff(edges) > 4 * np.finfo(float).eps * edges[1:]]]
     signs = _signs(f, edges, grid, vals)
-    exact = _lobe_masses_exact(measure, edges)
+    exact = _lobe_masses_exact(src, edges)
     scale = max(k0, float(np.max(np.abs(vals) * grid)), 1e-300)
     if exact is not None:
         values = exact
         errors = 1e-15 * np.abs(exact) + 1e-16 * scale
     else:
-        values, errors = _integrate_lobes(
-            f, edges[:-1], edges[1:], scale, 2 * math.pi / osc if osc else np.inf, rel
-        )
-        errors = errors + rel * np.abs(values)
+        period = 2 * math.pi / osc if osc else np.inf
+        values, errors = _integrate_lobes(f, edges[:-1], edges[1:], scale, period, rel)
+        if len(src.transforms) > 1:
+            # terms that cancel: each term's relative error applies to its own size, not to the
+            # sum's, so a lobe's density error is bounded by the sum over terms of rel_i |c_i f_i|
+            g = _term_error_density(src)
+            bound, _ = _integrate_lobes(g, edges[:-1], edges[1:], scale, period, 1e-6)
+            errors = errors + np.maximum(np.abs(bound), rel * np.abs(values))
+        else:
+            errors = errors + rel * np.abs(values)
     lobes = _merge(
         [
             Lobe(float(a), float(b), int(sg), abs(float(v)), float(e))
@@ -422,13 +486,13 @@ def jordan(measure):
     )
     roots = [lb.a for lb in lobes[1:]]
     tail, neglected = (
-        (None, 0.0) if measure.truncation is not None else _tail(measure, f, rc, tail_exp, osc, scale, rel)
+        (None, 0.0) if src.truncation is not None else _tail(src, f, rc, tail_exp, osc, scale, rel)
     )
     return roots, lobes, tail, neglected
 
 
-def _tail(measure, f, rc, tail_exp, osc, scale, rel):
-    d = measure.dim
+def _tail(src, f, rc, tail_exp, osc, scale, rel):
+    d = src.dim
     if not math.isfinite(tail_exp):
         # faster than any power: bound what is left out
         val, err = integrate_adaptive(
@@ -437,23 +501,23 @@ def _tail(measure, f, rc, tail_exp, osc, scale, rel):
         neglected = float(val[0] + err[0])
         if neglected > _NEGLIGIBLE * scale:
             raise TransformError(
-                f"{measure.kernel.name}: mass {neglected:.3g} beyond rho_c = {rc:.4g} could not "
+                f"{src.name}: mass {neglected:.3g} beyond rho_c = {rc:.4g} could not "
                 "be neglected (its density decays slower than its transform claims)"
             )
         return None, neglected
     q = tail_exp - (d - 1)
     if not q > 1:
         raise TransformError(
-            f"the tail exponent {q:g} of the radial density of {measure.kernel.name} is <= 1: "
+            f"the tail exponent {q:g} of the radial density of {src.name} is <= 1: "
             "the mass is infinite, but the finiteness analysis said finite"
         )
-    parts = _TailParts(measure)
+    parts = _TailParts(src)
     R = max(parts.frequencies) if parts.frequencies else 0.0
     if len(parts.frequencies) > 1:
         # the dominant oscillation decays slowest; the others are bounded below
         R = _dominant_frequency(parts, rc)
     if osc:
-        mp, mm = _oscillating_tail(measure, f, parts, rc, q, R, scale, rel)
+        mp, mm = _oscillating_tail(src, f, parts, rc, q, R, scale, rel)
     else:
         s = 1.0 / (q - 1.0)
         v, e = integrate_adaptive(
@@ -462,7 +526,7 @@ def _tail(measure, f, rc, tail_exp, osc, scale, rel):
             np.array([1.0]),
             rel_tol=1e-12,
         )
-        exact = _lobe_masses_exact(measure, np.array([rc, np.inf]))
+        exact = _lobe_masses_exact(src, np.array([rc, np.inf]))
         if exact is not None:
             v, e = exact, 1e-15 * np.abs(exact) + 1e-16 * scale
         m = Estimate(abs(float(v[0])), float(e[0]) + rel * abs(float(v[0])))
@@ -514,7 +578,7 @@ def _tail_intervals(f, lo, hi, R, scale, cuts, rel=0.0):
     return edges, v, e
 
 
-def _oscillating_tail(measure, f, parts, rc, q, R, scale, rel):
+def _oscillating_tail(src, f, parts, rc, q, R, scale, rel):
     """(m+, m-) of [rho_c, inf) for an oscillating density (module docstring)."""
     period = 2 * math.pi / R
     far = max(rc + 200 * period, _FAR_PHASE / R)

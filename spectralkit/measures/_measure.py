@@ -24,15 +24,14 @@ from .._validation import MAX_DIM, check_dim
 from ..exceptions import (
     AccuracyWarning,
     DivergentMassError,
-    KernelDefinitionError,
     SpectralkitError,
     TransformError,
 )
 from ..kernels import DensityKernel, RadialKernel, from_spec
-from ..transforms import RadialTransform, closed_form, constant_transform, transform_atom
+from ..transforms import RadialTransform, closed_form_terms, constant_transform, transform_atom
 from ._cache import get_or_compute, memory_get_or_compute
 from ._finiteness import finiteness
-from ._jordan import integrate_abs, jordan
+from ._jordan import JordanInput, integrate_abs, jordan
 from ._progress import Progress
 from ._results import Derivation, Estimate, FinitenessReport, Lobe, RKKSReport, Shell, TailModel, TermsSplit
 
@@ -40,8 +39,9 @@ __all__ = ["SpectralMeasure", "check_rkks", "MAX_DIM"]
 
 #: Masses whose summed errors exceed this share of ||mu|| give no verdict (TransformError).
 _MAX_MASS_ERROR = 1e-2
-#: A Bochner residual |k(0) - (m+ - m-)| above this share of ||mu|| is a failed derivation, not a
-#: loose error bar: TransformError (smaller excesses over the stated errors: AccuracyWarning).
+#: A Bochner residual |k(0) - (m+ - m-)| above this share of ||mu|| and above the stated mass errors
+#: is a failed derivation, not a loose error bar: TransformError (smaller excesses over the stated
+#: errors: AccuracyWarning).
 _GROSS_RESIDUAL = 1e-6
 
 
@@ -200,7 +200,7 @@ class SpectralMeasure:
     def terms(self) -> tuple[tuple[float, RadialKernel | DensityKernel | None], ...]:
         """``((coef, atom), ...)``: the kernel's terms, sums of closed forms split (None: a constant)."""
         if self._terms is None:
-            self._terms = tuple(_closed_form_terms(self.kernel, self.dim))
+            self._terms = tuple(closed_form_terms(self.kernel, self.dim))
         return self._terms
 
     @property
@@ -497,22 +497,54 @@ class SpectralMeasure:
         t0 = time.perf_counter()
         progress = Progress(f"{self.kernel.name} in d = {self.dim}", self.progress)
         progress.stage("analysis of k, the spectral density of each term, finiteness of ||mu||")
-        fin = finiteness(self)
+        fin = finiteness(
+            dim=self.dim,
+            terms=self.terms,
+            sympy_budget=self.sympy_budget,
+            transform_terms=lambda: self.transform_terms,
+            partial_masses=self.partial_masses,
+            truncation=self._truncation,
+        )
         k0 = self.kernel.value_at_zero()
         method = self.method if fin.finite or math.isfinite(fin.tail_exponent) else self._divergent_method()
         if not fin.finite and self._truncation is None:
             progress.done()
             return Derivation(
-                method, "DIVERGENT", k0, fin, (), (), None, None, None, time.perf_counter() - t0
+                method=method,
+                verdict="DIVERGENT",
+                k0=k0,
+                finiteness=fin,
+                roots=(),
+                lobes=(),
+                tail=None,
+                mass_plus=None,
+                mass_minus=None,
+                seconds=time.perf_counter() - t0,
             )
         progress.stage("Jordan split (sign changes, lobes, tail)")
-        roots, lobes, tail, neglected = jordan(self)
+        transforms = self.transforms
+        roots, lobes, tail, neglected = jordan(
+            JordanInput(
+                name=self.kernel.name,
+                dim=self.dim,
+                k0=k0,
+                transforms=transforms,
+                density=self.radial_density,
+                cumulative=self.cumulative if self.has_cumulative else None,
+                truncation=self._truncation,
+            )
+        )
         rel = max(t.rel_error for _, t in self.transforms)
         shells = tuple(Shell(r_, 1 if m > 0 else -1, abs(m), rel * abs(m)) for r_, m in self.shells)
         mp = sum(lb.mass for lb in lobes if lb.sign > 0) + sum(sh.mass for sh in shells if sh.sign > 0)
         mm = sum(lb.mass for lb in lobes if lb.sign < 0) + sum(sh.mass for sh in shells if sh.sign < 0)
         ep = sum(lb.error for lb in lobes if lb.sign > 0) + neglected + sum(sh.error for sh in shells)
         em = sum(lb.error for lb in lobes if lb.sign < 0) + neglected + sum(sh.error for sh in shells)
+        # absolute mass errors the transforms state apart from their density errors (numeric
+        # transforms in high d: the radial weight rho^(d-1) on their absolute noise, a zeroed tail)
+        extra = sum(abs(c) * t.mass_error for c, t in transforms)
+        ep += extra
+        em += extra
         if tail is not None:
             mp += tail.mass_plus.value
             ep += tail.mass_plus.error
@@ -538,7 +570,7 @@ class SpectralMeasure:
         residual = k0 - (mp - mm)
         # a truncated measure misses its tail on purpose: its residual is the reported bias
         checked = math.isfinite(k0) and self._truncation is None
-        if checked and abs(residual) > _GROSS_RESIDUAL * (mp + mm):
+        if checked and abs(residual) > max(_GROSS_RESIDUAL * (mp + mm), _k0_tolerance(mass_plus, mass_minus)):
             raise TransformError(
                 f"the masses of {self.kernel.name} in d = {self.dim} fail the Bochner identity: "
                 f"k(0) - (m+ - m-) "
@@ -557,17 +589,17 @@ class SpectralMeasure:
             )
         progress.done()
         return Derivation(
-            method,
-            "RKKS" if negative else "PD",
-            k0,
-            fin,
-            tuple(float(z) for z in roots),
-            tuple(lobes),
-            tail,
-            mass_plus,
-            mass_minus,
-            time.perf_counter() - t0,
-            shells,
+            method=method,
+            verdict="RKKS" if negative else "PD",
+            k0=k0,
+            finiteness=fin,
+            roots=tuple(float(z) for z in roots),
+            lobes=tuple(lobes),
+            tail=tail,
+            mass_plus=mass_plus,
+            mass_minus=mass_minus,
+            seconds=time.perf_counter() - t0,
+            shells=shells,
         )
 
     def _divergent_method(self):
@@ -587,20 +619,20 @@ class SpectralMeasure:
         fin = s.finiteness
         if s.verdict == "DIVERGENT":
             return RKKSReport(
-                self.kernel.name,
-                self.dim,
-                "DIVERGENT",
-                None,
-                None,
-                s.k0,
-                None,
-                None,
-                (),
-                fin.tail_exponent,
-                s.method,
-                fin.reason,
-                fin.evidence,
-                time.perf_counter() - t0,
+                kernel=self.kernel.name,
+                dim=self.dim,
+                verdict="DIVERGENT",
+                mass_plus=None,
+                mass_minus=None,
+                k0=s.k0,
+                k0_residual=None,
+                k0_tolerance=None,
+                sign_changes=(),
+                tail_exponent=fin.tail_exponent,
+                method=s.method,
+                reason=fin.reason,
+                evidence=fin.evidence,
+                seconds=time.perf_counter() - t0,
             )
         mp, mm = s.mass_plus, s.mass_minus
         residual = s.k0 - (mp.value - mm.value)
@@ -620,72 +652,25 @@ class SpectralMeasure:
                 f" and ||mu|| = {mp.value + mm.value:.6g} < inf: k = k+ - k- lives in an RKKS; {fin.reason}"
             )
         return RKKSReport(
-            self.kernel.name,
-            self.dim,
-            s.verdict,
-            mp,
-            mm,
-            s.k0,
-            residual,
-            tol,
-            tuple(s.roots),
-            fin.tail_exponent,
-            s.method,
-            reason,
-            tuple(evidence),
-            time.perf_counter() - t0,
-            tuple(s.shells),
+            kernel=self.kernel.name,
+            dim=self.dim,
+            verdict=s.verdict,
+            mass_plus=mp,
+            mass_minus=mm,
+            k0=s.k0,
+            k0_residual=residual,
+            k0_tolerance=tol,
+            sign_changes=tuple(s.roots),
+            tail_exponent=fin.tail_exponent,
+            method=s.method,
+            reason=reason,
+            evidence=tuple(evidence),
+            seconds=time.perf_counter() - t0,
+            shells=tuple(s.shells),
         )
 
     def __repr__(self):
         return f"SpectralMeasure({self.kernel.name!r}, dim={self.dim})"
-
-
-def _closed_form_terms(kernel, dim):
-    """The kernel's terms, with user formulas that are sums of closed forms split into them.
-
-    "exp(-r**2/2) - exp(-r**2/8)/2" is one atom to the user but two Gaussians to the transform:
-    transforming each exactly avoids cancellation between numerically computed transforms. A
-    constant summand c (an atom c delta_0 of the measure) becomes the term ``(c, None)``.
-    """
-    out = []
-    for c, atom in kernel.terms:
-        if isinstance(atom, DensityKernel):
-            out.append((c, atom))
-            continue
-        parts = sympy.Add.make_args(
-            sympy.expand(
-                atom.expr,
-                deep=False,
-                mul=True,
-                power_exp=False,
-                power_base=False,
-                log=False,
-                multinomial=False,
-            )
-        )
-        split = None
-        if atom.family is None and len(parts) > 1 and closed_form(atom, dim) is None:
-            split = []
-            for part in parts:
-                coef, rest = part.as_coeff_Mul()
-                if rest.is_number:
-                    if atom.support is not None:  # a constant on [0, R] is a polynomial, not an atom
-                        split = None
-                        break
-                    split.append((c * float(coef * rest), None))
-                    continue
-                try:
-                    sub = RadialKernel(rest, support=atom.support)
-                except KernelDefinitionError:
-                    split = None
-                    break
-                if closed_form(sub, dim) is None:
-                    split = None
-                    break
-                split.append((c * float(coef), sub))
-        out.extend(split if split else [(c, atom)])
-    return out
 
 
 def check_rkks(kernel: RadialKernel | DensityKernel | str, dim: int, **options: Any) -> RKKSReport:

@@ -115,7 +115,7 @@ class FinitenessReport:
     growth_slope: float = float("nan")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RKKSReport:
     """Result of :func:`check_rkks` for one kernel in one dimension.
 
@@ -224,7 +224,7 @@ class TermsSplit:
     mass_minus: Estimate
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Derivation:
     """Everything derived for one (kernel, dimension): what the disk cache stores.
 

@@ -8,6 +8,7 @@ Hankel transform (:mod:`._hankel`). This layer sees only kernels; measures combi
 
 from ._closed_forms import closed_form, constant_transform
 from ._dispatch import check_atom_and_dim, numeric_transform, transform_atom
+from ._terms import closed_form_terms
 from ._types import RadialTransform
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "transform_atom",
     "numeric_transform",
     "closed_form",
+    "closed_form_terms",
     "constant_transform",
     "check_atom_and_dim",
 ]

@@ -20,6 +20,7 @@ import numbers
 
 import numpy as np
 
+from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels import REGISTRY
 from ..kernels._analysis import analysis_budget, analyze
@@ -144,6 +145,7 @@ def numeric_transform(atom, dim, *, analysis=20.0):
         zeros=None,
         tail_parts=hank.tail_parts if (hank.has_ray or hank.has_edge) else None,
         tail_start=hank.rho_x,
+        mass_error=hank.mass_error,
     )
 
 
@@ -187,6 +189,10 @@ def _verified_sympy(atom, dim, budget, numeric):
     big = np.abs(ref) >= 1e-8 * peak
     rel = float(np.max(diff[big] / np.abs(ref[big]))) if np.any(big) else 0.0
     abs_err = float(np.max(diff[~big])) / peak if np.any(~big) else 0.0
+    # what the radial weight rho^(d-1) makes of the discrepancies (high d: the absolute part, small
+    # against max|mu|, is not small against the mass), with the margin of 10 of the numeric errors
+    dens = np.exp(log_sphere_area(dim) + (dim - 1) * np.log(rho)) * diff
+    sym_mass = 10.0 * float(np.sum(0.5 * (dens[1:] + dens[:-1]) * np.diff(rho)) + dens[0] * rho[0] / dim)
     rho_lo = float(rho[0])
     num_mu = numeric.mu
 
@@ -211,4 +217,5 @@ def _verified_sympy(atom, dim, budget, numeric):
         zeros=None,
         tail_parts=numeric.tail_parts,
         tail_start=numeric.tail_start,
+        mass_error=numeric.mass_error + sym_mass,
     )

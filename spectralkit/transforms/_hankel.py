@@ -54,13 +54,15 @@ import scipy.special as sc
 
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.quadrature import graded_breaks, interval_breaks, panel_rule
-from .._numerics.special import lambda_nu, origin_term_coefficient
+from .._numerics.special import lambda_nu, log_sphere_area, origin_term_coefficient
 
 __all__ = ["NumericHankel"]
 
 _EPS = np.finfo(np.float64).eps
 _TOL_REL = 1e-10  # target relative accuracy of the interpolants
 _TOL_ABS = 1e-15  # absolute accuracy floor, in units of max |mu|
+#: heights (units of the length scale) of the lines Im z = c tried for smooth kernels, lowest first
+_LINE_HEIGHTS = (0.05, 0.1, 0.2, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0)
 
 
 def _path_rule(t_max, n=16):
@@ -271,6 +273,13 @@ class NumericHankel:
         self._ray_h1 = [w * sc.hankel1(self.nu, t * e) * e for t, w in (self._ray, self._ray2)]
         self.has_ray = self.kc is not None and (not self.smooth_at_origin or self.support is not None)
         self.has_edge = self.kc is not None and self.support is not None
+        # smooth (analytic in r^2) kernels of infinite support: mu beyond the quadrature's floor from
+        # a horizontal line Im z = c below k's nearest complex singularity (see _line)
+        self.has_line = (
+            self.kc is not None and not self.has_ray and self.support is None and not self.vertical_tail
+        )
+        self._line_heights = ()
+        self._line_panels = ()
 
     def _ray_angle(self):
         if self.kc is None:
@@ -373,7 +382,161 @@ class NumericHankel:
             out = out + c * origin_term_coefficient(alpha, m, self.dim) * rho ** (-alpha - self.dim)
         return out
 
+    # -- the shifted line (smooth kernels of infinite support) ------------------------------------
+    def _line(self, rho, c, fine=False):
+        """mu(rho) and the rounding scale env(rho) from the horizontal line Im z = c.
+
+        For k even and real-analytic (a series in r^2) without singularities in 0 <= Im z <= c,
+        int_0^inf F J_nu(rho r) dr = Re int_(0 -> ic -> ic + inf) F H1_nu(rho z) dz (the H2 half is
+        the mirror image), and on the vertical piece z = iy the integrand is i times a real number
+        (the phases of (iy)^(d/2), H1_nu(i rho y) and dz add up to pi/2): only the horizontal line
+        remains, mu = cd rho^-nu Re int_0^inf F(x + ic) H1_nu(rho (x + ic)) dx. Its integrand has
+        the size e^(-rho c) instead of 1: the cancellation of the real-axis quadrature (mu ~
+        e^(-rho a) for a singularity at distance a, e^(-rho^2/4) for a Gaussian) shrinks to
+        e^(-rho (a - c)), or disappears for the best c of an entire k. Computed in logs (F and H1
+        over- and underflow in high d). ``env``: the rounding error of mu, cd rho^-nu e^(-rho c) sum
+        |terms| (64 + |log term|) eps."""
+        rho = np.atleast_1d(np.asarray(rho, dtype=np.float64))
+        c = np.broadcast_to(np.asarray(c, dtype=np.float64), rho.shape)
+        mu, env = np.empty(rho.shape), np.empty(rho.shape)
+        x_end = 1.25 * self.r_end
+        log_cd = math.log(self.cd)
+        for i in range(rho.size):
+            r_, c_ = float(rho[i]), float(c[i])
+            h = min(16.0 / r_, x_end / 8.0)
+            # |H1_nu(rho z)| ~ |z|^-nu peaks at x = 0 with a width ~ c / sqrt(nu): panels graded there
+            near = c_ * 2.0 ** np.arange(-6.0, 1.0 + math.log2(max(h / c_, 1.0)))
+            near = near[near < h]
+            x0 = float(near[-1]) if near.size else 0.0
+            breaks = np.concatenate(
+                [[0.0], near, np.linspace(x0, x_end, int(math.ceil((x_end - x0) / h)) + 1)[1:]]
+            )
+            x, w = panel_rule(breaks, 24 if fine else 16)
+            z = x + 1j * c_
+            with np.errstate(all="ignore"):
+                lt = (
+                    np.log(np.asarray(self.kc(z), dtype=np.complex128))
+                    + (self.dim / 2.0) * np.log(z)
+                    + np.log(sc.hankel1e(self.nu, r_ * z))
+                    + 1j * r_ * x
+                )
+            zero = np.isneginf(lt.real)
+            if not np.all(np.isfinite(lt) | zero) or np.all(zero):
+                mu[i], env[i] = math.nan, math.inf
+                continue
+            top = float(np.max(lt.real[~zero]))
+            with np.errstate(under="ignore"):
+                t = np.where(zero, 0.0, w * np.exp(lt - top))
+            ls = top - r_ * c_ + log_cd - self.nu * math.log(r_)
+            # rounding: each term carries ~eps times the size of its exponent (log, exp round trip,
+            # the phase rho x) and the relative error of the Bessel function
+            rel = (np.abs(lt - top) + 64.0) * _EPS
+            with np.errstate(over="ignore", under="ignore"):
+                mu[i] = float(np.real(np.sum(t))) * math.exp(min(ls, 700.0))
+                env[i] = float(np.sum(np.abs(t) * rel)) * math.exp(min(ls, 700.0))
+        return mu, env
+
+    def _setup_line(self, grid, q, q_err, trusted):
+        """The heights c at which the line gives mu: increasing heights (multiples of the length
+        scale), each confirmed against the accurate real-axis values (a singularity of k crossed
+        adds its residue, an O(1) change where the quadrature is accurate); stops at the first
+        disagreement (the last confirmed height may lie just below a singularity: _best_height
+        weighs the resolution of each line)."""
+        acc = trusted & (np.abs(q) > 1e-6 * self.max_abs)
+        if np.count_nonzero(acc) < 3:
+            return ()
+        heights = []
+        for h in _LINE_HEIGHTS:
+            c = h * self.length
+            n, env = self._line(grid[acc], c)
+            n2 = self._line(grid[acc], c, fine=True)[0]
+            tol = 1e-8 * np.abs(q[acc]) + 10 * (q_err[acc] + env + np.abs(n - n2))
+            if not np.all(np.isfinite(n)) or np.any(np.abs(n - q[acc]) > tol):
+                break
+            heights.append(c)
+        return tuple(heights)
+
+    def _best_height(self, rho):
+        """For each rho the validated height with the smallest error: the rounding scale env plus
+        the resolution (16 against 24 points per panel; a line just below a pole is not resolved)."""
+        rho = np.atleast_1d(np.asarray(rho, dtype=np.float64))
+        envs = []
+        for c in self._line_heights:
+            n, env = self._line(rho, c)
+            envs.append(env + np.abs(n - self._line(rho, c, fine=True)[0]))
+        envs = np.stack(envs)
+        envs = np.where(np.isfinite(envs), envs, np.inf)
+        return np.asarray(self._line_heights)[np.argmin(envs, axis=0)]
+
+    def _line_direct(self, rho, fine=False):
+        return self._line(rho, self._best_height(rho), fine)[0]
+
+    def _build_line_tail(self, mass_scale):
+        """Tabulate mu beyond rho_x from the line: panels of a factor 1.5 in rho, each with one
+        height c (the best at its centre), mu = Q(rho) exp(P(rho)) with P a Chebyshev fit of
+        log env (any smooth scale will do) and Q (|Q| <~ 1) an adaptive Chebyshev interpolant to
+        1e-12 absolute, its error measured. The table ends where the radial mass per log-interval
+        S_(d-1) rho^d env falls below 1e-20 of ``mass_scale``."""
+        log_s = log_sphere_area(self.dim)
+        panels = []
+        a = self.rho_x
+        cheb = np.polynomial.chebyshev.Chebyshev
+        top = math.log(mass_scale)
+        for _ in range(400):
+            b = 1.5 * a
+            c = float(self._best_height(np.array([math.sqrt(a * b)]))[0])
+            nodes = 0.5 * (a + b) + 0.5 * (b - a) * np.cos(np.pi * (np.arange(9) + 0.5) / 9)
+            _, env = self._line(nodes, c)
+            if not np.all(np.isfinite(env) & (env > 0)):
+                break
+            P = cheb.fit(nodes, np.log(env), 8, domain=[a, b])
+
+            def Q(x, c=c, P=P):
+                return self._line(x, c)[0] / np.exp(P(x))
+
+            # Q is known to about 1 (the rounding env = exp(P)); relative accuracy 1e-10 above that
+            fit, _ = fit_adaptive(
+                Q, a, b, degree=24, tol=1e-10, floor=lambda v: 1e10, max_depth=6, max_panels=64
+            )
+            # the table's error in units of env: interpolation and resolution (16 against 24 points
+            # per panel) at test points between the nodes, plus the rounding itself
+            probe = a + (b - a) * np.array([0.13, 0.37, 0.61, 0.89])
+            coarse = self._line(probe, c)[0]
+            scale = np.exp(P(probe))
+            interp = np.abs(fit(probe) - coarse / scale)
+            res = np.abs(self._line(probe, c, fine=True)[0] - coarse) / scale
+            err = float(np.max(interp + res)) + 1.0
+            panels.append((a, b, c, P, fit, err))
+            a = b
+            # a panel whose own error weighs 1 % of the mass: the measure will refuse; stop here
+            x, w = panel_rule(np.array([panels[-1][0], b]), 16)
+            if (
+                10 * err * float(np.sum(w * np.exp(log_s + (self.dim - 1) * np.log(x) + P(x))))
+                > 1e-2 * mass_scale
+            ):
+                break
+            # mass per log-interval S rho^d |mu| <= S rho^d env: stop once it has fallen 1e-20 below
+            # its largest value (head or table) and decreases
+            # (|mu| <= sum |terms| <= env / (64 eps): env is the rounding estimate)
+            lift = -math.log(64 * _EPS)
+            here = log_s + self.dim * math.log(b) + float(P(b)) + lift
+            before = log_s + self.dim * math.log(a / 1.5) + float(P(a / 1.5)) + lift
+            top = max(top, here)
+            if here < top + math.log(1e-20) and here < before:
+                break
+        return tuple(panels)
+
+    def _line_table(self, x):
+        out = np.zeros(x.shape)
+        for a, b, _, P, fit, _ in self._line_panels:
+            m = (x >= a) & (x <= b)
+            if np.any(m):
+                out[m] = fit(x[m]) * np.exp(P(x[m]))
+        return out
+
     def _tail_direct(self, rho, fine=False):
+        if self.has_line and self._line_heights:
+            return self._line_direct(rho, fine)
         a, b = self._tail_parts(rho, fine)
         if self.has_edge:
             return a - np.real(np.exp(1j * self.support * rho) * b)
@@ -402,14 +565,37 @@ class NumericHankel:
         trusted = q_err <= 1e-9 * np.abs(q) + floor
         if self.kc is None:
             raise ArithmeticError("the formula is not analytic (abs/min/max): no tail evaluation")
-        n = self._tail_direct(grid)
-        n2 = self._tail_direct(grid, fine=True)
+        if self.has_line:
+            self._line_heights = self._setup_line(grid, q, q_err, trusted)
+            self.has_line = bool(self._line_heights)
+        if self.has_line:
+            # agreement is sought where the quadrature is accurate by itself, below 64 times the
+            # scale (the line is evaluated only there: elsewhere it states nothing)
+            n, n2 = np.full(grid.size, np.nan), np.full(grid.size, np.nan)
+            near = (grid <= 64.0 * s) & (np.abs(q) > 1e3 * q_err)
+            if np.any(near):
+                n[near] = self._tail_direct(grid[near])
+                n2[near] = self._tail_direct(grid[near], fine=True)
+        else:
+            n = self._tail_direct(grid)
+            n2 = self._tail_direct(grid, fine=True)
         n_err = np.abs(n - n2)
         diff = np.abs(q - n)
+        if self.has_line:
+            unknown = ~np.isfinite(diff) | ~np.isfinite(n_err)
+            diff, n_err = np.where(unknown, 0.0, diff), np.where(unknown, 0.0, n_err)
+            n = np.where(unknown, q, n)  # no claim where the line was not evaluated
         ok = (diff <= 1e-9 * np.abs(q) + floor) & trusted & (n_err <= 1e-9 * np.abs(n) + floor)
+        if self.has_line:
+            ok &= ~unknown
         window = 4
         start = None
-        for i in range(len(grid) - window + 1):
+        # the line is best where rho c is large: switch to it at the last agreement window (the
+        # real-axis quadrature is used as long as it is accurate), other tails at the first
+        if self.has_line:  # and only where the quadrature is accurate by itself (not at its floor)
+            ok = ok & (np.abs(q) > 1e3 * q_err)
+        order = range(len(grid) - window, -1, -1) if self.has_line else range(len(grid) - window + 1)
+        for i in order:
             if np.all(ok[i : i + window]):
                 start = i
                 break
@@ -421,6 +607,13 @@ class NumericHankel:
                 raise ArithmeticError(
                     "quadrature and steepest descent do not agree anywhere on "
                     f"[{grid[0]:.3g}, {grid[-1]:.3g}] (best relative discrepancy {rel[i]:.2g})"
+                    + (
+                        "; the density falls below the quadrature's rounding floor before the shifted "
+                        f"line Im z = c becomes well conditioned (rho c > nu = {self.nu:g}), as for smooth "
+                        "kernels in very high d"
+                        if self.smooth_at_origin and self.support is None
+                        else ""
+                    )
                 )
             start = i
         self.rho_x = float(grid[start])
@@ -435,6 +628,8 @@ class NumericHankel:
         self.head_quad_error = self._split_err(q_err[: start + 1], q[: start + 1])
         self.tail_resolution_error = self._split_err(n_err[sel], n[sel])
         self._grid_tail_bound = float(np.max(np.abs(q[start : start + window])))
+        # kept for the mass error (radial weight rho^(d-1) on the absolute noise and the zeroed tail)
+        self._cross = (grid, q, q_err, trusted, start, window)
 
     def _split_err(self, err, ref):
         """Largest relative error where |ref| >= 1e-8 max|mu|; the absolute errors elsewhere are
@@ -567,6 +762,18 @@ class NumericHankel:
         self.extrapolation_error = float(ext)
         self.tail_exponent = self._tail_exponent()
         self.tail_bound = self._grid_tail_bound if not (self.has_ray or self.has_edge) else 0.0
+        if self.has_line:
+            grid, q, q_err = self._cross[0], self._cross[1], self._cross[2]
+            good = np.abs(q) > 1e3 * q_err  # accurate head values only (noise x rho^d is no scale)
+            weight = np.exp(log_sphere_area(self.dim) + self.dim * np.log(grid[good]))
+            mass_scale = float(np.max(weight * np.abs(q[good]), initial=1e-300))
+            self._line_panels = self._build_line_tail(mass_scale)
+            if self._line_panels:
+                a, b, _, P, _, _ = self._line_panels[-1]
+                self.rho_end = b
+                self.tail_bound = float(np.exp(P(b)))
+            else:
+                self.has_line = False
         # the components are measured at sample points only: report them with a margin of 10
         self.rel_error = 10.0 * float(
             max(
@@ -585,6 +792,84 @@ class NumericHankel:
         self.abs_error = float(
             max([10 * _TOL_ABS, self.tail_bound / self.max_abs] + [10 * e for e in self._abs_parts])
         )
+        self.mass_error = self._mass_error()
+
+    def _mass_error(self):
+        """Absolute mass error that the relative and absolute errors of mu do not carry.
+
+        The radial mass weighs mu by S_(d-1) rho^(d-1): an absolute error eps of mu, negligible
+        against max|mu|, is a mass error S_(d-1) int rho^(d-1) eps drho that grows like rho^d, and a
+        density set to 0 beyond rho_x (smooth kernels of infinite support, whose quadrature reaches
+        its rounding floor there) leaves out S_(d-1) int_(rho_x)^inf rho^(d-1) |mu|. The first is
+        integrated from the measured quadrature errors on [0, rho_x] (margin 10, as for rel_error);
+        the second from an exponential envelope |mu| <= M exp(-a (rho - rho_x)): M bounds |mu| on the
+        crossover window (|q| plus its error), a is the decay rate of the last accurately computed
+        values before it (mu of such kernels decays at least exponentially; a faster decay makes the
+        envelope conservative). Returns an absolute mass (the units of k(0)); inf when no decay rate
+        can be measured.
+        """
+        grid, q, q_err, trusted, start, window = self._cross
+        d = self.dim
+        log_s = log_sphere_area(d)
+        head = slice(0, start + 1)
+        g, noise = grid[head], 10.0 * q_err[head]
+        # int_0^g0 rho^(d-1) drho = g0^d / d with the first grid point's noise, then trapezoids
+        w = np.exp(log_s + (d - 1) * np.log(g)) * noise
+        mass = math.exp(log_s + d * math.log(g[0]) - math.log(d)) * noise[0]
+        if g.size > 1:
+            mass += float(np.sum(0.5 * (w[1:] + w[:-1]) * np.diff(g)))
+        # the head interpolant's error (its tolerance is relative to max|mu|, which the radial
+        # weight does not respect in high d), measured between its nodes against direct quadrature
+        if self.rho_x > g[0]:
+            t = np.geomspace(g[0], self.rho_x, 97)
+            t = np.sqrt(t[1:] * t[:-1])
+            e = np.abs(self._head(np.log(t)) - self._quad(t, self._head_rule)[0])
+            we = np.exp(log_s + (d - 1) * np.log(t)) * 10.0 * e
+            mass += float(np.sum(0.5 * (we[1:] + we[:-1]) * np.diff(t))) + float(we[-1]) * (
+                self.rho_x - t[-1]
+            )
+        if self.has_ray or self.has_edge:
+            return float(mass)
+        if self.has_line:
+            # the table's own errors (in units of its scale exp(P)), weighted, and the mass beyond it
+            for a, b, _, P, _, err in self._line_panels:
+                x, w = panel_rule(np.array([a, b]), 16)
+                mass += 10.0 * err * float(np.sum(w * np.exp(log_s + (d - 1) * np.log(x) + P(x))))
+            a, b, _, P, _, _ = self._line_panels[-1]
+            rate = (float(P(a)) - float(P(b))) / (b - a)
+            if not rate > 0:
+                return math.inf
+            m_bound, x = float(np.exp(P(b))) / (64 * _EPS), rate * b  # |mu| <= env / (64 eps)
+            reg = sc.gammaincc(d, x)
+            log_tail = (
+                log_s
+                + math.log(max(m_bound, 1e-300))
+                + x
+                - d * math.log(rate)
+                + (math.log(reg) + sc.gammaln(d) if reg > 0 else (d - 1) * math.log(x) - x + math.log(2.0))
+            )
+            return float(mass + 2.0 * math.exp(min(log_tail, 700.0)))
+        # the zeroed tail beyond rho_x
+        win = slice(start, start + window)
+        m_bound = float(np.max(np.abs(q[win]) + q_err[win]))
+        if m_bound == 0.0:
+            return float(mass)
+        env = np.maximum.accumulate(np.abs(q[::-1]))[::-1]  # non-increasing envelope of |q| from the right
+        good = np.nonzero(trusted[:start] & (np.abs(q[:start]) > 1e3 * (q_err[:start] + 1e-300)))[0]
+        if good.size < 2:
+            return math.inf
+        i1, i2 = int(good[-2]), int(good[-1])
+        rate = (math.log(env[i1]) - math.log(env[i2])) / (grid[i2] - grid[i1])
+        if not rate > 0:
+            return math.inf
+        x = rate * self.rho_x
+        # S M e^(a rho_x) a^-d Gamma(d, a rho_x), in logs (x large: Gamma(d, x) ~ x^(d-1) e^-x)
+        reg = sc.gammaincc(d, x)
+        if reg > 0:
+            log_tail = log_s + math.log(m_bound) + x - d * math.log(rate) + math.log(reg) + sc.gammaln(d)
+        else:
+            log_tail = log_s + math.log(m_bound) - d * math.log(rate) + (d - 1) * math.log(x) + math.log(2.0)
+        return float(mass + 2.0 * math.exp(min(log_tail, 700.0)))
 
     def _tail_exponent(self):
         """min over the origin terms (d + alpha) and the edge terms ((d + 1)/2 + beta)."""
@@ -640,6 +925,8 @@ class NumericHankel:
         x = np.asarray(rho, dtype=np.float64)
         a = np.zeros(x.shape)
         b = np.zeros(x.shape, dtype=np.complex128)
+        if self.has_line:
+            a = self._line_table(x)
         if self.has_ray:
             ray = x < self.rho_sA
             if np.any(ray):
@@ -661,5 +948,5 @@ class NumericHankel:
         m = rho <= self.rho_x
         out[m] = self._quad(rho[m], self._real_rule(max(self.rho_x, 1e-300)))[0]
         if np.any(~m):
-            out[~m] = self._tail_direct(rho[~m]) if (self.has_ray or self.has_edge) else 0.0
+            out[~m] = self._tail_direct(rho[~m]) if (self.has_ray or self.has_edge or self.has_line) else 0.0
         return out

@@ -68,6 +68,11 @@ class RadialTransform:
     edges : tuple of (float, float)
         ``(R, beta)``: the kernel behaves like (R - r)^beta at a breakpoint R (beta = 0: a jump), which
         gives the oscillating tail rho^-((d+1)/2+beta) (closed forms of compactly supported kernels).
+    mass_error : float
+        An absolute error of the masses that ``rel_error`` and ``abs_error`` do not carry: the
+        radial mass S_(d-1) int rho^(d-1) |error of mu| drho of the density's absolute noise and of
+        what it sets to zero (numeric transforms; 0 for closed forms). In high d the weight
+        rho^(d-1) makes an error that is negligible against max|mu| a large share of the mass.
     """
 
     mu: Callable[[np.ndarray], np.ndarray]
@@ -88,6 +93,7 @@ class RadialTransform:
     ac_mass: float | None = None
     divergent: str | None = None
     edges: tuple = ()
+    mass_error: float = 0.0
 
 
 def check_atom_and_dim(atom, dim, caller):

@@ -1,0 +1,61 @@
+"""The terms of a kernel as the transform layer sees them: sums of closed forms split.
+
+A user formula that is a sum of closed forms ("exp(-r**2/2) - exp(-r**2/8)/2") is one atom to the
+kernels layer but several terms to the transforms: each is transformed exactly, which avoids the
+cancellation between numerically computed transforms of the whole expression in high d.
+"""
+
+import sympy
+
+from ..exceptions import KernelDefinitionError
+from ..kernels import DensityKernel, RadialKernel
+from ._closed_forms import closed_form
+
+__all__ = []  # private module
+
+
+def closed_form_terms(kernel, dim):
+    """The kernel's terms, with user formulas that are sums of closed forms split into them.
+
+    "exp(-r**2/2) - exp(-r**2/8)/2" is one atom to the user but two Gaussians to the transform:
+    transforming each exactly avoids cancellation between numerically computed transforms. A
+    constant summand c (an atom c delta_0 of the measure) becomes the term ``(c, None)``.
+    """
+    out = []
+    for c, atom in kernel.terms:
+        if isinstance(atom, DensityKernel):
+            out.append((c, atom))
+            continue
+        parts = sympy.Add.make_args(
+            sympy.expand(
+                atom.expr,
+                deep=False,
+                mul=True,
+                power_exp=False,
+                power_base=False,
+                log=False,
+                multinomial=False,
+            )
+        )
+        split = None
+        if atom.family is None and len(parts) > 1 and closed_form(atom, dim) is None:
+            split = []
+            for part in parts:
+                coef, rest = part.as_coeff_Mul()
+                if rest.is_number:
+                    if atom.support is not None:  # a constant on [0, R] is a polynomial, not an atom
+                        split = None
+                        break
+                    split.append((c * float(coef * rest), None))
+                    continue
+                try:
+                    sub = RadialKernel(rest, support=atom.support)
+                except KernelDefinitionError:
+                    split = None
+                    break
+                if closed_form(sub, dim) is None:
+                    split = None
+                    break
+                split.append((c * float(coef), sub))
+        out.extend(split if split else [(c, atom)])
+    return out
