@@ -45,9 +45,9 @@ from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels import REGISTRY, DensityKernel
 from ..kernels._parse import R, to_sympy_number
+from . import _monotone  # noqa: F401  (registers the completely monotone matcher and builder)
 from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
-from . import _monotone  # noqa: F401  (registers the completely monotone matcher and builder)
 from ._forms import log_form, vectorised
 from ._polynomial import compact_polynomial_transform
 from ._registry import BUILDERS, MATCHERS, builder, matcher

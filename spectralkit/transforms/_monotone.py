@@ -44,6 +44,7 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
+from .._numerics.chebyshev import fit_adaptive
 from .._numerics.quadrature import gauss_legendre
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
@@ -337,7 +338,8 @@ class _Group:
         return cut
 
     def log_nu(self, x):
-        """(log|nu(x)|, sign, log sum|terms|) for x > 0 (arrays)."""
+        """(log|nu(x)|, sign, log env, log err) for x > 0 (arrays): env = sum |terms| (smooth), err the
+        size of what was summed (env, or the series' sum |a_n| x^(e+n) where the series is used)."""
         lx = np.log(x)
         la = self.logc[:, None] + (self.beta[:, None] - 1.0) * lx[None, :] - self.p[:, None] * x[None, :]
         peak = np.max(la, axis=0)
@@ -348,6 +350,7 @@ class _Group:
             log_abs = peak + np.log(np.abs(total))
         sign = np.sign(total)
         log_size = peak + np.log(size)
+        log_env = log_size.copy()
         small = x < self.x_switch
         if np.any(small) and len(self.series) and self._needs_series():
             xs = x[small]
@@ -362,7 +365,7 @@ class _Group:
                 log_abs[small] = np.log(np.abs(vals))
                 log_size[small] = np.log(sizes)
             sign[small] = np.sign(vals)
-        return log_abs, sign, log_size
+        return log_abs, sign, log_env, log_size
 
     @functools.cached_property
     def _series_needed(self):
@@ -386,7 +389,7 @@ def _breaks(group, rho, d, refine=1):
         feats.append(np.full(rho.shape, math.log(group.s / (d + 1.0)) - 2.0))
     feats.append(np.where(np.isfinite(lrho), lrho - math.log(sq) - 2.0, np.inf))
     y_lo = np.minimum(np.min(np.stack(feats), axis=0), y_hi - 1.0)
-    y_lo = np.maximum(y_lo, y_hi - 80.0)
+    y_lo = np.maximum(y_lo, y_hi - 120.0)
     # left tail: the integrand ~ x^slope as x -> 0 (slope = lead + 1, or lead + 2 - d at rho = 0 ...)
     slope = group.lead + 1.0
     if group.s == 0:
@@ -396,23 +399,34 @@ def _breaks(group, rho, d, refine=1):
     span = np.broadcast_to(span, rho.shape)
     n_left = int(math.ceil(math.log2(1.0 + float(np.max(span))))) + 1
     left = y_lo[:, None] - np.minimum(np.cumsum(2.0 ** np.arange(n_left))[None, :], span[:, None])
-    n_act = int(math.ceil(float(np.max(y_hi - y_lo)))) * refine
-    frac = np.linspace(0.0, 1.0, n_act + 1)
-    act = y_lo[:, None] + (y_hi - y_lo)[:, None] * frac[None, :]
-    parts = [left, act]
-    if d >= 12:
-        # where g_d turns over (t ~ rho): panels of width 2/sqrt(d+1)
-        n_fine = int(math.ceil((1.2 + math.log(sq / 2.0)) * sq / 2.0)) * refine
-        t_lo = rho * 2.0 / sq * math.exp(-0.5)
-        t_hi = rho * math.exp(0.7)
-        x_floor = np.exp(y_lo)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            f_lo = np.log(np.maximum(t_lo - group.s, x_floor))
-            f_hi = np.log(np.maximum(t_hi - group.s, x_floor))
-        f_lo = np.clip(np.where(np.isfinite(f_lo), f_lo, y_lo), y_lo, y_hi)
-        f_hi = np.clip(np.where(np.isfinite(f_hi), f_hi, y_lo), y_lo, y_hi)
-        fr = np.linspace(0.0, 1.0, n_fine + 1)
-        parts.append(f_lo[:, None] + (f_hi - f_lo)[:, None] * fr[None, :])
+    # the action region [y_lo, y_hi]: ladders of panels (widths w0, 2 w0, 4 w0, ...) on both sides of
+    # every place where the integrand's log bends (nu's peak and cut, g's turnover at t ~ rho, the
+    # decay of g(s + x) at x ~ s/d); between them it is exp(linear in y) and wide panels are exact
+    x_floor = np.exp(y_lo)
+    w_nu = min(1.0, 2.0 / math.sqrt(group.beta_max + 1.0)) / refine
+    w_g = min(1.0, 2.0 / sq) / refine
+    fixed = [math.log(1.0 / float(np.max(group.p))), math.log(max(group.beta_max, 1.0) / group.p_min)]
+    if group.s > 0:
+        fixed.append(math.log(group.s / (d + 1.0)))
+    fixed.sort()
+    kept = [fixed[0]] + [f for a, f in zip(fixed[:-1], fixed[1:]) if f - a > 2 * w_nu]
+    centers = [(np.full(rho.shape, f), w_nu, (-1, 1)) for f in kept]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # g turns over between t = rho / sqrt(d+1) and t = rho: fine panels between, ladders outwards
+        lo_g, hi_g = (np.log(np.maximum(t - group.s, x_floor)) for t in (rho / sq, rho))
+    lo_g = np.where(np.isfinite(lo_g), lo_g, y_lo)
+    hi_g = np.where(np.isfinite(hi_g), hi_g, y_lo)
+    centers += [(lo_g, w_g, (-1,)), (hi_g, w_g, (1,))]
+    span_act = float(np.max(y_hi - y_lo)) + 1.0
+    parts = [left]
+    for c, w0, sides in centers:
+        k = int(math.ceil(math.log2(span_act / w0 + 1.0)))
+        offs = w0 * (2.0 ** np.arange(k + 1) - 1.0)
+        ladder = np.concatenate([-offs[:0:-1], offs]) if len(sides) == 2 else sides[0] * offs
+        parts.append(np.clip(c[:, None] + ladder[None, :], y_lo[:, None], y_hi))
+    n_fine = int(math.ceil((math.log(sq) + 0.2) / w_g))
+    fr = np.linspace(0.0, 1.0, n_fine + 1)[1:-1]
+    parts.append(np.clip(lo_g[:, None] + (hi_g - lo_g)[:, None] * fr[None, :], y_lo[:, None], y_hi))
     if refine > 1:
         left_mid = 0.5 * (left[:, 1:] + left[:, :-1])
         parts.append(left_mid)
@@ -436,13 +450,14 @@ class _Integrator:
         return y.reshape(rho.size, -1), wy.reshape(rho.size, -1)
 
     def log_integrals(self, rho, kind="mu", refine=1, n=_NODES):
-        """(log|I|, sign, log I_abs) for each rho: I = int nu(x) K(s + x, rho) dx, K = g_d ("mu") or
-        the Beta-law CDF ("cdf") or its complement ("ccdf"); I_abs the same with |terms of nu|."""
+        """(log_scale, I, I_env, I_err) / exp(log_scale) for each rho: I = int nu(x) K(s + x, rho) dx,
+        K = g_d ("mu") or the Beta-law CDF ("cdf") or its complement ("ccdf"); I_env and I_err the
+        same with the envelope and the rounding size of nu (:meth:`_Group.log_nu`). One scale for the
+        three, so that I / I_env is exact to rounding even where the logs are large (high d)."""
         rho = np.asarray(rho, dtype=np.float64)
         y, wy = self._nodes(rho, refine, n)
         x = np.exp(y)
-        ln, sg, lsize = self.g.log_nu(x.ravel())
-        ln, sg, lsize = ln.reshape(x.shape), sg.reshape(x.shape), lsize.reshape(x.shape)
+        ln, sg, lenv, lsize = (v.reshape(x.shape) for v in self.g.log_nu(x.ravel()))
         t = self.g.s + x
         r2 = rho[:, None]
         if kind == "mu":
@@ -465,18 +480,19 @@ class _Integrator:
         with np.errstate(divide="ignore"):
             lw = np.log(wy) + y  # dx = x dy (zero-width panels: weight 0)
         la = ln + lk + lw
+        le = lenv + lk + lw
         ls = lsize + lk + lw
-        peak = np.max(np.where(np.isfinite(ls), ls, -np.inf), axis=1)
+        peak = np.max(np.where(np.isfinite(le), le, -np.inf), axis=1)
         peak = np.where(np.isfinite(peak), peak, 0.0)
         with np.errstate(invalid="ignore", over="ignore"):
             tot = np.sum(np.where(np.isfinite(la), sg * np.exp(la - peak[:, None]), 0.0), axis=1)
+            env = np.sum(np.where(np.isfinite(le), np.exp(le - peak[:, None]), 0.0), axis=1)
             size = np.sum(np.where(np.isfinite(ls), np.exp(ls - peak[:, None]), 0.0), axis=1)
-        with np.errstate(divide="ignore"):
-            return peak + np.log(np.abs(tot)), np.sign(tot), peak + np.log(size)
+        return peak, tot, env, size
 
 
 def _atoms_log(atoms, rho, d, kind="mu"):
-    """The atoms' contributions w K(s, rho), as (log|.|, sign) lists."""
+    """The atoms' contributions w K(s, rho), as scaled pieces (see :func:`_combine`)."""
     out = []
     log_c = math.lgamma(0.5 * (d + 1)) - 0.5 * (d + 1) * math.log(math.pi)
     for w, s in atoms:
@@ -489,20 +505,27 @@ def _atoms_log(atoms, rho, d, kind="mu"):
                 lk = np.log(sc.betainc(0.5 * d, 0.5, rho**2 / (rho**2 + s * s)))
             else:
                 lk = np.log(sc.betainc(0.5, 0.5 * d, s * s / (rho**2 + s * s)))
-        out.append((lk + math.log(abs(w)), np.full(rho.shape, math.copysign(1.0, w))))
+        la = lk + math.log(abs(w))
+        one = np.ones(rho.shape)
+        out.append(
+            (
+                np.where(np.isfinite(la), la, 0.0),
+                np.where(np.isfinite(la), math.copysign(1.0, w), 0.0),
+                one,
+                one,
+            )
+        )
     return out
 
 
 def _combine(pieces):
-    """Signed sum of (log|a_i|, sign_i) in logs -> (log|sum|, sign)."""
+    """Sum of scaled pieces (log_scale_i, I_i, E_i, S_i) -> (log_scale, I, E, S) with one scale."""
     logs = np.stack([p[0] for p in pieces])
-    signs = np.stack([p[1] for p in pieces])
-    peak = np.max(np.where(signs != 0, logs, -np.inf), axis=0)
-    fin = np.where(np.isfinite(peak), peak, 0.0)
+    shift = np.max(logs, axis=0)
+    shift = np.where(np.isfinite(shift), shift, 0.0)
     with np.errstate(invalid="ignore", over="ignore"):
-        tot = np.sum(np.where(signs != 0, signs * np.exp(logs - fin), 0.0), axis=0)
-    with np.errstate(divide="ignore"):
-        return np.where(np.isposinf(peak), np.inf, fin + np.log(np.abs(tot))), np.sign(tot)
+        factors = np.exp(logs - shift)
+        return (shift, *(np.sum(factors * np.stack([p[k] for p in pieces]), axis=0) for k in (1, 2, 3)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -525,37 +548,77 @@ def _completely_monotone(c0, terms, atoms, dim):
     scale = float(min([g.p_min + g.s for g in groups] + [float(s) for _, s in atoms]))
 
     def parts(rho, kind="mu", refine=1, n=_NODES):
-        pieces, sizes = [], []
-        for it in integrators:
-            la, sg, ls = it.log_integrals(rho, kind, refine, n)
-            pieces.append((la, sg))
-            sizes.append((ls, np.ones(rho.shape)))
-        atom_pieces = _atoms_log(atoms, rho, d, kind)
-        pieces += atom_pieces
-        sizes += [(la, np.ones(rho.shape)) for la, _ in atom_pieces]
-        return _combine(pieces), _combine(sizes)
+        """(log_scale, I, I_env, I_err) summed over the groups and the atoms (one scale)."""
+        pieces = [it.log_integrals(rho, kind, refine, n) for it in integrators]
+        return _combine(pieces + _atoms_log(atoms, rho, d, kind))
+
+    def direct(rho):
+        """(log|mu|, sign, log E, log err, mu / E) by quadrature at rho > 0 (E = int env g)."""
+        shift, tot, env, size = parts(rho)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (
+                shift + np.log(np.abs(tot)),
+                np.sign(tot),
+                shift + np.log(env),
+                shift + np.log(size),
+                tot / env,
+            )
+
+    # mu is interpolated in u = log rho (adaptive piecewise Chebyshev with a measured error) on 42
+    # decades, by quadrature beyond: log|mu| when mu keeps its sign, else log E and q = mu / E
+    lo, hi = math.log(scale) + math.log(1e-30), math.log(scale) + math.log(1e12)
+    probe = direct(np.exp(np.linspace(lo, hi, 361)))
+    one_signed = bool(np.all(probe[1] == probe[1][0]))
+    sign_all = float(probe[1][0])
+    fit = dict(n_init=16, degree=24, relative=False, fallback=True)
+
+    def noise(v):
+        return 32 * np.finfo(float).eps * float(np.max(np.abs(v)))  # the rounding of log values
+
+    if one_signed:
+        log_env, _ = fit_adaptive(lambda u: direct(np.exp(u))[0], lo, hi, tol=1e-13, noise=noise, **fit)
+        ratio = None
+    else:
+        log_env, _ = fit_adaptive(lambda u: direct(np.exp(u))[2], lo, hi, tol=1e-13, noise=noise, **fit)
+
+        # q = I / I_env carries the rounding of the logs of the nodes (~ eps |log|, large in high d)
+        log_size = float(np.max(np.abs(probe[2])))
+        tol_q = max(1e-14, 64 * np.finfo(float).eps * log_size)
+        ratio, _ = fit_adaptive(lambda u: direct(np.exp(u))[4], lo, hi, tol=tol_q, **fit)
 
     def log_abs_and_sign(rho):
         out = np.empty(rho.shape)
-        sign = np.empty(rho.shape)
+        sign = np.full(rho.shape, sign_all)
         zero = rho == 0
         pos = ~zero
         if np.any(pos):
-            (la, sg), _ = parts(rho[pos])
-            out[pos], sign[pos] = la, sg
+            u = np.log(rho[pos])
+            out[pos] = log_env(u)
+            if ratio is not None:
+                qv = ratio(u)
+                with np.errstate(divide="ignore"):
+                    out[pos] += np.log(np.abs(qv))
+                sign[pos] = np.sign(qv)
         if np.any(zero):
             if singular0:
                 out[zero], sign[zero] = np.inf, sign0
             else:
-                (la, sg), _ = parts(np.zeros(1))
+                la, sg, *_ = direct(np.zeros(1))
                 out[zero], sign[zero] = la[0], sg[0]
         return out, sign
 
-    sign0 = float(parts(np.array([1e-9 * scale]))[0][1][0])
-    # measured error: a finer rule, and the cancellation eps * int |nu| g / |mu|
-    check = scale * np.logspace(-6, 8, 57)
-    (la1, sg1), (ls1, _) = parts(check)
-    (la2, sg2), _ = parts(check, refine=2, n=_CHECK_NODES)
+    def direct_fine(rho):
+        shift, tot, _, _ = parts(rho, refine=2, n=_CHECK_NODES)
+        with np.errstate(divide="ignore"):
+            return shift + np.log(np.abs(tot)), np.sign(tot)
+
+    sign0 = float(direct(np.array([1e-9 * scale]))[1][0])
+    # measured error of what is returned: against a finer rule (halved panels, 24 nodes) at points
+    # between the interpolation nodes, plus the cancellation eps * int |nu| g / |mu|
+    check = scale * np.logspace(-6.03, 8.01, 89)
+    la1, sg1 = log_abs_and_sign(check)
+    ls1 = direct(check)[3]
+    la2, sg2, *_ = direct_fine(check)
     with np.errstate(invalid="ignore", over="ignore"):
         quad = np.abs(np.expm1(la1 - la2))
         quad = np.where(sg1 == sg2, quad, np.inf)
@@ -575,10 +638,10 @@ def _completely_monotone(c0, terms, atoms, dim):
             out = np.zeros(flat.shape)
             pos = flat > 0
             if np.any(pos):
-                (lc, _), _ = parts(flat[pos], "cdf")
-                (lcc, _), _ = parts(flat[pos], "ccdf")
-                lo = np.exp(lc - log_mass)
-                hi = 1.0 - np.exp(lcc - log_mass)
+                sc_, tot, _, _ = parts(flat[pos], "cdf")
+                scc, totc, _, _ = parts(flat[pos], "ccdf")
+                lo = tot * np.exp(sc_ - log_mass)
+                hi = 1.0 - totc * np.exp(scc - log_mass)
                 out[pos] = np.clip(np.where(lo < 0.5, lo, hi), 0.0, 1.0)
             out = out.reshape(arr.shape)
             return out if out.ndim else float(out)
