@@ -49,6 +49,7 @@ from . import _monotone  # noqa: F401  (registers the completely monotone matche
 from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
 from ._forms import log_form, vectorised
+from ._normalise import validate_match
 from ._polynomial import compact_polynomial_transform
 from ._registry import BUILDERS, MATCHERS, builder, matcher
 from ._types import RadialTransform, check_atom_and_dim
@@ -149,7 +150,8 @@ def _recognise(atom):
 def _match_expression(atom):
     for _priority, _name, match_fn in MATCHERS:
         match = match_fn(atom.expr, atom.support)
-        if match is not None:
+        # the matched family's formula must reproduce the kernel (a misread formula gets no measure)
+        if match is not None and validate_match(atom.expr, atom.support, *match):
             return match
     return None
 

@@ -82,6 +82,21 @@ def _linear(expr):
     return (coeffs[-1], coeffs[0] if len(coeffs) == 2 else sympy.Integer(0))
 
 
+def _summands(expr):
+    """The summands of expr, products distributed over sums that hold exponentials (not over
+    denominators: sympy's expand would multiply out 1/((r + 1) exp(r)))."""
+    out = []
+    for part in sympy.Add.make_args(expr):
+        factors = sympy.Mul.make_args(part)
+        sums = [f for f in factors if f.is_Add and f.has(sympy.exp)]
+        if not sums:
+            out.append(part)
+            continue
+        rest = sympy.Mul(*[f for f in factors if f is not sums[0]])
+        out.extend(term for a in sympy.Add.make_args(sums[0]) for term in _summands(rest * a))
+    return out
+
+
 def _split_term(term):
     """term = coef * rational(r) * prod (linear)^gamma (gamma not an integer) * exp(-s r).
 
@@ -100,7 +115,7 @@ def _split_term(term):
                 return None
             coef *= sympy.exp(lin[0])
             s -= lin[1]
-        elif f == R:
+        elif f == R or (f.is_Add and not f.has(sympy.exp) and f.is_rational_function(R)):
             rational *= f
         elif f.is_Pow and f.exp.is_number and f.base.is_polynomial(R):
             if f.exp.is_Integer:
@@ -169,14 +184,10 @@ def bernstein_terms(expr):
     ``terms``: ((w, beta, p, s), ...) for w (r + p)^(-beta) exp(-s r), beta > 0, p > 0, s >= 0;
     ``atoms``: ((w, s), ...) for w exp(-s r), s > 0; ``c0`` the constant (mpmath numbers).
     """
-    expr = _exact(sympy.powsimp(expr, combine="exp"))
+    expr = _exact(expr)
     if expr.has(sympy.Piecewise, sympy.Abs, sympy.Min, sympy.Max):
         return None
-    parts = sympy.Add.make_args(
-        sympy.expand(
-            expr, deep=False, mul=True, multinomial=False, power_exp=True, power_base=False, log=False
-        )
-    )
+    parts = _summands(expr)
     rational_by_s = {}
     terms, atoms = [], []
     c0 = mpmath.mpf(0)
@@ -195,7 +206,16 @@ def bernstein_terms(expr):
         base, gamma = factors[0]
         lin = _linear(base)
         if lin is None:
-            return None
+            # lc (a + b r)^m, e.g. (1 + 2 r + r^2)^(-3/4) = (1 + r)^(-3/2)
+            lc, flist = sympy.factor_list(sympy.expand(base), R)
+            if len(flist) != 1 or not (lc.is_number and lc > 0):
+                return None
+            ((factor, mult),) = flist
+            lin = _linear(factor)
+            if lin is None:
+                return None
+            coef *= lc**gamma
+            gamma = gamma * mult
         a, b = _mpf(lin[0]), _mpf(lin[1])
         g = _mpf(gamma)
         if not (a > 0 and b > 0):
