@@ -81,18 +81,46 @@ def _match_normalised(expr, support):
         norm = normalise(expr)
     except (TypeError, ValueError, AttributeError):
         return None
-    if norm == expr:
-        return None
-    for _priority, _name, match_fn in MATCHERS:
-        if match_fn is _match_normalised:
+    # an irrational constant factor (2*sqrt(2)/(r**2 + 2)**(3/2)) hides the family's shape from
+    # matchers that split off a rational coefficient: match without it, scale the parameters
+    coef, rest = norm.as_independent(R, as_Add=False)
+    candidates = [(norm, sympy.Integer(1))]
+    if coef.is_number and coef != 1 and coef != 0:
+        candidates.append((rest, coef))
+    for candidate, factor in candidates:
+        if candidate == expr:
             continue
-        try:
-            match = match_fn(norm, support)
-        except (TypeError, ValueError, ZeroDivisionError, sympy.PolynomialError):
-            continue
-        if match is not None and validate_match(expr, support, *match):
-            return match
+        for _priority, _name, match_fn in MATCHERS:
+            if match_fn is _match_normalised:
+                continue
+            try:
+                match = match_fn(candidate, support)
+                match = None if match is None else _scaled(*match, factor)
+            except (TypeError, ValueError, ZeroDivisionError, sympy.PolynomialError):
+                continue
+            if match is not None and validate_match(expr, support, *match):
+                return match
     return None
+
+
+def _scaled(kind, params, factor):
+    """(kind, params) of ``factor`` times the matched kernel, or None for kinds without a scale."""
+    if factor == 1:
+        return kind, params
+    f_num = sympy.N(factor, 30)
+    p = dict(params)
+    if "c" in p:
+        p["c"] = p["c"] * float(f_num)
+    elif kind in ("poly_gaussian", "compact_polynomial"):
+        p["coeffs"] = [c * factor for c in p["coeffs"]]
+    elif kind == "completely_monotone":
+        f_mp = mpmath.mpf(f_num)
+        p["c0"] = p["c0"] * f_mp
+        p["terms"] = tuple((w * f_mp, *rest) for w, *rest in p["terms"])
+        p["atoms"] = tuple((w * f_mp, s) for w, s in p["atoms"])
+    else:
+        return None
+    return kind, p
 
 
 # ---------------------------------------------------------------------------------------------
