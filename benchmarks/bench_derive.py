@@ -56,6 +56,13 @@ KERNELS = [
     ("exp(-sqrt(1 + r**2))", None, "numeric: exponential decay"),
     ("1/(1 + r**2)**2", None, "rational (closed form)"),
     ("exp(-r**2/2) + 0.25", None, "atom at 0"),
+    # completely monotone kernels (Bernstein mixtures) and library families written out as formulas
+    ("(1 + r)**-1.5", None, "completely monotone: (1 + r)^-beta"),
+    ("2*exp(-r)/(1 + 3*r)**0.5", None, "completely monotone: shifted Bernstein measure"),
+    ("(r + 3)/((r + 1)*(r + 2)**2)", None, "completely monotone: rational, partial fractions"),
+    ("(1 + r)**-2 - 0.5*(1 + 2*r)**-1", None, "Bernstein difference (indefinite)"),
+    ("2**(-r**2)", None, "Gaussian written as 2^(-r^2)"),
+    ("r**0.7*besselk(0.7, 2*r)", None, "Matern written with besselk"),
 ]
 
 CHILD = r"""

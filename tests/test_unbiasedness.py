@@ -117,6 +117,8 @@ CASES = [
     (kernels.spherical_polynomial(2.0, 2), 3, "rff"),
     (kernels.laplacian(1.0) - 0.5 * kernels.gaussian(0.5), 5, "gorf"),
     (kernels.matern(1.5, 1.0), 16, "gorf"),
+    # completely monotone class: a signed Bernstein mixture (indefinite), mu singular at rho = 0
+    (kernels.RadialKernel.from_string("(1 + r)**-2 - 0.5*(1 + 2*r)**-1"), 16, "gorf"),
 ]
 
 

@@ -95,6 +95,18 @@ reason. (An explicit truncation radius gives a biased estimator whose bias at r 
 except sk.DivergentMassError as err:
     print(err.reason)""",
     ),
+    (
+        """## 7. Completely monotone kernels
+
+A kernel that is a mixture of exponentials, k(r) = int exp(-t r) nu(dt), has the mixture of their
+transforms as its measure in every dimension. (1 + r)^-1.5 (nu a Gamma density) decays slower than
+r^-d: mu is infinite at rho = 0 (an integrable singularity) and the masses are still exact;
+a difference of such kernels has a signed nu and may be indefinite.""",
+        """for formula in ("(1 + r)**-1.5", "(1 + r)**-2 - 0.5*(1 + 2*r)**-1"):
+    for d in (3, 256):
+        report = sk.check_rkks(sk.RadialKernel.from_string(formula), dim=d)
+        print(f"{formula:32s} d = {d:3d}: {report.verdict:4s} m+ = {report.mass_plus}, m- = {report.mass_minus}")""",
+    ),
 ]
 
 
