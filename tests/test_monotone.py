@@ -225,22 +225,33 @@ def test_not_recognised(formula):
 
 
 @pytest.mark.parametrize(
-    "formula,library",
+    "formula,library,factor",
     [
-        ("2**(1-0.7)/gamma(0.7)*(sqrt(1.4)*r/2)**0.7*besselk(0.7, sqrt(1.4)*r/2)", kernels.matern(0.7, 2.0)),
-        ("2**(-r**2)", kernels.gaussian(1 / math.sqrt(2 * math.log(2)))),
-        ("(2 + r**2)**-1.5 * 2**1.5", kernels.rational_quadratic(1.5, 1 / math.sqrt(1.5))),
-        ("exp(-r**1.5/2)", kernels.exponential_power(1.5, 2 ** (2 / 3))),
+        (
+            "2**(1-0.7)/gamma(0.7)*(sqrt(1.4)*r/2)**0.7*besselk(0.7, sqrt(1.4)*r/2)",
+            kernels.matern(0.7, 2.0),
+            1.0,
+        ),
+        ("2**(-r**2)", kernels.gaussian(1 / math.sqrt(2 * math.log(2))), 1.0),
+        ("(2 + r**2)**-1.5 * 2**1.5", kernels.rational_quadratic(1.5, 1 / math.sqrt(1.5)), 1.0),
+        ("exp(-r/2)*sqrt(2)", kernels.laplacian(2.0), math.sqrt(2)),
     ],
 )
 @pytest.mark.parametrize("dim", [3, 64])
-def test_recognised_forms_give_the_library_measure(formula, library, dim):
+def test_recognised_forms_give_the_library_measure(formula, library, factor, dim):
     got, ref = closed_form(F(formula), dim), closed_form(library, dim)
     rho = np.geomspace(1e-3, 1e3, 40)
-    assert np.allclose(got.mu(rho), ref.mu(rho), rtol=1e-11, atol=0)
-    rep_a, rep_b = check_rkks(F(formula), dim), check_rkks(library, dim)
+    assert np.allclose(got.mu(rho), factor * ref.mu(rho), rtol=1e-11, atol=0)
+    rep_a, rep_b = check_rkks(F(formula), dim), check_rkks(factor * library, dim)
     assert rep_a.verdict == rep_b.verdict == "PD"
     assert abs(rep_a.mass_plus.value - rep_b.mass_plus.value) < 1e-12
+
+
+def test_exponential_power_written_out_gives_the_library_measure():
+    got = closed_form(F("exp(-r**1.5/2)"), 3)
+    ref = closed_form(kernels.exponential_power(1.5, 2 ** (2 / 3)), 3)
+    rho = np.geomspace(1e-3, 1e3, 40)
+    assert np.allclose(got.mu(rho), ref.mu(rho), rtol=1e-11, atol=0)
 
 
 def test_a_misread_match_is_refused():
