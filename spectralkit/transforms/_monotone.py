@@ -59,6 +59,16 @@ _CHECK_NODES = 24
 _SERIES_TERMS = 24
 _MAX_REL_ERROR = 1e-9  # beyond this (strong cancellation of a signed nu) the generic route is used
 _LOG_CUT = 60.0  # nu is cut where it is below e^-60 of its peak
+_FAILURES = (
+    ArithmeticError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    NotImplementedError,
+    RecursionError,
+    sympy.PolynomialError,
+    mpmath.libmp.NoConvergence,
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -118,9 +128,9 @@ def _split_term(term):
         elif f == R or (f.is_Add and not f.has(sympy.exp) and f.is_rational_function(R)):
             rational *= f
         elif f.is_Pow and f.exp.is_number and f.base.is_polynomial(R):
-            if f.exp.is_Integer:
+            if f.exp.is_Integer and (f.exp > 0 or _linear(f.base) is None):
                 rational *= f
-            else:
+            else:  # (a + b r)^gamma kept whole: (1 + r)**-1000 is not expanded
                 factors.append((f.base, f.exp))
         else:
             return None
@@ -198,11 +208,14 @@ def bernstein_terms(expr):
         coef, rational, factors, s = split
         if not (coef.is_number and s.is_number) or _mpf(s) < 0 or sympy.im(sympy.N(coef, 30)) != 0:
             return None
+        if len(factors) > 1 or (factors and not rational.is_polynomial(R)):
+            if not all(g.is_Integer for _, g in factors):
+                return None  # non-integer powers of several bases: nu is a convolution
+            rational *= sympy.Mul(*[b**g for b, g in factors])
+            factors = []
         if not factors:
             rational_by_s[s] = rational_by_s.get(s, 0) + coef * rational
             continue
-        if len(factors) != 1:
-            return None
         base, gamma = factors[0]
         lin = _linear(base)
         if lin is None:
@@ -254,18 +267,23 @@ def bernstein_terms(expr):
     return c0, tuple(terms), tuple(atoms)
 
 
-@matcher(priority=25)
+# before the polynomial x exp matcher (10), whose expansion of (1 + r)**-60 takes seconds; this one
+# declines polynomial x exp and pure exponentials
+@matcher(priority=5)
 def _match_monotone(expr, support):
     """Sums of w (a + b r)^(-beta) exp(-s r), rational functions with negative real poles (times exp)."""
     if support is not None or not expr.has(R):
         return None
-    with mpmath.workdps(_DPS):
-        data = bernstein_terms(expr)
-        if data is None:
-            return None
-        c0, terms, atoms = data
-        if not _reconstructs(expr, c0, terms, atoms):
-            return None
+    try:
+        with mpmath.workdps(_DPS):
+            data = bernstein_terms(expr)
+            if data is None:
+                return None
+            c0, terms, atoms = data
+            if not _reconstructs(expr, c0, terms, atoms):
+                return None
+    except _FAILURES:  # a formula this matcher cannot read is simply not matched
+        return None
     return "completely_monotone", {"c0": c0, "terms": terms, "atoms": atoms}
 
 
