@@ -20,14 +20,16 @@ small t - s (e.g. 1/(1+r) - 1/(2+r), nu = e^-t - e^-2t ~ t) a power series with 
 summed at 50 digits is used, so that nu keeps its relative accuracy.
 
 Quadrature (:mod:`spectralkit._numerics.quadrature`, Gauss-Legendre panels) in y = log(t - s): the
-integrand nu(x) x g_d(s + x, rho) is smooth in y; panels of width <= 1 cover the region where it
-lives, refined to width 2/sqrt(d+1) where g_d turns over (t ~ rho, curvature ~ d), with
-geometrically widening panels towards x -> 0 (an exp(beta y) tail) and a cut where nu is below
-e^-60 of its peak. Everything is in logs (high d: g_d spans 10^+-1000). The relative error is
-measured when the transform is built (a second rule with halved panels and 24 nodes at rho over
-fourteen decades) and includes the cancellation between positive and negative parts of a signed nu
-(eps times int |nu| g / |mu|); a signed kernel whose cancellation is too strong is left to the
-generic route (None).
+integrand nu(x) x g_d(s + x, rho) is smooth in y; ladders of panels of doubling width start where its
+logarithm bends (nu's peak and cut, the decay of g_d(s + x) at x ~ s/d, g_d's turnover between
+t = rho/sqrt(d+1) and rho, covered by panels of width 2/sqrt(d+1): curvature ~ d there), with
+widening panels towards x -> 0 (an exp(beta y) tail) and a cut where nu is below e^-60 of its
+peak. Everything is in logs (high d: g_d spans 10^+-1000). log|mu| (or log of the envelope
+int |nu| g and mu / envelope when mu changes sign) is interpolated in log rho (adaptive piecewise
+Chebyshev, measured error). The relative error is measured when the transform is built (what is
+returned against a second rule with halved panels and 24 nodes, at 150 rho over 36 decades) and
+includes the cancellation between positive and negative parts of a signed nu (8 eps int |nu| g /
+|mu|); a signed kernel whose cancellation is too strong is left to the generic route (None).
 
 rho -> 0: mu(0) = C int nu t^-d is finite iff k decays faster than r^-d; otherwise mu has the
 integrable singularity ~ rho^(beta - d) (k ~ r^-beta), marked as a singular point. rho -> inf:
@@ -56,7 +58,7 @@ __all__ = []  # private module
 _DPS = 50  # working digits of the partial fractions, moments and series coefficients
 _NODES = 16  # Gauss-Legendre nodes per panel
 _CHECK_NODES = 24
-_SERIES_TERMS = 24
+_SERIES_TERMS = 64
 _MAX_REL_ERROR = 1e-9  # beyond this (strong cancellation of a signed nu) the generic route is used
 _LOG_CUT = 60.0  # nu is cut where it is below e^-60 of its peak
 _FAILURES = (
@@ -331,6 +333,7 @@ class _Group:
         self.logc = np.array([math.log(abs(float(w))) - math.lgamma(float(b)) for w, b, _ in terms])
         self.sign = np.sign(self.w)
         self.x_switch = 0.5 / float(np.max(self.p))
+        self.series_ok = True
         # series classes: exponent e (the smallest beta - 1 of the class) and coefficients a_n of x^(e + n)
         classes = {}
         with mpmath.workdps(_DPS):
@@ -339,6 +342,8 @@ class _Group:
                 key = round(frac, 12)
                 classes.setdefault(key, []).append((w, b, p))
             self.series = []
+            p_max = max(p for _, _, p in terms)
+            lead = []
             for members in classes.values():
                 e = min(b for _, b, _ in members) - 1
                 coeffs = [mpmath.mpf(0)] * _SERIES_TERMS
@@ -346,7 +351,13 @@ class _Group:
                 for w, b, p in members:
                     m = int(mpmath.nint(b - 1 - e))
                     for n in range(m, _SERIES_TERMS):
-                        c = w * (-p) ** (n - m) / (mpmath.factorial(n - m) * mpmath.gamma(b))
+                        # coefficient of z^n, z = p_max x (bounded: (p / p_max)^n / n!)
+                        c = (
+                            w
+                            * (-p / p_max) ** (n - m)
+                            * p_max ** (-m)
+                            / (mpmath.factorial(n - m) * mpmath.gamma(b))
+                        )
                         coeffs[n] += c
                         sizes[n] += abs(c)
                 # a coefficient that cancels to below the working precision is zero
@@ -354,8 +365,14 @@ class _Group:
                     0.0 if abs(c) <= mpmath.mpf(10) ** (-_DPS + 8) * sz else float(c)
                     for c, sz in zip(coeffs, sizes)
                 ]
-                self.series.append((float(e), np.array(clean)))
-        lead = [(e + np.nonzero(a)[0][0]) for e, a in self.series if np.any(a)]
+                nonzero = np.nonzero(clean)[0]
+                if nonzero.size:
+                    # 24 terms beyond the leading one: (z/2)^24 / 24! < 1e-31 of it for z <= 1/2
+                    self.series.append((float(e), np.array(clean[: nonzero[0] + 25])))
+                    lead.append(float(e) + nonzero[0])
+                else:
+                    self.series_ok = False
+            self.p_max = float(p_max)
         #: nu ~ x^lead as x -> 0 (the leading exponent after cancellation)
         self.lead = float(min(lead)) if lead else 0.0
         self.beta_min = float(np.min(self.beta))
@@ -394,9 +411,10 @@ class _Group:
             xs = x[small]
             vals = np.zeros(xs.shape)
             sizes = np.zeros(xs.shape)
+            zs = xs * self.p_max
             for e, a in self.series:
-                poly = np.polynomial.polynomial.polyval(xs, a)
-                spoly = np.polynomial.polynomial.polyval(xs, np.abs(a))
+                poly = np.polynomial.polynomial.polyval(zs, a)
+                spoly = np.polynomial.polynomial.polyval(zs, np.abs(a))
                 vals += xs**e * poly
                 sizes += xs**e * spoly
             with np.errstate(divide="ignore"):
@@ -407,7 +425,7 @@ class _Group:
 
     @functools.cached_property
     def _series_needed(self):
-        return bool(np.any(self.w < 0))
+        return bool(np.any(self.w < 0)) and self.series_ok
 
     def _needs_series(self):
         return self._series_needed
@@ -653,7 +671,7 @@ def _completely_monotone(c0, terms, atoms, dim):
     sign0 = float(direct(np.array([1e-9 * scale]))[1][0])
     # measured error of what is returned: against a finer rule (halved panels, 24 nodes) at points
     # between the interpolation nodes, plus the cancellation eps * int |nu| g / |mu|
-    check = scale * np.logspace(-6.03, 8.01, 89)
+    check = scale * np.logspace(-25.03, 11.51, 150)
     la1, sg1 = log_abs_and_sign(check)
     ls1 = direct(check)[3]
     la2, sg2, *_ = direct_fine(check)
