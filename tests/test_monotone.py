@@ -290,3 +290,32 @@ def test_cold_derivation_cpu_time():
     verdict1, verdict2, cpu1, cpu2 = out.stdout.split()
     assert verdict1 == verdict2 == "PD"
     assert float(cpu1) < 8.0 and float(cpu2) < 8.0, (cpu1, cpu2)
+
+
+@pytest.mark.parametrize("dim", [1, 3, 16, 64])
+def test_indefinite_masses_against_mpmath(dim):
+    """m- of (1+r)^-2 - (1+2r)^-1/2 (nu = t e^-t - e^(-t/2)/4 < 0 near t = 0, so mu < 0 on [0, rho0]):
+    the zero rho0 of C int nu t (t^2 + rho^2)^(-(d+1)/2) dt and m- = -int nu(t) I_(rho0^2/(rho0^2+t^2))(d/2, 1/2) dt
+    (the cumulative mass of e^(-t r) is the Beta law of the Laplacian), both in mpmath at 30 digits."""
+    rep = check_rkks(F("(1+r)**-2 - 0.5*(1+2*r)**-1"), dim)
+    assert rep.verdict == "RKKS" and len(rep.sign_changes) == 1
+    with mpmath.workdps(30):
+
+        def nu(t):
+            return t * mpmath.exp(-t) - mpmath.exp(-t / 2) / 4
+
+        def mu(rho):
+            return mpmath.quad(
+                lambda t: nu(t) * t * (t * t + rho * rho) ** (-mpmath.mpf(dim + 1) / 2),
+                [0, rho, 1, 10, mpmath.inf],
+            )
+
+        rho0 = mpmath.findroot(mu, mpmath.mpf(rep.sign_changes[0]))
+        half = mpmath.mpf(dim) / 2
+        m_minus = -mpmath.quad(
+            lambda t: nu(t) * mpmath.betainc(half, 0.5, 0, rho0**2 / (rho0**2 + t * t), regularized=True),
+            [0, rho0, 1, 10, mpmath.inf],
+        )
+    assert abs(rep.sign_changes[0] - float(rho0)) <= 1e-9 * float(rho0)
+    assert abs(rep.mass_minus.value - float(m_minus)) <= rep.mass_minus.error + 1e-14
+    assert abs(rep.mass_plus.value - 0.5 - float(m_minus)) <= rep.mass_plus.error + 1e-14
