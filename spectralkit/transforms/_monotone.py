@@ -246,6 +246,12 @@ def bernstein_terms(expr):
         w0 = _mpf(coef) * b**g
         for (n,), c in poly.terms():
             beta = -(g + n)
+            if beta == 0:  # (r + p)^0: a constant (s = 0) or an exponential (an atom of nu at s)
+                if _mpf(s) == 0:
+                    c0 += w0 * _mpf(c)
+                else:
+                    atoms.append((w0 * _mpf(c), _mpf(s)))
+                continue
             if not beta > 0:
                 return None
             terms.append((w0 * _mpf(c), beta, p, _mpf(s)))
