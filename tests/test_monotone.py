@@ -319,3 +319,24 @@ def test_indefinite_masses_against_mpmath(dim):
     assert abs(rep.sign_changes[0] - float(rho0)) <= 1e-9 * float(rho0)
     assert abs(rep.mass_minus.value - float(m_minus)) <= rep.mass_minus.error + 1e-14
     assert abs(rep.mass_plus.value - 0.5 - float(m_minus)) <= rep.mass_plus.error + 1e-14
+
+
+@pytest.mark.parametrize("dim", [1, 3, 64])
+def test_radial_cdf_against_mpmath(dim):
+    """F(rho) = int nu(t) I_(rho^2/(rho^2+t^2))(d/2, 1/2) dt / k(0) for (1+r)^-1.5 (nu = t^(1/2) e^-t / Gamma(3/2))."""
+    tr = closed_form(F("(1+r)**-1.5"), dim)
+    with mpmath.workdps(30):
+        half = mpmath.mpf(dim) / 2
+        for rho in (0.05, 1.0, 20.0):
+            rho_m = mpmath.mpf(rho)
+            ref = mpmath.quad(
+                lambda t, w=rho_m: (
+                    mpmath.sqrt(t)
+                    * mpmath.exp(-t)
+                    / mpmath.gamma(1.5)
+                    * mpmath.betainc(half, 0.5, 0, w**2 / (w**2 + t * t), regularized=True)
+                ),
+                [0, rho_m / mpmath.sqrt(dim + 1), rho_m, 1, 10, mpmath.inf],
+            )
+            got = tr.radial_cdf(np.array([rho]))[0]
+            assert abs(got - float(ref)) <= 1e-12 * min(float(ref), 1 - float(ref)) + 1e-15, (rho, got, ref)
