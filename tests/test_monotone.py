@@ -340,3 +340,27 @@ def test_radial_cdf_against_mpmath(dim):
             )
             got = tr.radial_cdf(np.array([rho]))[0]
             assert abs(got - float(ref)) <= 1e-12 * min(float(ref), 1 - float(ref)) + 1e-15, (rho, got, ref)
+
+
+@pytest.mark.parametrize("dim", DIMS)
+def test_compact_bernstein_density(dim):
+    """(1 - exp(-r))/r: nu = 1 on [0, 1] (r^-1 terms whose densities cancel beyond t = 1), so
+    mu = C_d int_0^1 t (t^2 + rho^2)^(-(d+1)/2) dt = C_d (rho^(1-d) - (1 + rho^2)^((1-d)/2)) / (d - 1)
+    (C_1 log(1 + 1/rho^2) / 2 in d = 1); PD with mass 1; (1 - exp(-r))**2/r**2 (a triangle on [0, 2]) too."""
+    tr = closed_form(F("(1-exp(-r))/r"), dim)
+    assert tr.method == "closed-form:completely-monotone"
+    with mpmath.workdps(30):
+        c = mpmath.gamma(mpmath.mpf(dim + 1) / 2) * mpmath.pi ** (-mpmath.mpf(dim + 1) / 2)
+        for rho in (0.01, 0.9, 40.0):
+            x = mpmath.mpf(rho)
+            if dim == 1:
+                ref = c * mpmath.log(1 + 1 / x**2) / 2
+            else:
+                ref = c * (x ** (1 - dim) - (1 + x * x) ** (mpmath.mpf(1 - dim) / 2)) / (dim - 1)
+            assert _log_error(tr, rho, ref) <= tr.rel_error, (rho, ref)
+    for formula in ("(1-exp(-r))/r", "(1-exp(-r))**2/r**2"):
+        rep = check_rkks(F(formula), dim)
+        assert rep.verdict == "PD" and rep.method == "closed-form:completely-monotone"
+        assert abs(rep.mass_plus.value - 1.0) <= max(1e-12, rep.mass_plus.error)
+    # 1/r alone is unbounded, (1 - 2 exp(-r))/r does not cancel: no Bernstein closed form
+    assert _recognise(F("(1 - 2*exp(-r))/r + 1/(1+r)")) is None

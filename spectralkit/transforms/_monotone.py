@@ -12,6 +12,10 @@ g_d the transform of exp(-t r) (the Student t / Matérn 1/2 density). Recognised
     w exp(-s r)                  ->  nu = w delta_s
     c (a constant)               ->  an atom c at w = 0 of the spectral measure
 
+    w r^-n exp(-s r), integer n  ->  nu = w (t - s)^(n-1) / (n-1)!, t > s: only in sums whose
+                                    densities cancel beyond the last shift (nu a piecewise
+                                    polynomial of compact support, k bounded: (1 - exp(-r))/r)
+
 and their sums: (a + b r)^(-beta) = b^(-beta) (r + a/b)^(-beta); rational functions of r whose poles
 are negative reals are split into partial fractions sum c_(k,n) (r + p_k)^(-n) (numerically at 50
 digits, then checked against the formula), times an optional exp(-s r). Terms with equal shift s
@@ -99,7 +103,12 @@ def _summands(expr):
     denominators: sympy's expand would multiply out 1/((r + 1) exp(r)))."""
     out = []
     for part in sympy.Add.make_args(expr):
-        factors = sympy.Mul.make_args(part)
+        factors = [
+            sympy.expand(f, deep=False)
+            if f.is_Pow and f.exp.is_Integer and f.exp > 0 and f.base.is_Add
+            else f
+            for f in sympy.Mul.make_args(part)
+        ]
         sums = [f for f in factors if f.is_Add and f.has(sympy.exp)]
         if not sums:
             out.append(part)
@@ -233,7 +242,8 @@ def bernstein_terms(expr):
             gamma = gamma * mult
         a, b = _mpf(lin[0]), _mpf(lin[1])
         g = _mpf(gamma)
-        if not (a > 0 and b > 0):
+        # r^-n (a = 0, integer n) only inside bounded combinations such as (1 - exp(-r))/r
+        if not (a >= 0 and b > 0) or (a == 0 and not sympy.sympify(gamma).is_Integer):
             return None
         p = a / b
         # rational * (b (r + p))^gamma with rational a polynomial: expand in u = r + p
@@ -272,7 +282,39 @@ def bernstein_terms(expr):
     terms = [t for t in terms if t[0] != 0]
     if not terms:
         return None  # sums of exponentials alone: the Matérn closed form, term by term
+    if any(p == 0 for _, _, p, _ in terms) and _compact_pieces(terms) is None:
+        return None  # r^-n terms whose Bernstein densities do not cancel beyond the last shift
     return c0, tuple(terms), tuple(atoms)
+
+
+def _compact_pieces(terms):
+    """The p = 0 terms w r^-n exp(-s r) as a piecewise polynomial density: nu(t) = sum w (t - s)^(n-1) /
+    (n-1)! on t > s. Returns [(s_k, L_k, coeffs in x = t - s_k)] over consecutive shifts, or None unless
+    the sum vanishes identically beyond the last shift (then nu has compact support and k is bounded)."""
+    flat = [(w, int(beta), s) for w, beta, p, s in terms if p == 0]
+    shifts = sorted({s for _, _, s in flat})
+    pieces = []
+    for k, s_k in enumerate(shifts):
+        deg = max(n for _, n, _ in flat) - 1
+        coeffs = [mpmath.mpf(0)] * (deg + 1)
+        sizes = [mpmath.mpf(0)] * (deg + 1)
+        for w, n, s in flat:
+            if s > s_k:
+                continue
+            # (t - s)^(n-1) = (x + s_k - s)^(n-1), x = t - s_k
+            for i in range(n):
+                c = w * mpmath.binomial(n - 1, i) * (s_k - s) ** (n - 1 - i) / mpmath.factorial(n - 1)
+                coeffs[i] += c
+                sizes[i] += abs(c)
+        clean = [
+            mpmath.mpf(0) if abs(c) <= mpmath.mpf(10) ** (-_DPS + 8) * sz else c
+            for c, sz in zip(coeffs, sizes)
+        ]
+        if k + 1 == len(shifts):
+            return pieces if all(c == 0 for c in clean) else None
+        if any(c != 0 for c in clean):
+            pieces.append((s_k, shifts[k + 1] - s_k, clean))
+    return None
 
 
 # before the polynomial x exp matcher (10), whose expansion of (1 + r)**-60 takes seconds; this one
@@ -309,6 +351,8 @@ def _reconstructs(expr, c0, terms, atoms):
     with mpmath.workdps(_DPS):
         for r in ("0", "0.125", "0.7", "1.5", "3.25", "10", "47", "300", "5000"):
             rv = mpmath.mpf(r)
+            if rv == 0 and any(p == 0 for _, _, p, _ in terms):
+                continue
             val = _kernel_value(rv, c0, terms, atoms)
             size = abs(c0) + sum(abs(w) * (rv + p) ** (-beta) for w, beta, p, _ in terms)
             size += sum(abs(w) for w, _ in atoms)
@@ -435,6 +479,31 @@ class _Group:
 
     def _needs_series(self):
         return self._series_needed
+
+
+class _Piece:
+    """nu(x) = sum_i c_i x^i on 0 < x < L (x = t - s), zero beyond: one piece of a compactly supported
+    Bernstein density (combinations such as (1 - exp(-r))/r, nu = 1 on [0, 1]); the interface of
+    :class:`_Group` (the quadrature stops at x = L)."""
+
+    def __init__(self, s, length, coeffs):
+        self.s = float(s)
+        nz = [i for i, c in enumerate(coeffs) if c != 0]
+        self.coeffs = np.array([float(c) for c in coeffs])
+        self.lead = float(nz[0])
+        self.beta_min = self.lead + 1.0
+        self.beta_max = float(nz[-1]) + 1.0
+        self.x_cut = float(length)
+        self.p = np.array([1.0 / self.x_cut])
+        self.p_min = float(self.p[0])
+
+    def log_nu(self, x):
+        vals = np.polynomial.polynomial.polyval(x, self.coeffs)
+        sizes = np.polynomial.polynomial.polyval(x, np.abs(self.coeffs))
+        with np.errstate(divide="ignore"):
+            log_abs = np.where(x < self.x_cut, np.log(np.abs(vals)), -np.inf)
+            log_size = np.where(x < self.x_cut, np.log(sizes), -np.inf)
+        return log_abs, np.sign(vals), log_size, log_size
 
 
 # ---------------------------------------------------------------------------------------------
@@ -598,13 +667,17 @@ def _completely_monotone(c0, terms, atoms, dim):
     d = dim
     by_s = {}
     for w, beta, p, s in terms:
-        by_s.setdefault(s, []).append((w, beta, p))
+        if p > 0:
+            by_s.setdefault(s, []).append((w, beta, p))
     with mpmath.workdps(_DPS):
         groups = [_Group(s, members) for s, members in sorted(by_s.items())]
+        pieces = _compact_pieces(terms) if any(p == 0 for _, _, p, _ in terms) else []
+        groups += [_Piece(s_k, length, coeffs) for s_k, length, coeffs in pieces]
     integrators = [_Integrator(g, d) for g in groups]
     nonneg = all(w > 0 for w, *_ in terms) and all(w >= 0 for w, _ in atoms) and c0 >= 0
     with mpmath.workdps(_DPS):
-        mass = sum(w * p ** (-beta) for w, beta, p, _ in terms) + sum(w for w, _ in atoms)
+        mass = sum(w * p ** (-beta) for w, beta, p, _ in terms if p > 0) + sum(w for w, _ in atoms)
+        mass += sum(sum(c * L ** (i + 1) / (i + 1) for i, c in enumerate(cs)) for _, L, cs in pieces)
     # mu(0) is infinite when a group at s = 0 decays like x^lead with lead + 1 <= d
     singular0 = any(g.s == 0 and g.lead + 1.0 <= d for g in groups)
     scale = float(min([g.p_min + g.s for g in groups] + [float(s) for _, s in atoms]))
