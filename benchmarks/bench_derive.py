@@ -63,6 +63,7 @@ KERNELS = [
     ("(1 + r)**-2 - 0.5*(1 + 2*r)**-1", None, "Bernstein difference (indefinite)"),
     ("2**(-r**2)", None, "Gaussian written as 2^(-r^2)"),
     ("r**0.7*besselk(0.7, 2*r)", None, "Matern written with besselk"),
+    ("(1 - exp(-r))/r", None, "completely monotone: compact Bernstein density"),
 ]
 
 CHILD = r"""
