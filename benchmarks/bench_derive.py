@@ -78,6 +78,14 @@ KERNELS = [
     ("exp(-r**2)/(1 + r**2)", None, "numeric: Gaussian x rational"),
     ("exp(-r**2)/(1 + log(1 + r**2))", None, "numeric: Gaussian x log"),
     ("exp(-r**1.5)/(1 + r)", None, "numeric: stretched exponential / rational"),
+    # completely monotone kernels (Bernstein mixtures) and library families written out as formulas
+    ("(1 + r)**-1.5", None, "completely monotone: (1 + r)^-beta"),
+    ("2*exp(-r)/(1 + 3*r)**0.5", None, "completely monotone: shifted Bernstein measure"),
+    ("(r + 3)/((r + 1)*(r + 2)**2)", None, "completely monotone: rational, partial fractions"),
+    ("(1 + r)**-2 - 0.5*(1 + 2*r)**-1", None, "Bernstein difference (indefinite)"),
+    ("2**(-r**2)", None, "Gaussian written as 2^(-r^2)"),
+    ("r**0.7*besselk(0.7, 2*r)", None, "Matern written with besselk"),
+    ("(1 - exp(-r))/r", None, "completely monotone: compact Bernstein density"),
 ]
 
 CHILD = r"""

@@ -128,6 +128,8 @@ CASES = [
     ),
     # numeric transform with a stated mass error (Gaussian x rational, no closed form)
     (kernels.RadialKernel.from_string("exp(-r**2)/(1 + r**2)"), 10, "orf"),
+    # completely monotone class: a signed Bernstein mixture (indefinite), mu singular at rho = 0
+    (kernels.RadialKernel.from_string("(1 + r)**-2 - 0.5*(1 + 2*r)**-1"), 16, "gorf"),
 ]
 
 

@@ -125,6 +125,16 @@ rounding floor weigh under rho^(d-1) in high d: here m+ is exactly 1 (the kernel
 stated error covers the distance.""",
         """rep = sk.check_rkks("exp(-r**2)/(1 + r**2)", dim=10)
 print(rep.verdict, rep.mass_plus, abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error)""",
+        """## 7. Completely monotone kernels
+
+A kernel that is a mixture of exponentials, k(r) = int exp(-t r) nu(dt), has the mixture of their
+transforms as its measure in every dimension. (1 + r)^-1.5 (nu a Gamma density) decays slower than
+r^-d: mu is infinite at rho = 0 (an integrable singularity) and the masses are still exact;
+a difference of such kernels has a signed nu and may be indefinite.""",
+        """for formula in ("(1 + r)**-1.5", "(1 + r)**-2 - 0.5*(1 + 2*r)**-1"):
+    for d in (3, 256):
+        report = sk.check_rkks(sk.RadialKernel.from_string(formula), dim=d)
+        print(f"{formula:32s} d = {d:3d}: {report.verdict:4s} m+ = {report.mass_plus}, m- = {report.mass_minus}")""",
     ),
 ]
 

@@ -48,10 +48,12 @@ from ..kernels._parse import R, to_sympy_number
 from . import (
     _compact,  # noqa: F401  (registers the piecewise and compact-edge closed forms)
     _exp_poly,  # noqa: F401 - registers the exponential-polynomial builder
+    _monotone,  # noqa: F401  (registers the completely monotone matcher and builder)
 )
 from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
 from ._forms import log_form, vectorised
+from ._normalise import validate_match
 from ._polynomial import compact_polynomial_transform
 from ._registry import BUILDERS, MATCHERS, builder, matcher
 from ._types import RadialTransform, check_atom_and_dim
@@ -152,7 +154,8 @@ def _recognise(atom):
 def _match_expression(atom):
     for _priority, _name, match_fn in MATCHERS:
         match = match_fn(atom.expr, atom.support)
-        if match is not None:
+        # the matched family's formula must reproduce the kernel (a misread formula gets no measure)
+        if match is not None and validate_match(atom.expr, atom.support, *match):
             return match
     return None
 
