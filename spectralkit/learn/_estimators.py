@@ -42,6 +42,12 @@ __all__ = ["SCALE_GRID", "HyperKernelRidge", "HyperKernelSVR"]
 #: Multipliers of the default scale searched by ``cv`` (the paper's grid for s_h^2).
 SCALE_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)
 _BINS_PER_LENGTHSCALE = {"ridge": 64, "svr": 128}
+#: Inputs, scales and targets must lie within [1 / _SCALE_LIMIT, _SCALE_LIMIT] in magnitude: squared
+#: distances, their ratios to s^2 and the hyper-kernels' powers of them then stay finite and normal.
+_SCALE_LIMIT = 1e100
+#: sigma2 below this fraction of the data's total variance makes every pair of distinct points
+#: numerically unrelated (the Wishart solves become singular, the radial bins count in the millions).
+_MIN_SCALE_RATIO = 1e-8
 
 _COMMON_CONSTRAINTS = {
     "hyper_kernel": [StrOptions({"gaussian", "wishart", "radial"})],
@@ -88,6 +94,12 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             if y is not None:
                 raise ValueError("pass either y (class labels: the ideal kernel) or target_kernel, not both")
             K = check_array(target_kernel, dtype=np.float64, input_name="target_kernel")
+            big = float(np.max(np.abs(K))) if K.size else 0.0
+            if big > _SCALE_LIMIT:
+                raise ValueError(
+                    f"target_kernel has an entry of magnitude {big:.3g}, beyond {_SCALE_LIMIT:g}: "
+                    "rescale it (a learned kernel is fitted to the target's scale)"
+                )
             if K.shape != (m, m):
                 raise ValueError(
                     f"target_kernel must be a square matrix matching X, of shape ({m}, {m}); "
@@ -169,20 +181,60 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             check_exact_size(-(-m // self.n_partitions))
         return solver
 
-    # -- fit ---------------------------------------------------------------------------------
-    def _fit(self, X, y, target_kernel):
-        X = validate_data(self, X, dtype=np.float64)
-        m, d = X.shape
-        target, classes = self._target(X, y, target_kernel)
-        center = X.mean(axis=0)
-        Xc = X - center
-        s2_data = float(np.mean(np.sum(Xc * Xc, axis=1)))
-        if self.sigma2 is None and not s2_data > 0:
+    # -- scales ------------------------------------------------------------------------------
+    @staticmethod
+    def _check_input_scale(X, name="X"):
+        """Refuse inputs whose squared distances would overflow (before any computation)."""
+        big = float(np.max(np.abs(X))) if X.size else 0.0
+        if big > _SCALE_LIMIT:
+            raise ValueError(
+                f"{name} has an entry of magnitude {big:.3g}, beyond {_SCALE_LIMIT:g}: squared "
+                "distances would overflow; rescale the inputs (e.g. StandardScaler)"
+            )
+
+    def _check_scales(self, m, s2_data):
+        """s^2 (and s_h^2): given or the data's total variance, within the representable range."""
+        for name in ("sigma2", "sigma2_h"):
+            value = getattr(self, name)
+            if value is not None and not 1.0 / _SCALE_LIMIT <= float(value) <= _SCALE_LIMIT:
+                raise ValueError(
+                    f"{name}={value!r} is outside [{1 / _SCALE_LIMIT:g}, {_SCALE_LIMIT:g}]: the "
+                    "hyper-kernel's ratios of squared distances to it would overflow or underflow; "
+                    "rescale the inputs instead"
+                )
+        if self.sigma2 is not None:
+            if s2_data > 0 and float(self.sigma2) < _MIN_SCALE_RATIO * s2_data:
+                raise ValueError(
+                    f"sigma2={self.sigma2!r} is less than {_MIN_SCALE_RATIO:g} times the total variance "
+                    f"of X ({s2_data:.3g}): every pair of distinct points would be numerically "
+                    "unrelated (singular systems, non-finite kernels); rescale the inputs or raise sigma2"
+                )
+            return
+        if not s2_data > 0:
             raise ValueError(
                 f"X has {m} sample{'s' if m != 1 else ''} with zero total variance: the default "
                 "sigma2 (the data's total variance) needs at least 2 distinct samples (1 sample is "
                 "not enough); pass sigma2"
             )
+        if not 1.0 / _SCALE_LIMIT <= s2_data <= _SCALE_LIMIT:
+            raise ValueError(
+                f"the total variance of X, {s2_data:.3g} (the default sigma2), is outside "
+                f"[{1 / _SCALE_LIMIT:g}, {_SCALE_LIMIT:g}]: rescale the inputs (e.g. StandardScaler) "
+                "or pass sigma2"
+            )
+
+    # -- fit ---------------------------------------------------------------------------------
+    def _fit(self, X, y, target_kernel):
+        X = validate_data(self, X, dtype=np.float64)
+        m, d = X.shape
+        self._check_input_scale(X)
+        target, classes = self._target(X, y, target_kernel)
+        center = X.mean(axis=0)
+        Xc = X - center
+        # the total variance with a scale factor: exact for tiny inputs (squares would underflow)
+        peak = float(np.max(np.abs(Xc))) if Xc.size else 0.0
+        s2_data = float(np.mean(np.sum((Xc / peak) ** 2, axis=1))) * peak * peak if peak > 0 else 0.0
+        self._check_scales(m, s2_data)
         s2 = s2_data if self.sigma2 is None else float(self.sigma2)
         solver = self._solver(m)
         if self.n_partitions > m:
@@ -390,7 +442,17 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "kernel_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.kernel_.gram(X, self.X_fit_)
+        self._check_input_scale(X)
+        return self._finite(self.kernel_.gram(X, self.X_fit_))
+
+    def _finite(self, G):
+        """``G`` if finite; otherwise an error (never a non-finite kernel value)."""
+        if not np.all(np.isfinite(G)):
+            raise FloatingPointError(
+                f"the learned kernel is not finite on these inputs (sigma2_={self.sigma2_:.3g}); "
+                "rescale the inputs (e.g. StandardScaler) or choose sigma2 of the data's scale"
+            )
+        return G
 
     def learned_kernel_(self, X: ArrayLike, Y: ArrayLike | None = None) -> NDArray[np.float64]:
         """Gram matrix k*(X, Y) of the learned kernel (Y = X when None).
@@ -400,7 +462,10 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         not part of the kernel (a constant offset does not change an SVM).
         """
         check_is_fitted(self, "kernel_")
-        return self.kernel_.gram(X, Y)
+        for name, Z in (("X", X), ("Y", Y)):
+            if Z is not None:
+                self._check_input_scale(check_array(Z, dtype=np.float64, input_name=name), name)
+        return self._finite(self.kernel_.gram(X, Y))
 
     def score(
         self, X: ArrayLike, y: ArrayLike | None = None, target_kernel: ArrayLike | None = None
@@ -408,8 +473,9 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         """Negative mean squared error of k*(x_i, x_j) + intercept_ against the target on all pairs of X."""
         check_is_fitted(self, "kernel_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        self._check_input_scale(X)
         target, _ = self._target(X, y, target_kernel)
-        G = self.kernel_.gram(X) + self.intercept_
+        G = self._finite(self.kernel_.gram(X)) + self.intercept_
         if isinstance(target, MatrixTarget):
             T = target.T
         else:
