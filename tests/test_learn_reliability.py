@@ -56,3 +56,33 @@ def test_transform_refuses_huge_inputs_and_never_returns_non_finite_values(monke
     for call in (lambda: est.transform(X[:2]), lambda: est.learned_kernel_(X[:2]), lambda: est.score(X, y)):
         with pytest.raises(FloatingPointError, match="the learned kernel is not finite on these inputs"):
             call()
+
+
+def _needed(exc_info):
+    return float(str(exc_info.value).split("needs about ")[1].split(" bytes")[0])
+
+
+@pytest.mark.parametrize("est", [HyperKernelRidge, HyperKernelSVR])
+def test_radial_bin_width_memory_is_estimated_before_allocating(est, monkeypatch):
+    from spectralkit import _compiled
+    from spectralkit.features import InsufficientMemoryError
+
+    X40, y40 = X[:20].repeat(2, axis=0) + 0.01 * np.arange(40)[:, None], np.tile(y[:20], 2)
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="bin_width=1000000000.0 exceeds .*, a bound on every pair distance"):
+        est("radial", bin_width=1e9).fit(X40, y40)
+    monkeypatch.setattr(_compiled, "available_memory", lambda: 1 << 30)  # the same on every machine
+    needs = []
+    for bw in (1e-9, 1e-7, 1e-300):
+        with pytest.raises(
+            InsufficientMemoryError, match=f"the radial solver with bin_width={bw:.3g} "
+        ) as info:
+            est("radial", bin_width=bw).fit(X40, y40)
+        needs.append(_needed(info))
+    assert needs[0] > needs[1] and needs[2] > needs[0]  # a wider bin needs less
+    assert time.perf_counter() - t0 < 10
+    # the estimate is compared with the available memory (here: too little for the default bins)
+    monkeypatch.setattr(_compiled, "available_memory", lambda: 64 << 20)
+    with pytest.raises(InsufficientMemoryError, match="more than the 67108864 bytes"):
+        est("radial", bin_width=1e-5).fit(X40, y40)
+    est("radial", bin_width=0.05).fit(X40, y40)  # small enough: fitted

@@ -14,6 +14,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from .. import _compiled
+from ..features import _MEMORY_CHECK_BYTES, InsufficientMemoryError
 from ._learned import LearnedKernel, LearnedRadialKernel
 from ._pairs import (
     MAX_EXACT_PAIRS,
@@ -26,8 +28,11 @@ from ._pairs import (
     split_parts,
 )
 from ._radial import (
+    _fold_tables,
     _tables,
     exact_solve,
+    get_num_threads,
+    radius_bound,
     ridge_loss,
     ridge_predict_nodes,
     ridge_solve,
@@ -80,6 +85,19 @@ def _candidates(name, value):
     if vals.ndim != 1 or vals.size == 0 or not np.all(np.isfinite(vals)) or np.any(vals <= 0):
         raise ValueError(f"{name} must be a number > 0 or a 1-D array of such candidates, got {value!r}")
     return vals
+
+
+def _chunks(r, width, entries=1 << 22):
+    """``r`` in pieces whose dense ``len(piece) x width`` matrices hold at most ``entries`` values."""
+    step = max(1, entries // max(1, width))
+    return [r[i : i + step] for i in range(0, r.size, step)]
+
+
+def _predict(nodes, coef, grid, d, ell):
+    """k*(grid) of a radial solution, in pieces (never a dense grid x nodes matrix of more than 4M)."""
+    if grid.size == 0:
+        return np.zeros(0)
+    return np.concatenate([ridge_predict_nodes(nodes, coef, g, d, ell) for g in _chunks(grid, nodes.size)])
 
 
 class _HyperKernelBase(TransformerMixin, BaseEstimator):
@@ -356,12 +374,22 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         )
         n_folds = 1 if self.cv is None else min(self.cv, m)
         fold = rng.permutation(m) % n_folds
-        if self._loss == "ridge":
-            st = ridge_stats(X, target, h, fold, n_folds)
-        else:
+        delta = None
+        if self._loss != "ridge":
             delta = float(self.epsilon) / 2 if self.epsilon > 0 else None
             if isinstance(target, MatrixTarget) and delta is None:
                 delta = max(float(np.ptp(target.T)), 1e-12) / 512
+        radius = radius_bound(X - X.mean(axis=0))
+        if self.bin_width is not None and radius > 0 and h > radius:
+            raise ValueError(
+                f"bin_width={self.bin_width!r} exceeds {radius:.6g}, a bound on every pair distance of X: "
+                "all distances would share one or two bins; use a smaller bin_width (default: the "
+                "length scale / 64 for ridge, / 128 for the SVR)"
+            )
+        self._check_radial_memory(m, radius, h, n_folds, target, delta, min(ells))
+        if self._loss == "ridge":
+            st = ridge_stats(X, target, h, fold, n_folds)
+        else:
             st = svr_stats(X, target, h, delta, fold, n_folds)
             self.target_rounding_ = 0.0 if isinstance(target, LabelTarget) else delta / 2
         best = (0, 0)
@@ -383,11 +411,13 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         for g in range(2):
             sols.append(self._radial_solve(st, g, all_tables, float(m) ** 2, d, ell, one)[0])
         (nodes, coef, b0), (nodes2, coef2, _) = sols
-        r = np.linspace(0.0, nodes.max() + 3 * ell, int(16 * (nodes.max() + 3 * ell) / ell) + 2)
-        diff = np.max(
-            np.abs(
-                ridge_predict_nodes(nodes, coef, r, d, ell) - ridge_predict_nodes(nodes2, coef2, r, d, ell)
-            )
+        # the pair distances lie in [0, radius]: a node beyond it (a bin wider than the data) says
+        # nothing about the fit there
+        top = min(max(nodes.max(), nodes2.max()), radius) + 3 * ell
+        r = np.linspace(0.0, top, int(16 * top / ell) + 2)
+        diff = max(
+            float(np.max(np.abs(_predict(nodes, coef, rc, d, ell) - _predict(nodes2, coef2, rc, d, ell))))
+            for rc in _chunks(r, max(nodes.size, nodes2.size))
         )
         self.binning_error_ = float(diff / 3.0 if self._loss == "ridge" else diff)
         self.bin_width_ = h
@@ -395,6 +425,35 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         nz = coef != 0
         self.kernel_ = LearnedRadialKernel(d, ell, nodes[nz], coef[nz])
         return best
+
+    def _check_radial_memory(self, m, radius, h, n_folds, target, delta, ell):
+        """Refuse, before allocating, a binned radial fit whose tables and solves exceed the memory.
+
+        The distance tables hold (threads + 1) x 2 grids x fold-pair tables x nodes x (3 for ridge,
+        target levels for the SVR) float64, with nodes = radius / h + 3; the solves use dense
+        matrices over the nonempty nodes (at most two per pair and grid); the binning-error grid
+        16 (radius + 3 l) / l points.
+        """
+        n_tab = _fold_tables(n_folds)[1]
+        n_nodes = radius / h + 4.0
+        if self._loss == "ridge" or isinstance(target, LabelTarget):
+            per_node = 3.0 if self._loss == "ridge" else 2.0
+        else:
+            per_node = math.floor(float(np.ptp(target.T)) / delta + 0.5) + 1.0
+        tables = (max(1, get_num_threads()) + 1) * 2 * n_tab * n_nodes * per_node * 8
+        nonempty = min(n_nodes * (per_node if self._loss != "ridge" else 1.0), 2.0 * n_pairs(m) + 2)
+        solve = 6 * nonempty**2 * 8 + 3 * n_nodes * 8 + 16 * (radius + 3 * ell) / ell * 8
+        need = tables + solve
+        what = (
+            f"the radial solver with bin_width={h:.3g} (data radius {radius:.3g}, {n_nodes:.3g} distance "
+            f"nodes, {n_tab} fold table{'s' if n_tab > 1 else ''})"
+        )
+        avail = _compiled.available_memory()
+        if need >= _MEMORY_CHECK_BYTES and avail is not None and need > avail:
+            raise InsufficientMemoryError(
+                f"{what} needs about {need:.3g} bytes ({need / 2**30:.3g} GiB), more than the {avail} "
+                f"bytes ({avail / 2**30:.3g} GiB) of available memory; use a larger bin_width or sigma2"
+            )
 
     def _radial_solve(self, st, g, tables, wsum, d, ell, kw):
         """[(nodes, coef, intercept) per hyper candidate] on the summed ``tables`` of grid g."""
@@ -416,7 +475,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             q, wv = float(np.sum(st["q"][va])), float(np.sum(st["wt"][va]))
             grid = np.arange(nd.size) * h
             for nodes, gm, _ in sols:
-                out.append(ridge_loss(nd, no, s, q, wv, ridge_predict_nodes(nodes, gm, grid, d, ell)))
+                out.append(ridge_loss(nd, no, s, q, wv, _predict(nodes, gm, grid, d, ell)))
         else:
             counts = st["counts"][0][va].sum(0)
             grid = np.arange(counts.shape[0]) * h
@@ -426,7 +485,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
                         counts,
                         st["levels"],
                         float(counts.sum()),
-                        ridge_predict_nodes(nodes, gm, grid, d, ell),
+                        _predict(nodes, gm, grid, d, ell),
                         b0,
                     )
                 )
