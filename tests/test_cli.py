@@ -645,7 +645,9 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def test_featurize_sigterm_real_process(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1])
+def test_featurize_sigterm_real_process(tmp_path, signum):
+    """SIGTERM, and the other signals that end a process by default, leave no partial file."""
     _labelled_svm(tmp_path / "in.svm", n=2000)
     before = _old_outputs(tmp_path)
     env = dict(os.environ, PYTHONWARNINGS="error")  # a stray warning would be an error line
@@ -678,14 +680,14 @@ def test_featurize_sigterm_real_process(tmp_path):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the temporary files never appeared"
             time.sleep(0.02)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 143, err
-    assert out == "" and err == "spectralkit: error: terminated by SIGTERM\n"
+    assert proc.returncode == 128 + signum, err
+    assert out == "" and err == f"spectralkit: error: terminated by {signal.Signals(signum).name}\n"
     assert _snapshot(tmp_path) == before  # temporaries gone, the old outputs and the input as they were
 
 
