@@ -7,7 +7,8 @@ in-memory ``transform`` of the whole array: bit for bit when every row chunk but
 multiple of 512 rows (the compiled kernel's GEMM blocks, 256 rows in float64 and 512 in float32,
 then coincide), otherwise up to the rounding of the phases w . x, which the GEMM sums in another
 order: ``|difference| <= s d eps sum_i |w_i x_i|`` per feature of scale s (measured: 1.5e-15 in
-float64 and 7e-7 in float32 for features of scale 0.125 in d = 64 with chunks of 7 or 333 rows). :class:`DaskSpectralFeatures` wraps this in the scikit-learn interface;
+float64 and 7e-7 in float32 for features of scale 0.125 in d = 64 with chunks of 7 or 333 rows).
+:class:`DaskSpectralFeatures` wraps this in the scikit-learn interface;
 :func:`fit_dask` draws the frequencies from ``X.shape[1]`` alone, without reading the data.
 
 The columns of X are rechunked into a single block (a feature row needs the whole input row);
