@@ -24,6 +24,7 @@ docs/guide-dask.md.
 from __future__ import annotations
 
 import numbers
+import re
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 import dask.array as da
@@ -143,13 +144,37 @@ def _portable(features):
     return slim
 
 
-def _transform_block(block, features, dtype, numba_threads):
-    # each task featurizes one row block; C-contiguous input of the output dtype
-    block = np.ascontiguousarray(block, dtype=dtype)
+_ROW_IN_MESSAGE = re.compile(r"\bat row (\d+)")
+
+
+def _transform_block(block, features, dtype, numba_threads, block_info=None):
+    # each task featurizes one row block; C-contiguous input of the output dtype. Errors name the
+    # row of the whole array (the block's first row is block_info's array location).
+    start = 0
+    if block_info and 0 in block_info:
+        start = int(block_info[0]["array-location"][0][0])
+    raw = np.asarray(block)
+    if raw.dtype.kind == "f" and raw.dtype.itemsize > np.dtype(dtype).itemsize:
+        # a wider float (long double): values beyond the output dtype would become inf on casting
+        with np.errstate(invalid="ignore"):
+            beyond = np.isfinite(raw) & (np.abs(raw) > np.finfo(dtype).max)
+        if np.any(beyond):
+            row, col = np.argwhere(beyond)[0]
+            raise ValueError(
+                f"X has values beyond the {np.dtype(dtype).name} range (first at row {start + int(row)}, "
+                f"column {int(col)}: {raw[row, col]!r}); rescale X"
+            )
+    block = np.ascontiguousarray(raw, dtype=dtype)
     if not block.flags.writeable:  # read-only blocks would trigger a second numba specialisation
         block = block.copy()
-    with _compiled.numba_threads(numba_threads):
-        return features.transform(block)
+    try:
+        with _compiled.numba_threads(numba_threads):
+            return features.transform(block)
+    except ValueError as exc:
+        if not start or not _ROW_IN_MESSAGE.search(str(exc)):
+            raise
+        text = _ROW_IN_MESSAGE.sub(lambda m: f"at row {start + int(m.group(1))}", str(exc))
+        raise type(exc)(text) from exc
 
 
 def transform_dask(

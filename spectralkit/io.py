@@ -829,11 +829,17 @@ def _chunks(info, chunk_rows, dtype):
         else:
             yield from _text_chunks(info, chunk_rows, dtype)
     except MemoryError as exc:
+        # name the file, and for LIBSVM where the width comes from: its largest feature index
+        where = f"{info.path!r}" + (
+            f" (its largest feature index makes {info.n_features} features)"
+            if info.format == "libsvm"
+            else ""
+        )
         if str(exc).startswith("not enough memory"):
-            raise
+            raise MemoryError(f"{exc} reading {where}") from None
         need = chunk_rows * info.n_features * (8 + dtype.itemsize)
         raise MemoryError(
-            f"not enough memory for chunks of {chunk_rows} rows x {info.n_features} features: "
+            f"not enough memory for chunks of {chunk_rows} rows x {info.n_features} features of {where}: "
             f"need about {_gb(need)} (use a smaller chunk_rows)"
         ) from None
 

@@ -312,3 +312,21 @@ def test_row_chunks_equal_in_memory_bit_for_bit_when_aligned_and_within_the_stat
         assert np.all(diff <= bound), float(np.max(diff / bound))
         worst = max(worst, float(diff.max()))
     assert worst > 0  # misaligned chunks do differ in the last bits: the bound is what holds
+
+
+def test_block_errors_name_the_row_of_the_whole_array_and_long_doubles_beyond_float64():
+    rf = RandomFeatures("gaussian", dim=3, n_components=8, random_state=0).fit()
+    X = _X(n=8000, d=3)
+    X[5000, 1] = np.nan
+    with pytest.raises(
+        ValueError, match=r"X contains NaN or infinite values \(first at row 5000, column 1\)"
+    ):
+        transform_dask(rf, da.from_array(X, chunks=(1000, 3))).compute(scheduler="synchronous")
+    L = np.ones((40, 3), dtype=np.longdouble)
+    if np.finfo(np.longdouble).max <= np.finfo(np.float64).max:
+        pytest.skip("long double is float64 on this platform")
+    L[33, 2] = np.longdouble("1e400")
+    with pytest.raises(
+        ValueError, match=r"X has values beyond the float64 range \(first at row 33, column 2"
+    ):
+        transform_dask(rf, da.from_array(L, chunks=(16, 3))).compute(scheduler="synchronous")

@@ -527,3 +527,13 @@ def test_memory_errors_say_how_much(tmp_path):
         io.load(path)
     with pytest.raises(MemoryError, match=r"not enough memory for a chunk of 1 rows x 999999999999999 feat"):
         list(io.iter_chunks(path, info=info))
+
+
+def test_chunk_memory_errors_name_the_file_and_the_libsvm_index(tmp_path):
+    path = _write(tmp_path / "huge-index.svm", "1 1:0.5 1000000000000:1\n0 2:1\n")
+    with pytest.raises(
+        MemoryError,
+        match=r"not enough memory for a chunk of 2 rows x 1000000000000 features: need about .* GB reading "
+        r".*huge-index.svm' \(its largest feature index makes 1000000000000 features\)",
+    ):
+        list(io.iter_chunks(path))
