@@ -852,7 +852,12 @@ def _stream(rf, info, args, tmp_out, tmp_lab, dtype, width, progress):
                 if tmp_lab is not None:
                     lab = np.load(tmp_lab, mmap_mode="r+")[window_start : window_start + window_rows]
             a, b = row - window_start, row - window_start + len(X)
-            rf.transform(X, out=out[a:b])
+            try:
+                rf.transform(X, out=out[a:b])
+            except ValueError as exc:  # the data read fine: the features cannot be computed
+                raise ComputationError(
+                    f"cannot featurize input rows {row} to {row + len(X) - 1} of {args.input!r}: {exc}"
+                ) from None
             if not np.isfinite(out[a:b]).all():  # never write NaN features silently
                 raise ComputationError(
                     f"the features of input rows {row} to {row + len(X) - 1} are not finite: the input "
@@ -983,6 +988,10 @@ def _demo_data(choice, seed):
 
 
 def _cmd_demo(args):
+    if args.subsample < 2:  # before any work: the relative error needs pairs of points
+        raise UsageError(
+            f"--subsample must be >= 2 (the exact Gram matrix needs pairs of points), got {args.subsample}"
+        )
     try:
         kernel = from_spec(args.kernel)
     except KernelDefinitionError as exc:
@@ -1008,6 +1017,11 @@ def _cmd_demo(args):
     D = np.sqrt(np.maximum(sq[:, None] + sq[None, :] - 2 * Xs @ Xs.T, 0.0))
     K = kernel(D)
     normK = np.linalg.norm(K)
+    if not (np.isfinite(normK) and normK > 0):
+        raise ComputationError(
+            f"the exact Gram matrix of {kernel.name} on the {m} subsampled point{'s' if m != 1 else ''} has "
+            f"norm {normK:g}: the relative error is undefined; use a larger --subsample (at least 2)"
+        )
     _out(
         f"features   n_components = {components}, {args.repeats} independent draws; exact Gram on "
         f"{m} random points"

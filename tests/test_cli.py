@@ -1118,3 +1118,25 @@ def test_check_progress_option(capsys):
     assert "verdict    PD" in capsys.readouterr().out
     assert main(["check", "gaussian", "-d", "2", "--progress", "sometimes"]) == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_demo_refuses_a_subsample_of_one_point(capsys):
+    code, out, err = _run(capsys, "demo", "--subsample", "1", "--dataset", "synthetic")
+    assert code == 2 and out == ""
+    assert _one_error_line(err) == (
+        "spectralkit: error: --subsample must be >= 2 (the exact Gram matrix needs pairs of points), got 1"
+    )
+
+
+def test_featurize_errors_of_the_features_are_not_reading_errors(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    np.save("X.npy", np.random.default_rng(0).normal(size=(50, 3)))
+    code, out, err = _run(
+        capsys, "featurize", "gaussian", "-n", "8", "--lengthscale", "1e-300", "X.npy", "F.npy"
+    )
+    line = _one_error_line(err)
+    assert code == 1 and out == "" and "cannot read INPUT" not in line
+    assert line.startswith(
+        "spectralkit: error: cannot featurize input rows 0 to 49 of 'X.npy': X is too large"
+    )
+    assert not list(tmp_path.glob("*.part")) and not Path("F.npy").exists()
