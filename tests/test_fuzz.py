@@ -233,3 +233,11 @@ def test_issue_formulas_evaluate_or_raise_library_errors_quickly():
     # a constant mpmath cannot evaluate (NoConvergence) is refused as a formula error
     with pytest.raises(sk.KernelDefinitionError, match="besselk"):
         sk.RadialKernel.from_string("besselk(1e300, 10**10) + exp(-r)")
+
+
+def test_a_plain_valueerror_from_mpmath_in_a_derivation_is_a_transform_error():
+    """mpmath reports a series that does not converge with a plain ValueError (besselj(r, r))."""
+    with pytest.raises(
+        sk.TransformError, match=r"could not be computed: ValueError in mpmath: hypsum\(\) failed"
+    ):
+        sk.check_rkks("besselj(r, r)*exp(-r^2)", 2)

@@ -80,6 +80,33 @@ def _translated(measure):
             f"the spectral measure of {measure.kernel.name} in d = {measure.dim} could not be "
             f"computed: {type(exc).__name__}: {exc}"
         ) from exc
+    except (ValueError, TypeError) as exc:
+        if not _raised_by_third_party(exc):
+            raise
+        raise TransformError(
+            f"the spectral measure of {measure.kernel.name} in d = {measure.dim} could not be "
+            f"computed: {type(exc).__name__} in {_raised_by_third_party(exc)}: {' '.join(str(exc).split())}"
+        ) from exc
+
+
+def _raised_by_third_party(exc):
+    """The library (mpmath, sympy, scipy, numpy) whose code raised ``exc``, or None (ours).
+
+    mpmath signals a series that does not converge with a plain ValueError ("hypsum() failed to
+    converge"), which must not pass for spectralkit's own bad-input ValueErrors.
+    """
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    if last is None:
+        return None
+    parts = last.replace("\\", "/").split("/")
+    for name in ("mpmath", "sympy", "scipy", "numpy"):
+        if name in parts:
+            return name
+    return None
 
 
 def _k0_tolerance(mass_plus, mass_minus):
