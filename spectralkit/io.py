@@ -64,6 +64,7 @@ import io as _stdio
 import itertools
 import lzma
 import math
+import mmap
 import numbers
 import os
 import re
@@ -860,7 +861,25 @@ def _npy_chunks(info, chunk_rows, dtype):
             raise ValueError(
                 f"{info.path}: row {start + r}, column {c}: features must be finite, got {value!r}{note}"
             )
+        _release_rows(arr, start, start + len(X))
         yield X, None
+
+
+def _release_rows(arr, start, stop):
+    """Drop the pages of rows [start, stop) of a memory-mapped C-order array from this process's
+    resident memory (they were copied; the file is unchanged), so that streaming a large .npy
+    keeps the memory bounded (a read-only mapping's pages would otherwise stay resident)."""
+    mm = getattr(arr, "_mmap", None)
+    if mm is None or not arr.flags.c_contiguous or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    row_bytes = arr.strides[0]
+    first = arr.offset % mmap.ALLOCATIONGRANULARITY + start * row_bytes  # offset in the mapping
+    last = arr.offset % mmap.ALLOCATIONGRANULARITY + stop * row_bytes
+    first -= first % mmap.PAGESIZE
+    try:
+        mm.madvise(mmap.MADV_DONTNEED, first, max(0, min(last, len(mm)) - first))
+    except (OSError, ValueError):  # best effort: the copy is already made
+        pass
 
 
 def _text_chunks(info, chunk_rows, dtype):
