@@ -24,7 +24,7 @@ ESTIMATORS = [
     "params, fit_args, match",
     [
         ({}, (X * 1e160, y), "X has an entry of magnitude 2.33e\\+160, beyond 1e\\+100: squared distances"),
-        ({}, (X * 1e-160, y), "the total variance of X, 1.54e-320 \\(the default sigma2\\), is outside"),
+        ({}, (X * 1e-160, y), "the total variance of X, 1.24e-160\\^2 \\(the default sigma2\\), is outside"),
         ({"sigma2": 1e-300}, (X, y), "sigma2=1e-300 is outside \\[1e-100, 1e\\+100\\]"),
         ({"sigma2": 1e300}, (X, y), "sigma2=1e\\+300 is outside"),
         ({"sigma2_h": 1e-300}, (X, y), "sigma2_h=1e-300 is outside"),
@@ -86,3 +86,12 @@ def test_radial_bin_width_memory_is_estimated_before_allocating(est, monkeypatch
     with pytest.raises(InsufficientMemoryError, match="more than the 67108864 bytes"):
         est("radial", bin_width=1e-5).fit(X40, y40)
     est("radial", bin_width=0.05).fit(X40, y40)  # small enough: fitted
+
+
+def test_distinct_rows_at_a_tiny_scale_are_not_called_zero_variance():
+    with pytest.raises(
+        ValueError, match=r"the total variance of X, 1.24e-200\^2 \(the default sigma2\), is outside"
+    ):
+        HyperKernelRidge().fit(X * 1e-200, y)
+    with pytest.raises(ValueError, match="zero total variance"):
+        HyperKernelRidge().fit(np.ones((30, 2)), y)

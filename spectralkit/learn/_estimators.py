@@ -210,7 +210,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
                 "distances would overflow; rescale the inputs (e.g. StandardScaler)"
             )
 
-    def _check_scales(self, m, s2_data):
+    def _check_scales(self, m, s2_data, spread):
         """s^2 (and s_h^2): given or the data's total variance, within the representable range."""
         for name in ("sigma2", "sigma2_h"):
             value = getattr(self, name)
@@ -228,7 +228,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
                     "unrelated (singular systems, non-finite kernels); rescale the inputs or raise sigma2"
                 )
             return
-        if not s2_data > 0:
+        if not spread > 0:
             raise ValueError(
                 f"X has {m} sample{'s' if m != 1 else ''} with zero total variance: the default "
                 "sigma2 (the data's total variance) needs at least 2 distinct samples (1 sample is "
@@ -236,7 +236,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             )
         if not 1.0 / _SCALE_LIMIT <= s2_data <= _SCALE_LIMIT:
             raise ValueError(
-                f"the total variance of X, {s2_data:.3g} (the default sigma2), is outside "
+                f"the total variance of X, {spread:.3g}^2 (the default sigma2), is outside "
                 f"[{1 / _SCALE_LIMIT:g}, {_SCALE_LIMIT:g}]: rescale the inputs (e.g. StandardScaler) "
                 "or pass sigma2"
             )
@@ -251,8 +251,10 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         Xc = X - center
         # the total variance with a scale factor: exact for tiny inputs (squares would underflow)
         peak = float(np.max(np.abs(Xc))) if Xc.size else 0.0
-        s2_data = float(np.mean(np.sum((Xc / peak) ** 2, axis=1))) * peak * peak if peak > 0 else 0.0
-        self._check_scales(m, s2_data)
+        # spread: the root of the total variance, representable even when its square underflows
+        spread = math.sqrt(float(np.mean(np.sum((Xc / peak) ** 2, axis=1)))) * peak if peak > 0 else 0.0
+        s2_data = spread * spread
+        self._check_scales(m, s2_data, spread)
         s2 = s2_data if self.sigma2 is None else float(self.sigma2)
         solver = self._solver(m)
         if self.n_partitions > m:
