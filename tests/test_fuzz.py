@@ -241,3 +241,16 @@ def test_a_plain_valueerror_from_mpmath_in_a_derivation_is_a_transform_error():
         sk.TransformError, match=r"could not be computed: ValueError in mpmath: hypsum\(\) failed"
     ):
         sk.check_rkks("besselj(r, r)*exp(-r^2)", 2)
+
+
+def test_the_decay_analysis_respects_its_budget_on_degenerate_special_functions():
+    """besselk(r, r) at r = 1e2 .. 1e12 takes mpmath minutes: refused within the analysis budget."""
+    from spectralkit.kernels._analysis import analyze
+
+    t0 = time.process_time()
+    with pytest.raises(
+        sk.TransformError,
+        match=r"the decay of besselk\(r, r\) at infinity could not be classified within 2 CPU",
+    ):
+        analyze(sk.RadialKernel.from_string("besselk(r, r)"), budget=2.0)
+    assert time.process_time() - t0 < 5  # the parent waits; the children compute
