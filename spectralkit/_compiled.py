@@ -144,6 +144,11 @@ import os
 import threading
 import warnings
 
+try:  # POSIX only: the address-space limit (RLIMIT_AS) caps what a process may allocate
+    import resource
+except ImportError:  # pragma: no cover - Windows
+    resource = None
+
 import numba
 import numpy as np
 from numba import njit, prange, types
@@ -551,8 +556,30 @@ def numba_threads(n):
         numba.set_num_threads(previous)
 
 
+def _address_space_left():
+    """Bytes the address-space limit ``RLIMIT_AS`` still allows (its soft limit minus the current
+    virtual size), or None when there is no limit or it cannot be read."""
+    if resource is None:
+        return None
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return max(soft - int(line.split()[1]) * 1024, 0)
+    except (OSError, ValueError, IndexError):
+        pass
+    return soft
+
+
 def available_memory():
-    """Bytes of memory available to this process (Linux ``MemAvailable`` and cgroup v2 limit).
+    """Bytes of memory available to this process: Linux ``MemAvailable``, capped by a cgroup v2
+    limit and by what the address-space limit ``RLIMIT_AS`` still allows.
 
     None when unknown (then callers do not refuse anything).
     """
@@ -579,7 +606,8 @@ def available_memory():
             avail = min(avail, max(int(limit) - current, 0))
     except (OSError, ValueError):
         pass
-    return avail
+    left = _address_space_left()
+    return avail if left is None else min(avail, left)
 
 
 # ----------------------------------------------------------------------------------------------

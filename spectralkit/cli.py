@@ -10,8 +10,9 @@ spectral mass is infinite where features are requested) print one line
 1 (the computation failed: divergent mass, unreadable data, not enough memory, accuracy not
 reachable). Python and numpy warnings raised while a command runs are not printed as such: after
 a success they become ``spectralkit: warning: ...`` lines, after an error only the error line is
-printed. SIGTERM and Ctrl-C end a command cleanly (status 143 and 130): temporary files are
-removed and existing outputs are left as they were. Set the environment variable
+printed. SIGTERM and Ctrl-C end a command cleanly (status 143 and 130), and so do SIGHUP, SIGQUIT,
+SIGUSR1 and SIGUSR2 when their action is the default one (status 128 + the signal number):
+temporary files are removed and existing outputs are left as they were. Set the environment variable
 ``SPECTRALKIT_TRACEBACK=1`` to get the Python traceback instead.
 
 The functions are importable: :func:`main` takes an argument list and returns the exit status,
@@ -538,6 +539,11 @@ def _gb(n_bytes):
 # command. The raise can also land where Python discards it (a __del__ run by the garbage
 # collector, a ctypes callback): remembered all the same, and _quiet_discarded_signal keeps
 # Python's "Exception ignored ..." report of it off stderr.
+#: Other signals whose default action ends the process (without cleanup): handled like SIGTERM
+#: when their action is the default one.
+_FATAL_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2") if hasattr(signal, name)
+)
 _signal_state = {"depth": 0, "pending": None, "terminating": False, "received": None, "compiling": 0}
 
 
@@ -619,10 +625,12 @@ def _signal_handlers():
     _signal_state.update(depth=0, pending=None, terminating=False, received=None, compiling=0)
     installed = {}
     if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in (signal.SIGTERM, signal.SIGINT, *_FATAL_SIGNALS):
             previous = signal.getsignal(signum)
             if previous is None or (signum == signal.SIGINT and previous is not signal.default_int_handler):
                 continue  # a handler set outside Python, or the caller's own Ctrl-C handling
+            if signum in _FATAL_SIGNALS and previous is not signal.SIG_DFL:
+                continue  # ignored (nohup) or handled by the caller: left as it is
             signal.signal(signum, _on_signal)
             installed[signum] = previous
     previous_hook = sys.unraisablehook
@@ -873,7 +881,12 @@ def _stream(rf, info, args, tmp_out, tmp_lab, dtype, width, progress):
                 if tmp_lab is not None:
                     lab = np.load(tmp_lab, mmap_mode="r+")[window_start : window_start + window_rows]
             a, b = row - window_start, row - window_start + len(X)
-            rf.transform(X, out=out[a:b])
+            try:
+                rf.transform(X, out=out[a:b])
+            except ValueError as exc:  # the data read fine: the features cannot be computed
+                raise ComputationError(
+                    f"cannot featurize input rows {row} to {row + len(X) - 1} of {args.input!r}: {exc}"
+                ) from None
             if not np.isfinite(out[a:b]).all():  # never write NaN features silently
                 raise ComputationError(
                     f"the features of input rows {row} to {row + len(X) - 1} are not finite: the input "
@@ -1021,6 +1034,10 @@ def _summary(errs):
 
 
 def _cmd_demo(args):
+    if args.subsample < 2:  # before any work: the relative error needs pairs of points
+        raise UsageError(
+            f"--subsample must be >= 2 (the exact Gram matrix needs pairs of points), got {args.subsample}"
+        )
     try:
         kernel = from_spec(args.kernel)
     except KernelDefinitionError as exc:
@@ -1052,8 +1069,11 @@ def _cmd_demo(args):
     D = np.sqrt(np.maximum(sq[:, None] + sq[None, :] - 2 * Xs @ Xs.T, 0.0))
     K = kernel(D)
     normK = np.linalg.norm(K)
-    if not normK > 0:
-        raise ComputationError(f"the exact Gram matrix of {kernel.name} on the {m} points is zero")
+    if not (np.isfinite(normK) and normK > 0):
+        raise ComputationError(
+            f"the exact Gram matrix of {kernel.name} on the {m} subsampled point{'s' if m != 1 else ''} has "
+            f"norm {normK:g}: the relative error is undefined; use a larger --subsample (at least 2)"
+        )
     _out(
         f"features   n_components = {components}, {args.repeats} independent draws; exact Gram on "
         f"{m} random points"
@@ -1170,9 +1190,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if status == 0 and caught:
                 _warn_once(caught)
             return status
-        except _Terminated:
-            _error("terminated by SIGTERM")
-            return 128 + signal.SIGTERM
+        except _Terminated as exc:
+            signum = exc.args[0] if exc.args else signal.SIGTERM
+            _error(f"terminated by {signal.Signals(signum).name}")
+            return 128 + signum
         except KeyboardInterrupt:
             _error("interrupted")
             return 130

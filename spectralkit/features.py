@@ -567,6 +567,14 @@ def _check_memory(nbytes, what):
         )
 
 
+def _fit_peak_bytes(n_freq, dim, scaled):
+    """An upper estimate of the peak memory of ``fit``'s frequency draw (measured: 3.0-3.5 times
+    the frequency matrix for n_freq >> dim, from the Gaussian draws, the norms and the orthogonal
+    blocks), plus the dim x dim blocks of the orthogonal methods and a scaled copy."""
+    matrix = n_freq * dim * 8
+    return int(matrix * (4 + (1 if scaled else 0)) + 4 * min(n_freq, dim) * dim * 8 + 32 * n_freq)
+
+
 def _fold_scale(W_plus, W_minus, lengthscale, shape_matrix):
     """Frequencies of k(||z||_M / l): rows w -> L w / l with M = L L^T, i.e. W -> W L^T / l.
 
@@ -786,9 +794,10 @@ class RandomFeatures:
         )
         scaled = lengthscale != 1.0 or values["shape_matrix"] is not None
         _check_memory(
-            n_freq * dim * 8 * (2 if scaled else 1),
-            f"n_components={self.n_components!r} in dim={dim}: the frequency matrix alone ({n_freq} x {dim} "
-            f"float64{', twice: drawn and scaled' if scaled else ''})",
+            _fit_peak_bytes(n_freq, dim, scaled),
+            f"n_components={self.n_components!r} in dim={dim}: drawing the frequencies (the {n_freq} x "
+            f"{dim} float64 frequency matrix{', drawn and scaled,' if scaled else ''} and the temporaries "
+            "of its construction)",
         )
         if measure is None:
             measure = SpectralMeasure(kernel, dim)
@@ -813,10 +822,16 @@ class RandomFeatures:
         self.truncation_bias_max_ = None
 
         n_plus, n_minus = self._allocate(n_freq, mass_plus, mass_minus)
-        with _compiled.blas_single_thread():  # QR results must not depend on the BLAS thread count
-            W_plus, W_minus = draw_frequencies(
-                self.method, n_plus, n_minus, dim, rng, parts[0][0], parts[1][0]
-            )
+        try:
+            with _compiled.blas_single_thread():  # QR results must not depend on the BLAS thread count
+                W_plus, W_minus = draw_frequencies(
+                    self.method, n_plus, n_minus, dim, rng, parts[0][0], parts[1][0]
+                )
+        except MemoryError as exc:  # beyond the estimate (other allocations of the process)
+            raise InsufficientMemoryError(
+                f"n_components={self.n_components!r} in dim={dim}: drawing the {n_freq} x {dim} "
+                f"frequencies ran out of memory ({exc or 'no detail'}); lower n_components"
+            ) from exc
         if self.feature_map == "cos":
             self.offsets_plus_ = rng.uniform(0.0, 2.0 * np.pi, n_plus)
             self.offsets_minus_ = rng.uniform(0.0, 2.0 * np.pi, n_minus)

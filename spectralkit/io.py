@@ -69,6 +69,7 @@ import io as _stdio
 import itertools
 import lzma
 import math
+import mmap
 import numbers
 import os
 import re
@@ -967,11 +968,17 @@ def _chunks(info, chunk_rows, dtype):
         else:
             yield from _text_chunks(info, chunk_rows, dtype)
     except MemoryError as exc:
+        # name the file, and for LIBSVM where the width comes from: its largest feature index
+        where = f"{info.path!r}" + (
+            f" (its largest feature index makes {info.n_features} features)"
+            if info.format == "libsvm"
+            else ""
+        )
         if str(exc).startswith("not enough memory"):
-            raise
+            raise MemoryError(f"{exc} reading {where}") from None
         need = chunk_rows * info.n_features * (8 + dtype.itemsize)
         raise MemoryError(
-            f"not enough memory for chunks of {chunk_rows} rows x {info.n_features} features: "
+            f"not enough memory for chunks of {chunk_rows} rows x {info.n_features} features of {where}: "
             f"need about {_gb(need)} (use a smaller chunk_rows)"
         ) from None
 
@@ -992,6 +999,7 @@ def _npy_chunks(info, chunk_rows, dtype):
             raise ValueError(
                 f"{info.path}: row {start + r}, column {c}: features must be finite, got {value!r}{note}"
             )
+        _release_rows(arr, start, start + len(X))
         yield X, None
 
 
@@ -1033,6 +1041,23 @@ def _csv_chunks(info, chunk_rows, dtype):
             start = max(done - skipped, 0)
             skipped += len(X)
             yield X[start:], (None if y is None else y[start:])
+
+
+def _release_rows(arr, start, stop):
+    """Drop the pages of rows [start, stop) of a memory-mapped C-order array from this process's
+    resident memory (they were copied; the file is unchanged), so that streaming a large .npy
+    keeps the memory bounded (a read-only mapping's pages would otherwise stay resident)."""
+    mm = getattr(arr, "_mmap", None)
+    if mm is None or not arr.flags.c_contiguous or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    row_bytes = arr.strides[0]
+    first = arr.offset % mmap.ALLOCATIONGRANULARITY + start * row_bytes  # offset in the mapping
+    last = arr.offset % mmap.ALLOCATIONGRANULARITY + stop * row_bytes
+    first -= first % mmap.PAGESIZE
+    try:
+        mm.madvise(mmap.MADV_DONTNEED, first, max(0, min(last, len(mm)) - first))
+    except (OSError, ValueError):  # best effort: the copy is already made
+        pass
 
 
 def _text_chunks(info, chunk_rows, dtype):

@@ -19,6 +19,16 @@ KERNEL = K.delta_gaussian(1.0, 7.0)
 DIM = 4
 
 
+@pytest.fixture(autouse=True)
+def _private_key(tmp_path_factory, monkeypatch):
+    """Each test gets its own cache key, outside its cache folder."""
+    monkeypatch.setenv("SPECTRALKIT_CACHE_KEY", str(tmp_path_factory.mktemp("key") / "cache-key"))
+
+
+def _secret():
+    return _cache._load_key("/nonexistent-cache-folder")
+
+
 @pytest.fixture
 def reference():
     _cache.clear_memory()
@@ -70,7 +80,7 @@ def _edit(path, change, fix_checksum):
     blob = json.loads(path.read_text())
     change(blob["data"])
     if fix_checksum:
-        blob["checksum"] = _cache._checksum(blob)
+        blob["checksum"] = _cache._checksum(blob, _secret())
     path.write_text(json.dumps(blob))
 
 
@@ -128,7 +138,7 @@ def test_entry_of_another_key_or_version(tmp_path, reference):
     path = _entry(tmp_path)
     blob = json.loads(path.read_text())
     blob["key"] = blob["key"].replace("spectralkit ", "spectralkit 0.0.0-other ")
-    blob["checksum"] = _cache._checksum(blob)
+    blob["checksum"] = _cache._checksum(blob, _secret())
     path.write_text(json.dumps(blob))
     _same(
         _one_warning("another key or format version", lambda: check_rkks(KERNEL, DIM, cache_dir=tmp_path)),
@@ -197,3 +207,87 @@ def test_cache_never_stores_anything_executable(tmp_path):
     text = path.read_text()
     assert "py/object" not in text and "__reduce__" not in text
     json.loads(text)  # JSON, not pickle
+
+
+def _scale_masses(data, factor):
+    """Multiply every mass (lobes, shells, tail, m+ and m-) and its error by ``factor`` and shift k(0)
+    so that every consistency check (Bochner identity, sums of parts) still holds."""
+    for lb in data["lobes"]:
+        lb["mass"] *= factor
+        lb["error"] *= factor
+    for name in ("mass_plus", "mass_minus"):
+        data[name]["value"] *= factor
+        data[name]["error"] *= factor
+    if data["tail"] is not None:
+        for name in ("mass_plus", "mass_minus"):
+            data["tail"][name]["value"] *= factor
+            data["tail"][name]["error"] *= factor
+    data["k0"] = data["mass_plus"]["value"] - data["mass_minus"]["value"]
+
+
+def test_forged_entry_with_a_plain_sha256_is_refused(tmp_path, reference):
+    """The issue's attack: masses edited, the unkeyed sha256 recomputed (the secret is unknown)."""
+    import hashlib
+
+    path = _entry(tmp_path)
+    blob = json.loads(path.read_text())
+    _scale_masses(blob["data"], 100.0)
+    body = {k: blob[k] for k in ("version", "key", "data")}
+    blob["checksum"] = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    path.write_text(json.dumps(blob))
+    _same(_one_warning("fails its checksum", lambda: check_rkks(KERNEL, DIM, cache_dir=tmp_path)), reference)
+
+
+def test_consistently_edited_masses_are_caught_by_a_fresh_recount(tmp_path, reference):
+    """Even with the key, masses that no longer match the kernel's density are refused."""
+    path = _entry(tmp_path)
+    _edit(path, lambda d: _scale_masses(d, 100.0), True)
+    _same(
+        _one_warning(
+            "a fresh evaluation of the density", lambda: check_rkks(KERNEL, DIM, cache_dir=tmp_path)
+        ),
+        reference,
+    )
+
+
+def test_masses_must_be_the_sum_of_their_lobes(tmp_path, reference):
+    path = _entry(tmp_path)
+
+    def change(d):
+        d["mass_plus"]["value"] += 1.0
+        d["mass_minus"]["value"] += 1.0
+
+    _edit(path, change, True)
+    _same(_one_warning("m+ is not the sum", lambda: check_rkks(KERNEL, DIM, cache_dir=tmp_path)), reference)
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o707, 0o777])
+def test_folder_others_can_write_is_refused(tmp_path, reference, mode):
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(mode)
+    _same(
+        _one_warning("may be written by other users", lambda: check_rkks(KERNEL, DIM, cache_dir=folder)),
+        reference,
+    )
+    assert not list(folder.iterdir())  # nothing written there
+
+
+def test_key_inside_the_cache_folder_or_readable_by_others_is_refused(tmp_path, reference, monkeypatch):
+    monkeypatch.setenv("SPECTRALKIT_CACHE_KEY", str(tmp_path / "cache-key"))
+    _same(
+        _one_warning("lies inside the cache folder", lambda: check_rkks(KERNEL, DIM, cache_dir=tmp_path)),
+        reference,
+    )
+    key = tmp_path / "elsewhere" / "cache-key"
+    monkeypatch.setenv("SPECTRALKIT_CACHE_KEY", str(key))
+    _cache._load_key(str(tmp_path / "cache"))
+    assert (key.stat().st_mode & 0o777) == 0o600
+    key.chmod(0o644)
+    _cache.clear_memory()
+    _same(
+        _one_warning(
+            "may be read by other users", lambda: check_rkks(KERNEL, DIM, cache_dir=tmp_path / "cache")
+        ),
+        reference,
+    )

@@ -672,7 +672,9 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def test_featurize_sigterm_real_process(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1])
+def test_featurize_sigterm_real_process(tmp_path, signum):
+    """SIGTERM, and the other signals that end a process by default, leave no partial file."""
     _labelled_svm(tmp_path / "in.svm", n=2000)
     before = _old_outputs(tmp_path)
     env = dict(os.environ, PYTHONWARNINGS="error")  # a stray warning would be an error line
@@ -707,14 +709,14 @@ def test_featurize_sigterm_real_process(tmp_path):
             assert proc.poll() is None, proc.communicate()
             assert time.monotonic() < deadline, "the temporary files never appeared"
             time.sleep(0.02)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signum)
         out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 143, err
-    assert out == "" and err == "spectralkit: error: terminated by SIGTERM\n"
+    assert proc.returncode == 128 + signum, err
+    assert out == "" and err == f"spectralkit: error: terminated by {signal.Signals(signum).name}\n"
     assert _snapshot(tmp_path) == before  # temporaries gone, the old outputs and the input as they were
 
 
@@ -1145,3 +1147,25 @@ def test_check_progress_option(capsys):
     assert "verdict    PD" in capsys.readouterr().out
     assert main(["check", "gaussian", "-d", "2", "--progress", "sometimes"]) == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_demo_refuses_a_subsample_of_one_point(capsys):
+    code, out, err = _run(capsys, "demo", "--subsample", "1", "--dataset", "synthetic")
+    assert code == 2 and out == ""
+    assert _one_error_line(err) == (
+        "spectralkit: error: --subsample must be >= 2 (the exact Gram matrix needs pairs of points), got 1"
+    )
+
+
+def test_featurize_errors_of_the_features_are_not_reading_errors(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    np.save("X.npy", np.random.default_rng(0).normal(size=(50, 3)))
+    code, out, err = _run(
+        capsys, "featurize", "gaussian", "-n", "8", "--lengthscale", "1e-300", "X.npy", "F.npy"
+    )
+    line = _one_error_line(err)
+    assert code == 1 and out == "" and "cannot read INPUT" not in line
+    assert line.startswith(
+        "spectralkit: error: cannot featurize input rows 0 to 49 of 'X.npy': X is too large"
+    )
+    assert not list(tmp_path.glob("*.part")) and not Path("F.npy").exists()

@@ -300,3 +300,47 @@ def test_worker_processes_receive_the_pickled_feature_map():
         out = c.compute(dsf.transform(da.from_array(X, chunks=100))).result()
     ref = RandomFeatures("delta_gaussian", n_components=16, random_state=4).fit(X)
     np.testing.assert_array_equal(out, ref.transform(X))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_row_chunks_equal_in_memory_bit_for_bit_when_aligned_and_within_the_stated_bound_otherwise(dtype):
+    """Bit for bit when every row chunk but the last is a multiple of 512 rows (the GEMM blocks of the
+    in-memory path); otherwise within the rounding bound of the phases: |delta| <= s d eps |W| |x|."""
+    d = 64
+    X = _X(n=1100, d=d, dtype=dtype)
+    rf = RandomFeatures("delta_gaussian", dim=d, n_components=256, random_state=0).fit()
+    ref = rf.transform(X)
+    for rows in (512, 1024):
+        out = transform_dask(rf, da.from_array(X, chunks=(rows, d))).compute(scheduler="synchronous")
+        np.testing.assert_array_equal(out, ref)
+    eps = float(np.finfo(dtype).eps)
+    A = [np.abs(X.astype(np.float64)) @ np.abs(W).T for W in (rf.W_plus_, rf.W_minus_)]
+    s = (rf.scale_plus_, rf.scale_minus_)
+    bound = np.concatenate(
+        [s[0] * A[0], s[0] * A[0], s[1] * A[1], s[1] * A[1]], axis=1
+    ) * d * eps + eps * max(s)
+    worst = 0.0
+    for rows in (7, 333):
+        out = transform_dask(rf, da.from_array(X, chunks=(rows, d))).compute(scheduler="synchronous")
+        diff = np.abs(out.astype(np.float64) - ref.astype(np.float64))
+        assert np.all(diff <= bound), float(np.max(diff / bound))
+        worst = max(worst, float(diff.max()))
+    assert worst > 0  # misaligned chunks do differ in the last bits: the bound is what holds
+
+
+def test_block_errors_name_the_row_of_the_whole_array_and_long_doubles_beyond_float64():
+    rf = RandomFeatures("gaussian", dim=3, n_components=8, random_state=0).fit()
+    X = _X(n=8000, d=3)
+    X[5000, 1] = np.nan
+    with pytest.raises(
+        ValueError, match=r"X contains NaN or infinite values \(first at row 5000, column 1\)"
+    ):
+        transform_dask(rf, da.from_array(X, chunks=(1000, 3))).compute(scheduler="synchronous")
+    L = np.ones((40, 3), dtype=np.longdouble)
+    if np.finfo(np.longdouble).max <= np.finfo(np.float64).max:
+        pytest.skip("long double is float64 on this platform")
+    L[33, 2] = np.longdouble("1e400")
+    with pytest.raises(
+        ValueError, match=r"X has values beyond the float64 range \(first at row 33, column 2"
+    ):
+        transform_dask(rf, da.from_array(L, chunks=(16, 3))).compute(scheduler="synchronous")

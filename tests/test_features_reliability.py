@@ -222,9 +222,9 @@ def test_huge_n_components_fails_fast_with_the_memory_it_needs(monkeypatch):
     monkeypatch.setattr(features, "SpectralMeasure", NoMeasure)
     with pytest.raises(
         InsufficientMemoryError,
-        match=r"n_components=1000000000 in dim=64: the frequency matrix "
-        r"alone \(500000000 x 64 float64\) needs 256000000000 bytes "
-        r"\(238 GiB\), more than the \d+ bytes",
+        match=r"n_components=1000000000 in dim=64: drawing the frequencies \(the 500000000 x 64 "
+        r"float64 frequency matrix and the temporaries of its construction\) needs 1040000131072 bytes "
+        r"\(969 GiB\), more than the \d+ bytes",
     ):
         RandomFeatures(DG, dim=64, n_components=10**9).fit()
 
@@ -233,8 +233,8 @@ def test_memory_checks_against_the_available_memory(monkeypatch, rf):
     monkeypatch.setattr(_compiled, "available_memory", lambda: 100 << 20)
     with pytest.raises(
         MemoryError,
-        match=r"frequency matrix alone \(5000000 x 8 float64, twice: drawn and "
-        r"scaled\) needs 640000000 bytes",
+        match=r"the 5000000 x 8 float64 frequency matrix, drawn and scaled, and the temporaries of its "
+        r"construction\) needs 1760002048 bytes",
     ):
         RandomFeatures(DG, dim=8, n_components=10**7, lengthscale=2.0).fit()
     X = np.zeros((500_000, 4))
@@ -247,6 +247,43 @@ def test_memory_checks_against_the_available_memory(monkeypatch, rf):
         rf.transform(X)
     out = np.empty((500_000, 32))  # the caller's buffer: nothing to allocate, so no refusal
     assert rf.transform(X, out=out) is out
+
+
+def test_memory_check_counts_the_peak_of_the_draw_not_the_matrix_alone(monkeypatch):
+    """A frequency matrix that fits, whose construction (about 3.5 times it, measured) does not."""
+    matrix = 10**6 * 8 * 8
+    monkeypatch.setattr(_compiled, "available_memory", lambda: int(2.5 * matrix))
+    with pytest.raises(InsufficientMemoryError, match=r"needs 288002048 bytes"):
+        RandomFeatures(DG, dim=8, n_components=2 * 10**6).fit()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc are Linux")
+def test_memory_checks_honour_the_address_space_limit():
+    """Under ``ulimit -v`` the issue's two fits are refused at once with a library error."""
+    proc = _run(
+        """
+        import resource, time
+        import numpy as np
+        from spectralkit.features import InsufficientMemoryError, RandomFeatures
+        from spectralkit.sklearn import SpectralFeatures
+        with open("/proc/self/status") as f:
+            vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (3 << 30), resource.RLIM_INFINITY))
+        for fit in (
+            lambda: RandomFeatures("gaussian", dim=4, n_components=10**9).fit(),
+            lambda: SpectralFeatures(n_components=2**20).fit(np.zeros((2, 4096))),
+        ):
+            t0 = time.perf_counter()
+            try:
+                fit()
+            except InsufficientMemoryError as exc:
+                assert "more than the" in str(exc), exc
+                print("refused", round(time.perf_counter() - t0, 1))
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    times = [float(line.split()[1]) for line in proc.stdout.splitlines() if line.startswith("refused")]
+    assert len(times) == 2 and max(times) < 10, proc.stdout
 
 
 # -- item 14: threads ------------------------------------------------------------------------------

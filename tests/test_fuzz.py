@@ -134,3 +134,123 @@ def test_random_kernels_derive_or_raise_spectralkit_errors(formula, support, dim
     if report.verdict != "DIVERGENT":
         assert report.mass_plus.value >= 0 and report.mass_minus.value >= 0
     assert time.process_time() - t0 < 60.0
+
+
+# -- a bounded property test over 5,000 random formula strings ---------------------------------------
+_ATOMS = [
+    "r",
+    "1",
+    "2",
+    "0.5",
+    "3",
+    "pi",
+    "E",
+    "1e-3",
+    "1e300",
+    "123456789012345678901234567890",
+    "10**400",
+    "0",
+]
+_UNARY = [
+    "exp",
+    "log",
+    "sqrt",
+    "cos",
+    "sin",
+    "tan",
+    "gamma",
+    "abs",
+    "erf",
+    "erfc",
+    "asin",
+    "acos",
+    "atan",
+    "tanh",
+]
+_BINARY = ["besselj", "besselk", "besseli", "max", "min"]
+_OPS = ["+", "-", "*", "/", "^"]
+
+
+def _expression(rng, depth):
+    """A random well-formed formula: the class of accepted inputs, with huge and tiny constants."""
+    c = rng.random()
+    if depth <= 0 or c < 0.25:
+        return rng.choice(_ATOMS)
+    if c < 0.55:
+        return f"{rng.choice(_UNARY)}({_expression(rng, depth - 1)})"
+    if c < 0.7:
+        return f"{rng.choice(_BINARY)}({_expression(rng, depth - 1)}, {_expression(rng, depth - 1)})"
+    if c < 0.8:
+        return f"-({_expression(rng, depth - 1)})"
+    return f"({_expression(rng, depth - 1)}){rng.choice(_OPS)}({_expression(rng, depth - 1)})"
+
+
+@pytest.mark.slow
+def test_five_thousand_random_formulas_raise_only_library_errors_in_bounded_time():
+    """5,000 seeded formula strings (one in five a well-formed expression, the rest token soup)
+    are built and evaluated on a tiny radius grid: 0 non-library exceptions, none over 10 s."""
+    rng = random.Random(16)
+    radii = [0.3, 1.7]
+    foreign, slow = [], []
+    for i in range(5000):
+        if i % 5 == 0:
+            text = _expression(rng, 2)
+        else:
+            text = "".join(rng.choice(TOKENS) for _ in range(rng.randint(1, 10)))
+        t0 = time.perf_counter()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sk.RadialKernel.from_string(text)(radii)
+        except SpectralkitError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - collected: the test fails on any of them
+            foreign.append((text, type(exc).__name__, str(exc)[:80]))
+        if time.perf_counter() - t0 > 10.0:
+            slow.append(text)
+    assert not foreign, foreign[:5]
+    assert not slow, slow
+
+
+def test_issue_formulas_evaluate_or_raise_library_errors_quickly():
+    import numpy as np
+
+    # a 30-digit integer constant under sqrt used to reach numpy as an object array (TypeError)
+    k = sk.RadialKernel.from_string("sqrt(123456789012345678901234567890*r)*exp(-r)")
+    assert np.all(np.isfinite(k(np.array([0.5, 2.0]))))
+    # k(0) needs sympy's limit, which runs under a CPU budget
+    t0 = time.perf_counter()
+    with pytest.raises(
+        sk.KernelDefinitionError, match="the limit of k\\(r\\) as r -> 0\\+ was not found within 3"
+    ):
+        sk.RadialKernel.from_string("2^(10**10/r)*exp(-r)")(np.array([0.0, 1.0]))
+    assert time.perf_counter() - t0 < 30  # generous: 3 CPU seconds on a loaded machine
+    # a parameter beyond the float range names the parameter
+    with pytest.raises(
+        sk.KernelDefinitionError, match="parameter 'a' must be a finite real number, got int 1000"
+    ):
+        sk.RadialKernel.from_string("exp(-a*r)", params={"a": 10**400})
+    # a constant mpmath cannot evaluate (NoConvergence) is refused as a formula error
+    with pytest.raises(sk.KernelDefinitionError, match="besselk"):
+        sk.RadialKernel.from_string("besselk(1e300, 10**10) + exp(-r)")
+
+
+def test_a_plain_valueerror_from_mpmath_in_a_derivation_is_a_transform_error():
+    """mpmath reports a series that does not converge with a plain ValueError (besselj(r, r))."""
+    with pytest.raises(
+        sk.TransformError, match=r"could not be computed: ValueError in mpmath: hypsum\(\) failed"
+    ):
+        sk.check_rkks("besselj(r, r)*exp(-r^2)", 2)
+
+
+def test_the_decay_analysis_respects_its_budget_on_degenerate_special_functions():
+    """besselk(r, r) at r = 1e2 .. 1e12 takes mpmath minutes: refused within the analysis budget."""
+    from spectralkit.kernels._analysis import analyze
+
+    t0 = time.process_time()
+    with pytest.raises(
+        sk.TransformError,
+        match=r"the decay of besselk\(r, r\) at infinity could not be classified within 2 CPU",
+    ):
+        analyze(sk.RadialKernel.from_string("besselk(r, r)"), budget=2.0)
+    assert time.process_time() - t0 < 5  # the parent waits; the children compute

@@ -5,6 +5,8 @@ import gzip
 import lzma
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -591,3 +593,39 @@ def test_error_deep_in_a_large_csv_names_its_line(tmp_path):
     with pytest.raises(ValueError, match=r"ok.csv:9001: feature field 1 is not a number: 'oops'"):
         list(blocks)
     assert first[0].shape == (4096, 2)
+
+
+def test_chunk_memory_errors_name_the_file_and_the_libsvm_index(tmp_path):
+    path = _write(tmp_path / "huge-index.svm", "1 1:0.5 1000000000000:1\n0 2:1\n")
+    with pytest.raises(
+        MemoryError,
+        match=r"not enough memory for a chunk of 2 rows x 1000000000000 features: need about .* GB reading "
+        r".*huge-index.svm' \(its largest feature index makes 1000000000000 features\)",
+    ):
+        list(io.iter_chunks(path))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and MADV_DONTNEED: Linux")
+def test_streaming_a_large_npy_keeps_the_resident_memory_bounded(tmp_path):
+    """The mapped pages of the rows already copied are dropped: a 64 MB .npy streams in a few MiB
+    (it used to grow the resident memory by the file's size)."""
+    path = tmp_path / "big.npy"
+    np.save(path, np.random.default_rng(0).normal(size=(125_000, 64)))  # 64 MB
+    code = (
+        "import sys\n"
+        "from spectralkit import io\n"
+        "def rss():\n"
+        "    with open('/proc/self/status') as f:\n"
+        "        return next(int(x.split()[1]) for x in f if x.startswith('VmRSS:')) / 1024\n"
+        "r0, top, n = rss(), 0.0, 0\n"
+        "for X, _ in io.iter_chunks(sys.argv[1], chunk_rows=4096):\n"
+        "    n += len(X)\n"
+        "    top = max(top, rss())\n"
+        "print(n, top - r0)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows, growth_mib = proc.stdout.split()
+    assert int(rows) == 125_000 and float(growth_mib) < 24, proc.stdout

@@ -263,14 +263,109 @@ def test_run_learning_skips_finished_tasks_and_checkpoints_each(monkeypatch):
         LRN.run_learning(quick=True, tables=(2,), jobs=0)
 
 
+def _checkpoint(settings, tasks, made_on):
+    body = {"settings": settings, "tasks": tasks, "made_on": made_on}
+    body["digest"] = RUN._digest(body)
+    return body
+
+
 def test_resume_refuses_a_checkpoint_of_other_settings(tmp_path):
     ck = tmp_path / "learning_checkpoint.json"
-    ck.write_text('{"settings": {"trials": 10, "seed": 0, "quick": false, "tables": [1, 2, 3]}, "tasks": {}}')
+    ck.write_text(
+        json.dumps(_checkpoint({"trials": 10, "seed": 0, "quick": False, "tables": [1, 2, 3]}, {}, {}))
+    )
     args = RUN.build_parser().parse_args(["--experiments", "learning", "--learning-trials", "3", "--resume"])
-    with pytest.raises(
-        ValueError, match="the checkpoint learning_checkpoint.json was made with .*'trials': 10"
-    ):
+    with pytest.raises(RUN.CheckpointError, match="learning_checkpoint.json was made with .*'trials': 10"):
         RUN._run_learning(args, False, None, ck)
+
+
+_QUICK_SETTINGS = {"trials": 2, "seed": 0, "quick": True, "tables": [2]}
+
+
+def _good_checkpoint(commit="c0ffee"):
+    task = _fake_task_output(None, ("krr_gaussian", "krr_radial"))
+    return _checkpoint(_QUICK_SETTINGS, {"ideal/heart/0": task}, {"ideal/heart/0": commit})
+
+
+def _edited_accuracy(body):
+    body["tasks"]["ideal/heart/0"]["krr_radial"]["accuracy"] = 0.999
+
+
+def _out_of_range(body):
+    body["tasks"]["ideal/heart/0"]["krr_radial"]["accuracy"] = 99.9
+    body["digest"] = RUN._digest(body)
+
+
+def _unplanned(body):
+    body["tasks"]["ideal/heart/7"] = body["tasks"]["ideal/heart/0"]
+    body["made_on"]["ideal/heart/7"] = "c0ffee"
+    body["digest"] = RUN._digest(body)
+
+
+def _settings(body):
+    body["settings"] = dict(_QUICK_SETTINGS, seed=5)
+    body["digest"] = RUN._digest(body)
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda ck: ck.write_text(json.dumps(_good_checkpoint())[:40]), "is not valid JSON"),
+        (lambda ck: ck.write_text(""), "is empty"),
+        (lambda ck: ck.write_text("[1, 2]"), "is not a learning checkpoint of this version"),
+        (lambda ck: ck.write_text('"text"'), "is not a learning checkpoint of this version"),
+        (lambda ck: ck.mkdir(), "is not a regular file"),
+        (lambda ck: ck.write_bytes(b"\xff\xfe"), "is not valid JSON"),
+        (lambda ck: _write_edited(ck, _edited_accuracy), "fails its digest"),
+        (lambda ck: _write_edited(ck, _out_of_range), "is not an accuracy in [0, 1]"),
+        (lambda ck: _write_edited(ck, _unplanned), "holds tasks this run does not plan"),
+        (lambda ck: _write_edited(ck, _settings), "was made with"),
+        (
+            lambda ck: ck.write_text(json.dumps(_good_checkpoint("0ther"))),
+            "was made on git 0ther, this is c0ffee",
+        ),
+    ],
+)
+def test_resume_validates_the_checkpoint_with_one_line(tmp_path, monkeypatch, capsys, make, match):
+    """A bad checkpoint ends the run before any work with one ``error:`` line (exit 2), no traceback."""
+    _fake_learning(monkeypatch)
+    monkeypatch.setattr(RUN, "_git_commit", lambda: "c0ffee")
+    ck = tmp_path / "learning_checkpoint_quick.json"
+    make(ck)
+    argv = [
+        "--quick",
+        "--experiments",
+        "learning",
+        "--learning-tables",
+        "2",
+        "--resume",
+        "--out",
+        str(tmp_path),
+    ]
+    assert RUN.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --resume: the checkpoint"), err
+    assert match in err[0], err
+    assert not (tmp_path / "papers_quick.json").exists()  # nothing reached the results
+
+
+def _write_edited(ck, change):
+    body = _good_checkpoint()
+    change(body)
+    ck.write_text(json.dumps(body))
+
+
+def test_a_valid_checkpoint_resumes_and_other_commits_need_a_flag(tmp_path, monkeypatch):
+    _fake_learning(monkeypatch)
+    monkeypatch.setattr(RUN, "_git_commit", lambda: "c0ffee")
+    ck = tmp_path / "learning_checkpoint.json"
+    ck.write_text(json.dumps(_good_checkpoint()))
+    args = RUN.build_parser().parse_args(
+        ["--experiments", "learning", "--learning-tables", "2", "--learning-trials", "2", "--resume"]
+    )
+    assert RUN._run_learning(args, True, None, ck)["config"]["tasks_resumed"] == 1
+    saved = json.loads(ck.read_text())
+    assert saved["digest"] == RUN._digest(saved)  # what it writes, it can read back
 
 
 @pytest.mark.parametrize("recorded", [True, False])
@@ -278,15 +373,15 @@ def test_a_resumed_run_says_where_its_resumed_tasks_came_from(tmp_path, monkeypa
     _fake_learning(monkeypatch)
     monkeypatch.setattr(RUN, "_git_commit", lambda: "newcommit")
     ck = tmp_path / "learning_checkpoint.json"
-    saved = {
-        "settings": {"trials": 2, "seed": 0, "quick": True, "tables": [2]},
-        "tasks": {"ideal/heart/0": _fake_task_output(None, ("krr_gaussian", "krr_radial"))},
-    }
-    if recorded:
-        saved["made_on"] = {"ideal/heart/0": "oldcommit"}
+    saved = _checkpoint(
+        _QUICK_SETTINGS,
+        {"ideal/heart/0": _fake_task_output(None, ("krr_gaussian", "krr_radial"))},
+        {"ideal/heart/0": "oldcommit" if recorded else None},
+    )
     ck.write_text(json.dumps(saved))
     args = RUN.build_parser().parse_args(
         ["--experiments", "learning", "--learning-tables", "2", "--learning-trials", "2", "--resume"]
+        + ["--resume-other-commit"]
     )
     out = RUN._run_learning(args, True, None, ck)
     cfg = out["config"]

@@ -554,7 +554,8 @@ def write_report(results, out_dir, md_path, json_path=None):
         "- Rerun everything: `python -m benchmarks.papers.run` (add `--quick` for the 30-second smoke run; "
         "`python -m benchmarks.papers.report` rebuilds this page from the JSON). The kernel-learning "
         "tables (hours) run on their own: `python -m benchmarks.papers.run --experiments learning --merge "
-        "--jobs 2` (one process per core; `--resume` continues an interrupted run from its checkpoint).",
+        "--jobs 2` (one process per core; `--resume` continues an interrupted run from its checkpoint, "
+        "which is validated and bound to the run's settings and git commit).",
         "",
     ]
     L += [

@@ -12,6 +12,7 @@ with ``--out DIR`` everything goes to DIR (``DIR/benchmarks.md``).
 """
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -156,6 +157,11 @@ def build_parser():
         action="store_true",
         help="kernel learning: skip the tasks finished by an interrupted run with the same settings "
         "(kept in learning_checkpoint.json beside the results)",
+    )
+    p.add_argument(
+        "--resume-other-commit",
+        action="store_true",
+        help="with --resume: accept a checkpoint made on another git commit (the page names its commits)",
     )
     p.add_argument(
         "--no-extension",
@@ -394,40 +400,51 @@ def _command():
     return " ".join(["python -m benchmarks.papers.run", *sys.argv[1:]])
 
 
-def _run_learning(args, quick, progress_factory, checkpoint_path):
-    """The kernel-learning tables, on ``--jobs`` processes, resumable from ``checkpoint_path``.
-
-    ``run_learning`` validates the trials and the process count.
-    """
+def _learning_state(args, quick, checkpoint_path):
+    """``(settings, tasks, done, made_on, commit)`` of a learning run; ``done`` and ``made_on`` from a
+    validated checkpoint with ``--resume`` (:class:`CheckpointError` when it cannot be used)."""
     settings = {
         "trials": args.learning_trials if args.learning_trials is not None else (2 if quick else 10),
         "seed": args.seed,
         "quick": quick,
         "tables": sorted(set(args.learning_tables)),
     }
-    done, made_on = {}, {}  # made_on: the git commit each finished task was computed on
-    if args.resume and checkpoint_path is not None and checkpoint_path.exists():
-        saved = json.loads(checkpoint_path.read_text())
-        if saved.get("settings") != settings:
-            raise ValueError(
-                f"--resume: the checkpoint {checkpoint_path.name} was made with {saved.get('settings')}, "
-                f"this run asks for {settings}; remove it or run with its settings"
-            )
-        done = saved["tasks"]
-        made_on = {key: saved.get("made_on", {}).get(key) for key in done}  # None: not recorded
-    resumed_on = sorted(set(made_on.values()), key=str)
     commit = _git_commit()
+    _, _, tasks = LRN.learning_plan(settings["trials"], settings["tables"], quick)
+    done, made_on = {}, {}  # made_on: the git commit each finished task was computed on
+    if (
+        args.resume
+        and checkpoint_path is not None
+        and (checkpoint_path.exists() or checkpoint_path.is_symlink())
+    ):
+        done, made_on = _load_checkpoint(
+            checkpoint_path,
+            settings,
+            commit,
+            {LRN.task_key(t) for t in tasks},
+            getattr(args, "resume_other_commit", False),
+        )
+    return settings, tasks, done, made_on, commit
+
+
+def _run_learning(args, quick, progress_factory, checkpoint_path):
+    """The kernel-learning tables, on ``--jobs`` processes, resumable from ``checkpoint_path``.
+
+    ``run_learning`` validates the trials and the process count.
+    """
+    settings, tasks, done, made_on, commit = _learning_state(args, quick, checkpoint_path)
+    resumed_on = sorted(set(made_on.values()), key=str)
 
     def save(tasks):
         for key in tasks:
             made_on.setdefault(key, commit)
         if checkpoint_path is not None:
-            _write_atomic(
-                checkpoint_path,
-                json.dumps({"settings": settings, "tasks": tasks, "made_on": made_on}, default=_default),
+            body = json.loads(
+                json.dumps({"settings": settings, "tasks": tasks, "made_on": made_on}, default=_default)
             )
+            body["digest"] = _digest(body)  # binds the tasks to the settings and commits
+            _write_atomic(checkpoint_path, json.dumps(body))
 
-    _, _, tasks = LRN.learning_plan(settings["trials"], settings["tables"], quick)
     bar = progress_factory(sum(LRN.task_key(t) not in done for t in tasks)) if progress_factory else None
     out = LRN.run_learning(
         args.data_dir,
@@ -450,6 +467,89 @@ def _run_learning(args, quick, progress_factory, checkpoint_path):
         resumed_on=resumed_on,  # the commits of the tasks taken from the checkpoint (None: not recorded)
     )
     return out
+
+
+class CheckpointError(ValueError):
+    """A learning checkpoint that cannot be resumed from (the message is one line)."""
+
+
+def _digest(body):
+    """sha256 of a checkpoint's settings, tasks and commits (catches edits and partial writes)."""
+    payload = {k: body.get(k) for k in ("settings", "tasks", "made_on")}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, allow_nan=False).encode()).hexdigest()
+
+
+def _check_numbers(value, where):
+    """Every number finite; accuracies in [0, 1]; times, errors and counts >= 0."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_numbers(v, f"{where}.{k}")
+            last = str(k)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                if last == "accuracy" and not 0.0 <= v <= 1.0:
+                    raise CheckpointError(f"{where}.{k} = {v!r} is not an accuracy in [0, 1]")
+                if (last.endswith("seconds") or last in ("rmse", "test", "unlabel")) and v < 0:
+                    raise CheckpointError(f"{where}.{k} = {v!r} is negative")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_numbers(v, f"{where}[{i}]")
+    elif isinstance(value, float) and not np.isfinite(value):
+        raise CheckpointError(f"{where} = {value!r} is not finite")
+    elif value is not None and not isinstance(value, (bool, int, float, str)):
+        raise CheckpointError(f"{where} has an unexpected {type(value).__name__}")
+
+
+def _load_checkpoint(path, settings, commit, planned, other_commit):
+    """``(done, made_on)`` of a learning checkpoint, validated; :class:`CheckpointError` otherwise.
+
+    The checkpoint must be a regular JSON file holding this run's settings, tasks of this run's plan
+    with well-formed outputs, the commit of every task (this run's commit unless ``other_commit``)
+    and the sha256 digest written with it (an edited or truncated file fails it).
+    """
+    where = f"--resume: the checkpoint {path}"
+    if not path.is_file():
+        raise CheckpointError(f"{where} is not a regular file; remove it or run without --resume")
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        reason = (
+            "is empty" if path.stat().st_size == 0 else f"is not valid JSON ({type(exc).__name__}: {exc})"
+        )
+        raise CheckpointError(f"{where} {reason}; remove it or run without --resume") from None
+    if not isinstance(body, dict) or not {"settings", "tasks", "made_on", "digest"} <= set(body):
+        raise CheckpointError(
+            f"{where} is not a learning checkpoint of this version (settings, tasks, made_on and digest "
+            "expected); remove it or run without --resume"
+        )
+    if body["settings"] != settings:
+        raise CheckpointError(
+            f"{where} was made with {body['settings']}, this run asks for {settings}; remove it or run "
+            "with its settings"
+        )
+    tasks, made_on = body["tasks"], body["made_on"]
+    if not isinstance(tasks, dict) or not isinstance(made_on, dict) or set(made_on) != set(tasks):
+        raise CheckpointError(f"{where} has malformed tasks or commits; remove it or run without --resume")
+    if body["digest"] != _digest(body):
+        raise CheckpointError(
+            f"{where} fails its digest (edited or corrupted); remove it or run without --resume"
+        )
+    unknown = sorted(set(tasks) - planned)
+    if unknown:
+        raise CheckpointError(f"{where} holds tasks this run does not plan ({unknown[0]}, ...)")
+    for key, out in tasks.items():
+        if not isinstance(out, dict):
+            raise CheckpointError(f"{where}: task {key} is not an object")
+        try:
+            _check_numbers(out, key)
+        except CheckpointError as exc:
+            raise CheckpointError(f"{where}: {exc}") from None
+    others = sorted({str(c) for c in made_on.values() if c != commit})
+    if others and not other_commit:
+        raise CheckpointError(
+            f"{where} was made on git {', '.join(others)}, this is {commit}; check that commit out, remove the "
+            "checkpoint, or pass --resume-other-commit"
+        )
+    return dict(tasks), dict(made_on)
 
 
 def _write_atomic(path, text):
@@ -645,10 +745,12 @@ def main(argv=None):
     )
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
+        if args.resume and "learning" in args.experiments:
+            _learning_state(args, args.quick, learning_checkpoint)  # a bad checkpoint fails before any work
         results = run_suite(
             args, progress_factory=_progress, checkpoint=save, learning_checkpoint=learning_checkpoint
         )
-    except D.DataNotFoundError as exc:
+    except (D.DataNotFoundError, CheckpointError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:

@@ -25,7 +25,8 @@ import numpy as np
 import sympy
 from sympy.calculus.util import continuous_domain
 
-from .._numerics.budget import run_with_budget
+from .._numerics.budget import BudgetExceeded, run_with_budget
+from ..exceptions import TransformError
 from ._kernel import RadialKernel
 from ._parse import R, to_sympy_number
 
@@ -392,6 +393,8 @@ def analyze(atom, *, budget=20.0):
         If ``atom`` is not a RadialKernel or is a linear combination (analyse its terms).
     ValueError
         If ``budget`` is not a finite number > 0.
+    TransformError
+        If the decay at infinity cannot be classified within ``budget`` CPU seconds.
     """
     if not isinstance(atom, RadialKernel):
         raise TypeError(f"atom must be a RadialKernel, got {type(atom).__name__}")
@@ -427,7 +430,15 @@ def _analyze_cached(atom, budget):
     if atom.support is not None:
         decay, rate, oscillating = "compact", math.nan, False
     else:
-        decay, rate, oscillating = _decay(expr)
+        # mpmath at 50 digits on r = 1e2..1e12: fast for the usual functions, minutes for special
+        # functions of degenerate arguments (besselk(r, r), besselj(10**9, r)): under the budget
+        try:
+            decay, rate, oscillating = run_with_budget(_decay, (expr,), budget)
+        except BudgetExceeded:
+            raise TransformError(
+                f"the decay of {atom.name} at infinity could not be classified within {budget:g} CPU seconds "
+                "(its evaluation at r = 1e2 .. 1e12 is too slow)"
+            ) from None
     bounded = (
         math.isfinite(value)
         and decay != "growth"

@@ -22,6 +22,7 @@ import sympy.tensor.tensor
 from numpy.typing import ArrayLike, NDArray
 from sympy.core.function import AppliedUndef
 
+from .._numerics.budget import BudgetExceeded, run_with_budget
 from ..exceptions import KernelDefinitionError
 from ._gram import gram
 from ._parse import R, parse_formula, to_sympy_number
@@ -59,6 +60,31 @@ _LAMBDIFY_MODULES = [
 ]
 
 
+#: CPU seconds for sympy's limit of k(r) at r -> 0+ (in a child process: sympy cannot be interrupted).
+_LIMIT_BUDGET = 3.0
+#: Integers and rationals beyond this are evaluated as floats: numpy turns larger Python ints into
+#: object arrays, on which ufuncs such as sqrt fail.
+_EXACT_INT_LIMIT = 2**53
+
+
+def _limit_value(expr):
+    """lim_{r -> 0+} expr as a complex number (inf or nan when it diverges); runs in the budget's child."""
+    v = sympy.limit(expr, R, 0, "+")
+    if v.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan):
+        return complex(float("inf") if v == sympy.oo else float("nan"))
+    return complex(sympy.N(v))
+
+
+def _float_constants(expr):
+    """``expr`` with its huge integer and rational constants as floats (for numeric evaluation)."""
+    big = {
+        a: sympy.Float(a)
+        for a in expr.atoms(sympy.Rational)
+        if abs(a.p) > _EXACT_INT_LIMIT or a.q > _EXACT_INT_LIMIT
+    }
+    return expr.xreplace(big) if big else expr
+
+
 def _check_params(params):
     """Validate ``params``: a mapping of identifier strings to finite real numbers (copied)."""
     if params is None:
@@ -71,9 +97,21 @@ def _check_params(params):
     for key_, value in params.items():
         if not isinstance(key_, str) or not key_.isidentifier():
             raise KernelDefinitionError(f"parameter names must be identifier strings, got {key_!r}")
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(float(value)):
+        try:
+            finite = (
+                not isinstance(value, bool) and isinstance(value, numbers.Real) and np.isfinite(float(value))
+            )
+        except OverflowError:  # an int beyond the float range, e.g. 10**400
+            finite = False
+        if not finite:
+            shown = (
+                repr(value)
+                if len(repr(value)) <= 40
+                else f"{repr(value)[:20]}... ({len(repr(value))} characters)"
+            )
             raise KernelDefinitionError(
-                f"parameter {key_!r} must be a finite real number, got {type(value).__name__} {value!r}"
+                f"parameter {key_!r} must be a finite real number, got {type(value).__name__} {shown}"
+                + (" (beyond the float range, about 1.8e308)" if isinstance(value, numbers.Integral) else "")
             )
         out[key_] = value
     return out
@@ -401,11 +439,26 @@ class RadialKernel:
             if v.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo) or not v.is_number:
                 raise ValueError
             v = complex(sympy.N(v))
-        except (ValueError, TypeError, ZeroDivisionError):
-            v = sympy.limit(expr, R, 0, "+")
-            if v.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan):
-                return float("inf") if v == sympy.oo else float("nan")
-            v = complex(sympy.N(v))
+        except (ValueError, TypeError, ZeroDivisionError, OverflowError):
+            try:
+                v = run_with_budget(_limit_value, (expr,), _LIMIT_BUDGET)
+            except BudgetExceeded:
+                raise KernelDefinitionError(
+                    f"k(0) of kernel {self.name}: the limit of k(r) as r -> 0+ was not found within "
+                    f"{_LIMIT_BUDGET:g} CPU seconds"
+                ) from None
+            except (
+                ArithmeticError,
+                ValueError,
+                TypeError,
+                NotImplementedError,
+                RuntimeError,
+                RecursionError,
+            ) as exc:
+                raise KernelDefinitionError(
+                    f"k(0) of kernel {self.name}: the limit of k(r) as r -> 0+ could not be computed "
+                    f"({type(exc).__name__}: {exc})"
+                ) from None
         return float(v.real)
 
     def value_at_zero(self) -> float:
@@ -417,7 +470,7 @@ class RadialKernel:
     def _numeric(self):
         fn = self._cache.get("fn")
         if fn is None:
-            fn = sympy.lambdify(R, self.expr, modules=_LAMBDIFY_MODULES)
+            fn = sympy.lambdify(R, _float_constants(self.expr), modules=_LAMBDIFY_MODULES)
             self._cache["fn"] = fn
         return fn
 
@@ -440,11 +493,23 @@ class RadialKernel:
                 out = out + c * a(rr)
             return out if out.ndim else float(out)
         with np.errstate(all="ignore"):
-            val = np.asarray(self._numeric()(rr), dtype=np.complex128)
+            try:
+                val = np.asarray(self._numeric()(rr), dtype=np.complex128)
+            except (
+                ArithmeticError,
+                TypeError,
+                ValueError,
+                AttributeError,
+                RecursionError,
+                MemoryError,
+            ) as exc:
+                raise KernelDefinitionError(
+                    f"kernel {self.name} cannot be evaluated numerically ({type(exc).__name__}: {exc})"
+                ) from None
             if np.any(val.imag != 0):
                 ok = np.abs(val.imag) <= 1e-12 * np.maximum(1.0, np.abs(val.real))
                 if not np.all(ok):
-                    raise ValueError(f"kernel {self.name} is not real at some of the radii")
+                    raise KernelDefinitionError(f"kernel {self.name} is not real at some of the radii")
             val = np.broadcast_to(val.real, rr.shape).astype(np.float64, copy=True)
         bad = ~np.isfinite(val) & (rr <= 1e-6 * (self._support or 1.0))
         if np.any(bad) | np.any(rr == 0):

@@ -11,8 +11,10 @@ import ast
 import math
 from fractions import Fraction
 
+import mpmath
 import sympy
 
+from .._numerics.budget import BudgetExceeded, run_with_budget
 from ..exceptions import KernelDefinitionError
 
 __all__ = []  # private module
@@ -102,6 +104,18 @@ def _log10_magnitude(value):
     return float(sympy.log(big, 10).evalf(15)) if big != 0 else -math.inf
 
 
+#: CPU seconds for evaluating a constant with a special function of a large argument.
+_SPECIAL_BUDGET = 2.0
+_SPECIALS = (sympy.besselj, sympy.besselk, sympy.besseli, sympy.gamma, sympy.erf, sympy.erfc)
+
+
+def _slow_special(number):
+    """True for a constant applying a special function to a number of magnitude > 1e4 (mpmath's
+    series can then run for minutes)."""
+    specials = [f for f in number.atoms(sympy.Function) if isinstance(f, _SPECIALS)]
+    return any(abs(a) > 10**4 for f in specials for a in f.atoms(sympy.Number) if a.is_finite)
+
+
 def _check_magnitude(text, value):
     """Reject constants outside [10^-300, 10^300] in magnitude (the invariant of every number built)."""
     if not isinstance(value, sympy.Expr) or value.has(sympy.nan, sympy.zoo):
@@ -111,7 +125,26 @@ def _check_magnitude(text, value):
     # a constant subexpression as a whole, else the numbers sympy collected in it (exp(-r) * 1e300
     # * 1e300 is 1.0e600*exp(-r))
     for number in [value] if value.is_number else value.atoms(sympy.Number):
-        lg = _log10_magnitude(number)
+        try:
+            if _slow_special(number):  # mpmath may need minutes: evaluated under a CPU budget
+                lg = run_with_budget(_log10_magnitude, (number,), _SPECIAL_BUDGET)
+            else:
+                lg = _log10_magnitude(number)
+        except BudgetExceeded:
+            _reject(
+                text, f"the constant {sympy.sstr(number)[:40]} was not evaluated within {_SPECIAL_BUDGET:g} s"
+            )
+        except (
+            ArithmeticError,
+            ValueError,
+            TypeError,
+            RuntimeError,
+            RecursionError,
+            mpmath.libmp.NoConvergence,
+        ) as exc:
+            _reject(
+                text, f"the constant {sympy.sstr(number)[:40]} cannot be evaluated ({type(exc).__name__})"
+            )
         if lg > _MAX_LOG10 or (math.isfinite(lg) and lg < -_MAX_LOG10):
             _reject(
                 text,

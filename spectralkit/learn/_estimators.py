@@ -14,6 +14,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from .. import _compiled
+from ..features import _MEMORY_CHECK_BYTES, InsufficientMemoryError
 from ._learned import LearnedKernel, LearnedRadialKernel
 from ._pairs import (
     MAX_EXACT_PAIRS,
@@ -26,8 +28,11 @@ from ._pairs import (
     split_parts,
 )
 from ._radial import (
+    _fold_tables,
     _tables,
     exact_solve,
+    get_num_threads,
+    radius_bound,
     ridge_loss,
     ridge_predict_nodes,
     ridge_solve,
@@ -42,6 +47,12 @@ __all__ = ["SCALE_GRID", "HyperKernelRidge", "HyperKernelSVR"]
 #: Multipliers of the default scale searched by ``cv`` (the paper's grid for s_h^2).
 SCALE_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)
 _BINS_PER_LENGTHSCALE = {"ridge": 64, "svr": 128}
+#: Inputs, scales and targets must lie within [1 / _SCALE_LIMIT, _SCALE_LIMIT] in magnitude: squared
+#: distances, their ratios to s^2 and the hyper-kernels' powers of them then stay finite and normal.
+_SCALE_LIMIT = 1e100
+#: sigma2 below this fraction of the data's total variance makes every pair of distinct points
+#: numerically unrelated (the Wishart solves become singular, the radial bins count in the millions).
+_MIN_SCALE_RATIO = 1e-8
 
 _COMMON_CONSTRAINTS = {
     "hyper_kernel": [StrOptions({"gaussian", "wishart", "radial"})],
@@ -76,6 +87,19 @@ def _candidates(name, value):
     return vals
 
 
+def _chunks(r, width, entries=1 << 22):
+    """``r`` in pieces whose dense ``len(piece) x width`` matrices hold at most ``entries`` values."""
+    step = max(1, entries // max(1, width))
+    return [r[i : i + step] for i in range(0, r.size, step)]
+
+
+def _predict(nodes, coef, grid, d, ell):
+    """k*(grid) of a radial solution, in pieces (never a dense grid x nodes matrix of more than 4M)."""
+    if grid.size == 0:
+        return np.zeros(0)
+    return np.concatenate([ridge_predict_nodes(nodes, coef, g, d, ell) for g in _chunks(grid, nodes.size)])
+
+
 class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Shared fitting logic; see :class:`HyperKernelRidge` for the documentation."""
 
@@ -94,6 +118,12 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             if y is not None:
                 raise ValueError("pass either y (class labels: the ideal kernel) or target_kernel, not both")
             K = check_array(target_kernel, dtype=np.float64, input_name="target_kernel")
+            big = float(np.max(np.abs(K))) if K.size else 0.0
+            if big > _SCALE_LIMIT:
+                raise ValueError(
+                    f"target_kernel has an entry of magnitude {big:.3g}, beyond {_SCALE_LIMIT:g}: "
+                    "rescale it (a learned kernel is fitted to the target's scale)"
+                )
             if K.shape != (m, m):
                 raise ValueError(
                     f"target_kernel must be a square matrix matching X, of shape ({m}, {m}); "
@@ -175,20 +205,62 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             check_exact_size(-(-m // self.n_partitions))
         return solver
 
-    # -- fit ---------------------------------------------------------------------------------
-    def _fit(self, X, y, target_kernel):
-        X = validate_data(self, X, dtype=np.float64)
-        m, d = X.shape
-        target, classes = self._target(X, y, target_kernel)
-        center = X.mean(axis=0)
-        Xc = X - center
-        s2_data = float(np.mean(np.sum(Xc * Xc, axis=1)))
-        if self.sigma2 is None and not s2_data > 0:
+    # -- scales ------------------------------------------------------------------------------
+    @staticmethod
+    def _check_input_scale(X, name="X"):
+        """Refuse inputs whose squared distances would overflow (before any computation)."""
+        big = float(np.max(np.abs(X))) if X.size else 0.0
+        if big > _SCALE_LIMIT:
+            raise ValueError(
+                f"{name} has an entry of magnitude {big:.3g}, beyond {_SCALE_LIMIT:g}: squared "
+                "distances would overflow; rescale the inputs (e.g. StandardScaler)"
+            )
+
+    def _check_scales(self, m, s2_data, spread):
+        """s^2 (and s_h^2): given or the data's total variance, within the representable range."""
+        for name in ("sigma2", "sigma2_h"):
+            value = getattr(self, name)
+            if value is not None and not 1.0 / _SCALE_LIMIT <= float(value) <= _SCALE_LIMIT:
+                raise ValueError(
+                    f"{name}={value!r} is outside [{1 / _SCALE_LIMIT:g}, {_SCALE_LIMIT:g}]: the "
+                    "hyper-kernel's ratios of squared distances to it would overflow or underflow; "
+                    "rescale the inputs instead"
+                )
+        if self.sigma2 is not None:
+            if s2_data > 0 and float(self.sigma2) < _MIN_SCALE_RATIO * s2_data:
+                raise ValueError(
+                    f"sigma2={self.sigma2!r} is less than {_MIN_SCALE_RATIO:g} times the total variance "
+                    f"of X ({s2_data:.3g}): every pair of distinct points would be numerically "
+                    "unrelated (singular systems, non-finite kernels); rescale the inputs or raise sigma2"
+                )
+            return
+        if not spread > 0:
             raise ValueError(
                 f"X has {m} sample{'s' if m != 1 else ''} with zero total variance: the default "
                 "sigma2 (the data's total variance) needs at least 2 distinct samples (1 sample is "
                 "not enough); pass sigma2"
             )
+        if not 1.0 / _SCALE_LIMIT <= s2_data <= _SCALE_LIMIT:
+            raise ValueError(
+                f"the total variance of X, {spread:.3g}^2 (the default sigma2), is outside "
+                f"[{1 / _SCALE_LIMIT:g}, {_SCALE_LIMIT:g}]: rescale the inputs (e.g. StandardScaler) "
+                "or pass sigma2"
+            )
+
+    # -- fit ---------------------------------------------------------------------------------
+    def _fit(self, X, y, target_kernel):
+        X = validate_data(self, X, dtype=np.float64)
+        m, d = X.shape
+        self._check_input_scale(X)
+        target, classes = self._target(X, y, target_kernel)
+        center = X.mean(axis=0)
+        Xc = X - center
+        # the total variance with a scale factor: exact for tiny inputs (squares would underflow)
+        peak = float(np.max(np.abs(Xc))) if Xc.size else 0.0
+        # spread: the root of the total variance, representable even when its square underflows
+        spread = math.sqrt(float(np.mean(np.sum((Xc / peak) ** 2, axis=1)))) * peak if peak > 0 else 0.0
+        s2_data = spread * spread
+        self._check_scales(m, s2_data, spread)
         s2 = s2_data if self.sigma2 is None else float(self.sigma2)
         solver = self._solver(m)
         if self.n_partitions > m:
@@ -310,12 +382,22 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         )
         n_folds = 1 if self.cv is None else min(self.cv, m)
         fold = rng.permutation(m) % n_folds
-        if self._loss == "ridge":
-            st = ridge_stats(X, target, h, fold, n_folds)
-        else:
+        delta = None
+        if self._loss != "ridge":
             delta = float(self.epsilon) / 2 if self.epsilon > 0 else None
             if isinstance(target, MatrixTarget) and delta is None:
                 delta = max(float(np.ptp(target.T)), 1e-12) / 512
+        radius = radius_bound(X - X.mean(axis=0))
+        if self.bin_width is not None and radius > 0 and h > radius:
+            raise ValueError(
+                f"bin_width={self.bin_width!r} exceeds {radius:.6g}, a bound on every pair distance of X: "
+                "all distances would share one or two bins; use a smaller bin_width (default: the "
+                "length scale / 64 for ridge, / 128 for the SVR)"
+            )
+        self._check_radial_memory(m, radius, h, n_folds, target, delta, min(ells))
+        if self._loss == "ridge":
+            st = ridge_stats(X, target, h, fold, n_folds)
+        else:
             st = svr_stats(X, target, h, delta, fold, n_folds)
             self.target_rounding_ = 0.0 if isinstance(target, LabelTarget) else delta / 2
         best = (0, 0)
@@ -337,11 +419,13 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         for g in range(2):
             sols.append(self._radial_solve(st, g, all_tables, float(m) ** 2, d, ell, one)[0])
         (nodes, coef, b0), (nodes2, coef2, _) = sols
-        r = np.linspace(0.0, nodes.max() + 3 * ell, int(16 * (nodes.max() + 3 * ell) / ell) + 2)
-        diff = np.max(
-            np.abs(
-                ridge_predict_nodes(nodes, coef, r, d, ell) - ridge_predict_nodes(nodes2, coef2, r, d, ell)
-            )
+        # the pair distances lie in [0, radius]: a node beyond it (a bin wider than the data) says
+        # nothing about the fit there
+        top = min(max(nodes.max(), nodes2.max()), radius) + 3 * ell
+        r = np.linspace(0.0, top, int(16 * top / ell) + 2)
+        diff = max(
+            float(np.max(np.abs(_predict(nodes, coef, rc, d, ell) - _predict(nodes2, coef2, rc, d, ell))))
+            for rc in _chunks(r, max(nodes.size, nodes2.size))
         )
         self.binning_error_ = float(diff / 3.0 if self._loss == "ridge" else diff)
         self.bin_width_ = h
@@ -349,6 +433,35 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         nz = coef != 0
         self.kernel_ = LearnedRadialKernel(d, ell, nodes[nz], coef[nz])
         return best
+
+    def _check_radial_memory(self, m, radius, h, n_folds, target, delta, ell):
+        """Refuse, before allocating, a binned radial fit whose tables and solves exceed the memory.
+
+        The distance tables hold (threads + 1) x 2 grids x fold-pair tables x nodes x (3 for ridge,
+        target levels for the SVR) float64, with nodes = radius / h + 3; the solves use dense
+        matrices over the nonempty nodes (at most two per pair and grid); the binning-error grid
+        16 (radius + 3 l) / l points.
+        """
+        n_tab = _fold_tables(n_folds)[1]
+        n_nodes = radius / h + 4.0
+        if self._loss == "ridge" or isinstance(target, LabelTarget):
+            per_node = 3.0 if self._loss == "ridge" else 2.0
+        else:
+            per_node = math.floor(float(np.ptp(target.T)) / delta + 0.5) + 1.0
+        tables = (max(1, get_num_threads()) + 1) * 2 * n_tab * n_nodes * per_node * 8
+        nonempty = min(n_nodes * (per_node if self._loss != "ridge" else 1.0), 2.0 * n_pairs(m) + 2)
+        solve = 6 * nonempty**2 * 8 + 3 * n_nodes * 8 + 16 * (radius + 3 * ell) / ell * 8
+        need = tables + solve
+        what = (
+            f"the radial solver with bin_width={h:.3g} (data radius {radius:.3g}, {n_nodes:.3g} distance "
+            f"nodes, {n_tab} fold table{'s' if n_tab > 1 else ''})"
+        )
+        avail = _compiled.available_memory()
+        if need >= _MEMORY_CHECK_BYTES and avail is not None and need > avail:
+            raise InsufficientMemoryError(
+                f"{what} needs about {need:.3g} bytes ({need / 2**30:.3g} GiB), more than the {avail} "
+                f"bytes ({avail / 2**30:.3g} GiB) of available memory; use a larger bin_width or sigma2"
+            )
 
     def _radial_solve(self, st, g, tables, wsum, d, ell, kw):
         """[(nodes, coef, intercept) per hyper candidate] on the summed ``tables`` of grid g."""
@@ -370,7 +483,7 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             q, wv = float(np.sum(st["q"][va])), float(np.sum(st["wt"][va]))
             grid = np.arange(nd.size) * h
             for nodes, gm, _ in sols:
-                out.append(ridge_loss(nd, no, s, q, wv, ridge_predict_nodes(nodes, gm, grid, d, ell)))
+                out.append(ridge_loss(nd, no, s, q, wv, _predict(nodes, gm, grid, d, ell)))
         else:
             counts = st["counts"][0][va].sum(0)
             grid = np.arange(counts.shape[0]) * h
@@ -380,7 +493,7 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                         counts,
                         st["levels"],
                         float(counts.sum()),
-                        ridge_predict_nodes(nodes, gm, grid, d, ell),
+                        _predict(nodes, gm, grid, d, ell),
                         b0,
                     )
                 )
@@ -396,7 +509,17 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """
         check_is_fitted(self, "kernel_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.kernel_.gram(X, self.X_fit_)
+        self._check_input_scale(X)
+        return self._finite(self.kernel_.gram(X, self.X_fit_))
+
+    def _finite(self, G):
+        """``G`` if finite; otherwise an error (never a non-finite kernel value)."""
+        if not np.all(np.isfinite(G)):
+            raise FloatingPointError(
+                f"the learned kernel is not finite on these inputs (sigma2_={self.sigma2_:.3g}); "
+                "rescale the inputs (e.g. StandardScaler) or choose sigma2 of the data's scale"
+            )
+        return G
 
     def learned_kernel_(self, X: ArrayLike, Y: ArrayLike | None = None) -> NDArray[np.float64]:
         """Gram matrix k*(X, Y) of the learned kernel (Y = X when None).
@@ -406,7 +529,10 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         not part of the kernel (a constant offset does not change an SVM).
         """
         check_is_fitted(self, "kernel_")
-        return self.kernel_.gram(X, Y)
+        for name, Z in (("X", X), ("Y", Y)):
+            if Z is not None:
+                self._check_input_scale(check_array(Z, dtype=np.float64, input_name=name), name)
+        return self._finite(self.kernel_.gram(X, Y))
 
     def score(
         self, X: ArrayLike, y: ArrayLike | None = None, target_kernel: ArrayLike | None = None
@@ -414,8 +540,9 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """Negative mean squared error of k*(x_i, x_j) + intercept_ against the target on all pairs of X."""
         check_is_fitted(self, "kernel_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        self._check_input_scale(X)
         target, _ = self._target(X, y, target_kernel)
-        G = self.kernel_.gram(X) + self.intercept_
+        G = self._finite(self.kernel_.gram(X)) + self.intercept_
         if isinstance(target, MatrixTarget):
             T = target.T
         else:

@@ -3,19 +3,28 @@
 The disk format is plain JSON (never pickle; nothing in the cache is ever executed): one file per
 key, named by the sha256 of the key, holding the key text (which includes the spectralkit version,
 so an upgrade never reads old results), a format version, the data encoded by
-:mod:`._codec` and a sha256 checksum of all of it. On reading, an entry is used only if the file is
-a regular file owned by the current user, smaller than 16 MiB, valid JSON of the expected shape,
-its checksum matches, its key matches, it decodes into the expected type and the caller's
-semantic check accepts it (for measures: masses finite and non-negative, k(0) = m+ - m- within the
-stated errors, ...). Anything else — and every failure of the cache itself (a read-only folder, a
-path that is a file, an entry that is a folder, another user's files, a full disk) — falls back to
-computing without the cache, with one RuntimeWarning per call that names the problem. A bad entry
-is replaced by the recomputed one when the folder is writable.
+:mod:`._codec` and a **keyed** checksum (HMAC-SHA256) of all of it.
+
+Trust model. The HMAC key is a per-user random secret kept *outside* the cache folder (see
+:func:`key_path`), in a file only its owner may read or write; whoever can write the cache folder
+but cannot read that file cannot forge an entry (an edited entry with a recomputed plain sha256 is
+refused). A cache folder that is not owned by the current user or that its group or other users may
+write is refused as a whole. On reading, an entry is used only if the file is a regular file owned by
+the current user, smaller than 16 MiB, valid JSON of the expected shape, its keyed checksum matches,
+its key matches, it decodes into the expected type and the caller's semantic check accepts it (for
+measures: masses finite and non-negative, k(0) = m+ - m- within the stated errors, the masses equal
+to the sum of their lobes, shells and tail, and the heaviest lobe of each sign recounted from a fresh
+evaluation of the density). Anything else — and every failure of the cache itself (a read-only
+folder, a path that is a file, an entry that is a folder, another user's files, an unusable key
+file, a full disk) — falls back to computing without the cache, with one RuntimeWarning per call that
+names the problem. A bad entry is replaced by the recomputed one when the folder is writable.
 """
 
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import stat
 import tempfile
 import threading
@@ -24,7 +33,7 @@ import warnings
 from .._version import __version__
 from ._codec import CodecError, decode, encode
 
-__all__ = ["memory_get_or_compute", "get_or_compute", "clear_memory", "resolve_dir", "path_for"]
+__all__ = ["memory_get_or_compute", "get_or_compute", "clear_memory", "resolve_dir", "path_for", "key_path"]
 
 FORMAT_VERSION = 2
 #: Bumped whenever a derivation gives a different result for the same kernel (a fixed bug), so that
@@ -68,16 +77,70 @@ def path_for(key, cache_dir):
     return os.path.join(cache_dir, f"measure-{digest}.json")
 
 
-def _checksum(blob):
-    body = {k: blob[k] for k in ("version", "key", "data")}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, allow_nan=False).encode()).hexdigest()
-
-
 class _Problem(Exception):
     """Why the disk cache was not used (the message goes into the one warning)."""
 
 
-def _read(path, key, expected, validate):
+def key_path():
+    """The file holding the cache's HMAC key: ``$SPECTRALKIT_CACHE_KEY``, else
+    ``$XDG_CONFIG_HOME/spectralkit/cache-key``, else ``~/.config/spectralkit/cache-key``."""
+    explicit = os.environ.get("SPECTRALKIT_CACHE_KEY")
+    if explicit:
+        return os.path.abspath(explicit)
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.abspath(os.path.join(base, "spectralkit", "cache-key"))
+
+
+def _private(st, what):
+    """_Problem unless ``st`` (a stat result) belongs to the current user and no one else may write it."""
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise _Problem(f"{what} belongs to another user (uid {st.st_uid}); not trusted")
+    if st.st_mode & 0o022:
+        raise _Problem(
+            f"{what} may be written by other users (mode {stat.S_IMODE(st.st_mode):o}); not trusted "
+            "(use a folder only you can write)"
+        )
+
+
+def _load_key(cache_dir):
+    """The HMAC key (read, or created on first use); _Problem when it cannot be trusted."""
+    path = key_path()
+    directory = os.path.realpath(cache_dir)
+    if os.path.commonpath([os.path.realpath(path), directory]) == directory:
+        raise _Problem(
+            f"the cache key {path} lies inside the cache folder; set SPECTRALKIT_CACHE_KEY elsewhere"
+        )
+    try:
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_hex(32))
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "r", encoding="ascii") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise _Problem(f"the cache key {path} is not a regular file")
+            _private(st, f"the cache key {path}")
+            if st.st_mode & 0o044:
+                raise _Problem(f"the cache key {path} may be read by other users; not trusted")
+            text = fh.read(200).strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _Problem(f"cannot use the cache key {path} ({getattr(exc, 'strerror', None) or exc})") from None
+    if len(text) < 32:
+        raise _Problem(f"the cache key {path} is too short (delete it to make a new one)")
+    return text.encode("ascii")
+
+
+def _checksum(blob, secret):
+    body = {k: blob[k] for k in ("version", "key", "data")}
+    message = json.dumps(body, sort_keys=True, allow_nan=False).encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
+
+
+def _read(path, key, expected, validate, secret):
     """The cached value, None when there is no entry; _Problem for a bad entry or a cache failure."""
     try:
         st = os.stat(path)
@@ -87,8 +150,7 @@ def _read(path, key, expected, validate):
         raise _Problem(f"cannot access {path} ({exc.strerror or exc})") from None
     if not stat.S_ISREG(st.st_mode):
         raise _Problem(f"{path} is not a regular file")
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        raise _Problem(f"{path} belongs to another user (uid {st.st_uid}); not trusted")
+    _private(st, path)
     if st.st_size > _MAX_BYTES:
         raise _Problem(f"{path} is larger than {_MAX_BYTES >> 20} MiB")
     try:
@@ -101,7 +163,9 @@ def _read(path, key, expected, validate):
     if blob["version"] != FORMAT_VERSION or blob["key"] != _key_text(key):
         raise _Problem(f"{path} holds another key or format version")
     try:
-        if blob["checksum"] != _checksum(blob):
+        if not isinstance(blob["checksum"], str) or not hmac.compare_digest(
+            blob["checksum"], _checksum(blob, secret)
+        ):
             raise _Problem(f"{path} fails its checksum (edited or corrupted)")
         value = decode(blob["data"], expected)
     except (CodecError, TypeError, ValueError) as exc:
@@ -112,11 +176,10 @@ def _read(path, key, expected, validate):
     return value
 
 
-def _write(path, key, value):
+def _write(path, key, value, secret):
     directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o700, exist_ok=True)
     blob = {"version": FORMAT_VERSION, "key": _key_text(key), "data": encode(value)}
-    blob["checksum"] = _checksum(blob)
+    blob["checksum"] = _checksum(blob, secret)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".measure-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -126,6 +189,19 @@ def _write(path, key, value):
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _open_folder(directory):
+    """Create ``directory`` (private) if missing, check that only its owner may write it; the key."""
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        st = os.stat(directory)
+    except OSError as exc:
+        raise _Problem(f"cannot use the cache folder {directory} ({exc.strerror or exc})") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise _Problem(f"cannot use the cache folder {directory} (not a folder)")
+    _private(st, f"the cache folder {directory}")
+    return _load_key(directory)
 
 
 def get_or_compute(key, compute, *, expected, validate, cache_dir=None):
@@ -151,18 +227,20 @@ def get_or_compute(key, compute, *, expected, validate, cache_dir=None):
     value = None
     problem = None
     writable = directory is not None
+    secret = None
     if directory is not None:
         path = path_for(key, directory)
         try:
-            value = _read(path, key, expected, validate)
+            secret = _open_folder(directory)
+            value = _read(path, key, expected, validate, secret)
         except _Problem as exc:
             problem = str(exc)
-            writable = os.path.isdir(directory) and not os.path.isdir(path)
+            writable = secret is not None and os.path.isdir(directory) and not os.path.isdir(path)
     if value is None:
         value = compute()
         if writable:
             try:
-                _write(path, key, value)
+                _write(path, key, value, secret)
             except (OSError, TypeError, ValueError) as exc:
                 problem = problem or f"cannot write {path} ({getattr(exc, 'strerror', None) or exc})"
     if problem:

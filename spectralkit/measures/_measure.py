@@ -28,7 +28,7 @@ from ..exceptions import (
     TransformError,
 )
 from ..kernels import DensityKernel, RadialKernel, from_spec
-from ..transforms import RadialTransform, closed_form_terms, constant_transform, transform_atom
+from ..transforms import RadialTransform, closed_form, closed_form_terms, constant_transform, transform_atom
 from ._cache import get_or_compute, memory_get_or_compute
 from ._finiteness import finiteness
 from ._jordan import JordanInput, integrate_abs, jordan
@@ -73,6 +73,33 @@ def _translated(measure):
             f"the spectral measure of {measure.kernel.name} in d = {measure.dim} could not be "
             f"computed: {type(exc).__name__}: {exc}"
         ) from exc
+    except (ValueError, TypeError) as exc:
+        if not _raised_by_third_party(exc):
+            raise
+        raise TransformError(
+            f"the spectral measure of {measure.kernel.name} in d = {measure.dim} could not be "
+            f"computed: {type(exc).__name__} in {_raised_by_third_party(exc)}: {' '.join(str(exc).split())}"
+        ) from exc
+
+
+def _raised_by_third_party(exc):
+    """The library (mpmath, sympy, scipy, numpy) whose code raised ``exc``, or None (ours).
+
+    mpmath signals a series that does not converge with a plain ValueError ("hypsum() failed to
+    converge"), which must not pass for spectralkit's own bad-input ValueErrors.
+    """
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    if last is None:
+        return None
+    parts = last.replace("\\", "/").split("/")
+    for name in ("mpmath", "sympy", "scipy", "numpy"):
+        if name in parts:
+            return name
+    return None
 
 
 def _k0_tolerance(mass_plus, mass_minus):
@@ -105,6 +132,58 @@ def _validate_derivation(d):
     for sh in d.shells:
         if not (sh.radius >= 0 and sh.sign in (1, -1) and math.isfinite(sh.mass) and sh.mass >= 0):
             return f"invalid shell {sh}"
+    # the masses are the sums of their parts (a PD derivation folds spurious negative lobes into
+    # m+, so only the signed total is checked there)
+    parts = [(lb.sign, lb.mass, lb.error) for lb in d.lobes] + [(s.sign, s.mass, s.error) for s in d.shells]
+    if d.tail is not None:
+        parts += [(1, d.tail.mass_plus.value, d.tail.mass_plus.error)]
+        parts += [(-1, d.tail.mass_minus.value, d.tail.mass_minus.error)]
+    signed = math.fsum(sg * m for sg, m, _ in parts)
+    slack = 10 * (d.mass_plus.error + d.mass_minus.error) + 1e-9 * (d.mass_plus.value + d.mass_minus.value)
+    if abs(signed - (d.mass_plus.value - d.mass_minus.value)) > slack:
+        return "m+ - m- is not the signed sum of the lobes, shells and tail"
+    if d.verdict == "RKKS":
+        plus = math.fsum(m for sg, m, _ in parts if sg > 0)
+        if abs(plus - d.mass_plus.value) > slack:
+            return "m+ is not the sum of the positive lobes, shells and tail"
+    return None
+
+
+def _recount(measure, d):
+    """Why ``d`` disagrees with a fresh evaluation of ``measure``'s density, or None.
+
+    The heaviest lobe of each sign is integrated again (a few hundred density evaluations); a
+    lobe that cannot be recounted numerically (a singular end point) is not held against the entry.
+    Only when the density is cheap: every term has a closed form, or the transforms were already
+    computed in this process (a numeric or sympy transform would cost what the cache saves).
+    """
+    if d.verdict == "DIVERGENT" or not d.lobes:
+        return None
+    if measure._transforms is None:
+        try:
+            cheap = all(
+                atom is None or closed_form(atom, measure.dim) is not None for _, atom in measure.terms
+            )
+        except (ArithmeticError, ValueError, TypeError):
+            return None
+        if not cheap:
+            return None
+    total = d.mass_plus.value + d.mass_minus.value
+    for sign in (1, -1):
+        lobes = [lb for lb in d.lobes if lb.sign == sign and math.isfinite(lb.b)]
+        if not lobes:
+            continue
+        lb = max(lobes, key=lambda x: x.mass)
+        try:
+            with np.errstate(all="ignore"):
+                fresh = integrate_abs(measure.radial_density, lb.a, lb.b, measure._oscillation(), rel=1e-9)
+        except (ArithmeticError, ValueError, FloatingPointError):
+            continue
+        if math.isfinite(fresh) and abs(fresh - lb.mass) > 10 * lb.error + 1e-6 * max(total, lb.mass):
+            return (
+                f"the lobe [{lb.a:.6g}, {lb.b:.6g}] holds mass {lb.mass:.9g}, a fresh evaluation of the "
+                f"density gives {fresh:.9g}"
+            )
     return None
 
 
@@ -327,7 +406,7 @@ class SpectralMeasure:
                     self._derive,
                     cache_dir=self.cache_dir,
                     expected=Derivation,
-                    validate=_validate_derivation,
+                    validate=lambda d: _validate_derivation(d) or _recount(self, d),
                 )
         return self._summary
 
