@@ -1149,14 +1149,6 @@ def test_check_progress_option(capsys):
     assert "invalid choice" in capsys.readouterr().err
 
 
-def test_demo_refuses_a_subsample_of_one_point(capsys):
-    code, out, err = _run(capsys, "demo", "--subsample", "1", "--dataset", "synthetic")
-    assert code == 2 and out == ""
-    assert _one_error_line(err) == (
-        "spectralkit: error: --subsample must be >= 2 (the exact Gram matrix needs pairs of points), got 1"
-    )
-
-
 def test_featurize_errors_of_the_features_are_not_reading_errors(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     np.save("X.npy", np.random.default_rng(0).normal(size=(50, 3)))
