@@ -9,8 +9,9 @@ import scipy.integrate
 import scipy.special
 import scipy.stats
 
+from spectralkit._numerics.special import omega
 from spectralkit.learn import gaussian_hyperkernel, radial_hyperkernel, wishart_hyperkernel
-from spectralkit.learn._special import log_e0f1, omega
+from spectralkit.learn._special import log_e0f1
 from spectralkit.learn.hyperkernels import GaussianBlocks, WishartBlocks
 
 

@@ -511,6 +511,11 @@ class SpectralMeasure:
             )
         progress.stage("Jordan split (sign changes, lobes, tail)")
         roots, lobes, tail, neglected = jordan(self)
+        # a density known to within int |f - f_exact| <= mass_error (e.g. a tabulation): each
+        # Jordan mass moves by at most that much
+        neglected += sum(
+            abs(c) * atom.mass_error for c, atom in self.terms if isinstance(atom, DensityKernel)
+        )
         rel = max(t.rel_error for _, t in self.transforms)
         shells = tuple(Shell(r_, 1 if m > 0 else -1, abs(m), rel * abs(m)) for r_, m in self.shells)
         mp = sum(lb.mass for lb in lobes if lb.sign > 0) + sum(sh.mass for sh in shells if sh.sign > 0)
