@@ -151,6 +151,39 @@ def test_nystroem_with_all_points_as_landmarks_equals_the_exact_solve(kind, monk
     assert np.max(np.abs(ny10.learned_kernel_(X) - exact.learned_kernel_(X))) > 1e-3 * np.max(np.abs(G))
 
 
+def test_exact_solver_holds_one_or_two_pair_matrices():
+    """The exact solve keeps its pair matrix in place: one copy (one alpha; plus the blocks it is built
+    from), two (several alphas: the eigenvectors)."""
+    import tracemalloc
+
+    X, y = _data(n=45)
+    unit = pairs_mod.n_pairs(45) ** 2 * 8  # bytes of one pair matrix
+    est = HyperKernelRidge(alpha=1e-3, solver="exact")
+    est.fit(X, y)  # warm (numba compilation, caches)
+    prob = pairs_mod.PairProblem(
+        "gaussian", X - X.mean(0), pairs_mod.LabelTarget(y), dict(est.kernel_.params), np.arange(45)
+    )
+    prob.ridge([1e-3])
+    for run, limit in ((lambda: est.fit(X, y), 2.0), (lambda: prob.ridge([1e-3, 1e-2, 1e-1]), 2.5)):
+        tracemalloc.start()
+        try:
+            run()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak <= limit * unit, f"{peak / unit:.2f} pair matrices"
+    # negative control: the former out-of-place symmetrised product holds four
+    tracemalloc.start()
+    try:
+        K = prob._kqq()
+        S = np.sqrt(2.0) * K * np.sqrt(2.0)
+        S = 0.5 * (S + S.T)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak > 2.5 * unit
+
+
 def test_dual_coordinate_descent_solves_the_liblinear_svr_problem():
     rng = np.random.default_rng(0)
     Phi = rng.normal(size=(300, 6))

@@ -81,6 +81,44 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
 
     _loss = None
 
+    def __init__(
+        self,
+        hyper_kernel: Literal["gaussian", "wishart", "radial"] = "gaussian",
+        *,
+        sigma2: float | None = None,
+        sigma2_h: float | None = None,
+        wishart_dof: float | None = None,
+        solver: Literal["auto", "exact", "nystroem", "binned"] = "auto",
+        n_landmarks: int = 30,
+        n_partitions: int = 1,
+        bin_width: float | None = None,
+        cv: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        # the parameters shared by both estimators (scikit-learn: stored as given, checked in fit)
+        self.hyper_kernel = hyper_kernel
+        self.sigma2 = sigma2
+        self.sigma2_h = sigma2_h
+        self.wishart_dof = wishart_dof
+        self.solver = solver
+        self.n_landmarks = n_landmarks
+        self.n_partitions = n_partitions
+        self.bin_width = bin_width
+        self.cv = cv
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(
+        self, X: ArrayLike, y: ArrayLike | None = None, target_kernel: ArrayLike | None = None
+    ) -> _HyperKernelBase:
+        """Learn the kernel from labels y (ideal kernel) or from ``target_kernel`` (n_samples, n_samples).
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, target_kernel)
+
     # -- targets ---------------------------------------------------------------------------
     def _target(self, X, y, target_kernel):
         m = X.shape[0]
@@ -549,29 +587,19 @@ class HyperKernelRidge(_HyperKernelBase):
         cv: int | None = None,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
-        self.hyper_kernel = hyper_kernel
+        super().__init__(
+            hyper_kernel,
+            sigma2=sigma2,
+            sigma2_h=sigma2_h,
+            wishart_dof=wishart_dof,
+            solver=solver,
+            n_landmarks=n_landmarks,
+            n_partitions=n_partitions,
+            bin_width=bin_width,
+            cv=cv,
+            random_state=random_state,
+        )
         self.alpha = alpha
-        self.sigma2 = sigma2
-        self.sigma2_h = sigma2_h
-        self.wishart_dof = wishart_dof
-        self.solver = solver
-        self.n_landmarks = n_landmarks
-        self.n_partitions = n_partitions
-        self.bin_width = bin_width
-        self.cv = cv
-        self.random_state = random_state
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(
-        self, X: ArrayLike, y: ArrayLike | None = None, target_kernel: ArrayLike | None = None
-    ) -> HyperKernelRidge:
-        """Learn the kernel from labels y (ideal kernel) or from ``target_kernel`` (n_samples, n_samples).
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, target_kernel)
 
 
 class HyperKernelSVR(_HyperKernelBase):
@@ -617,27 +645,17 @@ class HyperKernelSVR(_HyperKernelBase):
         cv: int | None = None,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
-        self.hyper_kernel = hyper_kernel
+        super().__init__(
+            hyper_kernel,
+            sigma2=sigma2,
+            sigma2_h=sigma2_h,
+            wishart_dof=wishart_dof,
+            solver=solver,
+            n_landmarks=n_landmarks,
+            n_partitions=n_partitions,
+            bin_width=bin_width,
+            cv=cv,
+            random_state=random_state,
+        )
         self.C = C
         self.epsilon = epsilon
-        self.sigma2 = sigma2
-        self.sigma2_h = sigma2_h
-        self.wishart_dof = wishart_dof
-        self.solver = solver
-        self.n_landmarks = n_landmarks
-        self.n_partitions = n_partitions
-        self.bin_width = bin_width
-        self.cv = cv
-        self.random_state = random_state
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(
-        self, X: ArrayLike, y: ArrayLike | None = None, target_kernel: ArrayLike | None = None
-    ) -> HyperKernelSVR:
-        """Learn the kernel from labels y (ideal kernel) or from ``target_kernel`` (n_samples, n_samples).
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, target_kernel)

@@ -27,8 +27,8 @@ import numpy as np
 import scipy.linalg
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
-from threadpoolctl import ThreadpoolController
 
+from .._compiled import blas_single_thread
 from .hyperkernels import GaussianBlocks, WishartBlocks
 
 #: Largest number of distinct pairs n(n+1)/2 the exact solver accepts (n = 70 points).
@@ -140,7 +140,7 @@ class PairProblem:
 
     def _nystroem_map(self):
         Kqq = self._kqq()
-        with serial_lapack():
+        with blas_single_thread():
             s, U = np.linalg.eigh(0.5 * (Kqq + Kqq.T))
         keep = s > NYSTROEM_RCOND * s.max()
         return U[:, keep] / np.sqrt(s[keep])  # T = U S^(-1/2)
@@ -150,13 +150,12 @@ class PairProblem:
         """Coefficient vectors (one per alpha) of hyper-KRR."""
         alphas = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
         if self.exact:
-            K = self._kqq()
             L = self.landmark_idx
             w = np.where(self.qa == self.qb, 1.0, 2.0)
             y = self.target.values(L[self.qa], L[self.qb])
             sw = np.sqrt(w)
-            S = sw[:, None] * K * sw[None, :]
-            return [sw * z for z in ridge_solutions(0.5 * (S + S.T), sw * y, alphas * self.wsum)]
+            S = weighted_pair_matrix(self._kqq(), w)  # the one pair matrix, solved in place
+            return [sw * z for z in ridge_solutions(S, sw * y, alphas * self.wsum, overwrite=True)]
         T = self._nystroem_map()
         r = T.shape[1]
         A = np.zeros((r, r))
@@ -241,28 +240,41 @@ class PairProblem:
         return self.blocks.rows(I, J) @ coef
 
 
-_CONTROLLER = []
+def weighted_pair_matrix(K, w):
+    """W^(1/2) K W^(1/2), symmetrised, in place in ``K`` (the exact solvers' one pair matrix).
 
-
-def serial_lapack():
-    """Context: BLAS/LAPACK on one thread for the small dense factorisations here (n <= a few thousand).
-
-    Multi-threaded LAPACK gains little at these sizes and is pathologically slow on a loaded
-    machine (eigh of 465 x 465: 0.07 s on one thread, 1.5 s on two threads under load 7 on 2 cores).
+    The symmetrisation averages K and K^T by row blocks (a block of rows, not a second matrix).
     """
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+    sw = np.sqrt(w)
+    K *= sw[:, None]
+    K *= sw[None, :]
+    n = K.shape[0]
+    step = max(1, (1 << 20) // max(1, n))
+    for s0 in range(0, n, step):
+        s1 = min(n, s0 + step)
+        avg = 0.5 * (K[s0:s1, s0:] + K[s0:, s0:s1].T)
+        K[s0:s1, s0:] = avg
+        K[s0:, s0:s1] = avg.T
+    return K
 
 
-def ridge_solutions(S, b, shifts):
-    """(S + shift I)^(-1) b for each shift, S symmetric PSD: one Cholesky solve, or one eigh for several."""
-    with serial_lapack():
+def ridge_solutions(S, b, shifts, overwrite=False):
+    """(S + shift I)^(-1) b for each shift, S symmetric PSD: one Cholesky solve, or one eigh for several.
+
+    LAPACK runs on one thread (:func:`spectralkit._compiled.blas_single_thread`): at these sizes
+    (n <= a few thousand) threads gain little, and on a loaded machine they are pathologically
+    slow (eigh of 465 x 465: 0.07 s on one thread, 1.5 s on two threads under load 7 on 2 cores).
+    ``overwrite=True`` lets the factorisation use S's memory (S is then destroyed): the solve
+    holds S and, for several shifts, its eigenvectors -- no other copy.
+    """
+    A = S if overwrite else S.copy()
+    # A is symmetric: its transpose is the same matrix in Fortran order, which LAPACK takes in place
+    with blas_single_thread():
         if len(shifts) == 1:
-            A = S.copy()
             A[np.diag_indices_from(A)] += shifts[0]
-            return [scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)]
-        e, V = np.linalg.eigh(S)
+            factor = scipy.linalg.cho_factor(A.T, lower=False, overwrite_a=True, check_finite=False)
+            return [scipy.linalg.cho_solve(factor, b, check_finite=False)]
+        e, V = scipy.linalg.eigh(A.T, overwrite_a=True, check_finite=False)
     c = V.T @ b
     return [V @ (c / (e + s)) for s in shifts]
 

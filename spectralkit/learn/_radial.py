@@ -35,7 +35,8 @@ import numpy as np
 import scipy.linalg
 from numba import get_num_threads, njit, prange
 
-from ._pairs import LabelTarget, pair_blocks, ridge_solutions, serial_lapack
+from .._compiled import blas_single_thread
+from ._pairs import LabelTarget, pair_blocks, ridge_solutions, weighted_pair_matrix
 from .hyperkernels import _radial_h
 
 _BLOCK_ENTRIES = 1 << 22  # distance block size (rows x columns)
@@ -217,7 +218,7 @@ def ridge_solve(nd, no, s, wsum, h, dim, ell, alphas):
     d = nd[keep]
     off = np.where(np.diff(keep) == 1, no[keep[:-1]], 0.0)
     # eigenvectors of the tridiagonal N (PSD); its range carries the solution
-    with serial_lapack():
+    with blas_single_thread():
         lam, V = scipy.linalg.eigh_tridiagonal(d, off)
     pos = lam > 1e-13 * lam.max()
     lam, V = lam[pos], V[:, pos]
@@ -225,7 +226,7 @@ def ridge_solve(nd, no, s, wsum, h, dim, ell, alphas):
     H = _radial_h(*np.broadcast_arrays(nodes[:, None], nodes[None, :]), dim, ell)
     VHV = V.T @ H @ V
     S = sq[:, None] * VHV * sq[None, :]
-    with serial_lapack():
+    with blas_single_thread():
         e, U = np.linalg.eigh(0.5 * (S + S.T))
     rhs = U.T @ ((V.T @ s[keep]) / sq)
     out = []
@@ -297,7 +298,8 @@ def exact_solve(X, target, dim, ell, loss, hypers):
     if loss == "ridge":
         sw = np.sqrt(w)
         shifts = np.atleast_1d(hypers["alpha"]) * wsum
-        return [(r, sw * z, 0.0) for z in ridge_solutions(sw[:, None] * K * sw[None, :], sw * y, shifts)]
+        S = weighted_pair_matrix(K, w)
+        return [(r, sw * z, 0.0) for z in ridge_solutions(S, sw * y, shifts, overwrite=True)]
     from sklearn.svm import SVR
 
     for C in np.atleast_1d(hypers["C"]):
