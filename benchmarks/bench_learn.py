@@ -11,6 +11,12 @@ data), learning from the ideal kernel (all m^2 ordered pairs enter the objective
 * ``radial``       radial hyper-KRR on all m(m+1)/2 pairs (one binned distance pass);
 * ``radial_svr``   radial hyper-SVR on all pairs.
 
+``--million``: the radial hyper-KRR and hyper-SVR with their default (scaling) settings on 10^6
+synthetic points in d = 10 (standard normal inputs, labels sign(x_1 x_2 + x_3^2 - 1); ijcnn1 has
+50,000 rows): beyond 2^27 distinct pairs the learners sample 2^24 ordered pairs (two independent
+halves whose spread gives ``sampling_error_``), a cost independent of m; the m = 10^6 fit must
+stay under 60 s wall on the 2-core machine. Writes results/learn_million.json.
+
 Each (solver, m) runs in a fresh subprocess (so compilation caches are warm from a first
 throw-away case but memory is measured per case): wall-clock fit time, and peak resident memory
 of the process minus its resident memory just before ``fit`` (data loaded, modules imported).
@@ -34,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = (500, 1000, 2000, 5000, 10000, 20000)
@@ -56,8 +64,13 @@ def _child(solver, m):
     from benchmarks.papers import datasets as D
     from spectralkit.learn import HyperKernelRidge, HyperKernelSVR
 
-    ds = D.load("ijcnn1")
-    X, y = ds.X_train[:m], ds.y_train[:m]
+    if solver.endswith("_million"):
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(m, 10))
+        y = np.where(X[:, 0] * X[:, 1] + X[:, 2] ** 2 > 1.0, 1, -1)
+    else:
+        ds = D.load("ijcnn1")
+        X, y = ds.X_train[:m], ds.y_train[:m]
     v = max(1, math.ceil(m / 500))
     est = {
         "exact": lambda: HyperKernelRidge(alpha=1e-4, solver="exact"),
@@ -72,6 +85,8 @@ def _child(solver, m):
         ),
         "radial": lambda: HyperKernelRidge("radial", alpha=1e-4),
         "radial_svr": lambda: HyperKernelSVR("radial", C=1e3),
+        "radial_million": lambda: HyperKernelRidge("radial", alpha=1e-4, random_state=0),
+        "radial_svr_million": lambda: HyperKernelSVR("radial", C=1e3, random_state=0),
     }[solver]()
     rss0 = _rss_mb()
     load0 = os.getloadavg()
@@ -92,6 +107,8 @@ def _child(solver, m):
         "load_after": os.getloadavg(),
         "solver_used": est.solver_,
         "binning_error": getattr(est, "binning_error_", None),
+        "sampling_error": getattr(est, "sampling_error_", None),
+        "k0": float(est.kernel_.value_at_zero()) if hasattr(est.kernel_, "value_at_zero") else None,
         "n_landmarks": est.n_landmarks if est.solver_ == "nystroem" else None,
         "n_partitions": est.n_partitions,
     }
@@ -154,6 +171,7 @@ def main(argv=None):
     p.add_argument("--solvers", nargs="+", choices=SOLVERS, default=list(SOLVERS))
     p.add_argument("--sizes", nargs="+", type=int, default=None)
     p.add_argument("--report", action="store_true", help="rewrite results/learn.md from results/learn.json")
+    p.add_argument("--million", action="store_true", help="the radial learners on 10^6 points in d = 10")
     args = p.parse_args(argv)
     if args.report:
         saved = json.loads((RESULTS / "learn.json").read_text())
@@ -161,6 +179,17 @@ def main(argv=None):
         return 0
     if args.child:
         _child(args.child[0], int(args.child[1]))
+        return 0
+    if args.million:
+        _run_case("radial_million", 2000)  # compile / warm the numba caches once
+        rows = []
+        for solver in ("radial_million", "radial_svr_million"):
+            row = _run_case(solver, 10**6)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        RESULTS.mkdir(exist_ok=True)
+        info = {"date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "cpus": os.cpu_count()}
+        (RESULTS / "learn_million.json").write_text(json.dumps({"info": info, "rows": rows}, indent=1))
         return 0
     sizes = args.sizes or ((500, 1000) if args.quick else SIZES)
     _run_case("radial", 500)  # compile / warm the numba caches once

@@ -244,3 +244,39 @@ def test_featurizing_a_learned_kernel_is_fast_and_agrees(wide):
     Phi = rf.transform(X)
     K_plus = Phi[:, :n_plus] @ Phi[:, :n_plus].T
     assert np.max(np.abs(K_plus - K)) > 2 * bound
+
+
+def test_sampled_pairs_match_all_pairs_within_the_stated_error():
+    X, y = _data(n=3000, d=4, seed=2)
+    full = HyperKernelRidge("radial", alpha=1e-4).fit(X, y)
+    assert full.sampling_error_ == 0.0 and full.n_pairs_ == 3000 * 3001 // 2
+    samp = HyperKernelRidge("radial", alpha=1e-4, n_pair_samples=1_000_000, random_state=0).fit(X, y)
+    assert samp.n_pairs_ == 1_000_000 and samp.lengthscale_ == full.lengthscale_
+    r = np.linspace(0, 4 * full.lengthscale_, 400)
+    scale = np.max(np.abs(full.kernel_(r)))
+    err = samp.sampling_error_
+    assert 0 < err < 0.05 * scale  # informative
+    assert np.max(np.abs(samp.kernel_(r) - full.kernel_(r))) <= 5 * err + 3 * full.binning_error_
+    # negative control: pair weights off by a factor 2 (the same as alpha doubled) are outside the bound
+    biased = HyperKernelRidge("radial", alpha=2e-4, n_pair_samples=1_000_000, random_state=0).fit(X, y)
+    assert np.max(np.abs(biased.kernel_(r) - full.kernel_(r))) > 5 * err + 3 * full.binning_error_
+    # the SVR on sampled pairs runs and states its error too
+    svr = HyperKernelSVR("radial", C=1e3, n_pair_samples=200_000, random_state=0).fit(X, y)
+    assert svr.n_pairs_ == 200_000 and svr.sampling_error_ > 0
+
+
+def test_sampled_pair_parts_run_on_dask():
+    pytest.importorskip("distributed")
+    from dask.distributed import Client, LocalCluster
+
+    X, y = _data(n=400, d=3)
+    kw = dict(alpha=1e-4, n_pair_samples=20_000, n_partitions=2, random_state=0)
+    serial = HyperKernelRidge("radial", **kw).fit(X, y)
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        Client(cluster),
+    ):
+        on_dask = HyperKernelRidge("radial", **kw).fit(X, y)
+    assert serial.backend_ == "serial" and on_dask.backend_ == "dask"
+    r = np.linspace(0, 3 * serial.lengthscale_, 50)
+    np.testing.assert_allclose(on_dask.kernel_(r), serial.kernel_(r), rtol=1e-9, atol=1e-9)

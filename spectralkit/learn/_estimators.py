@@ -42,6 +42,11 @@ __all__ = ["SCALE_GRID", "HyperKernelRidge", "HyperKernelSVR"]
 #: Multipliers of the default scale searched by ``cv`` (the paper's grid for s_h^2).
 SCALE_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)
 _BINS_PER_LENGTHSCALE = {"ridge": 64, "svr": 128}
+#: Radial solver, n_pair_samples=None: all pairs up to this many distinct pairs (m = 16,384 points,
+#: ~5 s), sampled pairs beyond.
+AUTO_ALL_PAIRS = 1 << 27
+#: Radial solver, n_pair_samples=None beyond AUTO_ALL_PAIRS: the number of sampled ordered pairs.
+AUTO_PAIR_SAMPLES = 1 << 24
 
 _COMMON_CONSTRAINTS = {
     "hyper_kernel": [StrOptions({"gaussian", "wishart", "radial"})],
@@ -52,6 +57,7 @@ _COMMON_CONSTRAINTS = {
     "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
     "n_partitions": [Interval(numbers.Integral, 1, None, closed="left")],
     "bin_width": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "n_pair_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "cv": [Interval(numbers.Integral, 2, None, closed="left"), None],
     "random_state": ["random_state"],
 }
@@ -67,6 +73,17 @@ def _dask_client():
         return get_client()
     except ValueError:
         return None
+
+
+def _mean_stats(parts):
+    """The average of radial statistics computed on independent pair samples (or the one of all pairs)."""
+    if len(parts) == 1:
+        return parts[0]
+    out = dict(parts[0])
+    for key in ("nd", "no", "s", "q", "wt", "counts"):
+        if key in out:
+            out[key] = sum(p[key] for p in parts) / len(parts)
+    return out
 
 
 def _candidates(name, value):
@@ -92,6 +109,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         n_landmarks: int = 30,
         n_partitions: int = 1,
         bin_width: float | None = None,
+        n_pair_samples: int | None = None,
         cv: int | None = None,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
@@ -104,6 +122,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         self.n_landmarks = n_landmarks
         self.n_partitions = n_partitions
         self.bin_width = bin_width
+        self.n_pair_samples = n_pair_samples
         self.cv = cv
         self.random_state = random_state
 
@@ -174,6 +193,12 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             return {"scale": (dof + 3.0) * mult * s2, "dof": dof}
         return {"lengthscale": math.sqrt(2.0 * mult * s2)}
 
+    def _radial_samples(self, m):
+        """Number of sampled ordered pairs of the radial solver for m points (0: all pairs)."""
+        if self.n_pair_samples is None:
+            return 0 if n_pairs(m) <= AUTO_ALL_PAIRS else AUTO_PAIR_SAMPLES
+        return int(self.n_pair_samples) if self.n_pair_samples < n_pairs(m) else 0
+
     def _solver(self, m):
         kind, solver = self.hyper_kernel, self.solver
         if kind == "radial":
@@ -182,7 +207,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
                     "solver='nystroem' applies to the gaussian and wishart hyper-kernels; the radial "
                     "hyper-kernel is solved on all pairs with solver='binned' (or 'exact' for small data)"
                 )
-            if self.n_partitions > 1:
+            if self.n_partitions > 1 and not self._radial_samples(m):
                 raise ValueError(
                     "n_partitions applies to the gaussian and wishart hyper-kernels; the radial "
                     "hyper-kernel is solved on all pairs at once (solver='binned')"
@@ -342,14 +367,33 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         )
         n_folds = 1 if self.cv is None else min(self.cv, m)
         fold = rng.permutation(m) % n_folds
+        n_samples = self._radial_samples(m)
+        # sampled pairs: v >= 2 independent samples (on dask workers when a client is active),
+        # averaged; their spread estimates the sampling error
+        v = max(2, self.n_partitions) if n_samples else 1
+        samples = (
+            [None]
+            if not n_samples
+            else [(max(1, n_samples // v), int(sd)) for sd in rng.randint(2**31 - 1, size=v)]
+        )
         if self._loss == "ridge":
-            st = ridge_stats(X, target, h, fold, n_folds)
+            jobs = [(ridge_stats, X, target, h, fold, n_folds, (1, 2), smp) for smp in samples]
         else:
             delta = float(self.epsilon) / 2 if self.epsilon > 0 else None
             if isinstance(target, MatrixTarget) and delta is None:
                 delta = max(float(np.ptp(target.T)), 1e-12) / 512
-            st = svr_stats(X, target, h, delta, fold, n_folds)
+            jobs = [(svr_stats, X, target, h, delta, fold, n_folds, (1, 2), smp) for smp in samples]
             self.target_rounding_ = 0.0 if isinstance(target, LabelTarget) else delta / 2
+        client = _dask_client() if len(jobs) > 1 else None
+        if client is not None:
+            shared = client.scatter(X, broadcast=True)
+            futures = [client.submit(job[0], shared, *job[2:], pure=False) for job in jobs]
+            parts = client.gather(futures)
+            self.backend_ = "dask"
+        else:
+            parts = [job[0](*job[1:]) for job in jobs]
+        st = _mean_stats(parts)
+        self.n_pairs_ = n_samples if n_samples else n_pairs(m)
         best = (0, 0)
         if self.cv is not None:
             losses = np.zeros((len(ells), hypers.size))
@@ -376,6 +420,16 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             )
         )
         self.binning_error_ = float(diff / 3.0 if self._loss == "ridge" else diff)
+        self.sampling_error_ = 0.0
+        if len(parts) > 1:
+            # the v part solutions scatter around the full one with sd sqrt(v) times its error
+            vals = [
+                ridge_predict_nodes(
+                    *self._radial_solve(pt, 0, all_tables, float(m) ** 2, d, ell, one)[0][:2], r, d, ell
+                )
+                for pt in parts
+            ]
+            self.sampling_error_ = float(np.max(np.std(vals, axis=0, ddof=1)) / math.sqrt(len(parts)))
         self.bin_width_ = h
         self.intercept_ = b0
         nz = coef != 0
@@ -497,11 +551,19 @@ _PARAMS_DOC = """
         n^2 M^2 / 4 features).
     n_partitions : int, default 1
         Number of disjoint random subsets v; each is solved separately and the learned kernels
-        are averaged (gaussian and wishart). The subsets run in parallel on dask when a
-        ``dask.distributed`` client is active, serially otherwise.
+        are averaged (gaussian and wishart); radial on sampled pairs: the number of independent
+        pair samples whose statistics are averaged (see ``n_pair_samples``). The parts run in
+        parallel on dask when a ``dask.distributed`` client is active, serially otherwise.
     bin_width : float > 0, optional
         Distance bin width h of the radial solver; default l / 64 (ridge) or l / 128 (SVR) of the
         smallest lengthscale searched. The estimated effect is ``binning_error_``.
+    n_pair_samples : int >= 1, optional
+        Radial solver: learn from this many ordered pairs drawn uniformly (with replacement) from
+        the m^2 instead of all distinct pairs, each of weight m^2 / n_pair_samples (unbiased
+        statistics; cost linear in n_pair_samples, independent of m). The sample is drawn in
+        v = max(2, ``n_partitions``) independent parts (on dask workers when a client is active)
+        whose spread gives ``sampling_error_``. Default: all pairs up to 2^27 distinct pairs
+        (16,384 points), 2^24 sampled pairs beyond. A number at least m(m+1)/2 means all pairs.
     cv : int >= 2, optional
         Choose the scale by cross-validation over point folds, among {SCALE_GRID} times its
         default (or given) value -- s_h^2 for "gaussian", s^2 for "wishart" and "radial" -- and
@@ -532,10 +594,15 @@ _PARAMS_DOC = """
     backend_ : {"serial", "dask"}
         Where the subsets ran.
     n_pairs_ : int
-        Distinct training pairs n(n+1)/2 over the subsets.
+        Distinct training pairs n(n+1)/2 over the subsets (radial on sampled pairs: the number of
+        sampled pairs).
     binning_error_ : float
         Radial solver: estimated max over r of |k*(r) - k*_exact(r)| from the binning (Richardson
         from the solves at bin widths h and 2h); 0 for solver="exact".
+    sampling_error_ : float
+        Radial solver on sampled pairs: estimated max over r of the standard error of k*(r) from
+        the sampling (the spread of the v independent part solutions divided by sqrt(v)); 0 on
+        all pairs.
     bin_width_ : float
         Radial binned solver: the bin width h.
     classes_ : ndarray or None
@@ -584,6 +651,7 @@ class HyperKernelRidge(_HyperKernelBase):
         n_landmarks: int = 30,
         n_partitions: int = 1,
         bin_width: float | None = None,
+        n_pair_samples: int | None = None,
         cv: int | None = None,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
@@ -596,6 +664,7 @@ class HyperKernelRidge(_HyperKernelBase):
             n_landmarks=n_landmarks,
             n_partitions=n_partitions,
             bin_width=bin_width,
+            n_pair_samples=n_pair_samples,
             cv=cv,
             random_state=random_state,
         )
@@ -642,6 +711,7 @@ class HyperKernelSVR(_HyperKernelBase):
         n_landmarks: int = 30,
         n_partitions: int = 1,
         bin_width: float | None = None,
+        n_pair_samples: int | None = None,
         cv: int | None = None,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
@@ -654,6 +724,7 @@ class HyperKernelSVR(_HyperKernelBase):
             n_landmarks=n_landmarks,
             n_partitions=n_partitions,
             bin_width=bin_width,
+            n_pair_samples=n_pair_samples,
             cv=cv,
             random_state=random_state,
         )

@@ -110,6 +110,79 @@ def _svr_pass(D2, i0, codes, T, use_matrix, y0, delta, fold, tab, hs, counts):
                     counts[c, g, tb, k, lev] += w
 
 
+@njit(cache=True, inline="always")
+def _sampled_pair(Xc, I, J, p, codes, T, use_matrix):
+    """(i, j, distance, target) of the sampled ordered pair p."""
+    i = I[p]
+    j = J[p]
+    r2 = 0.0
+    for k in range(Xc.shape[1]):
+        diff = Xc[i, k] - Xc[j, k]
+        r2 += diff * diff
+    if use_matrix:
+        y = 0.5 * (T[i, j] + T[j, i])
+    else:
+        y = 1.0 if codes[i] == codes[j] else -1.0
+    return i, j, math.sqrt(r2), y
+
+
+@njit(parallel=True, cache=True)
+def _ridge_pass_sampled(Xc, I, J, w, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt):
+    """:func:`_ridge_pass` over sampled ordered pairs (I[p], J[p]), each of weight ``w``."""
+    n_chunks = nd.shape[0]
+    n_nodes = nd.shape[3]
+    n = I.size
+    for c in prange(n_chunks):
+        for p in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+            i, j, r, y = _sampled_pair(Xc, I, J, p, codes, T, use_matrix)
+            tb = tab[fold[i], fold[j]]
+            q[c, tb] += w * y * y
+            wt[c, tb] += w
+            for g in range(hs.shape[0]):
+                t = r / hs[g]
+                k = min(int(t), n_nodes - 2)
+                th = t - k
+                u = 1.0 - th
+                nd[c, g, tb, k] += w * u * u
+                nd[c, g, tb, k + 1] += w * th * th
+                no[c, g, tb, k] += w * u * th
+                s[c, g, tb, k] += w * u * y
+                s[c, g, tb, k + 1] += w * th * y
+
+
+@njit(parallel=True, cache=True)
+def _svr_pass_sampled(Xc, I, J, w, codes, T, use_matrix, y0, delta, fold, tab, hs, counts):
+    """:func:`_svr_pass` over sampled ordered pairs (I[p], J[p]), each of weight ``w``."""
+    n_chunks = counts.shape[0]
+    n_nodes = counts.shape[3]
+    n_levels = counts.shape[4]
+    n = I.size
+    for c in prange(n_chunks):
+        for p in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+            i, j, r, y = _sampled_pair(Xc, I, J, p, codes, T, use_matrix)
+            if use_matrix:
+                lev = min(max(math.floor((y - y0) / delta + 0.5), 0), n_levels - 1)
+            else:
+                lev = 1 if y > 0 else 0
+            tb = tab[fold[i], fold[j]]
+            for g in range(hs.shape[0]):
+                k = min(int(r / hs[g] + 0.5), n_nodes - 1)
+                counts[c, g, tb, k, lev] += w
+
+
+_SAMPLE_CHUNK = 1 << 21  # sampled pairs drawn and binned at a time
+
+
+def _sampled_chunks(m, n_samples, seed):
+    """Chunks (I, J) of ``n_samples`` ordered pairs drawn uniformly (with replacement) from m x m."""
+    rng = np.random.default_rng(seed)
+    done = 0
+    while done < n_samples:
+        k = min(_SAMPLE_CHUNK, n_samples - done)
+        yield rng.integers(0, m, size=k), rng.integers(0, m, size=k)
+        done += k
+
+
 def _fold_tables(n_folds):
     tab = np.zeros((n_folds, n_folds), dtype=np.int64)
     t = 0
@@ -144,9 +217,11 @@ def radius_bound(Xc):
     return 2.0 * float(np.sqrt(np.max(np.sum(Xc * Xc, axis=1)))) if Xc.size else 0.0
 
 
-def ridge_stats(X, target, h, fold=None, n_folds=1, grids=(1, 2)):
+def ridge_stats(X, target, h, fold=None, n_folds=1, grids=(1, 2), samples=None):
     """Linear-binning statistics at widths h * g for g in ``grids``, per table of fold pairs.
 
+    ``samples`` = (n_samples, seed): instead of all distinct pairs, n_samples ordered pairs drawn
+    uniformly from the m^2, each of weight m^2 / n_samples (unbiased for every statistic).
     Returns dict(nd, no, s (n_grids, n_tables, n_nodes), q, wt (n_tables), tab, h).
     """
     Xc = np.ascontiguousarray(X - X.mean(axis=0))
@@ -160,8 +235,13 @@ def ridge_stats(X, target, h, fold=None, n_folds=1, grids=(1, 2)):
     nd, no, s = np.zeros(shape), np.zeros(shape), np.zeros(shape)
     q, wt = np.zeros((n_chunks, n_tab)), np.zeros((n_chunks, n_tab))
     codes, T, use_matrix = _target_args(target)
-    for i0, D2 in _blocks(Xc):
-        _ridge_pass(D2, i0, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt)
+    if samples is None:
+        for i0, D2 in _blocks(Xc):
+            _ridge_pass(D2, i0, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt)
+    else:
+        w = float(m) ** 2 / samples[0]
+        for I, J in _sampled_chunks(m, *samples):
+            _ridge_pass_sampled(Xc, I, J, w, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt)
     return {
         "nd": nd.sum(0),
         "no": no.sum(0),
@@ -173,8 +253,11 @@ def ridge_stats(X, target, h, fold=None, n_folds=1, grids=(1, 2)):
     }
 
 
-def svr_stats(X, target, h, delta=None, fold=None, n_folds=1, grids=(1, 2)):
-    """Nearest-node counts per (grid, table, node, target level); returns dict with ``levels``."""
+def svr_stats(X, target, h, delta=None, fold=None, n_folds=1, grids=(1, 2), samples=None):
+    """Nearest-node counts per (grid, table, node, target level); returns dict with ``levels``.
+
+    ``samples``: as for :func:`ridge_stats`.
+    """
     Xc = np.ascontiguousarray(X - X.mean(axis=0))
     m = Xc.shape[0]
     fold = np.zeros(m, dtype=np.int64) if fold is None else np.asarray(fold, dtype=np.int64)
@@ -191,8 +274,13 @@ def svr_stats(X, target, h, delta=None, fold=None, n_folds=1, grids=(1, 2)):
         levels = np.array([-1.0, 1.0])
     n_chunks = max(1, get_num_threads())
     counts = np.zeros((n_chunks, len(hs), n_tab, n_nodes, n_levels))
-    for i0, D2 in _blocks(Xc):
-        _svr_pass(D2, i0, codes, T, use_matrix, lo, float(delta), fold, tab, hs, counts)
+    if samples is None:
+        for i0, D2 in _blocks(Xc):
+            _svr_pass(D2, i0, codes, T, use_matrix, lo, float(delta), fold, tab, hs, counts)
+    else:
+        w = float(m) ** 2 / samples[0]
+        for I, J in _sampled_chunks(m, *samples):
+            _svr_pass_sampled(Xc, I, J, w, codes, T, use_matrix, lo, float(delta), fold, tab, hs, counts)
     return {"counts": counts.sum(0), "levels": levels, "tab": tab, "hs": hs}
 
 
