@@ -102,7 +102,7 @@ def _child(solver, m):
         "rss_before_mb": rss0,
         "extra_mb": max(0.0, peak - rss0),
         "n_pairs": int(est.n_pairs_),
-        "partitions": getattr(est, "n_partitions", 1),
+        "partitions": est.n_partitions_,
         "load_before": load0,
         "load_after": os.getloadavg(),
         "solver_used": est.solver_,
@@ -110,7 +110,7 @@ def _child(solver, m):
         "sampling_error": getattr(est, "sampling_error_", None),
         "k0": float(est.kernel_.value_at_zero()) if hasattr(est.kernel_, "value_at_zero") else None,
         "n_landmarks": est.n_landmarks if est.solver_ == "nystroem" else None,
-        "n_partitions": est.n_partitions,
+        "n_partitions": est.n_partitions_,
     }
     print(json.dumps(out))
 

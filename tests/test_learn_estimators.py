@@ -235,7 +235,11 @@ def test_learned_kernel_as_precomputed_input_and_as_a_callable(kind):
 def test_ideal_kernel_multiclass_and_string_labels():
     y = np.array(["a", "b", "a", "c"])
     Y = ideal_kernel(y)
-    assert Y[0, 2] == 1 and Y[0, 1] == -1 and np.all(np.diag(Y) == 1)
+    assert Y[0, 2] == 1 and Y[0, 1] == -0.5 and np.all(np.diag(Y) == 1)  # three classes: -1 / (3 - 1)
+    assert ideal_kernel([0, 1, 1])[0, 1] == -1.0  # two classes: the paper's +-1
+    # the simplex code: the ideal kernel of C classes is PSD of rank C - 1 (centred unit vectors)
+    e = np.linalg.eigvalsh(ideal_kernel(np.arange(12) % 4))
+    assert e.min() > -1e-12 and np.sum(e > 1e-9) == 3
     X, _ = _data(n=4)
     est = HyperKernelRidge(solver="exact").fit(X, y)
     np.testing.assert_array_equal(est.classes_, ["a", "b", "c"])
@@ -267,6 +271,16 @@ def test_learning_from_labels_fits_the_ideal_kernel():
 # ---------------------------------------------------------------------------------------------
 # divide-and-conquer, dask
 # ---------------------------------------------------------------------------------------------
+def test_default_partitions_scale_with_the_data():
+    X, y = _data(n=1100, seed=3)
+    est = HyperKernelRidge(n_landmarks=6, random_state=0).fit(X, y)
+    assert est.solver_ == "nystroem" and est.n_partitions_ == 3 and len(est.kernel_.parts) == 3
+    one = HyperKernelRidge(n_landmarks=6, n_partitions=1, random_state=0).fit(X[:300], y[:300])
+    assert one.n_partitions_ == 1 and len(one.kernel_.parts) == 1
+    small = HyperKernelRidge().fit(X[:40], y[:40])  # the exact solver: one part
+    assert small.solver_ == "exact" and small.n_partitions_ == 1
+
+
 def test_divide_and_conquer_averages_the_subset_kernels():
     X, y = _data(n=90, seed=6)
     est = HyperKernelRidge(n_partitions=3, n_landmarks=12, random_state=0).fit(X, y)
@@ -277,8 +291,10 @@ def test_divide_and_conquer_averages_the_subset_kernels():
         LearnedKernel("gaussian", est.kernel_.params, [(Z, qa, qb, 3 * c)], est.kernel_.offset)
         for Z, qa, qb, c in est.kernel_.parts
     ]
+    G = est.learned_kernel_(X)
+    # rounding: the terms' sums cancel to entries far below max |G|
     np.testing.assert_allclose(
-        est.learned_kernel_(X), sum(p.gram(X) for p in parts) / 3, rtol=1e-12, atol=1e-14
+        G, sum(p.gram(X) for p in parts) / 3, rtol=1e-12, atol=1e-12 * np.max(np.abs(G))
     )
 
 

@@ -42,6 +42,9 @@ __all__ = ["SCALE_GRID", "HyperKernelRidge", "HyperKernelSVR"]
 #: Multipliers of the default scale searched by ``cv`` (the paper's grid for s_h^2).
 SCALE_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)
 _BINS_PER_LENGTHSCALE = {"ridge": 64, "svr": 128}
+#: Gaussian / Wishart Nystrom, n_partitions=None: subsets of about this many points (the cost
+#: O(n^2 M^4 / 8) of a subset of n points stays ~1 s; the fit grows linearly in m).
+AUTO_SUBSET_POINTS = 500
 #: Radial solver, n_pair_samples=None: all pairs up to this many distinct pairs (m = 16,384 points,
 #: ~5 s), sampled pairs beyond.
 AUTO_ALL_PAIRS = 1 << 27
@@ -55,7 +58,7 @@ _COMMON_CONSTRAINTS = {
     "wishart_dof": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "solver": [StrOptions({"auto", "exact", "nystroem", "binned"})],
     "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
-    "n_partitions": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_partitions": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "bin_width": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "n_pair_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "cv": [Interval(numbers.Integral, 2, None, closed="left"), None],
@@ -107,7 +110,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         wishart_dof: float | None = None,
         solver: Literal["auto", "exact", "nystroem", "binned"] = "auto",
         n_landmarks: int = 30,
-        n_partitions: int = 1,
+        n_partitions: int | None = None,
         bin_width: float | None = None,
         n_pair_samples: int | None = None,
         cv: int | None = None,
@@ -207,7 +210,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
                     "solver='nystroem' applies to the gaussian and wishart hyper-kernels; the radial "
                     "hyper-kernel is solved on all pairs with solver='binned' (or 'exact' for small data)"
                 )
-            if self.n_partitions > 1 and not self._radial_samples(m):
+            if (self.n_partitions or 1) > 1 and not self._radial_samples(m):
                 raise ValueError(
                     "n_partitions applies to the gaussian and wishart hyper-kernels; the radial "
                     "hyper-kernel is solved on all pairs at once (solver='binned')"
@@ -226,11 +229,17 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
                 "solver='binned' applies to hyper_kernel='radial' only; use 'exact' or 'nystroem'"
             )
         if solver == "auto":
-            n_sub = -(-m // self.n_partitions)
+            n_sub = -(-m // (self.n_partitions or 1))
             return "exact" if n_pairs(n_sub) <= MAX_EXACT_PAIRS else "nystroem"
         if solver == "exact":
-            check_exact_size(-(-m // self.n_partitions))
+            check_exact_size(-(-m // (self.n_partitions or 1)))
         return solver
+
+    def _n_parts(self, m, solver):
+        """The number of subsets v: ``n_partitions``, or by default subsets of ~500 points for Nystrom."""
+        if self.n_partitions is not None:
+            return int(self.n_partitions)
+        return max(1, -(-m // AUTO_SUBSET_POINTS)) if solver == "nystroem" else 1
 
     # -- fit ---------------------------------------------------------------------------------
     def _fit(self, X, y, target_kernel):
@@ -248,7 +257,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             )
         s2 = s2_data if self.sigma2 is None else float(self.sigma2)
         solver = self._solver(m)
-        if self.n_partitions > m:
+        if self.n_partitions is not None and self.n_partitions > m:
             raise ValueError(f"n_partitions={self.n_partitions} exceeds the number of samples {m}")
         hyper_name = "alpha" if self._loss == "ridge" else "C"
         hypers = _candidates(hyper_name, getattr(self, hyper_name))
@@ -316,7 +325,8 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             best = self._record_cv(losses, SCALE_GRID, hypers)
         params = params_list[best[0]]
         hyper = {k: (v[best[1]] if k in ("alpha", "C") else v) for k, v in self._hyper_kwargs(hypers).items()}
-        v = self.n_partitions
+        v = self._n_parts(m, solver)
+        self.n_partitions_ = v
         subsets = split_parts(m, v, rng) if v > 1 else [np.arange(m)]
         seeds = rng.randint(2**31 - 1, size=len(subsets))
         jobs = [
@@ -355,6 +365,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         kw = self._hyper_kwargs(hypers)
         if solver == "exact":
             best = (0, 0)
+            self.n_partitions_ = 1
             nodes, coef, b0 = exact_solve(X, target, d, ells[0], self._loss, kw)[0]
             self.intercept_ = b0
             self.binning_error_ = 0.0
@@ -370,7 +381,8 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
         n_samples = self._radial_samples(m)
         # sampled pairs: v >= 2 independent samples (on dask workers when a client is active),
         # averaged; their spread estimates the sampling error
-        v = max(2, self.n_partitions) if n_samples else 1
+        v = max(2, self.n_partitions or 2) if n_samples else 1
+        self.n_partitions_ = v
         samples = (
             [None]
             if not n_samples
@@ -506,7 +518,7 @@ class _HyperKernelBase(TransformerMixin, BaseEstimator):
             T = target.T
         else:
             c = target.codes
-            T = np.where(c[:, None] == c[None, :], 1.0, -1.0)
+            T = np.where(c[:, None] == c[None, :], 1.0, target.neg)
         return -float(np.mean((G - T) ** 2))
 
     def __sklearn_tags__(self):
@@ -549,9 +561,11 @@ _PARAMS_DOC = """
         the exact and binned solvers). The cost
         per subset of n points is O(n^2 M^4 / 8) time and O(M^4) memory (the SVR also stores
         n^2 M^2 / 4 features).
-    n_partitions : int, default 1
+    n_partitions : int, optional
         Number of disjoint random subsets v; each is solved separately and the learned kernels
-        are averaged (gaussian and wishart); radial on sampled pairs: the number of independent
+        are averaged (gaussian and wishart). Default: ceil(m / 500) for the Nystrom solver
+        (subsets of about 500 points: the fit grows linearly in m, ~1 s per subset with 30
+        landmarks), 1 for the exact solver. Radial on sampled pairs: the number of independent
         pair samples whose statistics are averaged (see ``n_pair_samples``). The parts run in
         parallel on dask when a ``dask.distributed`` client is active, serially otherwise.
     bin_width : float > 0, optional
@@ -593,6 +607,8 @@ _PARAMS_DOC = """
         The solver used ("exact", "nystroem", "binned").
     backend_ : {"serial", "dask"}
         Where the subsets ran.
+    n_partitions_ : int
+        The number of subsets (or radial pair samples) used.
     n_pairs_ : int
         Distinct training pairs n(n+1)/2 over the subsets (radial on sampled pairs: the number of
         sampled pairs).
@@ -617,7 +633,8 @@ class HyperKernelRidge(_HyperKernelBase):
     __doc__ = """Kernel learning by hyper-kernel ridge regression (hyper-KRR).
 
     Learns a kernel k* (PD or indefinite) from the ideal kernel of labels (``fit(X, y)``:
-    Y_ij = +1 for the same class, -1 otherwise) or from a given similarity matrix
+    Y_ij = +1 for the same class, -1 otherwise, -1/(C - 1) for C > 2 classes: see
+    :func:`~spectralkit.learn.ideal_kernel`) or from a given similarity matrix
     (``fit(X, target_kernel=K)``, the out-of-sample extension of K), by
 
         min_k (1/m^2) sum_ij (k(x_i, x_j) - Y_ij)^2 + alpha ||k||^2
@@ -649,7 +666,7 @@ class HyperKernelRidge(_HyperKernelBase):
         wishart_dof: float | None = None,
         solver: Literal["auto", "exact", "nystroem", "binned"] = "auto",
         n_landmarks: int = 30,
-        n_partitions: int = 1,
+        n_partitions: int | None = None,
         bin_width: float | None = None,
         n_pair_samples: int | None = None,
         cv: int | None = None,
@@ -709,7 +726,7 @@ class HyperKernelSVR(_HyperKernelBase):
         wishart_dof: float | None = None,
         solver: Literal["auto", "exact", "nystroem", "binned"] = "auto",
         n_landmarks: int = 30,
-        n_partitions: int = 1,
+        n_partitions: int | None = None,
         bin_width: float | None = None,
         n_pair_samples: int | None = None,
         cv: int | None = None,

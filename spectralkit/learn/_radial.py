@@ -54,7 +54,7 @@ def _pair(D2, i0, a, b, codes, T, use_matrix):
     if use_matrix:
         y = 0.5 * (T[i, j] + T[j, i])
     else:
-        y = 1.0 if codes[i] == codes[j] else -1.0
+        y = 1.0 if codes[i] == codes[j] else T[0, 0]  # labels: T holds the off-class value
     return i, j, w, r, y
 
 
@@ -90,7 +90,7 @@ def _ridge_pass(D2, i0, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt):
 def _svr_pass(D2, i0, codes, T, use_matrix, y0, delta, fold, tab, hs, counts):
     """Accumulate pair weights per (grid, table, nearest node, target level) of one row block.
 
-    Label targets: level 0 for -1, 1 for +1; a matrix target: round((y - y0) / delta).
+    Label targets: level 0 for the off-class value, 1 for +1; a matrix target: round((y - y0) / delta).
     """
     n_rows, n_cols = D2.shape
     n_chunks = counts.shape[0]
@@ -122,7 +122,7 @@ def _sampled_pair(Xc, I, J, p, codes, T, use_matrix):
     if use_matrix:
         y = 0.5 * (T[i, j] + T[j, i])
     else:
-        y = 1.0 if codes[i] == codes[j] else -1.0
+        y = 1.0 if codes[i] == codes[j] else T[0, 0]  # labels: T holds the off-class value
     return i, j, math.sqrt(r2), y
 
 
@@ -207,7 +207,7 @@ def _blocks(Xc):
 def _target_args(target):
     """(codes, T, use_matrix) for the compiled passes."""
     if isinstance(target, LabelTarget):
-        return target.codes, np.zeros((1, 1)), False
+        return target.codes, np.full((1, 1), target.neg), False
     T = np.ascontiguousarray(target.T, dtype=np.float64)
     return np.zeros(1, dtype=np.int64), T, True
 
@@ -270,8 +270,8 @@ def svr_stats(X, target, h, delta=None, fold=None, n_folds=1, grids=(1, 2), samp
         n_levels = math.floor((hi - lo) / delta + 0.5) + 1
         levels = lo + delta * np.arange(n_levels)
     else:
-        lo, delta, n_levels = -1.0, 2.0, 2
-        levels = np.array([-1.0, 1.0])
+        lo, delta, n_levels = target.neg, 1.0 - target.neg, 2
+        levels = np.array([target.neg, 1.0])
     n_chunks = max(1, get_num_threads())
     counts = np.zeros((n_chunks, len(hs), n_tab, n_nodes, n_levels))
     if samples is None:
