@@ -318,10 +318,11 @@ class LearnedRadialKernel:
 
     @property
     def density_error(self) -> float:
-        """Bound E on |a_table(rho) - a(rho)| for the tabulated density of :meth:`as_kernel` and :meth:`masses`.
+        """Bound E on int |f_table - f| for the tabulated density of :meth:`as_kernel` and :meth:`masses`.
 
-        So |f_table - f| <= E f_F(rho) pointwise and int |f_table - f| <= E: each Jordan mass,
-        and k* itself (|k*_table(r) - k*(r)| <= E), move by at most E.
+        Where the table is used (f_F's range up to where its tail times sum|c_j| is below 1e-300),
+        |f_table - f| <= E f_F(rho); beyond, f_table = 0 and the mass left out is part of E. So
+        each Jordan mass, and k* itself (|k*_table(r) - k*(r)| <= E), move by at most E.
         """
         return self._weight_table()[2]
 
