@@ -11,6 +11,21 @@ data), learning from the ideal kernel (all m^2 ordered pairs enter the objective
 * ``radial``       radial hyper-KRR on all m(m+1)/2 pairs (one binned distance pass);
 * ``radial_svr``   radial hyper-SVR on all pairs.
 
+``--million``: the radial hyper-KRR and hyper-SVR with their default (scaling) settings on 10^6
+synthetic points in d = 10 (standard normal inputs, labels sign(x_1 x_2 + x_3^2 - 1); ijcnn1 has
+50,000 rows): beyond 2^27 distinct pairs the learners sample 2^24 ordered pairs (two independent
+halves whose spread gives ``sampling_error_``), a cost independent of m; the m = 10^6 fit must
+stay under 60 s wall on the 2-core machine. Writes results/learn_million.json.
+
+``--end-to-end``: on ijcnn1 and cod-rna, learn a radial kernel from the ideal kernel of the
+training labels (``HyperKernelRidge("radial")``, lambda and the scale by 3-fold CV on held-out
+pairs; beyond 16,384 points on 2^24 sampled pairs), featurize it with
+``RandomFeatures(k.as_kernel(), n_components=W)`` (signed features [Phi+ | Phi-]) and fit a
+linear model (``RidgeClassifierCV``); against the same linear model on Gaussian random features
+of the same width whose lengthscale is chosen by 3-fold CV over {1/8, 1/4, 1/2, 1, 2} times the
+median pairwise distance. Test accuracy on the whole test set. Writes
+results/learn_end_to_end.json.
+
 Each (solver, m) runs in a fresh subprocess (so compilation caches are warm from a first
 throw-away case but memory is measured per case): wall-clock fit time, and peak resident memory
 of the process minus its resident memory just before ``fit`` (data loaded, modules imported).
@@ -34,6 +49,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
 SIZES = (500, 1000, 2000, 5000, 10000, 20000)
@@ -49,6 +66,83 @@ MAX_M = {
 }
 
 
+LENGTH_MULTIPLIERS = (0.125, 0.25, 0.5, 1.0, 2.0)
+
+
+def _linear(F_tr, y_tr):
+    from sklearn.linear_model import RidgeClassifierCV
+
+    return RidgeClassifierCV(alphas=np.logspace(-3, 3, 7)).fit(F_tr, y_tr)
+
+
+def end_to_end(name, width, seed=0):
+    """One dataset of ``--end-to-end`` (see the module docstring); returns the record."""
+    sys.path.insert(0, str(ROOT))
+    from sklearn.model_selection import StratifiedKFold
+
+    from benchmarks.papers import datasets as D
+    from spectralkit import RandomFeatures, kernels
+    from spectralkit.learn import HyperKernelRidge
+
+    ds = D.load(name, seed=seed)
+    Xtr, ytr, Xte, yte = ds.X_train, ds.y_train, ds.X_test, ds.y_test
+    out = {"dataset": name, "n_train": int(len(ytr)), "n_test": int(len(yte)), "dim": int(Xtr.shape[1])}
+    out["majority"] = float(max(np.mean(yte == c) for c in np.unique(yte)))
+
+    t0 = time.perf_counter()
+    est = HyperKernelRidge("radial", alpha=[1e-6, 1e-5, 1e-4, 1e-3], cv=3, random_state=seed).fit(Xtr, ytr)
+    out["learn_s"] = time.perf_counter() - t0
+    print(f"{name}: learned in {out['learn_s']:.0f} s", file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    kernel = est.kernel_.as_kernel()
+    rf = RandomFeatures(kernel, dim=kernel.dim, n_components=width, random_state=seed).fit()
+    out["featurize_fit_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    model = _linear(rf.transform(Xtr), ytr)
+    out["learned_acc"] = float(model.score(rf.transform(Xte), yte))
+    out["learned_linear_s"] = time.perf_counter() - t0
+    print(
+        f"{name}: learned kernel {out['learned_acc']:.4f} ({out['learned_linear_s']:.0f} s)",
+        file=sys.stderr,
+        flush=True,
+    )
+    mp, mm = est.kernel_.masses()
+    out["learned"] = {
+        "alpha": est.alpha_,
+        "lengthscale": est.lengthscale_,
+        "n_pairs": int(est.n_pairs_),
+        "sampling_error": est.sampling_error_,
+        "binning_error": est.binning_error_,
+        "mass_plus": mp.value,
+        "mass_minus": mm.value,
+    }
+
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    sub = rng.choice(len(ytr), min(2000, len(ytr)), replace=False)
+    d2 = np.sum((Xtr[sub][:, None] - Xtr[sub][None]) ** 2, axis=-1)
+    median = float(np.sqrt(np.median(d2[np.triu_indices(len(sub), 1)])))
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=seed).split(Xtr, ytr))
+    cv = {}
+    for mult in LENGTH_MULTIPLIERS:
+        g = RandomFeatures(
+            kernels.gaussian(mult * median), dim=Xtr.shape[1], n_components=width, random_state=seed
+        )
+        g.fit()
+        F = g.transform(Xtr)
+        cv[mult] = float(np.mean([_linear(F[a], ytr[a]).score(F[b], ytr[b]) for a, b in folds]))
+        print(f"{name}: Gaussian x{mult}: CV {cv[mult]:.4f}", file=sys.stderr, flush=True)
+    best = max(cv, key=cv.get)
+    g = RandomFeatures(
+        kernels.gaussian(best * median), dim=Xtr.shape[1], n_components=width, random_state=seed
+    ).fit()
+    model = _linear(g.transform(Xtr), ytr)
+    out["gaussian_acc"] = float(model.score(g.transform(Xte), yte))
+    out["gaussian_s"] = time.perf_counter() - t0
+    out["gaussian"] = {"lengthscale": best * median, "multiplier": best, "cv": cv}
+    return out
+
+
 def _child(solver, m):
     """Run one case in this process; print a JSON line."""
     sys.path.insert(0, str(ROOT))
@@ -56,8 +150,13 @@ def _child(solver, m):
     from benchmarks.papers import datasets as D
     from spectralkit.learn import HyperKernelRidge, HyperKernelSVR
 
-    ds = D.load("ijcnn1")
-    X, y = ds.X_train[:m], ds.y_train[:m]
+    if solver.endswith("_million"):
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(m, 10))
+        y = np.where(X[:, 0] * X[:, 1] + X[:, 2] ** 2 > 1.0, 1, -1)
+    else:
+        ds = D.load("ijcnn1")
+        X, y = ds.X_train[:m], ds.y_train[:m]
     v = max(1, math.ceil(m / 500))
     est = {
         "exact": lambda: HyperKernelRidge(alpha=1e-4, solver="exact"),
@@ -72,6 +171,8 @@ def _child(solver, m):
         ),
         "radial": lambda: HyperKernelRidge("radial", alpha=1e-4),
         "radial_svr": lambda: HyperKernelSVR("radial", C=1e3),
+        "radial_million": lambda: HyperKernelRidge("radial", alpha=1e-4, random_state=0),
+        "radial_svr_million": lambda: HyperKernelSVR("radial", C=1e3, random_state=0),
     }[solver]()
     rss0 = _rss_mb()
     load0 = os.getloadavg()
@@ -87,13 +188,15 @@ def _child(solver, m):
         "rss_before_mb": rss0,
         "extra_mb": max(0.0, peak - rss0),
         "n_pairs": int(est.n_pairs_),
-        "partitions": getattr(est, "n_partitions", 1),
+        "partitions": est.n_partitions_,
         "load_before": load0,
         "load_after": os.getloadavg(),
         "solver_used": est.solver_,
         "binning_error": getattr(est, "binning_error_", None),
+        "sampling_error": getattr(est, "sampling_error_", None),
+        "k0": float(est.kernel_.value_at_zero()) if hasattr(est.kernel_, "value_at_zero") else None,
         "n_landmarks": est.n_landmarks if est.solver_ == "nystroem" else None,
-        "n_partitions": est.n_partitions,
+        "n_partitions": est.n_partitions_,
     }
     print(json.dumps(out))
 
@@ -154,6 +257,12 @@ def main(argv=None):
     p.add_argument("--solvers", nargs="+", choices=SOLVERS, default=list(SOLVERS))
     p.add_argument("--sizes", nargs="+", type=int, default=None)
     p.add_argument("--report", action="store_true", help="rewrite results/learn.md from results/learn.json")
+    p.add_argument("--million", action="store_true", help="the radial learners on 10^6 points in d = 10")
+    p.add_argument(
+        "--end-to-end", action="store_true", help="learned radial + signed RF vs tuned Gaussian RF"
+    )
+    p.add_argument("--datasets", nargs="+", default=["ijcnn1", "cod-rna"])
+    p.add_argument("--width", type=int, default=2000)
     args = p.parse_args(argv)
     if args.report:
         saved = json.loads((RESULTS / "learn.json").read_text())
@@ -161,6 +270,27 @@ def main(argv=None):
         return 0
     if args.child:
         _child(args.child[0], int(args.child[1]))
+        return 0
+    if args.end_to_end:
+        rows = []
+        for name in args.datasets:
+            rows.append(end_to_end(name, args.width))
+            print(json.dumps(rows[-1]), flush=True)
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / "learn_end_to_end.json").write_text(
+            json.dumps({"width": args.width, "rows": rows}, indent=1)
+        )
+        return 0
+    if args.million:
+        _run_case("radial_million", 2000)  # compile / warm the numba caches once
+        rows = []
+        for solver in ("radial_million", "radial_svr_million"):
+            row = _run_case(solver, 10**6)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        RESULTS.mkdir(exist_ok=True)
+        info = {"date_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), "cpus": os.cpu_count()}
+        (RESULTS / "learn_million.json").write_text(json.dumps({"info": info, "rows": rows}, indent=1))
         return 0
     sizes = args.sizes or ((500, 1000) if args.quick else SIZES)
     _run_case("radial", 500)  # compile / warm the numba caches once

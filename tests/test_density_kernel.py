@@ -72,6 +72,12 @@ def test_measure_masses_and_bochner_identity():
     mm = np.trapezoid(np.maximum(-f, 0), rho)
     assert rep.mass_plus.value == pytest.approx(mp, rel=1e-8)
     assert rep.mass_minus.value == pytest.approx(mm, rel=1e-3, abs=1e-12)
+    # a density known to within int |f - f_exact| <= mass_error: both mass errors carry it
+    loose = sk.check_rkks(make(mass_error=1e-11), D)
+    assert loose.mass_plus.value == rep.mass_plus.value
+    assert loose.mass_plus.error == pytest.approx(rep.mass_plus.error + 1e-11, rel=1e-6)
+    assert loose.mass_minus.error == pytest.approx(rep.mass_minus.error + 1e-11, rel=1e-6)
+    assert make(mass_error=1e-11) != make()
 
 
 def test_kernel_by_quadrature_matches_the_closed_form():
@@ -113,6 +119,8 @@ def test_dimension_is_fixed_and_arguments_are_checked():
         DensityKernel(Learned().density, D, scale=1.0, key="")
     with pytest.raises(KernelDefinitionError, match="scale must be a finite number > 0"):
         DensityKernel(Learned().density, D, scale=-1.0, key="x")
+    with pytest.raises(KernelDefinitionError, match="mass_error must be a finite number >= 0, got -1.0"):
+        DensityKernel(Learned().density, D, scale=1.0, key="x", mass_error=-1.0)
     with pytest.raises(KernelDefinitionError, match="finite float values"):
         DensityKernel(lambda rho: np.full(np.shape(rho), np.nan), D, scale=1.0, key="x")
 

@@ -151,6 +151,39 @@ def test_nystroem_with_all_points_as_landmarks_equals_the_exact_solve(kind, monk
     assert np.max(np.abs(ny10.learned_kernel_(X) - exact.learned_kernel_(X))) > 1e-3 * np.max(np.abs(G))
 
 
+def test_exact_solver_holds_one_or_two_pair_matrices():
+    """The exact solve keeps its pair matrix in place: one copy (one alpha; plus the blocks it is built
+    from), two (several alphas: the eigenvectors)."""
+    import tracemalloc
+
+    X, y = _data(n=45)
+    unit = pairs_mod.n_pairs(45) ** 2 * 8  # bytes of one pair matrix
+    est = HyperKernelRidge(alpha=1e-3, solver="exact")
+    est.fit(X, y)  # warm (numba compilation, caches)
+    prob = pairs_mod.PairProblem(
+        "gaussian", X - X.mean(0), pairs_mod.LabelTarget(y), dict(est.kernel_.params), np.arange(45)
+    )
+    prob.ridge([1e-3])
+    for run, limit in ((lambda: est.fit(X, y), 2.0), (lambda: prob.ridge([1e-3, 1e-2, 1e-1]), 2.5)):
+        tracemalloc.start()
+        try:
+            run()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak <= limit * unit, f"{peak / unit:.2f} pair matrices"
+    # negative control: the former out-of-place symmetrised product holds four
+    tracemalloc.start()
+    try:
+        K = prob._kqq()
+        S = np.sqrt(2.0) * K * np.sqrt(2.0)
+        S = 0.5 * (S + S.T)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak > 2.5 * unit
+
+
 def test_dual_coordinate_descent_solves_the_liblinear_svr_problem():
     rng = np.random.default_rng(0)
     Phi = rng.normal(size=(300, 6))
@@ -202,7 +235,11 @@ def test_learned_kernel_as_precomputed_input_and_as_a_callable(kind):
 def test_ideal_kernel_multiclass_and_string_labels():
     y = np.array(["a", "b", "a", "c"])
     Y = ideal_kernel(y)
-    assert Y[0, 2] == 1 and Y[0, 1] == -1 and np.all(np.diag(Y) == 1)
+    assert Y[0, 2] == 1 and Y[0, 1] == -0.5 and np.all(np.diag(Y) == 1)  # three classes: -1 / (3 - 1)
+    assert ideal_kernel([0, 1, 1])[0, 1] == -1.0  # two classes: the paper's +-1
+    # the simplex code: the ideal kernel of C classes is PSD of rank C - 1 (centred unit vectors)
+    e = np.linalg.eigvalsh(ideal_kernel(np.arange(12) % 4))
+    assert e.min() > -1e-12 and np.sum(e > 1e-9) == 3
     X, _ = _data(n=4)
     est = HyperKernelRidge(solver="exact").fit(X, y)
     np.testing.assert_array_equal(est.classes_, ["a", "b", "c"])
@@ -234,6 +271,16 @@ def test_learning_from_labels_fits_the_ideal_kernel():
 # ---------------------------------------------------------------------------------------------
 # divide-and-conquer, dask
 # ---------------------------------------------------------------------------------------------
+def test_default_partitions_scale_with_the_data():
+    X, y = _data(n=1100, seed=3)
+    est = HyperKernelRidge(n_landmarks=6, random_state=0).fit(X, y)
+    assert est.solver_ == "nystroem" and est.n_partitions_ == 3 and len(est.kernel_.parts) == 3
+    one = HyperKernelRidge(n_landmarks=6, n_partitions=1, random_state=0).fit(X[:300], y[:300])
+    assert one.n_partitions_ == 1 and len(one.kernel_.parts) == 1
+    small = HyperKernelRidge().fit(X[:40], y[:40])  # the exact solver: one part
+    assert small.solver_ == "exact" and small.n_partitions_ == 1
+
+
 def test_divide_and_conquer_averages_the_subset_kernels():
     X, y = _data(n=90, seed=6)
     est = HyperKernelRidge(n_partitions=3, n_landmarks=12, random_state=0).fit(X, y)
@@ -244,8 +291,10 @@ def test_divide_and_conquer_averages_the_subset_kernels():
         LearnedKernel("gaussian", est.kernel_.params, [(Z, qa, qb, 3 * c)], est.kernel_.offset)
         for Z, qa, qb, c in est.kernel_.parts
     ]
+    G = est.learned_kernel_(X)
+    # rounding: the terms' sums cancel to entries far below max |G|
     np.testing.assert_allclose(
-        est.learned_kernel_(X), sum(p.gram(X) for p in parts) / 3, rtol=1e-12, atol=1e-14
+        G, sum(p.gram(X) for p in parts) / 3, rtol=1e-12, atol=1e-12 * np.max(np.abs(G))
     )
 
 

@@ -9,8 +9,9 @@ import scipy.integrate
 import scipy.special
 import scipy.stats
 
+from spectralkit._numerics.special import omega
 from spectralkit.learn import gaussian_hyperkernel, radial_hyperkernel, wishart_hyperkernel
-from spectralkit.learn._special import log_e0f1, omega
+from spectralkit.learn._special import log_e0f1
 from spectralkit.learn.hyperkernels import GaussianBlocks, WishartBlocks
 
 
@@ -36,6 +37,24 @@ def test_gaussian_closed_form_equals_the_construction_by_quadrature():
     # negative control: the paper's s^2 (instead of 2 s^2) in the first two factors
     paper = _g(x1 - x1p, s2) * _g(x2 - x2p, s2) * _g(0.5 * (x1 + x1p) - 0.5 * (x2 + x2p), s2 + h)
     assert abs(paper - val) > 100 * tol
+
+
+def test_the_papers_gaussian_hyperkernel_is_a_reparametrisation():
+    # the paper's g_sigma2(x1 - x1') g_sigma2(x2 - x2') g_(sigma2 + sigma2_h)(midpoint difference) is the
+    # construction with s^2 = sigma2 / 2 and s_h^2 = sigma2 / 2 + sigma2_h: valid, the same family
+    rng = np.random.default_rng(8)
+    for _ in range(5):
+        sigma2, sigma2_h = rng.uniform(0.2, 2.0, size=2)
+        x1, x1p, x2, x2p = rng.normal(size=4)
+        paper = (
+            _g(x1 - x1p, sigma2)
+            * _g(x2 - x2p, sigma2)
+            * _g(0.5 * (x1 + x1p) - 0.5 * (x2 + x2p), sigma2 + sigma2_h)
+        )
+        ours = gaussian_hyperkernel([x1], [x1p], [x2], [x2p], sigma2 / 2, sigma2 / 2 + sigma2_h)
+        assert ours == pytest.approx(paper, rel=1e-12)
+        # negative control: without the reparametrisation the two differ
+        assert abs(gaussian_hyperkernel([x1], [x1p], [x2], [x2p], sigma2, sigma2_h) - paper) > 1e-6 * paper
 
 
 def test_gaussian_hyperkernel_factorises_over_coordinates():

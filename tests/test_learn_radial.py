@@ -181,3 +181,102 @@ def test_radial_learns_a_given_gaussian_similarity():
     svr = HyperKernelSVR("radial", C=1e4, epsilon=0.01).fit(X, target_kernel=K)
     assert svr.target_rounding_ == pytest.approx(0.0025)
     assert np.sqrt(np.mean((svr.transform(Xt) + svr.intercept_ - np.exp(-(rt**2) / 4.0)) ** 2)) < 0.05
+
+
+@pytest.fixture(scope="module")
+def wide():
+    """A learned kernel in d = 10 with a few hundred nodes (the regime of real data)."""
+    rng = np.random.default_rng(11)
+    X = rng.uniform(size=(150, 10))
+    y = (X[:, 0] + X[:, 1] ** 2 - X[:, 2] > 0.4).astype(int)
+    return HyperKernelRidge("radial", alpha=1e-5).fit(X, y).kernel_
+
+
+def test_tabulated_density_is_within_its_stated_error(wide):
+    k = wide
+    assert k.nodes.size > 50
+    E = k.density_error
+    assert 0 < E < 1e-10 * k.envelope_mass  # a bound, not a vacuous one
+    rho = np.random.default_rng(3).uniform(0, 12 / k.lengthscale, 2000)
+    f_chi = k.density_envelope(rho) / k.envelope_mass
+    tab = k.as_kernel().density(rho)
+    exact = k.radial_density(rho)
+    assert np.all(np.abs(tab - exact) <= E * f_chi + 1e-300)
+    # negative control: the table of a kernel with a perturbed coefficient is outside the bound
+    coef = k.coef.copy()
+    coef[k.nodes.size // 2] += 1e-6 * k.envelope_mass
+    other = LearnedRadialKernel(k.dim, k.lengthscale, k.nodes, coef)
+    assert np.any(np.abs(other.as_kernel().density(rho) - exact) > E * f_chi)
+    # the masses of the measure carry the table's error
+    mp, mm = k.masses()
+    assert mp.error >= E and mm.error >= E
+    kernel = k.as_kernel()
+    assert kernel.mass_error == E
+    k2 = pickle.loads(pickle.dumps(kernel))
+    np.testing.assert_array_equal(k2.density(rho), tab)
+
+
+def test_featurizing_a_learned_kernel_is_fast_and_agrees(wide):
+    """RandomFeatures(k.as_kernel()).fit() tabulates the density once (it took ~30 CPU s before)."""
+    import time
+
+    from spectralkit import RandomFeatures, check_rkks
+
+    k = wide
+    kernel = k.as_kernel()
+    t0 = time.process_time()
+    rf = RandomFeatures(kernel, dim=k.dim, n_components=4000, random_state=0).fit()
+    assert time.process_time() - t0 < 5.0  # a generous guard: ~0.5 s on an idle machine
+    report = check_rkks(kernel, k.dim)
+    mp, mm = k.masses()
+    assert report.verdict == "RKKS"
+    assert abs(report.mass_plus.value - mp.value) <= report.mass_plus.error + mp.error
+    assert abs(report.mass_minus.value - mm.value) <= report.mass_minus.error + mm.error
+    assert report.mass_plus.error >= k.density_error
+    # the signed features estimate k*: each of the n/2 frequencies contributes a term of
+    # magnitude <= m+ + m-, so an entry's standard deviation is <= (m+ + m-) / sqrt(n/2)
+    X = np.random.default_rng(4).uniform(size=(40, k.dim))
+    K = k.gram(X)
+    bound = 5 * (mp.value + mm.value) / np.sqrt(2000)
+    assert np.max(np.abs(rf.kernel_approx(X) - K)) <= bound
+    # negative control: the positive part alone (a biased estimate of k*) misses by far more
+    n_plus = int(np.sum(rf.signature_ > 0))
+    Phi = rf.transform(X)
+    K_plus = Phi[:, :n_plus] @ Phi[:, :n_plus].T
+    assert np.max(np.abs(K_plus - K)) > 2 * bound
+
+
+def test_sampled_pairs_match_all_pairs_within_the_stated_error():
+    X, y = _data(n=3000, d=4, seed=2)
+    full = HyperKernelRidge("radial", alpha=1e-4).fit(X, y)
+    assert full.sampling_error_ == 0.0 and full.n_pairs_ == 3000 * 3001 // 2
+    samp = HyperKernelRidge("radial", alpha=1e-4, n_pair_samples=1_000_000, random_state=0).fit(X, y)
+    assert samp.n_pairs_ == 1_000_000 and samp.lengthscale_ == full.lengthscale_
+    r = np.linspace(0, 4 * full.lengthscale_, 400)
+    scale = np.max(np.abs(full.kernel_(r)))
+    err = samp.sampling_error_
+    assert 0 < err < 0.05 * scale  # informative
+    assert np.max(np.abs(samp.kernel_(r) - full.kernel_(r))) <= 5 * err + 3 * full.binning_error_
+    # negative control: pair weights off by a factor 2 (the same as alpha doubled) are outside the bound
+    biased = HyperKernelRidge("radial", alpha=2e-4, n_pair_samples=1_000_000, random_state=0).fit(X, y)
+    assert np.max(np.abs(biased.kernel_(r) - full.kernel_(r))) > 5 * err + 3 * full.binning_error_
+    # the SVR on sampled pairs runs and states its error too
+    svr = HyperKernelSVR("radial", C=1e3, n_pair_samples=200_000, random_state=0).fit(X, y)
+    assert svr.n_pairs_ == 200_000 and svr.sampling_error_ > 0
+
+
+def test_sampled_pair_parts_run_on_dask():
+    pytest.importorskip("distributed")
+    from dask.distributed import Client, LocalCluster
+
+    X, y = _data(n=400, d=3)
+    kw = dict(alpha=1e-4, n_pair_samples=20_000, n_partitions=2, random_state=0)
+    serial = HyperKernelRidge("radial", **kw).fit(X, y)
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster,
+        Client(cluster),
+    ):
+        on_dask = HyperKernelRidge("radial", **kw).fit(X, y)
+    assert serial.backend_ == "serial" and on_dask.backend_ == "dask"
+    r = np.linspace(0, 3 * serial.lengthscale_, 50)
+    np.testing.assert_allclose(on_dask.kernel_(r), serial.kernel_(r), rtol=1e-9, atol=1e-9)

@@ -15,7 +15,9 @@ import math
 import numpy as np
 import scipy.special as sc
 
-__all__ = ["lambda_nu", "omega", "sphere_area", "log_sphere_area", "origin_term_coefficient"]
+from .quadrature import gauss_legendre
+
+__all__ = ["lambda_nu", "omega", "series_0f1", "sphere_area", "log_sphere_area", "origin_term_coefficient"]
 
 
 def lambda_nu(nu, x):
@@ -33,12 +35,77 @@ def lambda_nu(nu, x):
     return out
 
 
+def series_0f1(nu, z, sign=1.0, tol=1e-17):
+    """sum_k (sign z)^k / ((nu + 1)_k k!) = 0F1(; nu + 1; sign z) for an array z >= 0.
+
+    Terms are computed in place; the sum stops once every term is negligible and past the peak
+    (the term ratio z / ((nu + 1 + k)(k + 1)) is below 1 from there on). With sign = -1 and
+    z <= nu + 1 every term is below 1 in magnitude (at most one digit lost to cancellation).
+    """
+    term = np.ones_like(z)
+    total = np.ones_like(z)
+    k = 0
+    while True:
+        term = term * (sign * z) / ((nu + 1.0 + k) * (k + 1.0))
+        total = total + term
+        k += 1
+        if np.all(np.abs(term) <= tol * np.abs(total)) and np.all(z <= (nu + 1.0 + k) * (k + 1.0)):
+            return total
+
+
 def omega(x, dim):
-    """Omega_d(x) = Gamma(d/2) (2/x)^(d/2-1) J_(d/2-1)(x), the sphere average of cos(x u_1)."""
-    nu = 0.5 * dim - 1.0
+    """Omega_d(x) = Gamma(d/2) (2/x)^(d/2-1) J_(d/2-1)(x) = 0F1(; d/2; -x^2/4), the sphere average of cos(x u_1).
+
+    Vectorised, even in x, |Omega_d| <= 1. d = 1: cos x; d = 3: sin x / x. Otherwise the
+    alternating series where x^2/4 <= d/2 (no digit lost beyond one), and
+    exp(log Gamma(d/2) + nu log(2/x)) J_nu(x) beyond. Where J_nu(x) underflows (d > ~500, x < nu)
+    Gauss-Legendre quadrature of E cos(x u_1) is used. Absolute accuracy ~5e-16 against mpmath
+    (tests, d = 2 ... 1000).
+    """
+    t = np.abs(np.asarray(x, dtype=np.float64))
     if dim == 1:
-        return np.cos(np.asarray(x, dtype=np.float64))
-    return math.exp(math.lgamma(nu + 1.0) + nu * math.log(2.0)) * lambda_nu(nu, x)
+        return np.cos(t)
+    if dim == 3:
+        return np.sinc(t / np.pi)
+    nu = 0.5 * dim - 1.0
+    out = np.empty(t.shape)
+    small = t * t <= 4.0 * (nu + 1.0)
+    if np.any(small):
+        out[small] = series_0f1(nu, 0.25 * t[small] ** 2, sign=-1.0)
+    big = ~small
+    if np.any(big):
+        tb = t[big]
+        jv = sc.jv(nu, tb)
+        logpre = sc.gammaln(nu + 1.0) + nu * np.log(2.0 / tb)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            val = np.sign(jv) * np.exp(logpre + np.log(np.abs(jv)))
+        bad = (jv == 0.0) | ~np.isfinite(val) | (np.abs(jv) < 1e-290)
+        if np.any(bad):
+            val[bad] = _omega_quadrature(tb[bad], nu)
+        out[big] = val
+    return out
+
+
+def _omega_quadrature(t, nu):
+    """E cos(t u_1), u_1 of density prop. to (1 - u^2)^(nu - 1/2), by Gauss-Legendre quadrature.
+
+    Used for large nu only, where the density is concentrated: it is below 1e-18 of its peak
+    beyond |u| = U = sqrt(42 / nu), so the rule runs on [-U, U] with enough nodes for both the
+    weight and cos(t u) (the normaliser uses the same rule, so the result is an exact average of
+    values of cos, absolute accuracy ~1e-15).
+    """
+    u_max = min(1.0, math.sqrt(42.0 / max(nu, 1.0)))
+    x, w = gauss_legendre(int(min(20000, 60 + math.ceil(1.5 * float(np.max(t)) * u_max))))
+    x = x * u_max
+    with np.errstate(divide="ignore"):
+        logw = (nu - 0.5) * np.log1p(-x * x)
+    w = w * np.exp(logw - logw.max())
+    w = w / w.sum()
+    out = np.empty(t.shape)
+    flat = t.ravel()
+    for s in range(0, flat.size, 4096):  # bounded memory
+        out.flat[s : s + 4096] = np.cos(np.multiply.outer(flat[s : s + 4096], x)) @ w
+    return out
 
 
 def log_sphere_area(dim):

@@ -61,6 +61,9 @@ class DensityKernel:
         k(0) = int f (computed by quadrature when not given).
     rel_error : float, default 1e-14
         The relative accuracy of ``density`` (enters every stated mass error).
+    mass_error : float, default 0
+        A bound on int_0^inf |density - f_exact| drho for a density known to within an absolute
+        error (a tabulation): added to both stated Jordan masses' errors.
     key : str
         A text that identifies the kernel (caches and equality rely on it): e.g. a hash of the
         parameters of the density.
@@ -86,6 +89,7 @@ class DensityKernel:
         kernel: Callable[[NDArray[np.float64]], ArrayLike] | None = None,
         value_at_zero: float | None = None,
         rel_error: float = 1e-14,
+        mass_error: float = 0.0,
         name: str | None = None,
     ) -> None:
         if not callable(density):
@@ -109,7 +113,16 @@ class DensityKernel:
         self.envelope = envelope
         self._kernel = kernel
         self.rel_error = _finite_positive("rel_error", rel_error)
-        self._key = f"density[{self.dim}]:{key}"
+        if (
+            isinstance(mass_error, bool)
+            or not isinstance(mass_error, numbers.Real)
+            or not (math.isfinite(mass_error) and mass_error >= 0)
+        ):
+            raise KernelDefinitionError(f"mass_error must be a finite number >= 0, got {mass_error!r}")
+        self.mass_error = float(mass_error)
+        # the stated error is part of what the caches store: kernels differing in it are not equal
+        suffix = f";mass_error={self.mass_error!r}" if self.mass_error else ""
+        self._key = f"density[{self.dim}]:{key}{suffix}"
         self.name = str(name) if name is not None else f"density kernel ({key[:12]}) on R^{self.dim}"
         probe = np.asarray(density(self.scale * np.geomspace(1e-3, 1e3, 61)), dtype=np.float64)
         if probe.shape != (61,) or not np.all(np.isfinite(probe)):

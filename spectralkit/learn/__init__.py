@@ -6,8 +6,8 @@ hyper-kernel, :mod:`spectralkit.learn.hyperkernels`) returns a kernel
     k*(x, x') = sum_ij beta_ij hk((x_i, x_j), (x, x')),
 
 PD or indefinite (beta may have any sign), fitted to a target Y on the training pairs: the
-*ideal kernel* of labels (Y_ij = +1 for the same class, -1 otherwise) for kernel learning, or a
-given similarity matrix for its out-of-sample extension. :class:`HyperKernelRidge` (squared
+*ideal kernel* of labels (Y_ij = +1 for the same class, -1 otherwise; -1/(C - 1) for C > 2
+classes) for kernel learning, or a given similarity matrix for its out-of-sample extension. :class:`HyperKernelRidge` (squared
 loss) and :class:`HyperKernelSVR` (epsilon-insensitive loss) follow the scikit-learn
 conventions (extra ``sklearn``); their ``transform`` feeds ``SVC(kernel="precomputed")``.
 

@@ -53,6 +53,14 @@ _SCALE_LIMIT = 1e100
 #: sigma2 below this fraction of the data's total variance makes every pair of distinct points
 #: numerically unrelated (the Wishart solves become singular, the radial bins count in the millions).
 _MIN_SCALE_RATIO = 1e-8
+#: Gaussian / Wishart Nystrom, n_partitions=None: subsets of about this many points (the cost
+#: O(n^2 M^4 / 8) of a subset of n points stays ~1 s; the fit grows linearly in m).
+AUTO_SUBSET_POINTS = 500
+#: Radial solver, n_pair_samples=None: all pairs up to this many distinct pairs (m = 16,384 points,
+#: ~5 s), sampled pairs beyond.
+AUTO_ALL_PAIRS = 1 << 27
+#: Radial solver, n_pair_samples=None beyond AUTO_ALL_PAIRS: the number of sampled ordered pairs.
+AUTO_PAIR_SAMPLES = 1 << 24
 
 _COMMON_CONSTRAINTS = {
     "hyper_kernel": [StrOptions({"gaussian", "wishart", "radial"})],
@@ -61,8 +69,9 @@ _COMMON_CONSTRAINTS = {
     "wishart_dof": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "solver": [StrOptions({"auto", "exact", "nystroem", "binned"})],
     "n_landmarks": [Interval(numbers.Integral, 1, None, closed="left")],
-    "n_partitions": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_partitions": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "bin_width": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "n_pair_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
     "cv": [Interval(numbers.Integral, 2, None, closed="left"), None],
     "random_state": ["random_state"],
 }
@@ -78,6 +87,17 @@ def _dask_client():
         return get_client()
     except ValueError:
         return None
+
+
+def _mean_stats(parts):
+    """The average of radial statistics computed on independent pair samples (or the one of all pairs)."""
+    if len(parts) == 1:
+        return parts[0]
+    out = dict(parts[0])
+    for key in ("nd", "no", "s", "q", "wt", "counts"):
+        if key in out:
+            out[key] = sum(p[key] for p in parts) / len(parts)
+    return out
 
 
 def _candidates(name, value):
@@ -110,6 +130,46 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         # transform's columns are the training points (k*(X, X_fit_)): get_feature_names_out
         # names them "<class>0", ..., which makes set_output(transform="pandas") work
         return self.X_fit_.shape[0]
+
+    def __init__(
+        self,
+        hyper_kernel: Literal["gaussian", "wishart", "radial"] = "gaussian",
+        *,
+        sigma2: float | None = None,
+        sigma2_h: float | None = None,
+        wishart_dof: float | None = None,
+        solver: Literal["auto", "exact", "nystroem", "binned"] = "auto",
+        n_landmarks: int = 30,
+        n_partitions: int | None = None,
+        bin_width: float | None = None,
+        n_pair_samples: int | None = None,
+        cv: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        # the parameters shared by both estimators (scikit-learn: stored as given, checked in fit)
+        self.hyper_kernel = hyper_kernel
+        self.sigma2 = sigma2
+        self.sigma2_h = sigma2_h
+        self.wishart_dof = wishart_dof
+        self.solver = solver
+        self.n_landmarks = n_landmarks
+        self.n_partitions = n_partitions
+        self.bin_width = bin_width
+        self.n_pair_samples = n_pair_samples
+        self.cv = cv
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(
+        self, X: ArrayLike, y: ArrayLike | None = None, target_kernel: ArrayLike | None = None
+    ) -> _HyperKernelBase:
+        """Learn the kernel from labels y (ideal kernel) or from ``target_kernel`` (n_samples, n_samples).
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, target_kernel)
 
     # -- targets ---------------------------------------------------------------------------
     def _target(self, X, y, target_kernel):
@@ -172,6 +232,12 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             return {"scale": (dof + 3.0) * mult * s2, "dof": dof}
         return {"lengthscale": math.sqrt(2.0 * mult * s2)}
 
+    def _radial_samples(self, m):
+        """Number of sampled ordered pairs of the radial solver for m points (0: all pairs)."""
+        if self.n_pair_samples is None:
+            return 0 if n_pairs(m) <= AUTO_ALL_PAIRS else AUTO_PAIR_SAMPLES
+        return int(self.n_pair_samples) if self.n_pair_samples < n_pairs(m) else 0
+
     def _solver(self, m):
         kind, solver = self.hyper_kernel, self.solver
         if kind == "radial":
@@ -180,7 +246,7 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                     "solver='nystroem' applies to the gaussian and wishart hyper-kernels; the radial "
                     "hyper-kernel is solved on all pairs with solver='binned' (or 'exact' for small data)"
                 )
-            if self.n_partitions > 1:
+            if (self.n_partitions or 1) > 1 and not self._radial_samples(m):
                 raise ValueError(
                     "n_partitions applies to the gaussian and wishart hyper-kernels; the radial "
                     "hyper-kernel is solved on all pairs at once (solver='binned')"
@@ -199,11 +265,17 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 "solver='binned' applies to hyper_kernel='radial' only; use 'exact' or 'nystroem'"
             )
         if solver == "auto":
-            n_sub = -(-m // self.n_partitions)
+            n_sub = -(-m // (self.n_partitions or 1))
             return "exact" if n_pairs(n_sub) <= MAX_EXACT_PAIRS else "nystroem"
         if solver == "exact":
-            check_exact_size(-(-m // self.n_partitions))
+            check_exact_size(-(-m // (self.n_partitions or 1)))
         return solver
+
+    def _n_parts(self, m, solver):
+        """The number of subsets v: ``n_partitions``, or by default subsets of ~500 points for Nystrom."""
+        if self.n_partitions is not None:
+            return int(self.n_partitions)
+        return max(1, -(-m // AUTO_SUBSET_POINTS)) if solver == "nystroem" else 1
 
     # -- scales ------------------------------------------------------------------------------
     @staticmethod
@@ -263,7 +335,7 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self._check_scales(m, s2_data, spread)
         s2 = s2_data if self.sigma2 is None else float(self.sigma2)
         solver = self._solver(m)
-        if self.n_partitions > m:
+        if self.n_partitions is not None and self.n_partitions > m:
             raise ValueError(f"n_partitions={self.n_partitions} exceeds the number of samples {m}")
         hyper_name = "alpha" if self._loss == "ridge" else "C"
         hypers = _candidates(hyper_name, getattr(self, hyper_name))
@@ -331,7 +403,8 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             best = self._record_cv(losses, SCALE_GRID, hypers)
         params = params_list[best[0]]
         hyper = {k: (v[best[1]] if k in ("alpha", "C") else v) for k, v in self._hyper_kwargs(hypers).items()}
-        v = self.n_partitions
+        v = self._n_parts(m, solver)
+        self.n_partitions_ = v
         subsets = split_parts(m, v, rng) if v > 1 else [np.arange(m)]
         seeds = rng.randint(2**31 - 1, size=len(subsets))
         jobs = [
@@ -370,6 +443,7 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         kw = self._hyper_kwargs(hypers)
         if solver == "exact":
             best = (0, 0)
+            self.n_partitions_ = 1
             nodes, coef, b0 = exact_solve(X, target, d, ells[0], self._loss, kw)[0]
             self.intercept_ = b0
             self.binning_error_ = 0.0
@@ -395,11 +469,31 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 "length scale / 64 for ridge, / 128 for the SVR)"
             )
         self._check_radial_memory(m, radius, h, n_folds, target, delta, min(ells))
+        n_samples = self._radial_samples(m)
+        # sampled pairs: v >= 2 independent samples (on dask workers when a client is active),
+        # averaged; their spread estimates the sampling error
+        v = max(2, self.n_partitions or 2) if n_samples else 1
+        self.n_partitions_ = v
+        samples = (
+            [None]
+            if not n_samples
+            else [(max(1, n_samples // v), int(sd)) for sd in rng.randint(2**31 - 1, size=v)]
+        )
         if self._loss == "ridge":
-            st = ridge_stats(X, target, h, fold, n_folds)
+            jobs = [(ridge_stats, X, target, h, fold, n_folds, (1, 2), smp) for smp in samples]
         else:
-            st = svr_stats(X, target, h, delta, fold, n_folds)
+            jobs = [(svr_stats, X, target, h, delta, fold, n_folds, (1, 2), smp) for smp in samples]
             self.target_rounding_ = 0.0 if isinstance(target, LabelTarget) else delta / 2
+        client = _dask_client() if len(jobs) > 1 else None
+        if client is not None:
+            shared = client.scatter(X, broadcast=True)
+            futures = [client.submit(job[0], shared, *job[2:], pure=False) for job in jobs]
+            parts = client.gather(futures)
+            self.backend_ = "dask"
+        else:
+            parts = [job[0](*job[1:]) for job in jobs]
+        st = _mean_stats(parts)
+        self.n_pairs_ = n_samples if n_samples else n_pairs(m)
         best = (0, 0)
         if self.cv is not None:
             losses = np.zeros((len(ells), hypers.size))
@@ -428,6 +522,16 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             for rc in _chunks(r, max(nodes.size, nodes2.size))
         )
         self.binning_error_ = float(diff / 3.0 if self._loss == "ridge" else diff)
+        self.sampling_error_ = 0.0
+        if len(parts) > 1:
+            # the v part solutions scatter around the full one with sd sqrt(v) times its error
+            vals = [
+                ridge_predict_nodes(
+                    *self._radial_solve(pt, 0, all_tables, float(m) ** 2, d, ell, one)[0][:2], r, d, ell
+                )
+                for pt in parts
+            ]
+            self.sampling_error_ = float(np.max(np.std(vals, axis=0, ddof=1)) / math.sqrt(len(parts)))
         self.bin_width_ = h
         self.intercept_ = b0
         nz = coef != 0
@@ -547,7 +651,7 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             T = target.T
         else:
             c = target.codes
-            T = np.where(c[:, None] == c[None, :], 1.0, -1.0)
+            T = np.where(c[:, None] == c[None, :], 1.0, target.neg)
         return -float(np.mean((G - T) ** 2))
 
     def __sklearn_tags__(self):
@@ -590,13 +694,23 @@ _PARAMS_DOC = """
         the exact and binned solvers). The cost
         per subset of n points is O(n^2 M^4 / 8) time and O(M^4) memory (the SVR also stores
         n^2 M^2 / 4 features).
-    n_partitions : int, default 1
+    n_partitions : int, optional
         Number of disjoint random subsets v; each is solved separately and the learned kernels
-        are averaged (gaussian and wishart). The subsets run in parallel on dask when a
-        ``dask.distributed`` client is active, serially otherwise.
+        are averaged (gaussian and wishart). Default: ceil(m / 500) for the Nystrom solver
+        (subsets of about 500 points: the fit grows linearly in m, ~1 s per subset with 30
+        landmarks), 1 for the exact solver. Radial on sampled pairs: the number of independent
+        pair samples whose statistics are averaged (see ``n_pair_samples``). The parts run in
+        parallel on dask when a ``dask.distributed`` client is active, serially otherwise.
     bin_width : float > 0, optional
         Distance bin width h of the radial solver; default l / 64 (ridge) or l / 128 (SVR) of the
         smallest lengthscale searched. The estimated effect is ``binning_error_``.
+    n_pair_samples : int >= 1, optional
+        Radial solver: learn from this many ordered pairs drawn uniformly (with replacement) from
+        the m^2 instead of all distinct pairs, each of weight m^2 / n_pair_samples (unbiased
+        statistics; cost linear in n_pair_samples, independent of m). The sample is drawn in
+        v = max(2, ``n_partitions``) independent parts (on dask workers when a client is active)
+        whose spread gives ``sampling_error_``. Default: all pairs up to 2^27 distinct pairs
+        (16,384 points), 2^24 sampled pairs beyond. A number at least m(m+1)/2 means all pairs.
     cv : int >= 2, optional
         Choose the scale by cross-validation over point folds, among {SCALE_GRID} times its
         default (or given) value -- s_h^2 for "gaussian", s^2 for "wishart" and "radial" -- and
@@ -626,11 +740,18 @@ _PARAMS_DOC = """
         The solver used ("exact", "nystroem", "binned").
     backend_ : {"serial", "dask"}
         Where the subsets ran.
+    n_partitions_ : int
+        The number of subsets (or radial pair samples) used.
     n_pairs_ : int
-        Distinct training pairs n(n+1)/2 over the subsets.
+        Distinct training pairs n(n+1)/2 over the subsets (radial on sampled pairs: the number of
+        sampled pairs).
     binning_error_ : float
         Radial solver: estimated max over r of |k*(r) - k*_exact(r)| from the binning (Richardson
         from the solves at bin widths h and 2h); 0 for solver="exact".
+    sampling_error_ : float
+        Radial solver on sampled pairs: estimated max over r of the standard error of k*(r) from
+        the sampling (the spread of the v independent part solutions divided by sqrt(v)); 0 on
+        all pairs.
     bin_width_ : float
         Radial binned solver: the bin width h.
     classes_ : ndarray or None
@@ -645,7 +766,8 @@ class HyperKernelRidge(_HyperKernelBase):
     __doc__ = """Kernel learning by hyper-kernel ridge regression (hyper-KRR).
 
     Learns a kernel k* (PD or indefinite) from the ideal kernel of labels (``fit(X, y)``:
-    Y_ij = +1 for the same class, -1 otherwise) or from a given similarity matrix
+    Y_ij = +1 for the same class, -1 otherwise, -1/(C - 1) for C > 2 classes: see
+    :func:`~spectralkit.learn.ideal_kernel`) or from a given similarity matrix
     (``fit(X, target_kernel=K)``, the out-of-sample extension of K), by
 
         min_k (1/m^2) sum_ij (k(x_i, x_j) - Y_ij)^2 + alpha ||k||^2
@@ -677,34 +799,26 @@ class HyperKernelRidge(_HyperKernelBase):
         wishart_dof: float | None = None,
         solver: Literal["auto", "exact", "nystroem", "binned"] = "auto",
         n_landmarks: int = 30,
-        n_partitions: int = 1,
+        n_partitions: int | None = None,
         bin_width: float | None = None,
+        n_pair_samples: int | None = None,
         cv: int | None = None,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
-        self.hyper_kernel = hyper_kernel
+        super().__init__(
+            hyper_kernel,
+            sigma2=sigma2,
+            sigma2_h=sigma2_h,
+            wishart_dof=wishart_dof,
+            solver=solver,
+            n_landmarks=n_landmarks,
+            n_partitions=n_partitions,
+            bin_width=bin_width,
+            n_pair_samples=n_pair_samples,
+            cv=cv,
+            random_state=random_state,
+        )
         self.alpha = alpha
-        self.sigma2 = sigma2
-        self.sigma2_h = sigma2_h
-        self.wishart_dof = wishart_dof
-        self.solver = solver
-        self.n_landmarks = n_landmarks
-        self.n_partitions = n_partitions
-        self.bin_width = bin_width
-        self.cv = cv
-        self.random_state = random_state
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(
-        self, X: ArrayLike, y: ArrayLike | None = None, target_kernel: ArrayLike | None = None
-    ) -> HyperKernelRidge:
-        """Learn the kernel from labels y (ideal kernel) or from ``target_kernel`` (n_samples, n_samples).
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, target_kernel)
 
 
 class HyperKernelSVR(_HyperKernelBase):
@@ -745,32 +859,24 @@ class HyperKernelSVR(_HyperKernelBase):
         wishart_dof: float | None = None,
         solver: Literal["auto", "exact", "nystroem", "binned"] = "auto",
         n_landmarks: int = 30,
-        n_partitions: int = 1,
+        n_partitions: int | None = None,
         bin_width: float | None = None,
+        n_pair_samples: int | None = None,
         cv: int | None = None,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
-        self.hyper_kernel = hyper_kernel
+        super().__init__(
+            hyper_kernel,
+            sigma2=sigma2,
+            sigma2_h=sigma2_h,
+            wishart_dof=wishart_dof,
+            solver=solver,
+            n_landmarks=n_landmarks,
+            n_partitions=n_partitions,
+            bin_width=bin_width,
+            n_pair_samples=n_pair_samples,
+            cv=cv,
+            random_state=random_state,
+        )
         self.C = C
         self.epsilon = epsilon
-        self.sigma2 = sigma2
-        self.sigma2_h = sigma2_h
-        self.wishart_dof = wishart_dof
-        self.solver = solver
-        self.n_landmarks = n_landmarks
-        self.n_partitions = n_partitions
-        self.bin_width = bin_width
-        self.cv = cv
-        self.random_state = random_state
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(
-        self, X: ArrayLike, y: ArrayLike | None = None, target_kernel: ArrayLike | None = None
-    ) -> HyperKernelSVR:
-        """Learn the kernel from labels y (ideal kernel) or from ``target_kernel`` (n_samples, n_samples).
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, target_kernel)

@@ -27,8 +27,8 @@ import numpy as np
 import scipy.linalg
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
-from threadpoolctl import ThreadpoolController
 
+from .._compiled import blas_single_thread
 from .hyperkernels import GaussianBlocks, WishartBlocks
 
 #: Largest number of distinct pairs n(n+1)/2 the exact solver accepts (n = 70 points).
@@ -74,25 +74,41 @@ def pair_blocks(rows, cols=None, block=_BLOCK):
         i0 = i1
 
 
+def _off_class_value(n_classes):
+    """The ideal kernel's value between different classes: -1 / (C - 1) (-1 for two classes)."""
+    return -1.0 / (n_classes - 1) if n_classes > 2 else -1.0
+
+
 def ideal_kernel(y: ArrayLike) -> NDArray[np.float64]:
-    """The ideal kernel of labels y: Y_ij = +1 if y_i == y_j else -1 (an (n, n) float array)."""
+    """The ideal kernel of labels y: Y_ij = +1 if y_i == y_j, else -1 / (C - 1) for C classes (an (n, n) array).
+
+    Two classes: the paper's Y = y y^T with y = +-1. C > 2 classes: the Gram matrix of the
+    labels coded as the C vertices of a regular simplex centred at 0 (unit vectors with mutual
+    inner products -1/(C - 1)), the multi-class ideal kernel of kernel-target alignment. Coding
+    every other class as -1 instead would make 1 - 1/C of the targets -1: a kernel fitted to
+    that is dominated by the constant -1 (on scikit-learn's digits, 10 classes, the default
+    Gaussian hyper-KRR then had a negative diagonal and an SVM on it predicted no test digit
+    right; with the simplex code 0.89).
+    """
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be a 1-D array of labels, got shape {y.shape}")
-    return np.where(y[:, None] == y[None, :], 1.0, -1.0)
+    neg = _off_class_value(np.unique(y).size)
+    return np.where(y[:, None] == y[None, :], 1.0, neg)
 
 
 class LabelTarget:
-    """The ideal kernel of class labels: Y_ij = +1 if y_i == y_j else -1."""
+    """The ideal kernel of class labels: Y_ij = +1 if y_i == y_j else ``neg`` (see :func:`ideal_kernel`)."""
 
-    def __init__(self, codes):
+    def __init__(self, codes, neg=None):
         self.codes = np.asarray(codes, dtype=np.int64)
+        self.neg = _off_class_value(np.unique(self.codes).size) if neg is None else float(neg)
 
     def values(self, I, J):
-        return np.where(self.codes[I] == self.codes[J], 1.0, -1.0)
+        return np.where(self.codes[I] == self.codes[J], 1.0, self.neg)
 
     def subset(self, idx):
-        return LabelTarget(self.codes[idx])
+        return LabelTarget(self.codes[idx], self.neg)  # the classes of the whole training set
 
 
 class MatrixTarget:
@@ -140,7 +156,7 @@ class PairProblem:
 
     def _nystroem_map(self):
         Kqq = self._kqq()
-        with serial_lapack():
+        with blas_single_thread():
             s, U = np.linalg.eigh(0.5 * (Kqq + Kqq.T))
         keep = s > NYSTROEM_RCOND * s.max()
         return U[:, keep] / np.sqrt(s[keep])  # T = U S^(-1/2)
@@ -150,13 +166,12 @@ class PairProblem:
         """Coefficient vectors (one per alpha) of hyper-KRR."""
         alphas = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
         if self.exact:
-            K = self._kqq()
             L = self.landmark_idx
             w = np.where(self.qa == self.qb, 1.0, 2.0)
             y = self.target.values(L[self.qa], L[self.qb])
             sw = np.sqrt(w)
-            S = sw[:, None] * K * sw[None, :]
-            return [sw * z for z in ridge_solutions(0.5 * (S + S.T), sw * y, alphas * self.wsum)]
+            S = weighted_pair_matrix(self._kqq(), w)  # the one pair matrix, solved in place
+            return [sw * z for z in ridge_solutions(S, sw * y, alphas * self.wsum, overwrite=True)]
         T = self._nystroem_map()
         r = T.shape[1]
         A = np.zeros((r, r))
@@ -241,28 +256,41 @@ class PairProblem:
         return self.blocks.rows(I, J) @ coef
 
 
-_CONTROLLER = []
+def weighted_pair_matrix(K, w):
+    """W^(1/2) K W^(1/2), symmetrised, in place in ``K`` (the exact solvers' one pair matrix).
 
-
-def serial_lapack():
-    """Context: BLAS/LAPACK on one thread for the small dense factorisations here (n <= a few thousand).
-
-    Multi-threaded LAPACK gains little at these sizes and is pathologically slow on a loaded
-    machine (eigh of 465 x 465: 0.07 s on one thread, 1.5 s on two threads under load 7 on 2 cores).
+    The symmetrisation averages K and K^T by row blocks (a block of rows, not a second matrix).
     """
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+    sw = np.sqrt(w)
+    K *= sw[:, None]
+    K *= sw[None, :]
+    n = K.shape[0]
+    step = max(1, (1 << 20) // max(1, n))
+    for s0 in range(0, n, step):
+        s1 = min(n, s0 + step)
+        avg = 0.5 * (K[s0:s1, s0:] + K[s0:, s0:s1].T)
+        K[s0:s1, s0:] = avg
+        K[s0:, s0:s1] = avg.T
+    return K
 
 
-def ridge_solutions(S, b, shifts):
-    """(S + shift I)^(-1) b for each shift, S symmetric PSD: one Cholesky solve, or one eigh for several."""
-    with serial_lapack():
+def ridge_solutions(S, b, shifts, overwrite=False):
+    """(S + shift I)^(-1) b for each shift, S symmetric PSD: one Cholesky solve, or one eigh for several.
+
+    LAPACK runs on one thread (:func:`spectralkit._compiled.blas_single_thread`): at these sizes
+    (n <= a few thousand) threads gain little, and on a loaded machine they are pathologically
+    slow (eigh of 465 x 465: 0.07 s on one thread, 1.5 s on two threads under load 7 on 2 cores).
+    ``overwrite=True`` lets the factorisation use S's memory (S is then destroyed): the solve
+    holds S and, for several shifts, its eigenvectors -- no other copy.
+    """
+    A = S if overwrite else S.copy()
+    # A is symmetric: its transpose is the same matrix in Fortran order, which LAPACK takes in place
+    with blas_single_thread():
         if len(shifts) == 1:
-            A = S.copy()
             A[np.diag_indices_from(A)] += shifts[0]
-            return [scipy.linalg.solve(A, b, assume_a="pos", check_finite=False)]
-        e, V = np.linalg.eigh(S)
+            factor = scipy.linalg.cho_factor(A.T, lower=False, overwrite_a=True, check_finite=False)
+            return [scipy.linalg.cho_solve(factor, b, check_finite=False)]
+        e, V = scipy.linalg.eigh(A.T, overwrite_a=True, check_finite=False)
     c = V.T @ b
     return [V @ (c / (e + s)) for s in shifts]
 

@@ -35,7 +35,8 @@ import numpy as np
 import scipy.linalg
 from numba import get_num_threads, njit, prange
 
-from ._pairs import LabelTarget, pair_blocks, ridge_solutions, serial_lapack
+from .._compiled import blas_single_thread
+from ._pairs import LabelTarget, pair_blocks, ridge_solutions, weighted_pair_matrix
 from .hyperkernels import _radial_h
 
 _BLOCK_ENTRIES = 1 << 22  # distance block size (rows x columns)
@@ -53,7 +54,7 @@ def _pair(D2, i0, a, b, codes, T, use_matrix):
     if use_matrix:
         y = 0.5 * (T[i, j] + T[j, i])
     else:
-        y = 1.0 if codes[i] == codes[j] else -1.0
+        y = 1.0 if codes[i] == codes[j] else T[0, 0]  # labels: T holds the off-class value
     return i, j, w, r, y
 
 
@@ -89,7 +90,7 @@ def _ridge_pass(D2, i0, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt):
 def _svr_pass(D2, i0, codes, T, use_matrix, y0, delta, fold, tab, hs, counts):
     """Accumulate pair weights per (grid, table, nearest node, target level) of one row block.
 
-    Label targets: level 0 for -1, 1 for +1; a matrix target: round((y - y0) / delta).
+    Label targets: level 0 for the off-class value, 1 for +1; a matrix target: round((y - y0) / delta).
     """
     n_rows, n_cols = D2.shape
     n_chunks = counts.shape[0]
@@ -107,6 +108,79 @@ def _svr_pass(D2, i0, codes, T, use_matrix, y0, delta, fold, tab, hs, counts):
                 for g in range(hs.shape[0]):
                     k = min(int(r / hs[g] + 0.5), n_nodes - 1)
                     counts[c, g, tb, k, lev] += w
+
+
+@njit(cache=True, inline="always")
+def _sampled_pair(Xc, I, J, p, codes, T, use_matrix):
+    """(i, j, distance, target) of the sampled ordered pair p."""
+    i = I[p]
+    j = J[p]
+    r2 = 0.0
+    for k in range(Xc.shape[1]):
+        diff = Xc[i, k] - Xc[j, k]
+        r2 += diff * diff
+    if use_matrix:
+        y = 0.5 * (T[i, j] + T[j, i])
+    else:
+        y = 1.0 if codes[i] == codes[j] else T[0, 0]  # labels: T holds the off-class value
+    return i, j, math.sqrt(r2), y
+
+
+@njit(parallel=True, cache=True)
+def _ridge_pass_sampled(Xc, I, J, w, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt):
+    """:func:`_ridge_pass` over sampled ordered pairs (I[p], J[p]), each of weight ``w``."""
+    n_chunks = nd.shape[0]
+    n_nodes = nd.shape[3]
+    n = I.size
+    for c in prange(n_chunks):
+        for p in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+            i, j, r, y = _sampled_pair(Xc, I, J, p, codes, T, use_matrix)
+            tb = tab[fold[i], fold[j]]
+            q[c, tb] += w * y * y
+            wt[c, tb] += w
+            for g in range(hs.shape[0]):
+                t = r / hs[g]
+                k = min(int(t), n_nodes - 2)
+                th = t - k
+                u = 1.0 - th
+                nd[c, g, tb, k] += w * u * u
+                nd[c, g, tb, k + 1] += w * th * th
+                no[c, g, tb, k] += w * u * th
+                s[c, g, tb, k] += w * u * y
+                s[c, g, tb, k + 1] += w * th * y
+
+
+@njit(parallel=True, cache=True)
+def _svr_pass_sampled(Xc, I, J, w, codes, T, use_matrix, y0, delta, fold, tab, hs, counts):
+    """:func:`_svr_pass` over sampled ordered pairs (I[p], J[p]), each of weight ``w``."""
+    n_chunks = counts.shape[0]
+    n_nodes = counts.shape[3]
+    n_levels = counts.shape[4]
+    n = I.size
+    for c in prange(n_chunks):
+        for p in range(c * n // n_chunks, (c + 1) * n // n_chunks):
+            i, j, r, y = _sampled_pair(Xc, I, J, p, codes, T, use_matrix)
+            if use_matrix:
+                lev = min(max(math.floor((y - y0) / delta + 0.5), 0), n_levels - 1)
+            else:
+                lev = 1 if y > 0 else 0
+            tb = tab[fold[i], fold[j]]
+            for g in range(hs.shape[0]):
+                k = min(int(r / hs[g] + 0.5), n_nodes - 1)
+                counts[c, g, tb, k, lev] += w
+
+
+_SAMPLE_CHUNK = 1 << 21  # sampled pairs drawn and binned at a time
+
+
+def _sampled_chunks(m, n_samples, seed):
+    """Chunks (I, J) of ``n_samples`` ordered pairs drawn uniformly (with replacement) from m x m."""
+    rng = np.random.default_rng(seed)
+    done = 0
+    while done < n_samples:
+        k = min(_SAMPLE_CHUNK, n_samples - done)
+        yield rng.integers(0, m, size=k), rng.integers(0, m, size=k)
+        done += k
 
 
 def _fold_tables(n_folds):
@@ -133,7 +207,7 @@ def _blocks(Xc):
 def _target_args(target):
     """(codes, T, use_matrix) for the compiled passes."""
     if isinstance(target, LabelTarget):
-        return target.codes, np.zeros((1, 1)), False
+        return target.codes, np.full((1, 1), target.neg), False
     T = np.ascontiguousarray(target.T, dtype=np.float64)
     return np.zeros(1, dtype=np.int64), T, True
 
@@ -143,9 +217,11 @@ def radius_bound(Xc):
     return 2.0 * float(np.sqrt(np.max(np.sum(Xc * Xc, axis=1)))) if Xc.size else 0.0
 
 
-def ridge_stats(X, target, h, fold=None, n_folds=1, grids=(1, 2)):
+def ridge_stats(X, target, h, fold=None, n_folds=1, grids=(1, 2), samples=None):
     """Linear-binning statistics at widths h * g for g in ``grids``, per table of fold pairs.
 
+    ``samples`` = (n_samples, seed): instead of all distinct pairs, n_samples ordered pairs drawn
+    uniformly from the m^2, each of weight m^2 / n_samples (unbiased for every statistic).
     Returns dict(nd, no, s (n_grids, n_tables, n_nodes), q, wt (n_tables), tab, h).
     """
     Xc = np.ascontiguousarray(X - X.mean(axis=0))
@@ -159,8 +235,13 @@ def ridge_stats(X, target, h, fold=None, n_folds=1, grids=(1, 2)):
     nd, no, s = np.zeros(shape), np.zeros(shape), np.zeros(shape)
     q, wt = np.zeros((n_chunks, n_tab)), np.zeros((n_chunks, n_tab))
     codes, T, use_matrix = _target_args(target)
-    for i0, D2 in _blocks(Xc):
-        _ridge_pass(D2, i0, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt)
+    if samples is None:
+        for i0, D2 in _blocks(Xc):
+            _ridge_pass(D2, i0, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt)
+    else:
+        w = float(m) ** 2 / samples[0]
+        for I, J in _sampled_chunks(m, *samples):
+            _ridge_pass_sampled(Xc, I, J, w, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt)
     return {
         "nd": nd.sum(0),
         "no": no.sum(0),
@@ -172,8 +253,11 @@ def ridge_stats(X, target, h, fold=None, n_folds=1, grids=(1, 2)):
     }
 
 
-def svr_stats(X, target, h, delta=None, fold=None, n_folds=1, grids=(1, 2)):
-    """Nearest-node counts per (grid, table, node, target level); returns dict with ``levels``."""
+def svr_stats(X, target, h, delta=None, fold=None, n_folds=1, grids=(1, 2), samples=None):
+    """Nearest-node counts per (grid, table, node, target level); returns dict with ``levels``.
+
+    ``samples``: as for :func:`ridge_stats`.
+    """
     Xc = np.ascontiguousarray(X - X.mean(axis=0))
     m = Xc.shape[0]
     fold = np.zeros(m, dtype=np.int64) if fold is None else np.asarray(fold, dtype=np.int64)
@@ -186,12 +270,17 @@ def svr_stats(X, target, h, delta=None, fold=None, n_folds=1, grids=(1, 2)):
         n_levels = math.floor((hi - lo) / delta + 0.5) + 1
         levels = lo + delta * np.arange(n_levels)
     else:
-        lo, delta, n_levels = -1.0, 2.0, 2
-        levels = np.array([-1.0, 1.0])
+        lo, delta, n_levels = target.neg, 1.0 - target.neg, 2
+        levels = np.array([target.neg, 1.0])
     n_chunks = max(1, get_num_threads())
     counts = np.zeros((n_chunks, len(hs), n_tab, n_nodes, n_levels))
-    for i0, D2 in _blocks(Xc):
-        _svr_pass(D2, i0, codes, T, use_matrix, lo, float(delta), fold, tab, hs, counts)
+    if samples is None:
+        for i0, D2 in _blocks(Xc):
+            _svr_pass(D2, i0, codes, T, use_matrix, lo, float(delta), fold, tab, hs, counts)
+    else:
+        w = float(m) ** 2 / samples[0]
+        for I, J in _sampled_chunks(m, *samples):
+            _svr_pass_sampled(Xc, I, J, w, codes, T, use_matrix, lo, float(delta), fold, tab, hs, counts)
     return {"counts": counts.sum(0), "levels": levels, "tab": tab, "hs": hs}
 
 
@@ -217,7 +306,7 @@ def ridge_solve(nd, no, s, wsum, h, dim, ell, alphas):
     d = nd[keep]
     off = np.where(np.diff(keep) == 1, no[keep[:-1]], 0.0)
     # eigenvectors of the tridiagonal N (PSD); its range carries the solution
-    with serial_lapack():
+    with blas_single_thread():
         lam, V = scipy.linalg.eigh_tridiagonal(d, off)
     pos = lam > 1e-13 * lam.max()
     lam, V = lam[pos], V[:, pos]
@@ -225,7 +314,7 @@ def ridge_solve(nd, no, s, wsum, h, dim, ell, alphas):
     H = _radial_h(*np.broadcast_arrays(nodes[:, None], nodes[None, :]), dim, ell)
     VHV = V.T @ H @ V
     S = sq[:, None] * VHV * sq[None, :]
-    with serial_lapack():
+    with blas_single_thread():
         e, U = np.linalg.eigh(0.5 * (S + S.T))
     rhs = U.T @ ((V.T @ s[keep]) / sq)
     out = []
@@ -297,7 +386,8 @@ def exact_solve(X, target, dim, ell, loss, hypers):
     if loss == "ridge":
         sw = np.sqrt(w)
         shifts = np.atleast_1d(hypers["alpha"]) * wsum
-        return [(r, sw * z, 0.0) for z in ridge_solutions(sw[:, None] * K * sw[None, :], sw * y, shifts)]
+        S = weighted_pair_matrix(K, w)
+        return [(r, sw * z, 0.0) for z in ridge_solutions(S, sw * y, shifts, overwrite=True)]
     from sklearn.svm import SVR
 
     for C in np.atleast_1d(hypers["C"]):

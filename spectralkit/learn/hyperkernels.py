@@ -10,9 +10,11 @@ variance v per coordinate on R^d,
     hk = int int g_s2(x1 - z) g_s2(x1' - z) g_h(z - z') g_s2(x2 - z') g_s2(x2' - z') dz dz'
        = g_{2 s2}(x1 - x1') g_{2 s2}(x2 - x2') g_{s2 + h}((x1 + x1')/2 - (x2 + x2')/2),
 
-s2 = s^2, h = s_h^2. The source paper prints s^2 instead of 2 s^2 in the first two factors; the
-integral gives 2 s^2 (g_v(x - z) g_v(x' - z) = g_{2v}(x - x') g_{v/2}((x + x')/2 - z); checked by
-quadrature in the tests). Dividing by its value at four coincident points gives the
+s2 = s^2, h = s_h^2 (g_v(x - z) g_v(x' - z) = g_{2v}(x - x') g_{v/2}((x + x')/2 - z); checked by
+quadrature in the tests). The source paper writes the same family in other parameters,
+g_sigma2(x1 - x1') g_sigma2(x2 - x2') g_{sigma2 + sigma2_h}(midpoint difference): a valid
+hyper-kernel, reparametrised here by s^2 = sigma2 / 2, s_h^2 = sigma2 / 2 + sigma2_h
+(tested). Dividing by its value at four coincident points gives the
 *normalised* hyper-kernel, which the estimators use (the constant only rescales lambda). It
 factorises over points with factors in (0, 1] (t = s^2 + s_h^2):
 

@@ -664,6 +664,9 @@ def _given_density(atom, dim):
         log_abs_mu=log_form(log_abs_and_sign),
         method="given:radial-density",
         rel_error=atom.rel_error,
+        # a density known to within int |f - f_exact| <= mass_error (e.g. a tabulation): each
+        # Jordan mass moves by at most that much
+        mass_error=float(atom.mass_error),
         abs_error=0.0,
         scale=atom.scale,
         tail_exponent=math.inf,
