@@ -56,6 +56,11 @@ KERNELS = [
     ("exp(-sqrt(1 + r**2))", None, "numeric: exponential decay"),
     ("1/(1 + r**2)**2", None, "rational (closed form)"),
     ("exp(-r**2/2) + 0.25", None, "atom at 0"),
+    # oscillation under Gaussian and rational-quadratic envelopes (transforms/_oscillating.py)
+    ("exp(-r**2)*sin(3*r)/r", None, "Gaussian x sin(b r)/r (Laguerre series)"),
+    ("(1 + r**2)*exp(-r**2/2)*besselj(0, 2*r)", None, "polynomial x Gaussian x J0"),
+    ("cos(r)/(1 + r**2)**2", None, "cos x rational quadratic (shift + walk, odd d)"),
+    ("sin(2*r)/(r*(1 + r**2)**3)", None, "sin/r x rational quadratic"),
 ]
 
 CHILD = r"""

@@ -117,6 +117,8 @@ CASES = [
     (kernels.spherical_polynomial(2.0, 2), 3, "rff"),
     (kernels.laplacian(1.0) - 0.5 * kernels.gaussian(0.5), 5, "gorf"),
     (kernels.matern(1.5, 1.0), 16, "gorf"),
+    # oscillation under a Gaussian envelope (transforms/_oscillating.py)
+    (kernels.RadialKernel.from_string("exp(-r**2/2)*cos(r)"), 16, "gorf"),
 ]
 
 
