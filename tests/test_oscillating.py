@@ -97,7 +97,7 @@ def _moment_series(pieces, a, d, rho, dps=None):
                 term = (-1) ** m * x**m * moms[m] / (mpmath.factorial(m) * mpmath.gamma(m + nu + 1))
                 total += term
                 biggest = max(biggest, abs(term))
-                if m > 10 and m > 2 * x and abs(term) < mpmath.mpf(10) ** (-dps + 10) * biggest:
+                if x == 0 or (m > 10 and m > 2 * x and abs(term) <= mpmath.mpf(10) ** (-dps + 10) * biggest):
                     break
                 m += 1
             if total != 0 and biggest / abs(total) < mpmath.mpf(10) ** (dps - 30):
