@@ -25,9 +25,10 @@ Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes
       mu_d(rho) = (1/2) sum_(sigma = +-b) sum_(j=0..m) P_(j,sigma)(1/rho) F_(2j+1)(|rho - sigma|),
 
   with polynomials P built exactly by D[P(u) F_n] = (u^3 P'(u)/(2 pi)) F_n + (1 - sigma u) P(u) F_(n+2),
-  u = 1/rho. sin(b r)/r = int_0^b cos(t r) dt adds the antiderivative G of F_1 in d = 1 (its walk is
-  F_1 again). Even d: mu_d(rho) = 2 int_0^inf mu_(d+1)(sqrt(rho^2 + v^2)) dv (projection along one
-  axis), integrated with the kink at v = sqrt(b^2 - rho^2) as a breakpoint.
+  u = 1/rho. sin(b r)/r = int_0^b cos(t r) dt adds the antiderivative G of F_1, which the walk's first
+  step turns back into F_1 (d >= 3). Even d, sin(b r)/r in d = 1 and J0 factors get the verdict
+  (finite or not, from the exponents) but are refused: the half step of the walk (the projection
+  mu_d(rho) = 2 int_0^inf mu_(d+1)(sqrt(rho^2 + v^2)) dv across the kink) is not implemented yet.
 """
 
 import math
