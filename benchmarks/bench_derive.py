@@ -86,6 +86,11 @@ KERNELS = [
     ("2**(-r**2)", None, "Gaussian written as 2^(-r^2)"),
     ("r**0.7*besselk(0.7, 2*r)", None, "Matern written with besselk"),
     ("(1 - exp(-r))/r", None, "completely monotone: compact Bernstein density"),
+    # oscillation under Gaussian and rational-quadratic envelopes (transforms/_oscillating.py)
+    ("exp(-r**2)*sin(3*r)/r", None, "Gaussian x sin(b r)/r (Laguerre series)"),
+    ("(1 + r**2)*exp(-r**2/2)*besselj(0, 2*r)", None, "polynomial x Gaussian x J0"),
+    ("cos(r)/(1 + r**2)**2", None, "cos x rational quadratic (shift + walk, odd d)"),
+    ("sin(2*r)/(r*(1 + r**2)**3)", None, "sin/r x rational quadratic"),
 ]
 
 CHILD = r"""

@@ -130,6 +130,8 @@ CASES = [
     (kernels.RadialKernel.from_string("exp(-r**2)/(1 + r**2)"), 10, "orf"),
     # completely monotone class: a signed Bernstein mixture (indefinite), mu singular at rho = 0
     (kernels.RadialKernel.from_string("(1 + r)**-2 - 0.5*(1 + 2*r)**-1"), 16, "gorf"),
+    # oscillation under a Gaussian envelope (transforms/_oscillating.py)
+    (kernels.RadialKernel.from_string("exp(-r**2/2)*cos(r)"), 16, "gorf"),
 ]
 
 

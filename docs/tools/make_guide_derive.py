@@ -135,6 +135,14 @@ a difference of such kernels has a signed nu and may be indefinite.""",
     for d in (3, 256):
         report = sk.check_rkks(sk.RadialKernel.from_string(formula), dim=d)
         print(f"{formula:32s} d = {d:3d}: {report.verdict:4s} m+ = {report.mass_plus}, m- = {report.mass_minus}")""",
+        """## 7. Oscillation under a Gaussian or a power-law envelope
+
+A Gaussian times cos(r) in d = 64 is summed exactly (a Laguerre series in double-double/mpmath
+arithmetic); cos(r)/(1 + r^2)^2 in d = 3 has a kink at rho = 1, computed by the shift formula and the
+dimension walk; below the exponent threshold (2 alpha <= (d - 1)/2) there is no finite measure.""",
+        """print(sk.check_rkks(sk.RadialKernel.from_string("exp(-r**2/2)*cos(r)"), 64).verdict)
+print(sk.check_rkks(sk.RadialKernel.from_string("cos(r)/(1 + r**2)**2"), 3).mass_plus)
+print(sk.check_rkks(sk.RadialKernel.from_string("cos(r)/(1 + r**2)"), 7).reason)""",
     ),
 ]
 

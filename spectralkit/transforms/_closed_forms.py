@@ -49,6 +49,7 @@ from . import (
     _compact,  # noqa: F401  (registers the piecewise and compact-edge closed forms)
     _exp_poly,  # noqa: F401 - registers the exponential-polynomial builder
     _monotone,  # noqa: F401  (registers the completely monotone matcher and builder)
+    _oscillating,  # noqa: F401  (registers the oscillating builders and matchers)
 )
 from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
