@@ -106,7 +106,9 @@ definite with mass e^(-1) in every d.""",
         """for text in ["exp(-r)*cos(2*r)", "(1 + sqrt(5)*r + 5*r**2/3)*exp(-sqrt(5)*r)", "exp(-sqrt(1 + r**2))"]:
     report = sk.check_rkks(sk.RadialKernel.from_string(text), dim=64)
     print(f"{text:45s} {report.verdict:4s} m+ = {report.mass_plus}, m- = {report.mass_minus}")""",
-        """## 7. Piecewise formulas
+    ),
+    (
+        """## 8. Piecewise formulas
 
 `max`, `min`, `abs`, `Heaviside`, `sign` and `Piecewise` are normalised when the kernel is built:
 the formula is split where it changes branch, trailing zero pieces become the support, and
@@ -117,7 +119,9 @@ print(k1.support, k1 == sk.RadialKernel.from_string("(1 - r)**3", support=1))
 k2 = sk.RadialKernel.from_string("Piecewise((1 - r**2/2, r <= 1), ((2 - r)**2/2, r <= 2), (0, True))")
 report = sk.check_rkks(k2, dim=2)
 print(report.verdict, report.mass_plus, report.mass_minus)""",
-        """## 7. Error bars of a numeric transform
+    ),
+    (
+        """## 9. Error bars of a numeric transform
 
 A kernel without a closed form goes through the numeric Hankel transform. Its masses carry every
 error of the density, including what its absolute noise and the frequencies where it reaches the
@@ -125,7 +129,9 @@ rounding floor weigh under rho^(d-1) in high d: here m+ is exactly 1 (the kernel
 stated error covers the distance.""",
         """rep = sk.check_rkks("exp(-r**2)/(1 + r**2)", dim=10)
 print(rep.verdict, rep.mass_plus, abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error)""",
-        """## 7. Completely monotone kernels
+    ),
+    (
+        """## 10. Completely monotone kernels
 
 A kernel that is a mixture of exponentials, k(r) = int exp(-t r) nu(dt), has the mixture of their
 transforms as its measure in every dimension. (1 + r)^-1.5 (nu a Gamma density) decays slower than
@@ -135,7 +141,9 @@ a difference of such kernels has a signed nu and may be indefinite.""",
     for d in (3, 256):
         report = sk.check_rkks(sk.RadialKernel.from_string(formula), dim=d)
         print(f"{formula:32s} d = {d:3d}: {report.verdict:4s} m+ = {report.mass_plus}, m- = {report.mass_minus}")""",
-        """## 7. Oscillation under a Gaussian or a power-law envelope
+    ),
+    (
+        """## 11. Oscillation under a Gaussian or a power-law envelope
 
 A Gaussian times cos(r) in d = 64 is summed exactly (a Laguerre series in double-double/mpmath
 arithmetic); cos(r)/(1 + r^2)^2 in d = 3 has a kink at rho = 1, computed by the shift formula and the
