@@ -18,7 +18,8 @@ problem with the indefinite Gram matrix ``K = Phi J Phi^T``: the kernel ridge so
 (using J^2 = I), a symmetric indefinite s x s system for s feature columns. The fit streams the
 rows in blocks (``Phi^T Phi`` and ``Phi^T y`` are accumulated; the n x s feature matrix is never
 formed; dask arrays are reduced on the workers) and solves the system through the eigenvalues of
-K, stably also when -lambda is close to one of them (see the estimators' Notes). With a positive
+K, stably also when -lambda is close to one of them (see the estimators' Notes); the sums and the
+solve live in :mod:`spectralkit._krein`. With a positive
 definite kernel (J = I) this is ordinary ridge regression on the features.
 
 Examples
