@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import math
 import numbers
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -66,6 +66,10 @@ def check_int(name: str, value: Any, minimum: int = 0, maximum: int | None = Non
     return int(value)
 
 
+@overload
+def check_dim(dim: Any, *, allow_none: Literal[False] = False, name: str = "dim") -> int: ...
+@overload
+def check_dim(dim: Any, *, allow_none: bool, name: str = "dim") -> int | None: ...
 def check_dim(dim: Any, *, allow_none: bool = False, name: str = "dim") -> int | None:
     """The input dimension d: an integer in [1, MAX_DIM] (or None when ``allow_none``)."""
     if dim is None and allow_none:

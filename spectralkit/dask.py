@@ -35,7 +35,7 @@ import numpy as np
 from dask.base import tokenize
 from numpy.typing import ArrayLike, DTypeLike, NDArray
 
-from . import _compiled
+from . import _krein, _runtime
 from ._validation import changed_params, not_fitted_error, params_fingerprint
 from .features import (
     FEATURE_PARAMS,
@@ -168,7 +168,7 @@ def _transform_block(block, features, dtype, numba_threads, block_info=None):
     if not block.flags.writeable:  # read-only blocks would trigger a second numba specialisation
         block = block.copy()
     try:
-        with _compiled.numba_threads(numba_threads):
+        with _runtime.numba_threads(numba_threads):
             return features.transform(block)
     except ValueError as exc:
         if not start or not _ROW_IN_MESSAGE.search(str(exc)):
@@ -253,7 +253,7 @@ def gram_sums_dask(
     *,
     fit_intercept: bool = True,
     split_every: int = 4,
-) -> _compiled.GramSums:
+) -> _krein.GramSums:
     """Map-reduce of the ridge sums ``Phi^T Phi`` and ``Phi^T Y`` over the row blocks of X.
 
     Each task streams one row block of X through the feature map (in sub-blocks of about 16 MB
@@ -277,7 +277,7 @@ def gram_sums_dask(
 
     Returns
     -------
-    sums : spectralkit._compiled.GramSums
+    sums : spectralkit._krein.GramSums
         ``n`` (rows), ``mean`` (s,), ``y_mean`` (t,), ``cross`` (s, t) and ``gram_matrix()``
         (s, s): the (centred) sums.
     """
@@ -290,7 +290,7 @@ def gram_sums_dask(
         raise ValueError(
             f"Y must have shape (n_samples, n_targets) with n_samples = {X.shape[0]}, got {Y.shape}"
         )
-    return _compiled.gram_sums_dask(_portable(features), X, Y, bool(fit_intercept), int(split_every))
+    return _krein.gram_sums_dask(_portable(features), X, Y, bool(fit_intercept), int(split_every))
 
 
 _TABLE_NAMES = tuple(p.name for p in FEATURE_PARAMS)

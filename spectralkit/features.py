@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 
-from . import _array_api, _compiled
+from . import _array_api, _compiled, _runtime
 from ._numerics.quadrature import gauss_legendre
 from ._numerics.special import omega as _omega
 from ._validation import (
@@ -559,7 +559,7 @@ class InsufficientMemoryError(ValueError, MemoryError):
 def _check_memory(nbytes, what):
     if nbytes < _MEMORY_CHECK_BYTES:
         return
-    avail = _compiled.available_memory()
+    avail = _runtime.available_memory()
     if avail is not None and nbytes > avail:
         raise InsufficientMemoryError(
             f"{what} needs {nbytes} bytes ({nbytes / 2**30:.3g} GiB), more than the {avail} bytes "
@@ -823,7 +823,7 @@ class RandomFeatures:
 
         n_plus, n_minus = self._allocate(n_freq, mass_plus, mass_minus)
         try:
-            with _compiled.blas_single_thread():  # QR results must not depend on the BLAS thread count
+            with _runtime.blas_single_thread():  # QR results must not depend on the BLAS thread count
                 W_plus, W_minus = draw_frequencies(
                     self.method, n_plus, n_minus, dim, rng, parts[0][0], parts[1][0]
                 )
@@ -1203,7 +1203,7 @@ class RandomFeatures:
                 shape[0] * shape[1] * dtype.itemsize,
                 f"the output of transform ({shape[0]} rows x n_components={shape[1]}, {dtype})",
             )
-            out = _compiled.output_array(shape, dtype)
+            out = _runtime.output_array(shape, dtype)
         else:
             if not isinstance(out, np.ndarray):
                 raise TypeError(f"out must be a numpy array, got {type(out).__name__}")

@@ -18,7 +18,8 @@ problem with the indefinite Gram matrix ``K = Phi J Phi^T``: the kernel ridge so
 (using J^2 = I), a symmetric indefinite s x s system for s feature columns. The fit streams the
 rows in blocks (``Phi^T Phi`` and ``Phi^T y`` are accumulated; the n x s feature matrix is never
 formed; dask arrays are reduced on the workers) and solves the system through the eigenvalues of
-K, stably also when -lambda is close to one of them (see the estimators' Notes). With a positive
+K, stably also when -lambda is close to one of them (see the estimators' Notes); the sums and the
+solve live in :mod:`spectralkit._krein`. With a positive
 definite kernel (J = I) this is ordinary ridge regression on the features.
 
 Examples
@@ -55,7 +56,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from . import _compiled
+from . import _krein
 from .features import (
     FEATURE_PARAMS,
     TRUNCATION_TOLERANCE,
@@ -324,70 +325,6 @@ class _PickledFeatures:
         return self.cls.from_fitted_state(self.state, measure)
 
 
-# ----------------------------------------------------------------------------------------------
-# Krein ridge: streaming sums of the features and the spectral solve
-# ----------------------------------------------------------------------------------------------
-
-#: Relative half-width of the window around a singularity lam = -alpha where the Krein solve damps.
-_KREIN_WINDOW = 1e-3
-
-
-def _krein_solve(gram, cross, signature, alpha):
-    """Coefficients of Krein ridge from the sums: ``(G + alpha J) coef = b`` solved spectrally.
-
-    ``G = Phi^T Phi`` (s, s) positive semi-definite, ``b = Phi^T y`` (s, t), ``J = diag(signature)``.
-    Returns ``(coef, eigenvalues, tau, n_damped)``. Method (see ``_KREIN_DOC``):
-
-    1. Pivoted Cholesky (LAPACK ``dpstrf``, rank-revealing) ``G = P R^T R P^T`` of rank r; with
-       ``T = R P^T`` (r, s), Phi = Q T for some Q with orthonormal columns.
-    2. The indefinite Gram matrix ``K = Phi J Phi^T = Q (T J T^T) Q^T``: its non-zero
-       eigenvalues lam are those of the symmetric r x r matrix ``H = T J T^T`` (``eigvalsh``).
-    3. ``Phi^T (K + alpha I)^(-1) y = T^T (H + alpha I)^(-1) z`` with ``z = Q^T y`` from
-       ``R11^T z = (P^T b)[:r]``, hence ``coef = J T^T (H + alpha I)^(-1) z``: solved by LU
-       when no eigenvalue lies in the damping window (below), else through
-       ``H = U diag(lam) U^T`` (``eigh``) as ``coef = J T^T U g(lam + alpha) U^T z``.
-
-    With ``g(mu) = 1/mu`` this is the exact solution (it satisfies ``(G + alpha J) coef = b``).
-    Eigenvalues lam >= 0 give mu >= alpha > 0: as well-posed as ordinary ridge. Only a negative
-    lam can make mu vanish (-alpha an eigenvalue of K); within the window |mu| < tau,
-    ``tau = _KREIN_WINDOW * alpha``, g is the line ``mu / tau^2`` instead: continuous, bounded
-    by 1/tau (at most 1/_KREIN_WINDOW times the largest ridge gain 1/alpha), zero at the
-    singularity, and exactly 1/mu outside the window. ``n_damped`` counts the directions in it.
-    """
-    s, t = cross.shape
-    if not np.any(gram):
-        return np.zeros((s, t)), np.zeros(0), 0.0, 0
-    R, piv, rank, info = scipy.linalg.lapack.dpstrf(gram, tol=-1.0, lower=0)
-    if info < 0:  # pragma: no cover - argument error inside LAPACK
-        raise RuntimeError(f"dpstrf failed (info={info})")
-    piv = piv - 1  # LAPACK is 1-based
-    r = int(rank)
-    T = np.empty((r, s))
-    T[:, piv] = np.triu(R[:r])  # dpstrf leaves the strict lower triangle untouched
-    H = (T * signature) @ T.T
-    H = 0.5 * (H + H.T)
-    z = scipy.linalg.solve_triangular(R[:r, :r], cross[piv[:r]], trans="T", lower=False, check_finite=False)
-    # the eigenvalues decide; the eigenvectors (3x the cost) only where the filter acts
-    lam = scipy.linalg.eigvalsh(H, check_finite=False)
-    mu = lam + alpha
-    tau = _KREIN_WINDOW * alpha
-    n_damped = int(np.count_nonzero((lam < 0) & (np.abs(mu) < tau)))
-    if n_damped == 0:
-        H[np.diag_indices_from(H)] += alpha
-        w = scipy.linalg.lu_solve(scipy.linalg.lu_factor(H, check_finite=False), z, check_finite=False)
-    else:
-        lam, U = scipy.linalg.eigh(H, check_finite=False)
-        mu = lam + alpha
-        damped = (lam < 0) & (np.abs(mu) < tau)
-        n_damped = int(np.count_nonzero(damped))
-        g = np.empty_like(mu)
-        g[~damped] = 1.0 / mu[~damped]
-        g[damped] = mu[damped] / tau**2
-        w = U @ (g[:, None] * (U.T @ z))
-    coef = signature[:, None] * (T.T @ w)
-    return coef, lam, tau, n_damped
-
-
 def _is_dask_array(X):
     return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "chunks")
 
@@ -465,7 +402,7 @@ class _KreinRidgeBase(BaseEstimator):
     def _fit_targets(self, X, Y, weights=None):
         """Streaming fit on in-memory X (numpy or CSR) and targets Y of shape (n, t)."""
         features = self._features()._fit_features(X, weights)
-        sums = _compiled.feature_gram_sums(features.features_, X, Y, bool(self.fit_intercept), weights)
+        sums = _krein.feature_gram_sums(features.features_, X, Y, bool(self.fit_intercept), weights)
         return self._solve(features, sums)
 
     def _fit_targets_dask(self, X, Y, weights=None):
@@ -475,7 +412,7 @@ class _KreinRidgeBase(BaseEstimator):
             raise ValueError(f"X and y have different numbers of rows: {X.shape[0]} and {Y.shape[0]}")
         features = self._features()._fit_features(X, weights)  # X is read only by lengthscale="scale"
         slim = features.features_.portable()  # only what transform needs travels to the workers
-        sums = _compiled.gram_sums_dask(slim, X.rechunk({1: -1}), Y, bool(self.fit_intercept), 4, weights)
+        sums = _krein.gram_sums_dask(slim, X.rechunk({1: -1}), Y, bool(self.fit_intercept), 4, weights)
         self.n_features_in_ = int(X.shape[1])
         return self._solve(features, sums)
 
@@ -503,7 +440,7 @@ class _KreinRidgeBase(BaseEstimator):
         a = float(self.alpha)
         J = features.signature_.astype(np.float64)
         G = sums.gram_matrix()
-        coef, lam, tau, n_damped = _krein_solve(G, sums.cross, J, a)
+        coef, lam, tau, n_damped = _krein.krein_solve(G, sums.cross, J, a)
         mu = np.abs(np.append(lam + a, a))
         cond = float(mu.max() / mu.min()) if mu.min() > 0 else float("inf")
         if n_damped:
@@ -560,7 +497,7 @@ class _KreinRidgeBase(BaseEstimator):
         rf = self.features_.features_
         n, width = X.shape[0], self.coef_.shape[0]
         out = np.empty((n, self.coef_.shape[1]))
-        rows = min(_compiled.block_rows(width), max(n, 1))
+        rows = min(_krein.block_rows(width), max(n, 1))
         buf = np.empty((rows, width), dtype=X.dtype)
         for a in range(0, n, rows):  # blockwise: predict never forms the n x s features either
             m = min(rows, n - a)

@@ -3,12 +3,13 @@
 Layers, bottom to top (a module may import spectralkit modules of its own layer or below):
 
 0. ``exceptions``, ``_version``, ``_validation`` (shared validators), ``_numerics`` (quadrature,
-   Chebyshev, special functions, budget), ``_compiled`` (numba kernels)
+   Chebyshev, special functions, budget), ``_runtime`` (thread and memory control),
+   ``_compiled`` (numba kernels)
 1. ``kernels``      formulas, parser, family registry, asymptotic analysis
 2. ``transforms``   mu of one atomic kernel in one dimension
 3. ``measures``     SpectralMeasure: combination, Jordan split, masses, verdict, cache
 4. ``sampling``     norm laws and directions
-5. ``features``     RandomFeatures
+5. ``features``     RandomFeatures; ``_krein`` (streaming Gram sums, Krein ridge solve)
 6. integrations     ``sklearn``, ``dask``, ``plotting``, ``io``, ``cli``, ``learn``, ``__main__``
 
 The package ``__init__`` is the facade and may import any layer. Imports inside functions are allowed
@@ -23,20 +24,20 @@ import pytest
 PKG = pathlib.Path(__file__).resolve().parents[1] / "spectralkit"
 
 LAYERS = [
-    ("exceptions", "_version", "_validation", "_numerics", "_compiled", "_array_api"),
+    ("exceptions", "_version", "_validation", "_numerics", "_runtime", "_compiled", "_array_api"),
     ("kernels",),
     ("transforms",),
     ("measures",),
     ("sampling",),
-    ("features",),
+    ("features", "_krein"),
     ("sklearn", "dask", "plotting", "io", "cli", "learn", "__main__"),
 ]
 OPTIONAL = ("sklearn", "dask", "distributed", "matplotlib", "tqdm", "array_api_compat")
 #: (module, imported name): function-level imports that are deliberate, with the reason.
 LAZY_EXCEPTIONS = {
     ("spectralkit", "spectralkit.features"): "import spectralkit must not pay numba's import time",
-    ("spectralkit._compiled", "scipy.linalg.cython_blas"): "threadpoolctl must see scipy's OpenBLAS loaded",
-    ("spectralkit._compiled", "threadpoolctl"): "created after scipy's OpenBLAS is loaded",
+    ("spectralkit._runtime", "scipy.linalg.cython_blas"): "threadpoolctl must see scipy's OpenBLAS loaded",
+    ("spectralkit._runtime", "threadpoolctl"): "created after scipy's OpenBLAS is loaded",
     ("spectralkit.learn", "spectralkit.learn._estimators"): "the estimators need the extra 'sklearn'",
 }
 

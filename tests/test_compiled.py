@@ -1,4 +1,5 @@
-"""Tests of the numba kernels in spectralkit._compiled.
+"""Tests of the numba kernels in spectralkit._compiled (and of the output pool of _runtime and
+the Gram sums of _krein that they feed).
 
 Accuracy of the polynomial sincos is measured in ulps against exact references (mpmath at
 200 bits for float64; float64 libm on the exact float32 argument for float32, whose own error,
@@ -16,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spectralkit import _compiled as C
+from spectralkit import _krein, _runtime
 
 EPS64 = np.finfo(np.float64).eps
 EPS32 = np.finfo(np.float32).eps
@@ -360,52 +362,52 @@ def test_fused_features_rejects_read_only_output_and_bad_chunk_rows():
 # output_array: recycled output memory
 # ------------------------------------------------------------------------------------------
 
-BIG = C.OUTPUT_POOL_MIN_BYTES // 8 + 1000  # float64 elements: just above the pool threshold
+BIG = _runtime.OUTPUT_POOL_MIN_BYTES // 8 + 1000  # float64 elements: just above the pool threshold
 
 
 @pytest.fixture
 def empty_pool():
-    C.release_output_memory()
+    _runtime.release_output_memory()
     yield
-    C.release_output_memory()
+    _runtime.release_output_memory()
 
 
 def test_output_array_is_a_plain_writeable_c_array(empty_pool):
     for dtype in (np.float32, np.float64):
-        a = C.output_array((BIG // 100, 100), dtype)
+        a = _runtime.output_array((BIG // 100, 100), dtype)
         assert a.shape == (BIG // 100, 100) and a.dtype == dtype
         assert a.flags.c_contiguous and a.flags.writeable and a.flags.aligned
         a[...] = 1.5
         assert a.sum() == 1.5 * a.size
-    small = C.output_array((10, 3), np.float64)
+    small = _runtime.output_array((10, 3), np.float64)
     assert small.flags.owndata  # below the threshold: numpy.empty
 
 
 def test_output_array_recycles_only_dead_arrays(empty_pool):
-    a = C.output_array((BIG,), np.float64)
+    a = _runtime.output_array((BIG,), np.float64)
     addr = a.ctypes.data
-    b = C.output_array((BIG,), np.float64)
+    b = _runtime.output_array((BIG,), np.float64)
     assert b.ctypes.data != addr  # a is alive: its memory is not handed out again
     a[...] = 7.0
     view = a[10:20]
     del a
-    c = C.output_array((BIG,), np.float64)
+    c = _runtime.output_array((BIG,), np.float64)
     assert c.ctypes.data != addr  # a view keeps the memory in use
     c[...] = -1.0
     assert np.all(view == 7.0)
     del view
-    d = C.output_array((BIG,), np.float64)
+    d = _runtime.output_array((BIG,), np.float64)
     assert d.ctypes.data == addr  # now it is free: recycled
     # a request less than half the free block's size takes a new mapping instead
     del d
-    assert C.output_array((BIG // 3,), np.float64).ctypes.data != addr
-    assert C.release_output_memory() >= BIG * 8
+    assert _runtime.output_array((BIG // 3,), np.float64).ctypes.data != addr
+    assert _runtime.release_output_memory() >= BIG * 8
 
 
 def test_output_pool_keeps_a_bounded_number_of_free_blocks(empty_pool):
-    arrays = [C.output_array((BIG,), np.float64) for _ in range(7)]
+    arrays = [_runtime.output_array((BIG,), np.float64) for _ in range(7)]
     del arrays
-    assert C._output_pool.free_bytes() <= 4 * (-(-BIG * 8 // (2 << 20)) * (2 << 20))
+    assert _runtime._output_pool.free_bytes() <= 4 * (-(-BIG * 8 // (2 << 20)) * (2 << 20))
 
 
 def test_recycled_output_is_overwritten_completely(empty_pool):
@@ -414,10 +416,10 @@ def test_recycled_output_is_overwritten_completely(empty_pool):
     n, d, s = 5000, 7, 300  # 5000 x 600 float64 = 24 MB: pooled
     X = rng.standard_normal((n, d))
     W = rng.standard_normal((s, d))
-    junk = C.output_array((n, 2 * s), np.float64)
+    junk = _runtime.output_array((n, 2 * s), np.float64)
     junk[...] = np.nan
     del junk
-    out = C.output_array((n, 2 * s), np.float64)
+    out = _runtime.output_array((n, 2 * s), np.float64)
     assert np.isnan(out).all()  # the same memory came back, contents untouched
     C.fused_features(X, W, np.empty((0, d)), 0.5, 0.0, None, None, out, "sincos")
     ref, bound = _reference_features(X, W, np.empty((0, d)), 0.5, 0.0, None, None, "sincos")
@@ -438,11 +440,11 @@ def test_gram_sums_merge_is_exact_where_the_one_pass_formula_cancels():
     Y = 1e3 + rng.standard_normal((n, 2))
     Pc, Yc = Phi - Phi.mean(0), Y - Y.mean(0)  # two-pass reference (means of 3000 rows: accurate)
     ref_G, ref_C = Pc.T @ Pc, Pc.T @ Yc
-    sums = C.GramSums(s, 2, center=True)
+    sums = _krein.GramSums(s, 2, center=True)
     for a, b in ((0, 700), (700, 701), (701, 2000), (2000, 3000)):  # uneven blocks, one of 1 row
         sums.add(Phi[a:b].copy(), Y[a:b])
     # the same rows in another order and grouping, merged as a tree
-    left, right = C.GramSums(s, 2, True), C.GramSums(s, 2, True)
+    left, right = _krein.GramSums(s, 2, True), _krein.GramSums(s, 2, True)
     left.add(Phi[1500:].copy(), Y[1500:])
     right.add(Phi[:1500].copy(), Y[:1500])
     tree = left.merge(right)
@@ -463,7 +465,7 @@ def test_gram_sums_merge_is_exact_where_the_one_pass_formula_cancels():
 def test_gram_sums_without_centring_are_the_raw_sums():
     rng = np.random.default_rng(1)
     Phi, Y = rng.standard_normal((300, 4)), rng.standard_normal((300, 1))
-    sums = C.GramSums(4, 1, center=False).add(Phi[:100].copy(), Y[:100]).add(Phi[100:].copy(), Y[100:])
+    sums = _krein.GramSums(4, 1, center=False).add(Phi[:100].copy(), Y[:100]).add(Phi[100:].copy(), Y[100:])
     np.testing.assert_allclose(sums.gram_matrix(), Phi.T @ Phi, rtol=1e-13)
     np.testing.assert_allclose(sums.cross, Phi.T @ Y, rtol=1e-13)
     assert not sums.mean.any() and sums.n == 300

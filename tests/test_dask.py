@@ -117,13 +117,13 @@ def test_task_payload_pickles_and_sklearn_wrapper_fits_from_shape():
 
 
 def test_gram_sums_dask_equal_the_in_memory_streaming_sums(client):
-    from spectralkit import _compiled
+    from spectralkit import _krein
     from spectralkit.dask import gram_sums_dask
 
     X = _X(n=1100, d=4, seed=6) + 3.0
     Y = np.random.default_rng(6).standard_normal((1100, 2))
     rf = RandomFeatures("delta_gaussian", dim=4, n_components=40, random_state=2).fit()
-    ref = _compiled.feature_gram_sums(rf, X, Y, center=True)
+    ref = _krein.feature_gram_sums(rf, X, Y, center=True)
     # ragged row blocks, a tree of fan-in 2 (three levels), numpy targets
     sums = gram_sums_dask(rf, da.from_array(X, chunks=(150, 2)), Y, split_every=2)
     assert sums.n == 1100

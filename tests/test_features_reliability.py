@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from spectralkit import _compiled, features, kernels
+from spectralkit import _runtime, features, kernels
 from spectralkit.features import PHASE_LIMIT, InsufficientMemoryError, RandomFeatures
 
 DG = kernels.delta_gaussian(1.0, 10.0)
@@ -206,7 +206,7 @@ def test_under_python_O_changed_params_and_compiled_checks_raise_real_exceptions
     assert lines[3:] == ["(4, 16)"] + ["ValueError"] * 4
 
 
-@pytest.mark.parametrize("module", ["features.py", "_compiled.py", "dask.py"])
+@pytest.mark.parametrize("module", ["features.py", "_compiled.py", "_runtime.py", "_krein.py", "dask.py"])
 def test_no_assert_guards_in_the_feature_modules(module):
     tree = ast.parse((ROOT / "spectralkit" / module).read_text())
     asserts = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Assert)]
@@ -230,7 +230,7 @@ def test_huge_n_components_fails_fast_with_the_memory_it_needs(monkeypatch):
 
 
 def test_memory_checks_against_the_available_memory(monkeypatch, rf):
-    monkeypatch.setattr(_compiled, "available_memory", lambda: 100 << 20)
+    monkeypatch.setattr(_runtime, "available_memory", lambda: 100 << 20)
     with pytest.raises(
         MemoryError,
         match=r"the 5000000 x 8 float64 frequency matrix, drawn and scaled, and the temporaries of its "
@@ -252,7 +252,7 @@ def test_memory_checks_against_the_available_memory(monkeypatch, rf):
 def test_memory_check_counts_the_peak_of_the_draw_not_the_matrix_alone(monkeypatch):
     """A frequency matrix that fits, whose construction (about 3.5 times it, measured) does not."""
     matrix = 10**6 * 8 * 8
-    monkeypatch.setattr(_compiled, "available_memory", lambda: int(2.5 * matrix))
+    monkeypatch.setattr(_runtime, "available_memory", lambda: int(2.5 * matrix))
     with pytest.raises(InsufficientMemoryError, match=r"needs 288002048 bytes"):
         RandomFeatures(DG, dim=8, n_components=2 * 10**6).fit()
 
@@ -329,14 +329,14 @@ def test_blas_thread_count_of_the_caller_is_restored(rf, order):
         a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
 
         def a():
-            with _compiled.blas_single_thread():
+            with _runtime.blas_single_thread():
                 a_in.set()
                 b_in.wait(10)
             a_out.set()
 
         def b():
             a_in.wait(10)
-            with _compiled.blas_single_thread():
+            with _runtime.blas_single_thread():
                 b_in.set()
                 a_out.wait(10)
 

@@ -64,14 +64,14 @@ def _needed(exc_info):
 
 @pytest.mark.parametrize("est", [HyperKernelRidge, HyperKernelSVR])
 def test_radial_bin_width_memory_is_estimated_before_allocating(est, monkeypatch):
-    from spectralkit import _compiled
+    from spectralkit import _runtime
     from spectralkit.features import InsufficientMemoryError
 
     X40, y40 = X[:20].repeat(2, axis=0) + 0.01 * np.arange(40)[:, None], np.tile(y[:20], 2)
     t0 = time.perf_counter()
     with pytest.raises(ValueError, match="bin_width=1000000000.0 exceeds .*, a bound on every pair distance"):
         est("radial", bin_width=1e9).fit(X40, y40)
-    monkeypatch.setattr(_compiled, "available_memory", lambda: 1 << 30)  # the same on every machine
+    monkeypatch.setattr(_runtime, "available_memory", lambda: 1 << 30)  # the same on every machine
     needs = []
     for bw in (1e-9, 1e-7, 1e-300):
         with pytest.raises(
@@ -82,7 +82,7 @@ def test_radial_bin_width_memory_is_estimated_before_allocating(est, monkeypatch
     assert needs[0] > needs[1] and needs[2] > needs[0]  # a wider bin needs less
     assert time.perf_counter() - t0 < 10
     # the estimate is compared with the available memory (here: too little for the default bins)
-    monkeypatch.setattr(_compiled, "available_memory", lambda: 64 << 20)
+    monkeypatch.setattr(_runtime, "available_memory", lambda: 64 << 20)
     with pytest.raises(InsufficientMemoryError, match="more than the 67108864 bytes"):
         est("radial", bin_width=1e-5).fit(X40, y40)
     est("radial", bin_width=0.05).fit(X40, y40)  # small enough: fitted

@@ -355,7 +355,7 @@ def test_krein_ridge_spectral_solve_is_exact_away_from_the_singularity():
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_krein_ridge_streaming_fit_equals_the_full_feature_matrix(monkeypatch, dtype, fit_intercept):
-    from spectralkit import _compiled
+    from spectralkit import _krein
 
     X, y = _data(n=1000, d=4, seed=3)
     X = (X + 5.0).astype(dtype)  # a large offset: the centred sums must not cancel
@@ -363,10 +363,10 @@ def test_krein_ridge_streaming_fit_equals_the_full_feature_matrix(monkeypatch, d
     kw = dict(
         kernel="delta_gaussian", n_components=64, alpha=0.3, fit_intercept=fit_intercept, random_state=4
     )
-    monkeypatch.setattr(_compiled, "BLOCK_BYTES", 1)  # 256-row blocks: 4 of them
-    assert _compiled.block_rows(64) == 256
+    monkeypatch.setattr(_krein, "BLOCK_BYTES", 1)  # 256-row blocks: 4 of them
+    assert _krein.block_rows(64) == 256
     blocked = KreinRidgeRegressor(**kw).fit(X, Y)
-    monkeypatch.setattr(_compiled, "BLOCK_BYTES", 1 << 30)  # a single block
+    monkeypatch.setattr(_krein, "BLOCK_BYTES", 1 << 30)  # a single block
     single = KreinRidgeRegressor(**kw).fit(X, Y)
     Phi = single.features_.transform(X).astype(np.float64)
     J = single.signature_.astype(np.float64)

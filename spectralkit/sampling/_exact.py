@@ -18,7 +18,13 @@ nu - d/2 + 1), or rho = 1/l on the sphere shell (nu = d/2 - 1); its directions a
 These samplers are also the independent cross-check of the tabulated sampler (KS tests).
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_count, check_dim, check_rng
 from ..kernels import REGISTRY
@@ -53,7 +59,9 @@ class ExactSampler:
         Total mass k(0) = 1 (these families are positive definite and normalised).
     """
 
-    def __init__(self, family, params, dim, shape=None):
+    def __init__(
+        self, family: str, params: Mapping[str, Any], dim: int, shape: ArrayLike | None = None
+    ) -> None:
         if family not in EXACT_FAMILIES:
             raise ValueError(f"family must be one of {sorted(EXACT_FAMILIES)}, got {family!r}")
         self.dim = check_dim(dim)
@@ -84,7 +92,7 @@ class ExactSampler:
     def _multiplier(self, n, rng):
         return self._record.multiplier(n, rng, self.params)
 
-    def sample_norms(self, n, rng):
+    def sample_norms(self, n: int, rng: np.random.Generator) -> NDArray[np.float64]:
         """``n`` i.i.d. norms ||w_iso|| of the isotropic law (t * chi_dim / l, or the family's norm law)."""
         n = check_count("n", n)
         check_rng(rng)
@@ -93,7 +101,7 @@ class ExactSampler:
         t = self._multiplier(n, rng)
         return t * np.sqrt(rng.chisquare(self.dim, n)) / self.lengthscale
 
-    def sample(self, n, rng):
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``n`` i.i.d. frequency vectors; returns ``(W, norms)``.
 
         ``W`` has shape (n, dim) (with the shape matrix applied, ``W = W_iso M^(1/2)``) and
@@ -113,12 +121,12 @@ class ExactSampler:
             W = W @ self._sqrt_shape
         return W, norms
 
-    def kernel(self, r):
+    def kernel(self, r: ArrayLike) -> NDArray[np.float64] | float:
         """The family's kernel k(r) (r = ||z||_M), for cross-checks."""
         return self._record.create(**self.params)(np.asarray(r, dtype=np.float64))
 
 
-def exact_sampler(kernel, dim, shape=None):
+def exact_sampler(kernel: object, dim: int, shape: ArrayLike | None = None) -> ExactSampler | None:
     """The exact frequency sampler of ``kernel`` on R^dim, or None when its law is not known exactly.
 
     Keyed by ``kernel.family`` (library kernels; combinations have no family): Gaussian, Matérn and

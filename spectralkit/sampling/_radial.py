@@ -17,11 +17,15 @@ rho_c the tail is sampled exactly by rejection from a Pareto proposal (never tru
 (or tail) of a draw is picked with probabilities lobe mass / total mass.
 """
 
+from __future__ import annotations
+
 import math
 import time
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.stats import qmc
 
 from .. import _compiled
@@ -29,6 +33,9 @@ from .._numerics.quadrature import unit_rule
 from .._validation import check_count, check_rng
 from ..exceptions import DivergentMassError, TransformError
 from ..measures._cache import memory_get_or_compute
+
+if TYPE_CHECKING:  # annotations only
+    from ..measures import SpectralMeasure
 
 __all__ = ["RadialSampler", "radial_sampler", "sobol_uniforms"]
 
@@ -60,7 +67,7 @@ def _hermite_eval(u, u_knots, x_knots, slopes):
     )
 
 
-def sobol_uniforms(n, rng):
+def sobol_uniforms(n: int, rng: np.random.Generator) -> NDArray[np.float64]:
     """``n`` scrambled Sobol points in [0, 1) (one dimension) for quasi-Monte Carlo norms.
 
     Parameters
@@ -331,7 +338,7 @@ class RadialSampler:
     ∝ rho^-exponent on [rho_c, inf), acceptance max(sign f(rho), 0) / (bound rho^-exponent).
     """
 
-    def __init__(self, measure, sign=+1, *, tol=1e-10):
+    def __init__(self, measure: SpectralMeasure, sign: int = +1, *, tol: float = 1e-10) -> None:
         if sign not in (1, -1) or isinstance(sign, bool):
             raise ValueError(f"sign must be +1 or -1, got {sign!r}")
         if not (isinstance(tol, (float, int)) and not isinstance(tol, bool) and 1e-14 <= tol < 1e-2):
@@ -427,7 +434,7 @@ class RadialSampler:
             f"u_error={self.u_error:.1e})"
         )
 
-    def sample(self, n, rng, *, qmc=False):
+    def sample(self, n: int, rng: np.random.Generator, *, qmc: bool = False) -> NDArray[np.float64]:
         """Draw ``n`` norms from p_sign.
 
         Parameters
@@ -443,7 +450,9 @@ class RadialSampler:
         u = sobol_uniforms(n, rng) if qmc else rng.random(n)
         return self.sample_from_uniforms(u, rng)
 
-    def sample_from_uniforms(self, u, rng=None):
+    def sample_from_uniforms(
+        self, u: ArrayLike, rng: np.random.Generator | None = None
+    ) -> NDArray[np.float64]:
         """Transform uniforms ``u`` in [0, 1) into norms (one uniform per norm).
 
         Draws whose uniform falls into the tail's share (u >= 1 - tail weight) are replaced by exact
@@ -535,7 +544,7 @@ class RadialSampler:
         )
 
 
-def radial_sampler(measure, sign=+1, *, tol=1e-10):
+def radial_sampler(measure: SpectralMeasure, sign: int = +1, *, tol: float = 1e-10) -> RadialSampler:
     """The :class:`RadialSampler` of ``measure``'s part ``sign``, built once per process.
 
     Tables depend only on the measure (kernel, dimension, truncation), the sign and the tolerance:

@@ -36,9 +36,19 @@ All randomness comes from the caller's :class:`numpy.random.Generator`, consumed
 (directions first, then the + norms, then the - norms), so a seed fixes the result.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import NDArray
 
 from .._validation import check_count, check_dim, check_rng
+
+#: A pair of (n, dim) float64 matrices: the + and the - rows.
+_Pair = tuple[NDArray[np.float64], NDArray[np.float64]]
+#: A norm sampler ``(n, rng) -> norms``.
+_NormSampler = Callable[[int, np.random.Generator], NDArray[np.float64]]
 
 __all__ = [
     "METHODS",
@@ -55,7 +65,7 @@ __all__ = [
 METHODS = ("rff", "orf", "gorf", "gorf_paper")
 
 
-def haar_orthogonal(dim, rng):
+def haar_orthogonal(dim: int, rng: np.random.Generator) -> NDArray[np.float64]:
     """A Haar-distributed (uniformly random) ``dim x dim`` orthogonal matrix.
 
     QR of a standard Gaussian matrix G = QR, then Q diag(sign(diag R)): without the sign fix the
@@ -69,7 +79,7 @@ def haar_orthogonal(dim, rng):
     return q * d[None, :]
 
 
-def uniform_directions(n, dim, rng):
+def uniform_directions(n: int, dim: int, rng: np.random.Generator) -> NDArray[np.float64]:
     """``n`` i.i.d. uniform unit vectors in R^dim (normalised Gaussians), shape (n, dim)."""
     n = check_count("n", n)
     dim = check_dim(dim)
@@ -78,7 +88,7 @@ def uniform_directions(n, dim, rng):
     return g / np.linalg.norm(g, axis=1, keepdims=True)
 
 
-def orthogonal_directions(n, dim, rng):
+def orthogonal_directions(n: int, dim: int, rng: np.random.Generator) -> NDArray[np.float64]:
     """``n`` unit vectors from stacked independent Haar blocks (rows of each block orthogonal).
 
     ``ceil(n / dim)`` blocks; the last one is truncated to its first rows.
@@ -99,7 +109,7 @@ def _deal(n_plus, n_minus):
     return (j + 1) * n_plus // n > j * n_plus // n if n else np.zeros(0, dtype=bool)
 
 
-def gorf_directions(n_plus, n_minus, dim, rng):
+def gorf_directions(n_plus: int, n_minus: int, dim: int, rng: np.random.Generator) -> _Pair:
     """Jointly orthogonal directions for the + and - parts; returns ``(D_plus, D_minus)``.
 
     ``n_plus + n_minus`` rows of stacked Haar blocks (last block truncated) are dealt evenly to the
@@ -113,7 +123,7 @@ def gorf_directions(n_plus, n_minus, dim, rng):
     return rows[mask], rows[~mask]
 
 
-def gorf_paper_directions(n_plus, n_minus, dim, rng):
+def gorf_paper_directions(n_plus: int, n_minus: int, dim: int, rng: np.random.Generator) -> _Pair:
     """The GORF paper's directions (baseline; not orthogonal when N > dim); ``(D_plus, D_minus)``.
 
     One QR of an N x N Gaussian matrix, N = max(n_plus + n_minus, 2 dim) (the paper's
@@ -129,7 +139,7 @@ def gorf_paper_directions(n_plus, n_minus, dim, rng):
     return cols[:n_plus], cols[n_plus : n_plus + n_minus]
 
 
-def directions(method, n_plus, n_minus, dim, rng):
+def directions(method: str, n_plus: int, n_minus: int, dim: int, rng: np.random.Generator) -> _Pair:
     """Directions of the + and - frequencies for ``method`` in :data:`METHODS`; ``(D_plus, D_minus)``."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
@@ -146,7 +156,15 @@ def directions(method, n_plus, n_minus, dim, rng):
     return gorf_paper_directions(n_plus, n_minus, dim, rng)
 
 
-def draw_frequencies(method, n_plus, n_minus, dim, rng, sample_plus=None, sample_minus=None):
+def draw_frequencies(
+    method: str,
+    n_plus: int,
+    n_minus: int,
+    dim: int,
+    rng: np.random.Generator,
+    sample_plus: _NormSampler | None = None,
+    sample_minus: _NormSampler | None = None,
+) -> _Pair:
     """Frequency matrices ``(W_plus, W_minus)`` of shapes (n_plus, dim) and (n_minus, dim), float64.
 
     Parameters
@@ -169,7 +187,7 @@ def draw_frequencies(method, n_plus, n_minus, dim, rng, sample_plus=None, sample
     d_plus, d_minus = directions(method, n_plus, n_minus, dim, rng)
     out = []
     for d_, n, fn in ((d_plus, n_plus, sample_plus), (d_minus, n_minus, sample_minus)):
-        if n == 0:
+        if n == 0 or fn is None:  # fn is None only when n == 0 (checked above)
             out.append(np.empty((0, dim)))
             continue
         norms = np.asarray(fn(n, rng), dtype=np.float64)

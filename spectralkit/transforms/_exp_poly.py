@@ -34,7 +34,10 @@ exponent. Routes (``docs/theory.md``, section "Exponential-polynomial and K-Bess
   rho_t is chosen so that the series is well conditioned there.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -652,9 +655,20 @@ class _ExpPolyDensity:
 
 
 @builder("exp_poly", rel_error=0.0)  # measured per transform (bound of the float64 path)
-def exp_poly(groups, kbessel, dim, powers=(), constant=0):
+def exp_poly(
+    groups: tuple[tuple[Any, tuple[tuple[int, Any], ...]], ...],
+    kbessel: tuple[tuple[Any, Any, Any, Any], ...],
+    dim: int,
+    powers: tuple[tuple[Any, Any, Any], ...] = (),
+    constant: sympy.Expr | float = 0,
+) -> RadialTransform | None:
     """mu of Re sum_j P_j(r) exp(-a_j r) + r^nu exp(-a r) + K-Bessel terms (+ a constant: an atom at
-    0) on R^dim (module docstring)."""
+    0) on R^dim (module docstring).
+
+    The arguments are those of the matcher (sympy numbers): ``groups`` ((a_j, ((n, c_(j,n)), ...)),
+    ...) for P_j(r) = sum_n c_(j,n) r^n, ``kbessel`` ((a, c2, e, coef), ...), ``powers``
+    ((a, nu, coef), ...) and ``constant``. None when a root finder or series does not converge.
+    """
     d = dim
     try:
         dens = _ExpPolyDensity(groups, kbessel, powers, d)

@@ -5,6 +5,8 @@ No closed form exists; mu is summed from two series (convergent / asymptotic, se
 Chebyshev interpolant of log mu verified against the series (:mod:`spectralkit._numerics.chebyshev`).
 """
 
+from __future__ import annotations
+
 import math
 
 import mpmath
@@ -287,7 +289,7 @@ def _log_interpolant(log_abs_and_sign, t_lo, t_hi):
     return evaluate
 
 
-def exponential_power(c, alpha, lengthscale, dim):
+def exponential_power(c: float, alpha: float, lengthscale: float, dim: int) -> RadialTransform | None:
     """Series for c exp(-(r/l)^alpha), 0 < alpha < 2, alpha != 1 (see :class:`_ExpPowerSeries`).
 
     mu_l(rho) = c l^d mu_1(l rho). At construction the plan is checked on rho l in [1e-4, 1e4]

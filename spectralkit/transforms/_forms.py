@@ -1,11 +1,21 @@
 """Wrappers that turn a log-form density ``rho -> (log|mu|, sign)`` into validated callables."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["log_form", "vectorised"]
 
+#: ``rho -> (log|mu|, sign)`` on a flat float64 array
+LogAbsAndSign = Callable[[NDArray[np.float64]], tuple[ArrayLike, ArrayLike]]
 
-def log_form(log_abs_and_sign):
+
+def log_form(
+    log_abs_and_sign: LogAbsAndSign,
+) -> Callable[[ArrayLike], tuple[NDArray[np.float64], NDArray[np.float64]]]:
     """Wrap ``rho -> (log|mu|, sign)`` on flat arrays into a validated, shape-preserving callable."""
 
     def log_abs_mu(rho):
@@ -22,7 +32,7 @@ def log_form(log_abs_and_sign):
     return log_abs_mu
 
 
-def vectorised(log_abs_and_sign):
+def vectorised(log_abs_and_sign: LogAbsAndSign) -> Callable[[ArrayLike], NDArray[np.float64] | float]:
     """Wrap ``rho -> (log|mu|, sign)`` into a validated, vectorised float64 ``mu(rho)``."""
     log_abs_mu = log_form(log_abs_and_sign)
 

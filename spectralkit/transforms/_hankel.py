@@ -46,11 +46,16 @@ vanishes and mu is set to 0 beyond rho_x, with the absolute bound max |mu| over 
 grid points (reported in abs_error).
 """
 
+from __future__ import annotations
+
 import math
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.special as sc
+from numpy.typing import ArrayLike, NDArray
 
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.quadrature import graded_breaks, interval_breaks, panel_rule
@@ -141,18 +146,18 @@ class NumericHankel:
 
     def __init__(
         self,
-        kernel,
-        dim,
+        kernel: Callable[[NDArray[np.float64]], Any],
+        dim: int,
         *,
-        support=None,
-        complex_kernel=None,
-        length_scale=1.0,
-        decay="exponential",
-        decay_rate=math.nan,
-        smooth_at_origin=False,
-        origin_terms=(),
-        edge_terms=(),
-    ):
+        support: float | None = None,
+        complex_kernel: Callable[[NDArray[np.complex128]], Any] | None = None,
+        length_scale: float = 1.0,
+        decay: str = "exponential",
+        decay_rate: float = math.nan,
+        smooth_at_origin: bool = False,
+        origin_terms: tuple = (),
+        edge_terms: tuple = (),
+    ) -> None:
         t0 = time.perf_counter()
         self.kernel = kernel
         self.dim = int(dim)
@@ -888,7 +893,7 @@ class NumericHankel:
         state["kc"] = None
         return state
 
-    def __call__(self, rho):
+    def __call__(self, rho: ArrayLike) -> NDArray[np.float64]:
         """mu(rho), vectorised over rho >= 0 (float64 array of the same shape; mu(inf) = 0).
 
         Raises
@@ -916,7 +921,7 @@ class NumericHankel:
             out[m2] = a - np.real(np.exp(1j * (self.support or 0.0) * x) * b)
         return out.reshape(rho.shape)
 
-    def tail_parts(self, rho):
+    def tail_parts(self, rho: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.complex128]]:
         """``(A, B)`` with mu = A - Re(exp(i R rho) B) for rho > rho_x (R the support, 0 without).
 
         A (real) is the non-oscillating part (origin terms), B (complex) the slowly varying
@@ -941,7 +946,7 @@ class NumericHankel:
             b = sb * x ** (-self.pB)
         return a, b
 
-    def direct(self, rho):
+    def direct(self, rho: ArrayLike) -> NDArray[np.float64]:
         """mu(rho) without interpolation: quadrature up to rho_x, steepest descent beyond."""
         rho = np.atleast_1d(np.asarray(rho, dtype=np.float64))
         out = np.empty(rho.shape)

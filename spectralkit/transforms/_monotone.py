@@ -42,8 +42,11 @@ the exact radial CDF F(rho) = int nu(dt) I_(rho^2/(rho^2+t^2))(d/2, 1/2) / m (th
 law mixed over t) gives exact masses: m = int nu = k(0) minus the atom.
 """
 
+from __future__ import annotations
+
 import functools
 import math
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -199,7 +202,7 @@ def _partial_fractions(rational):
     return poly_part, out
 
 
-def bernstein_terms(expr):
+def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple] | None:
     """The Bernstein data of ``expr``: ``(c0, terms, atoms)`` or None.
 
     ``terms``: ((w, beta, p, s), ...) for w (r + p)^(-beta) exp(-s r), beta > 0, p > 0, s >= 0;
@@ -209,7 +212,7 @@ def bernstein_terms(expr):
     if expr.has(sympy.Piecewise, sympy.Abs, sympy.Min, sympy.Max):
         return None
     parts = _summands(expr)
-    rational_by_s = {}
+    rational_by_s: dict[Any, Any] = {}
     terms, atoms = [], []
     c0 = mpmath.mpf(0)
     for part in parts:

@@ -14,7 +14,11 @@ parameters, must equal the kernel at 12 radii to 1e-12 relative (mpmath at 30 di
 formula that a matcher misreads (or a normalisation that changed it) never gets a wrong measure.
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import mpmath
 import sympy
@@ -39,7 +43,7 @@ _FAILURES = (
 )
 
 
-def normalise(expr):
+def normalise(expr: sympy.Expr) -> sympy.Expr:
     """An equivalent formula in the shapes the matchers know (see the module docstring)."""
 
     def to_exp(p):
@@ -166,7 +170,7 @@ def _family_value(kind, params, r):
     return None
 
 
-def validate_match(expr, support, kind, params):
+def validate_match(expr: sympy.Expr, support: float | None, kind: str, params: Mapping[str, Any]) -> bool:
     """True when the family ``kind`` with ``params`` equals ``expr`` at 12 radii (1e-12 relative).
 
     Kinds without a formula here (compact polynomials, whose matcher expands the formula exactly)

@@ -138,17 +138,22 @@ error_bound. Build: 20-150 ms for one piece in d <= 64, 0.1-1 s for d <= 256 and
 pieces, ~5 s at d = 4096; evaluation: ~0.2-0.6 us per point (numpy, vectorised).
 """
 
+from __future__ import annotations
+
 import functools
 import itertools
 import math
 import numbers
 import time
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 import numpy as np
 import scipy.special as sc
 import sympy
+from numpy.typing import ArrayLike, NDArray
 from scipy.ndimage import maximum_filter1d
 
 from .._numerics.bigfloat import horner_pairs
@@ -158,6 +163,11 @@ from .._numerics.chebyshev import nodes as cheb_nodes
 from .._validation import check_dim
 
 __all__ = ["PolynomialTransform", "compact_polynomial_transform"]
+
+#: (b_lo, b_hi, coeffs): k(r) = sum_n coeffs[n] r^n on [b_lo, b_hi]
+_Piece = tuple[Any, Any, Sequence[Any]]
+#: (A, [(b_i, B_i), ...]) of ``tail_parts``
+_TailParts = tuple[NDArray[np.float64], list[tuple[float, NDArray[np.complex128]]]]
 
 _MAX_DEGREE = 1000  # the parser bounds integer powers by 1000 as well
 _MAX_PIECES = 64
@@ -1163,7 +1173,7 @@ class PolynomialTransform:
         Wall time of the construction.
     """
 
-    def __init__(self, pieces, dim):
+    def __init__(self, pieces: Sequence[_Piece], dim: int) -> None:
         t0 = time.perf_counter()
         d = dim
         self.dim = d
@@ -1262,7 +1272,7 @@ class PolynomialTransform:
                 L[fin], v[fin], F[fin], err[fin], mag[fin] = self._evaluate(flat[fin])
         return L, v, F, err, mag
 
-    def log_abs_mu(self, rho):
+    def log_abs_mu(self, rho: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(log|mu(rho)|, sign mu(rho)): the log form, free of overflow and underflow in any d
         (log|mu| = -inf where mu = 0, e.g. rho = inf). Its rounding is eps |log|mu|| on top of
         ``error_bound``."""
@@ -1273,7 +1283,7 @@ class PolynomialTransform:
         la = np.where(v == 0, -np.inf, la)
         return la.reshape(arr.shape), np.sign(v).reshape(arr.shape)
 
-    def mu(self, rho):
+    def mu(self, rho: ArrayLike) -> NDArray[np.float64]:
         """The signed density mu(rho) (float64, same shape as rho; 0 where it underflows)."""
         arr, flat = self._prepare(rho)
         L, v, F, _, _ = self._run(flat)
@@ -1283,10 +1293,10 @@ class PolynomialTransform:
         out = np.where(ok, F, np.where(v == 0, 0.0, fallback)) + 0.0  # no -0.0 from underflow
         return out.reshape(arr.shape)
 
-    def __call__(self, rho):
+    def __call__(self, rho: ArrayLike) -> NDArray[np.float64]:
         return self.mu(rho)
 
-    def error_bound(self, rho, relative=False):
+    def error_bound(self, rho: ArrayLike, relative: bool = False) -> NDArray[np.float64]:
         """Pointwise bound on |mu - exact| for ``mu`` (float path), or, with ``relative=True``, on
         |mu - exact| / |mu| for both ``mu`` and exp(``log_abs_mu``): the latter adds the rounding
         of the logarithms, 2 eps (|log scale| + 2) times the magnitude of the summed parts, and
@@ -1300,7 +1310,7 @@ class PolynomialTransform:
                 out = err * np.exp(L) + 4 * _EPS * np.abs(v) * np.exp(L)
         return out.reshape(arr.shape)
 
-    def tail_parts(self, rho):
+    def tail_parts(self, rho: ArrayLike) -> _TailParts:
         """(A, [(b_i, B_i), ...]) with mu = A - sum_i Re(exp(i b_i rho) B_i), for rho >= rho_tail.
 
         A is real, the B_i complex and non-oscillating (float64; they underflow in high d where
@@ -1310,7 +1320,9 @@ class PolynomialTransform:
             k = np.exp(log_scale)
             return a * k, [(b, bb * k) for b, bb in bs]
 
-    def tail_parts_log(self, rho):
+    def tail_parts_log(
+        self, rho: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], list[tuple[float, NDArray[np.complex128]]]]:
         """(log_scale, A_s, [(b_i, B_i_s), ...]): the parts of ``tail_parts`` times exp(-log_scale)."""
         arr, flat = self._prepare(rho)
         if np.any(flat < self.rho_tail):
@@ -1382,7 +1394,7 @@ class PolynomialTransform:
         self.rel_error = float(max(eps) + 4 * _EPS)
 
 
-def compact_polynomial_transform(pieces, dim):
+def compact_polynomial_transform(pieces: Sequence[_Piece], dim: int) -> PolynomialTransform:
     """Exact spectral density of a compactly supported piecewise-polynomial radial kernel.
 
     Parameters

@@ -16,12 +16,21 @@ Also provides :func:`complex_evaluator`, the vectorised analytic continuation of
 steepest-descent tail of :mod:`._hankel`.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.special as sc
 import sympy
+from numpy.typing import ArrayLike, NDArray
 
 from .._numerics.budget import run_with_budget
 from ..kernels._parse import R
+
+if TYPE_CHECKING:  # annotations only
+    from ..kernels import RadialKernel
 
 __all__ = ["complex_evaluator", "sympy_transform"]
 
@@ -66,7 +75,9 @@ _UNUSABLE = (
 )
 
 
-def complex_evaluator(atom):
+def complex_evaluator(
+    atom: RadialKernel,
+) -> Callable[[NDArray[np.complex128]], NDArray[np.complex128]] | None:
     """Vectorised k(z) for complex z (principal branches), or None when the formula uses
     non-analytic functions (abs, min, max, sign, piecewise definitions).
 
@@ -108,7 +119,9 @@ def _derive(expr, support, dim):
     return mu
 
 
-def sympy_transform(atom, dim, budget):
+def sympy_transform(
+    atom: RadialKernel, dim: int, budget: float
+) -> tuple[Callable[[ArrayLike], NDArray[np.float64]], str] | None:
     """sympy's transform of ``atom`` on R^dim within ``budget`` seconds.
 
     Parameters

@@ -5,23 +5,28 @@ kernels layer but several terms to the transforms: each is transformed exactly, 
 cancellation between numerically computed transforms of the whole expression in high d.
 """
 
+from __future__ import annotations
+
 import sympy
 
 from ..exceptions import KernelDefinitionError
 from ..kernels import DensityKernel, RadialKernel
 from ._closed_forms import closed_form
 
-__all__ = []  # private module
+__all__: list[str] = []  # private module
+
+#: (coefficient, atom): an atom of None is the constant c (an atom c delta_0 of the measure)
+_Term = tuple[float, RadialKernel | DensityKernel | None]
 
 
-def closed_form_terms(kernel, dim):
+def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_Term]:
     """The kernel's terms, with user formulas that are sums of closed forms split into them.
 
     "exp(-r**2/2) - exp(-r**2/8)/2" is one atom to the user but two Gaussians to the transform:
     transforming each exactly avoids cancellation between numerically computed transforms. A
     constant summand c (an atom c delta_0 of the measure) becomes the term ``(c, None)``.
     """
-    out = []
+    out: list[_Term] = []
     for c, atom in kernel.terms:
         if isinstance(atom, DensityKernel):
             out.append((c, atom))
@@ -37,7 +42,7 @@ def closed_form_terms(kernel, dim):
                 multinomial=False,
             )
         )
-        split = None
+        split: list[_Term] | None = None
         if atom.family is None and len(parts) > 1 and closed_form(atom, dim) is None:
             split = []
             for part in parts:

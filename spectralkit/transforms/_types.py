@@ -75,7 +75,7 @@ class RadialTransform:
         rho^(d-1) makes an error that is negligible against max|mu| a large share of the mass.
     """
 
-    mu: Callable[[np.ndarray], np.ndarray]
+    mu: Callable[[np.ndarray], np.ndarray | float]  # a float for a 0-d rho
     method: str
     rel_error: float
     abs_error: float
@@ -96,7 +96,7 @@ class RadialTransform:
     mass_error: float = 0.0
 
 
-def check_atom_and_dim(atom, dim, caller):
+def check_atom_and_dim(atom: object, dim: int, caller: str) -> int:
     """Validate an atomic RadialKernel and a dimension for ``caller``; return ``int(dim)``."""
     if not isinstance(atom, (RadialKernel, DensityKernel)):
         raise TypeError(f"atom must be a RadialKernel or a DensityKernel, got {type(atom).__name__}")
