@@ -104,7 +104,7 @@ def test_gram_uses_the_kernel_within_its_interpolation_error(learned):
 @pytest.mark.parametrize(
     "bad, match",
     [
-        ({"dim": 0}, "dim must be an integer >= 1"),
+        ({"dim": 0}, r"dim must be an integer in \[1, 4096\], got 0"),
         ({"lengthscale": -1.0}, "lengthscale must be a finite number > 0"),
         ({"nodes": [0.0, 1.0]}, "same length"),
         ({"nodes": [-1.0]}, "finite distances >= 0"),

@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from .. import _compiled
+from .. import _runtime
 from ..features import _MEMORY_CHECK_BYTES, InsufficientMemoryError
 from ._learned import LearnedKernel, LearnedRadialKernel
 from ._pairs import (
@@ -560,7 +560,7 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             f"the radial solver with bin_width={h:.3g} (data radius {radius:.3g}, {n_nodes:.3g} distance "
             f"nodes, {n_tab} fold table{'s' if n_tab > 1 else ''})"
         )
-        avail = _compiled.available_memory()
+        avail = _runtime.available_memory()
         if need >= _MEMORY_CHECK_BYTES and avail is not None and need > avail:
             raise InsufficientMemoryError(
                 f"{what} needs about {need:.3g} bytes ({need / 2**30:.3g} GiB), more than the {avail} "

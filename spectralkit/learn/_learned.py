@@ -22,6 +22,7 @@ from .. import Estimate
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.quadrature import gauss_legendre
 from .._numerics.special import omega
+from .._validation import check_dim
 from ..kernels import DensityKernel
 from ._special import log_chi_pdf
 from .hyperkernels import _radial_h, sq_dists, wishart_gram
@@ -184,8 +185,7 @@ class LearnedRadialKernel:
     """
 
     def __init__(self, dim: int, lengthscale: float, nodes: ArrayLike, coef: ArrayLike) -> None:
-        if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
-            raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
+        dim = check_dim(dim)
         if (
             isinstance(lengthscale, bool)
             or not isinstance(lengthscale, numbers.Real)

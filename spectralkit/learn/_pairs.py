@@ -28,7 +28,7 @@ import scipy.linalg
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from .._compiled import blas_single_thread
+from .._runtime import blas_single_thread
 from .hyperkernels import GaussianBlocks, WishartBlocks
 
 #: Largest number of distinct pairs n(n+1)/2 the exact solver accepts (n = 70 points).
@@ -277,7 +277,7 @@ def weighted_pair_matrix(K, w):
 def ridge_solutions(S, b, shifts, overwrite=False):
     """(S + shift I)^(-1) b for each shift, S symmetric PSD: one Cholesky solve, or one eigh for several.
 
-    LAPACK runs on one thread (:func:`spectralkit._compiled.blas_single_thread`): at these sizes
+    LAPACK runs on one thread (:func:`spectralkit._runtime.blas_single_thread`): at these sizes
     (n <= a few thousand) threads gain little, and on a loaded machine they are pathologically
     slow (eigh of 465 x 465: 0.07 s on one thread, 1.5 s on two threads under load 7 on 2 cores).
     ``overwrite=True`` lets the factorisation use S's memory (S is then destroyed): the solve

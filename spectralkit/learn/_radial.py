@@ -35,7 +35,7 @@ import numpy as np
 import scipy.linalg
 from numba import get_num_threads, njit, prange
 
-from .._compiled import blas_single_thread
+from .._runtime import blas_single_thread
 from ._pairs import LabelTarget, pair_blocks, ridge_solutions, weighted_pair_matrix
 from .hyperkernels import _radial_h
 

@@ -54,6 +54,7 @@ import scipy.special
 from numba import njit, prange
 from numpy.typing import ArrayLike, NDArray
 
+from .._validation import check_dim
 from ._special import log_e0f1
 
 __all__ = ["gaussian_hyperkernel", "radial_hyperkernel", "wishart_hyperkernel"]
@@ -208,7 +209,7 @@ def radial_hyperkernel(
     -------
     ndarray (or float)
     """
-    dim = _check_dim(dim)
+    dim = check_dim(dim)
     ell = _positive("lengthscale", lengthscale)
     r = np.asarray(r, dtype=np.float64)
     rp = np.asarray(rp, dtype=np.float64)
@@ -217,12 +218,6 @@ def radial_hyperkernel(
             raise ValueError(f"{name} must contain finite distances >= 0")
     out = _radial_h(*np.broadcast_arrays(r, rp), dim, ell)
     return out if out.ndim else float(out)
-
-
-def _check_dim(dim):
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or dim < 1:
-        raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
-    return int(dim)
 
 
 def _radial_h(r, rp, dim, ell):
