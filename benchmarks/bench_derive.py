@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -49,11 +50,11 @@ KERNELS = [
     ("sin(2*r)/r", None, "sinc-type"),
     ("besselj(0, 3*r)", None, "Bessel-type"),
     ("sin(r)/r - 0.5*sin(2*r)/(2*r)", None, "sum of sincs"),
-    ("exp(-r**2/2)*cos(r)", None, "product with a Gaussian"),
+    ("exp(-r**2/2)*cos(r)", None, "oscillation x Gaussian (Laguerre series)"),
     ("(1 + r**2)*exp(-r**2)", None, "polynomial times a Gaussian"),
     ("exp(-r**2/2) - 0.5*exp(-r**2/8)", None, "difference of Gaussians"),
-    ("exp(-r)*cos(2*r)", None, "numeric: damped oscillation"),
-    ("exp(-sqrt(1 + r**2))", None, "numeric: exponential decay"),
+    ("exp(-r)*cos(2*r)", None, "exp-poly: damped oscillation"),
+    ("exp(-sqrt(1 + r**2))", None, "K-Bessel form: exponential decay"),
     ("1/(1 + r**2)**2", None, "rational (closed form)"),
     ("exp(-r**2/2) + 0.25", None, "atom at 0"),
     # exponential polynomials, r^nu exp(-a r) and K-Bessel forms (issue 15, transforms/_exp_poly.py)
@@ -179,6 +180,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="four kernels, d = 3 only")
     parser.add_argument("--dims", type=int, nargs="+", default=[1, 3, 16, 64])
+    parser.add_argument(
+        "--select", metavar="REGEX", help="only the kernels whose formula or description matches REGEX"
+    )
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     parser.add_argument(
         "--rewrite", action="store_true", help="rewrite derive.md from derive.json (no derivations)"
@@ -190,6 +194,8 @@ def main(argv=None):
         _write(args.out, saved["meta"], saved["rows"])
         return 0
     kernels = KERNELS[:2] + KERNELS[16:18] if args.quick else KERNELS
+    if args.select:
+        kernels = [k for k in kernels if re.search(args.select, f"{k[0]} {k[2]}")]
     dims = [3] if args.quick else args.dims
     rows = []
     for spec, support, what in kernels:
