@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 from sympy.core.function import AppliedUndef
 
 from .._numerics.budget import BudgetExceeded, run_with_budget
-from ..exceptions import KernelDefinitionError
+from ..exceptions import KernelDefinitionError, SpectralkitError
 from ._gram import gram
 from ._parse import R, parse_formula, to_sympy_number
 from ._piecewise import check_continuation, has_piecewise, normal_form
@@ -241,7 +241,17 @@ class RadialKernel:
         if family is None and has_piecewise(numeric):
             # max/min/abs/Heaviside/sign/Piecewise: normalised to analytic pieces and a support
             # (kernels/_piecewise.py); the parameters are substituted into the normal form
-            kind, form, new_support = normal_form(numeric, support, str(numeric))
+            try:
+                kind, form, new_support = normal_form(numeric, support, str(numeric))
+            except SpectralkitError:
+                raise
+            except (ArithmeticError, TypeError, ValueError, RecursionError) as exc:
+                # sympy / numpy / gmpy failures on degenerate pieces (a 30-digit argument of
+                # gamma, a constant branch numpy cannot broadcast): the library's error
+                raise KernelDefinitionError(
+                    f"kernel formula {numeric} could not be split into analytic pieces "
+                    f"({type(exc).__name__}: {exc})"
+                ) from exc
             name = str(numeric) if name is None else name
             if kind == "sum":
                 self._become_sum(form, name)

@@ -10,6 +10,7 @@ import contextlib
 import math
 import numbers
 import os
+import re
 import time
 import warnings
 from typing import Any, Literal
@@ -93,6 +94,11 @@ def _raised_by_third_party(exc):
     while tb is not None:
         last = tb.tb_frame.f_code.co_filename
         tb = tb.tb_next
+    for note in getattr(exc, "__notes__", ()):
+        # raised in a budgeted child (_numerics/budget.py): its traceback comes as a note
+        if note.startswith("traceback in the budget child process"):
+            files = re.findall(r'File "([^"]+)"', note)
+            last = files[-1] if files else last
     if last is None:
         return None
     parts = last.replace("\\", "/").split("/")
