@@ -57,7 +57,7 @@ from .._numerics.chebyshev import fit_adaptive
 from .._numerics.quadrature import gauss_legendre
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
-from ._registry import builder, matcher
+from ._registry import MATCH_FAILURES, builder, matcher
 from ._types import RadialTransform
 
 __all__ = []  # private module
@@ -68,16 +68,6 @@ _CHECK_NODES = 24
 _SERIES_TERMS = 64
 _MAX_REL_ERROR = 1e-9  # beyond this (strong cancellation of a signed nu) the generic route is used
 _LOG_CUT = 60.0  # nu is cut where it is below e^-60 of its peak
-_FAILURES = (
-    ArithmeticError,
-    TypeError,
-    ValueError,
-    AttributeError,
-    NotImplementedError,
-    RecursionError,
-    sympy.PolynomialError,
-    mpmath.libmp.NoConvergence,
-)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,7 +325,7 @@ def _match_monotone(expr, support):
             c0, terms, atoms = data
             if not _reconstructs(expr, c0, terms, atoms):
                 return None
-    except _FAILURES:  # a formula this matcher cannot read is simply not matched
+    except MATCH_FAILURES:  # a formula this matcher cannot read is simply not matched
         return None
     return "completely_monotone", {"c0": c0, "terms": terms, "atoms": atoms}
 

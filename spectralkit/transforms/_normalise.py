@@ -24,23 +24,13 @@ import mpmath
 import sympy
 
 from ..kernels._parse import R
-from ._registry import MATCHERS, matcher
+from ._registry import MATCH_FAILURES, MATCHERS, matcher
 
 __all__ = []  # private module
 
 _RADII = ("0.03", "0.1", "0.25", "0.5", "0.8", "1", "1.3", "2", "3.5", "5", "8", "13")
 _DPS = 30
 _TOL = mpmath.mpf("1e-12")
-_FAILURES = (
-    ArithmeticError,
-    TypeError,
-    ValueError,
-    AttributeError,
-    NotImplementedError,
-    RecursionError,
-    sympy.PolynomialError,
-    mpmath.libmp.NoConvergence,
-)
 
 
 def normalise(expr: sympy.Expr) -> sympy.Expr:
@@ -93,7 +83,7 @@ def _match_normalised(expr, support):
     """The other matchers, on the normalised formula (checked by :func:`validate_match`)."""
     try:
         norm = normalise(expr)
-    except _FAILURES:
+    except MATCH_FAILURES:
         return None
     # an irrational constant factor (2*sqrt(2)/(r**2 + 2)**(3/2)) hides the family's shape from
     # matchers that split off a rational coefficient: match without it, scale the parameters
@@ -110,7 +100,7 @@ def _match_normalised(expr, support):
             try:
                 match = match_fn(candidate, support)
                 match = None if match is None else _scaled(*match, factor)
-            except _FAILURES:
+            except MATCH_FAILURES:
                 continue
             if match is not None and validate_match(expr, support, *match):
                 return match
@@ -185,7 +175,7 @@ def validate_match(expr: sympy.Expr, support: float | None, kind: str, params: M
                 continue
             try:
                 value = _family_value(kind, params, r)
-            except (*_FAILURES, KeyError):
+            except (*MATCH_FAILURES, KeyError):
                 return False
             if value is None:
                 return True

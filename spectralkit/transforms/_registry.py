@@ -12,7 +12,23 @@ calls the builder of the first match. Modules holding builders register on impor
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["BUILDERS", "MATCHERS", "Builder", "builder", "matcher"]
+import mpmath
+import sympy
+
+__all__ = ["BUILDERS", "MATCHERS", "MATCH_FAILURES", "Builder", "builder", "matcher"]
+
+#: What sympy / mpmath / numpy raise on formulas a matcher cannot read: the matcher then declines
+#: (returns None) and the kernel goes to the next route.
+MATCH_FAILURES = (
+    ArithmeticError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    NotImplementedError,
+    RecursionError,
+    sympy.PolynomialError,
+    mpmath.libmp.NoConvergence,
+)
 
 
 @dataclass(frozen=True)
