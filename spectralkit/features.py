@@ -378,6 +378,7 @@ def scale_lengthscale(
         return _weighted_scale(X, L, sample_weight)
     blocks = [X] if single else X
     count, mean, m2, width = 0, 0.0, 0.0, None
+    spread = False  # two distinct entries seen (a zero variance then means an underflow)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
         for B in blocks:
             if L is not None:
@@ -388,6 +389,7 @@ def scale_lengthscale(
                 n = B.shape[0] * B.shape[1]
                 mu = float(B.sum()) / n if n else 0.0
                 var = float(B.multiply(B).sum()) / n - mu * mu if n else 0.0
+                spread = spread or (n > 0 and B.max() != B.min())
             elif hasattr(B, "compute") and not isinstance(B, np.ndarray):  # a dask array
                 B = B.astype(np.float64)  # rows may be unknown (a DataFrame's): counted by dask
                 rows = (B[:, 0] * 0.0 + 1.0).sum() if np.isnan(B.shape[0]) else B.shape[0]  # lazy count
@@ -398,6 +400,7 @@ def scale_lengthscale(
                 n = B.size
                 mu = float(np.mean(B, dtype=np.float64)) if n else 0.0
                 var = float(np.var(B, dtype=np.float64)) if n else 0.0
+                spread = spread or (n > 0 and float(np.max(B)) != float(np.min(B)))
             if n == 0:
                 continue
             total = count + n
@@ -408,6 +411,12 @@ def scale_lengthscale(
     if count == 0:
         raise ValueError("lengthscale='scale' needs data: X has no entries")
     var = m2 / count
+    if var == 0 and spread:
+        raise ValueError(
+            "lengthscale='scale': the variance of X underflows to 0 although X is not constant (its "
+            "values are too small for the rule sqrt(n_features * Var(X) / 2) in float64): rescale X "
+            "or pass a number as lengthscale"
+        )
     if not np.isfinite(var):
         raise ValueError(
             f"lengthscale='scale': the variance of X is not finite ({var}); the values are "

@@ -426,3 +426,12 @@ def test_unpickled_features_rebuild_the_measure_lazily():
     assert type(clone.samplers_[1]) is type(rf.samplers_[1])
     with pytest.raises(AttributeError, match="has no attribute 'measure_'"):
         RandomFeatures(DG, dim=3).measure_  # noqa: B018
+
+
+def test_scale_rule_refuses_a_variance_that_underflows():
+    # 40 distinct rows scaled by 1e-200: Var(X) ~ 1e-401 underflows to 0; the rule used to give
+    # l = 1 (the rule for constant data) without a word
+    X = np.random.default_rng(0).random((40, 3)) * 1e-200
+    with pytest.raises(ValueError, match="the variance of X underflows to 0 although X is not constant"):
+        RandomFeatures("gaussian", n_components=8).fit(X)
+    assert RandomFeatures("gaussian", n_components=8).fit(np.ones((4, 3))).lengthscale_ == 1.0
