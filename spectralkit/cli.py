@@ -44,7 +44,7 @@ from ._version import __version__
 from .exceptions import DivergentMassError, KernelDefinitionError, TransformError
 from .features import FEATURE_PARAMS, RandomFeatures, resolve_lengthscale, validate_feature_params
 from .kernels import from_spec
-from .measures import SpectralMeasure, check_rkks
+from .measures import MAX_DIM, SpectralMeasure, check_rkks
 from .plotting import plot_measure, save_figure
 
 __all__ = ["build_parser", "main"]
@@ -794,6 +794,11 @@ def _cmd_featurize(args):
         raise ComputationError(f"cannot read INPUT: {exc}") from None
     if args.dim is not None and args.dim != info.n_features:
         raise UsageError(f"--dim {args.dim} does not match the {info.n_features} features of {args.input!r}")
+    if info.n_features > MAX_DIM:
+        raise ComputationError(
+            f"INPUT {args.input!r} has {info.n_features} feature columns; the input dimension d is at "
+            f"most {MAX_DIM} (reduce the dimension first, e.g. PCA, or check --label-column / --format)"
+        )
     if labels_path is not None and not info.has_labels:
         raise UsageError(f"--labels: {args.input!r} has no labels (give --label-column for CSV files)")
     if labels_path is not None and not info.numeric_labels:

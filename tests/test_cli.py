@@ -1161,3 +1161,14 @@ def test_featurize_errors_of_the_features_are_not_reading_errors(capsys, tmp_pat
         "spectralkit: error: cannot featurize input rows 0 to 49 of 'X.npy': X is too large"
     )
     assert not list(tmp_path.glob("*.part")) and not Path("F.npy").exists()
+
+
+def test_featurize_input_wider_than_the_largest_dimension_names_the_file(capsys, tmp_path):
+    # a 5,000-column CSV (say, a one-line file of a wide matrix) is refused naming the file and the
+    # limit, not with a bare "dim must be ..." or a memory estimate of the wrong thing
+    path = tmp_path / "wide.csv"
+    np.savetxt(path, np.random.default_rng(0).random((2, 5000)), delimiter=",", fmt="%.3g")
+    code, out, err = _run(capsys, "featurize", "gaussian", str(path), str(tmp_path / "F.npy"))
+    assert code == 1 and out == ""
+    assert f"INPUT '{path}' has 5000 feature columns; the input dimension d is at most 4096" in err
+    assert not (tmp_path / "F.npy").exists()
