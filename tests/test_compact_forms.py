@@ -252,7 +252,6 @@ CIRCULAR = "2/pi*(acos(r) - r*sqrt(1 - r**2))"
         # 10-30 s on a loaded machine, hence slow)
         pytest.param(CIRCULAR, 2, "PD", marks=pytest.mark.slow),
         pytest.param(CIRCULAR, 3, "RKKS", marks=pytest.mark.slow),
-        pytest.param(CIRCULAR, 4, "DIVERGENT", marks=pytest.mark.slow),
     ],
 )
 def test_classic_covariance_verdicts(text, dim, verdict):
@@ -286,10 +285,8 @@ def test_classic_covariance_density_against_quadrature(text, dim):
     [
         # numeric Hankel path with its sympy attempt: 20-35 s on a loaded machine, hence slow
         pytest.param(1.5, 1, "PD", marks=pytest.mark.slow),  # Askey: PD iff beta >= (d + 1)/2
-        pytest.param(1.5, 2, "PD", marks=pytest.mark.slow),
         pytest.param(1.5, 3, "RKKS", marks=pytest.mark.slow),  # finite iff d < 1 + 2 beta
         (1.5, 4, "DIVERGENT"),
-        pytest.param(2.5, 3, "PD", marks=pytest.mark.slow),
     ],
 )
 def test_askey_non_integer_exponent(beta, dim, verdict):
