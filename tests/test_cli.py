@@ -652,9 +652,15 @@ def test_featurize_sigterm_during_the_renames_waits_for_them(capsys, tmp_path, m
 # the real command in a real process, with a reader that stops after the first chunk until its
 # stdin has data (the test never writes any): the run is as long as needed, without timing luck
 _GATED_CLI = """
-import os, sys
+import os, signal, sys
 import spectralkit.io as io
 from spectralkit.cli import main
+
+# the default actions, as a command started from a terminal has them: a background job of a
+# non-interactive shell (how CI may start the suite) inherits SIGQUIT and SIGINT ignored, and the
+# CLI leaves ignored signals ignored
+for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1):
+    signal.signal(s, signal.SIG_DFL)
 
 real_iter_chunks = io.iter_chunks
 
