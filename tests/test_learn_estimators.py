@@ -434,3 +434,23 @@ def test_zero_variance_data_needs_sigma2():
         HyperKernelRidge().fit(X, [0, 1, 0, 1, 0])
     est = HyperKernelRidge(sigma2=1.0, solver="exact").fit(X, [0, 1, 0, 1, 0])
     assert np.all(np.isfinite(est.transform(X)))
+
+
+def test_long_fits_report_their_stages_on_a_terminal(monkeypatch):
+    # a fit over two seconds prints its stages when stderr is a terminal, nothing in scripts
+    import io
+
+    from spectralkit.measures import _progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for stream, shown in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(_progress.sys, "stderr", stream)
+        monkeypatch.setattr(_progress.Progress.__init__, "__defaults__", (0.0, None))  # after = 0 s
+        HyperKernelRidge().fit(X, y)
+        text = stream.getvalue()
+        assert ("HyperKernelRidge (gaussian, " in text and "done in" in text) == shown, text

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from .. import _runtime
 from ..features import _MEMORY_CHECK_BYTES, InsufficientMemoryError
+from ..measures._progress import Progress
 from ._learned import LearnedKernel, LearnedRadialKernel
 from ._pairs import (
     MAX_EXACT_PAIRS,
@@ -348,10 +349,14 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         params_list = [self._scale_params(d, s2, mu) for mu in mults]
         self.classes_ = classes
         self.sigma2_ = s2
+        # stages on stderr once the fit has run two seconds, in an interactive session only
+        progress = Progress(f"{type(self).__name__} ({self.hyper_kernel}, {solver}) on {m} points", "auto")
+        progress.stage(f"solving for {len(params_list)} scale(s) x {hypers.size} {hyper_name} value(s)")
         if self.hyper_kernel == "radial":
             best = self._fit_radial(X, target, d, params_list, hypers, solver, rng)
         else:
             best = self._fit_pairs(Xc, center, target, params_list, hypers, solver, rng)
+        progress.done()
         ip, ih = best
         if self.cv is not None:
             self.cv_results_["rank"] = (
