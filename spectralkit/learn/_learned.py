@@ -18,12 +18,12 @@ import scipy.optimize
 import scipy.special
 from numpy.typing import ArrayLike, NDArray
 
-from .. import Estimate
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.quadrature import gauss_legendre
 from .._numerics.special import omega
 from .._validation import check_dim
 from ..kernels import DensityKernel
+from ..measures import Estimate
 from ._special import log_chi_pdf
 from .hyperkernels import _radial_h, sq_dists, wishart_gram
 

@@ -45,12 +45,6 @@ from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels import REGISTRY, DensityKernel
 from ..kernels._parse import R, to_sympy_number
-from . import (
-    _compact,  # noqa: F401  (registers the piecewise and compact-edge closed forms)
-    _exp_poly,  # noqa: F401 - registers the exponential-polynomial builder
-    _monotone,  # noqa: F401  (registers the completely monotone matcher and builder)
-    _oscillating,  # noqa: F401  (registers the oscillating builders and matchers)
-)
 from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
 from ._forms import log_form, vectorised

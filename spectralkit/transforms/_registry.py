@@ -6,7 +6,7 @@ against independent references (``BUILDERS[name].rel_error``). A *matcher* ``m(e
 (kind, params) | None`` recognises a kernel's expression; :func:`matcher` registers it with a
 priority (lower first). ``_closed_forms.closed_form`` consults the matchers in that order and
 calls the builder of the first match. Modules holding builders register on import; the package's
-``_closed_forms`` imports them all.
+``__init__`` imports them all (``_closed_forms`` registers its own).
 """
 
 from collections.abc import Callable
