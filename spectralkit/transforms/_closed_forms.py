@@ -45,11 +45,11 @@ from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels import REGISTRY, DensityKernel
 from ..kernels._parse import R, to_sympy_number
+from ._compact import pieces_transform
 from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
 from ._forms import log_form, vectorised
 from ._normalise import validate_match
-from ._polynomial import compact_polynomial_transform
 from ._registry import BUILDERS, MATCHERS, builder, matcher
 from ._types import RadialTransform, check_atom_and_dim
 
@@ -522,29 +522,7 @@ def _compact_polynomial(coeffs, support, dim):
     the odd powers, the edge expansion) at large rho, a verified high-precision table between; each
     with a measured error (``rel_error`` is relative to the local amplitude of mu, see there).
     """
-    try:
-        pt = compact_polynomial_transform([(0, support, list(coeffs))], dim)
-    except ArithmeticError as exc:
-        raise TransformError(
-            f"the exact polynomial transform failed its own verification in d = {dim}: {exc}"
-        ) from exc
-
-    return RadialTransform(
-        mu=pt.mu,
-        log_abs_mu=pt.log_abs_mu,
-        method="closed-form:compact-polynomial",
-        rel_error=pt.rel_error,
-        abs_error=pt.abs_error,
-        scale=pt.scale,
-        tail_exponent=pt.tail_exponent,
-        tail_oscillation=max(b for b, _ in pt.oscillations),
-        tail_parts=pt.tail_parts_log,  # in log-scaled form: the parts underflow in high d
-        tail_start=pt.rho_tail,
-        edges=tuple((float(b), float(beta)) for b, beta in pt.oscillations),
-        nonnegative=False,
-        radial_cdf=None,
-        zeros=None,
-    )
+    return pieces_transform([(0, support, coeffs)], dim, "closed-form:compact-polynomial", "polynomial")
 
 
 # ---------------------------------------------------------------------------------------------

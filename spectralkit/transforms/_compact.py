@@ -15,7 +15,7 @@ from ._polynomial import compact_polynomial_transform
 from ._registry import builder, matcher
 from ._types import RadialTransform
 
-__all__ = []  # private module
+__all__ = []  # private module (pieces_transform serves _closed_forms too)
 
 
 def _exact(expr):
@@ -58,28 +58,34 @@ def _match_polynomial_pieces(expr, support):
     return "polynomial_pieces", {"pieces": tuple((a, b, tuple(c)) for a, b, c in pieces)}
 
 
-@builder("polynomial_pieces", rel_error=0.0)  # measured per transform (pt.rel_error)
-def _polynomial_pieces(pieces, dim):
-    """Exact mu of the piecewise polynomial ``pieces`` (b_(i-1), b_i, coefficients), zero beyond."""
+def pieces_transform(pieces, dim, method, what):
+    """The :class:`RadialTransform` of the exact transform of polynomial ``pieces`` (b_(i-1), b_i,
+    coefficients), zero beyond (:mod:`._polynomial`); ``what`` names it in a failed verification."""
     try:
         pt = compact_polynomial_transform([(a, b, list(c)) for a, b, c in pieces], dim)
     except ArithmeticError as exc:
         raise TransformError(
-            f"the exact piecewise-polynomial transform failed its own verification in d = {dim}: {exc}"
+            f"the exact {what} transform failed its own verification in d = {dim}: {exc}"
         ) from exc
     return RadialTransform(
         mu=pt.mu,
         log_abs_mu=pt.log_abs_mu,
-        method="closed-form:piecewise-polynomial",
+        method=method,
         rel_error=pt.rel_error,
         abs_error=pt.abs_error,
         scale=pt.scale,
         tail_exponent=pt.tail_exponent,
         tail_oscillation=max(b for b, _ in pt.oscillations),
-        tail_parts=pt.tail_parts_log,
+        tail_parts=pt.tail_parts_log,  # in log-scaled form: the parts underflow in high d
         tail_start=pt.rho_tail,
         edges=tuple((float(b), float(beta)) for b, beta in pt.oscillations),
         nonnegative=False,
         radial_cdf=None,
         zeros=None,
     )
+
+
+@builder("polynomial_pieces", rel_error=0.0)  # measured per transform (pt.rel_error)
+def _polynomial_pieces(pieces, dim):
+    """Exact mu of the piecewise polynomial ``pieces`` (b_(i-1), b_i, coefficients), zero beyond."""
+    return pieces_transform(pieces, dim, "closed-form:piecewise-polynomial", "piecewise-polynomial")
