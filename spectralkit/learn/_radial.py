@@ -58,6 +58,38 @@ def _pair(D2, i0, a, b, codes, T, use_matrix):
     return i, j, w, r, y
 
 
+@njit(cache=True, inline="always")
+def _bin_ridge(c, tb, w, r, y, hs, nd, no, s, q, wt):
+    """Add the pair (distance r, target y, weight w) to chunk c's linear-binning statistics of
+    fold table tb, on every grid of node spacings hs."""
+    n_nodes = nd.shape[3]
+    q[c, tb] += w * y * y
+    wt[c, tb] += w
+    for g in range(hs.shape[0]):
+        t = r / hs[g]
+        k = min(int(t), n_nodes - 2)
+        th = t - k
+        u = 1.0 - th
+        nd[c, g, tb, k] += w * u * u
+        nd[c, g, tb, k + 1] += w * th * th
+        no[c, g, tb, k] += w * u * th
+        s[c, g, tb, k] += w * u * y
+        s[c, g, tb, k + 1] += w * th * y
+
+
+@njit(cache=True, inline="always")
+def _bin_svr(c, tb, w, r, y, use_matrix, y0, delta, hs, counts):
+    """Add the pair's weight w to chunk c's counts at its nearest node and target level."""
+    n_nodes, n_levels = counts.shape[3], counts.shape[4]
+    if use_matrix:
+        lev = min(max(math.floor((y - y0) / delta + 0.5), 0), n_levels - 1)
+    else:
+        lev = 1 if y > 0 else 0
+    for g in range(hs.shape[0]):
+        k = min(int(r / hs[g] + 0.5), n_nodes - 1)
+        counts[c, g, tb, k, lev] += w
+
+
 @njit(parallel=True, cache=True)
 def _ridge_pass(D2, i0, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt):
     """Accumulate linear-binning statistics of the pairs (i, j >= i) of one row block.
@@ -66,24 +98,11 @@ def _ridge_pass(D2, i0, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt):
     """
     n_rows, n_cols = D2.shape
     n_chunks = nd.shape[0]
-    n_nodes = nd.shape[3]
     for c in prange(n_chunks):
         for a in range(c, n_rows, n_chunks):
             for b in range(a, n_cols):
                 i, j, w, r, y = _pair(D2, i0, a, b, codes, T, use_matrix)
-                tb = tab[fold[i], fold[j]]
-                q[c, tb] += w * y * y
-                wt[c, tb] += w
-                for g in range(hs.shape[0]):
-                    t = r / hs[g]
-                    k = min(int(t), n_nodes - 2)
-                    th = t - k
-                    u = 1.0 - th
-                    nd[c, g, tb, k] += w * u * u
-                    nd[c, g, tb, k + 1] += w * th * th
-                    no[c, g, tb, k] += w * u * th
-                    s[c, g, tb, k] += w * u * y
-                    s[c, g, tb, k + 1] += w * th * y
+                _bin_ridge(c, tab[fold[i], fold[j]], w, r, y, hs, nd, no, s, q, wt)
 
 
 @njit(parallel=True, cache=True)
@@ -94,20 +113,11 @@ def _svr_pass(D2, i0, codes, T, use_matrix, y0, delta, fold, tab, hs, counts):
     """
     n_rows, n_cols = D2.shape
     n_chunks = counts.shape[0]
-    n_nodes = counts.shape[3]
-    n_levels = counts.shape[4]
     for c in prange(n_chunks):
         for a in range(c, n_rows, n_chunks):
             for b in range(a, n_cols):
                 i, j, w, r, y = _pair(D2, i0, a, b, codes, T, use_matrix)
-                if use_matrix:
-                    lev = min(max(math.floor((y - y0) / delta + 0.5), 0), n_levels - 1)
-                else:
-                    lev = 1 if y > 0 else 0
-                tb = tab[fold[i], fold[j]]
-                for g in range(hs.shape[0]):
-                    k = min(int(r / hs[g] + 0.5), n_nodes - 1)
-                    counts[c, g, tb, k, lev] += w
+                _bin_svr(c, tab[fold[i], fold[j]], w, r, y, use_matrix, y0, delta, hs, counts)
 
 
 @njit(cache=True, inline="always")
@@ -130,44 +140,22 @@ def _sampled_pair(Xc, I, J, p, codes, T, use_matrix):
 def _ridge_pass_sampled(Xc, I, J, w, codes, T, use_matrix, fold, tab, hs, nd, no, s, q, wt):
     """:func:`_ridge_pass` over sampled ordered pairs (I[p], J[p]), each of weight ``w``."""
     n_chunks = nd.shape[0]
-    n_nodes = nd.shape[3]
     n = I.size
     for c in prange(n_chunks):
         for p in range(c * n // n_chunks, (c + 1) * n // n_chunks):
             i, j, r, y = _sampled_pair(Xc, I, J, p, codes, T, use_matrix)
-            tb = tab[fold[i], fold[j]]
-            q[c, tb] += w * y * y
-            wt[c, tb] += w
-            for g in range(hs.shape[0]):
-                t = r / hs[g]
-                k = min(int(t), n_nodes - 2)
-                th = t - k
-                u = 1.0 - th
-                nd[c, g, tb, k] += w * u * u
-                nd[c, g, tb, k + 1] += w * th * th
-                no[c, g, tb, k] += w * u * th
-                s[c, g, tb, k] += w * u * y
-                s[c, g, tb, k + 1] += w * th * y
+            _bin_ridge(c, tab[fold[i], fold[j]], w, r, y, hs, nd, no, s, q, wt)
 
 
 @njit(parallel=True, cache=True)
 def _svr_pass_sampled(Xc, I, J, w, codes, T, use_matrix, y0, delta, fold, tab, hs, counts):
     """:func:`_svr_pass` over sampled ordered pairs (I[p], J[p]), each of weight ``w``."""
     n_chunks = counts.shape[0]
-    n_nodes = counts.shape[3]
-    n_levels = counts.shape[4]
     n = I.size
     for c in prange(n_chunks):
         for p in range(c * n // n_chunks, (c + 1) * n // n_chunks):
             i, j, r, y = _sampled_pair(Xc, I, J, p, codes, T, use_matrix)
-            if use_matrix:
-                lev = min(max(math.floor((y - y0) / delta + 0.5), 0), n_levels - 1)
-            else:
-                lev = 1 if y > 0 else 0
-            tb = tab[fold[i], fold[j]]
-            for g in range(hs.shape[0]):
-                k = min(int(r / hs[g] + 0.5), n_nodes - 1)
-                counts[c, g, tb, k, lev] += w
+            _bin_svr(c, tab[fold[i], fold[j]], w, r, y, use_matrix, y0, delta, hs, counts)
 
 
 _SAMPLE_CHUNK = 1 << 21  # sampled pairs drawn and binned at a time
