@@ -69,6 +69,7 @@ from .features import (
 )
 from .kernels import DensityKernel, RadialKernel, from_spec
 from .measures import SpectralMeasure
+from .measures._progress import Progress
 
 if TYPE_CHECKING:  # annotations only: dask is an optional extra
     import dask.array
@@ -401,9 +402,16 @@ class _KreinRidgeBase(BaseEstimator):
 
     def _fit_targets(self, X, Y, weights=None):
         """Streaming fit on in-memory X (numpy or CSR) and targets Y of shape (n, t)."""
+        # stages on stderr once the fit has run two seconds, in an interactive session only
+        progress = Progress(f"{type(self).__name__} on {X.shape[0]} x {X.shape[1]}", "auto")
+        progress.stage("frequencies")
         features = self._features()._fit_features(X, weights)
+        progress.stage("streaming the features into their Gram sums")
         sums = _krein.feature_gram_sums(features.features_, X, Y, bool(self.fit_intercept), weights)
-        return self._solve(features, sums)
+        progress.stage("Krein solve")
+        fitted = self._solve(features, sums)
+        progress.done()
+        return fitted
 
     def _fit_targets_dask(self, X, Y, weights=None):
         """Map-reduce fit on a dask array X (targets Y and weights: dask or numpy, n rows)."""

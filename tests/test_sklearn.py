@@ -532,3 +532,23 @@ def test_scale_rule_without_data_is_the_kernel_in_its_own_units():
     X, _ = _data()
     assert SpectralFeatures(lengthscale=2.0).fit(X).lengthscale_ == 2.0
     assert SpectralFeatures(gamma=2.0).fit(X).lengthscale_ == pytest.approx(0.5)
+
+
+def test_long_krein_fits_report_their_stages_on_a_terminal(monkeypatch):
+    # a fit over two seconds prints its stages when stderr is a terminal, nothing in scripts
+    import io
+
+    from spectralkit.measures import _progress
+    from spectralkit.sklearn import KreinRidgeRegressor
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    for stream, shown in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(_progress.sys, "stderr", stream)
+        monkeypatch.setattr(_progress.Progress.__init__, "__defaults__", (0.0, None))  # after = 0 s
+        KreinRidgeRegressor(n_components=16, random_state=0).fit(X, X[:, 0])
+        text = stream.getvalue()
+        assert ("KreinRidgeRegressor on 40 x 3: Krein solve" in text and "done in" in text) == shown, text
