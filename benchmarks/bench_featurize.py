@@ -163,7 +163,7 @@ def interleaved(calls, repeats, min_time=0.0, max_rounds=60):
     return first, times
 
 
-def bench_case(n, d, dtype, threads, repeats, min_time, controller, rng):
+def bench_case(n, d, dtype, threads, repeats, min_time, controller, rng, peers=True):
     width = width_for(d)
     s = width // 2
     X = (rng.standard_normal((n, d)) / np.sqrt(d)).astype(dtype)
@@ -204,6 +204,8 @@ def bench_case(n, d, dtype, threads, repeats, min_time, controller, rng):
             "store": lambda: _compiled.fill(buf, 1.0),
             "fresh_store": lambda: _compiled.fill(np.empty((n, width), dtype=dtype), 1.0),
         }
+        if not peers:  # RBFSampler's single-threaded cos dominates a thread sweep: timed where asked
+            del calls["rbf_width"], calls["rbf_gemm"]
         first, times = interleaved(calls, repeats, min_time)
         out = rf.transform(X[:64])
         ref = (
@@ -218,12 +220,20 @@ def bench_case(n, d, dtype, threads, repeats, min_time, controller, rng):
         row["max_abs_error_first_rows"] = float(np.abs(out - ref).max())
         row["bit_identical_plain_buffered"] = bool(np.array_equal(rf.transform(X), rf.transform(X, out=buf)))
     for name in METHODS:
+        if name not in times:
+            row[name] = row[name + "_spread"] = None
+            continue
         t = np.array(times[name])
         row[name] = float(np.median(t))
         row[name + "_all"] = [float(v) for v in t]
         row[name + "_spread"] = float((t.max() - t.min()) / np.median(t))
     row["plain_first"] = first["plain"]
     row["lower_bound"] = max(row["gemm"] + row["sincos"], row["store"])
+    # the issue's yardstick: the GEMM and a store of the output, measured apart in the same run
+    row["gemm_store"] = row["gemm"] + row["store"]
+    row["plain_over_gemm_store"] = row["plain"] / row["gemm_store"]
+    row["buffered_over_gemm_store"] = row["buffered"] / row["gemm_store"]
+    row["panel_frequencies"] = _compiled.column_block(dtype, s)
     row["plain_over_buffered"] = row["plain"] / row["buffered"]
     # paired: plain and buffered run next to each other in every round
     paired = np.array(times["plain"]) / np.array(times["buffered"])
@@ -232,13 +242,12 @@ def bench_case(n, d, dtype, threads, repeats, min_time, controller, rng):
     row["plain_over_bound"] = row["plain"] / row["lower_bound"]
     row["buffered_over_bound"] = row["buffered"] / row["lower_bound"]
     row["plain_over_gemm"] = row["plain"] / row["gemm"]
-    row["speedup_plain_same_width"] = row["rbf_width"] / row["plain"]
-    row["speedup_buffered_same_width"] = row["rbf_width"] / row["buffered"]
-    row["speedup_plain_same_gemm"] = row["rbf_gemm"] / row["plain"]
-    row["speedup_buffered_same_gemm"] = row["rbf_gemm"] / row["buffered"]
+    for kind, peer in (("same_width", "rbf_width"), ("same_gemm", "rbf_gemm")):
+        for path in ("plain", "buffered"):
+            row[f"speedup_{path}_{kind}"] = None if row[peer] is None else row[peer] / row[path]
     gb = n * width * np.dtype(dtype).itemsize / 1e9
     row["first_touch_per_gb"] = (row["fresh_store"] - row["store"]) / gb
-    row["noise"] = max(row[m + "_spread"] for m in ("plain", "buffered", "rbf_width"))
+    row["noise"] = max(row[m + "_spread"] for m in ("plain", "buffered", "rbf_width") if row[m] is not None)
     row["loadavg_after"] = os.getloadavg()
     return row
 
@@ -309,6 +318,11 @@ def allocation_study(n, repeats, controller):
     return rows
 
 
+def _fmt(value, spec, scale=1.0, suffix=""):
+    """A table cell: the value formatted, or "-" where it was not measured."""
+    return "-" if value is None else f"{scale * value:{spec}}{suffix}"
+
+
 def markdown(rows, info):
     lines = [
         f"Machine: {info['cpu']}, {info['logical_cpus']} logical CPUs, AVX-512: "
@@ -321,36 +335,87 @@ def markdown(rows, info):
         f"Times in ms ({info.get('clock', 'wall')} clock), medians of interleaved rounds (at least "
         f"{info.get('repeats')}, more for fast rows); plain/buf (paired) is the median of the "
         "per-round ratios. `plain` = transform(X); `buffered` = "
-        "transform(X, out=buf); `bound` = max(GEMM + sincos, store); `RBF w` = RBFSampler with the "
+        "transform(X, out=buf); `GEMM` = numpy's X @ W.T into a buffer (BLAS on the same threads), "
+        "`store` = a parallel fill of the output, `G+S` = GEMM + store (the parts measured apart); "
+        "`bound` = max(GEMM + sincos, store); `RBF w` = RBFSampler with the "
         "same output width (GEMM twice as large), `RBF s` = with the same GEMM size (half the "
-        "width); speed-ups are RBFSampler time / ours, plain (buffered). `fresh memory` = extra "
+        "width); speed-ups are RBFSampler time / ours, plain (buffered); `-` = not timed "
+        "(`--peer-threads`). `fresh memory` = extra "
         "time of writing a new output instead of a reused one, per GB. `noise` = largest "
         "(max - min) / median over plain, buffered and RBF w; `load` = 1-min load average "
         "before/after the row.",
         "",
-        "| dtype | d | width | thr | plain | buffered | plain/buf (paired) | GEMM | sincos | store | bound "
-        "| plain/bound | RBF w | RBF s | speed-up, same width | speed-up, same GEMM | fresh memory "
-        "| noise | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| dtype | d | width | thr | plain | buffered | plain/buf (paired) | GEMM | sincos | store | G+S "
+        "| plain/(G+S) | bound | plain/bound | RBF w | RBF s | speed-up, same width | speed-up, same GEMM "
+        "| fresh memory | noise | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        ms = {
-            k: 1e3 * r[k]
-            for k in ("plain", "buffered", "gemm", "sincos", "store", "lower_bound", "rbf_width", "rbf_gemm")
-        }
         lines.append(
-            f"| {r['dtype']} | {r['d']} | {r['width']} | {r['threads']} | {ms['plain']:.1f} | "
-            f"{ms['buffered']:.1f} | {r['plain_over_buffered']:.2f} "
+            f"| {r['dtype']} | {r['d']} | {r['width']} | {r['threads']} | {1e3 * r['plain']:.1f} | "
+            f"{1e3 * r['buffered']:.1f} | {r['plain_over_buffered']:.2f} "
             f"({r['plain_over_buffered_paired']:.2f}) | "
-            f"{ms['gemm']:.1f} | "
-            f"{ms['sincos']:.1f} | {ms['store']:.1f} | {ms['lower_bound']:.1f} | "
-            f"{r['plain_over_bound']:.2f} | {ms['rbf_width']:.0f} | {ms['rbf_gemm']:.0f} | "
-            f"{r['speedup_plain_same_width']:.1f}x ({r['speedup_buffered_same_width']:.1f}x) | "
-            f"{r['speedup_plain_same_gemm']:.1f}x ({r['speedup_buffered_same_gemm']:.1f}x) | "
+            f"{1e3 * r['gemm']:.1f} | {1e3 * r['sincos']:.1f} | {1e3 * r['store']:.1f} | "
+            f"{1e3 * r['gemm_store']:.1f} | {r['plain_over_gemm_store']:.2f} | "
+            f"{1e3 * r['lower_bound']:.1f} | {r['plain_over_bound']:.2f} | "
+            f"{_fmt(r['rbf_width'], '.0f', 1e3)} | {_fmt(r['rbf_gemm'], '.0f', 1e3)} | "
+            f"{_fmt(r['speedup_plain_same_width'], '.1f', suffix='x')} "
+            f"({_fmt(r['speedup_buffered_same_width'], '.1f', suffix='x')}) | "
+            f"{_fmt(r['speedup_plain_same_gemm'], '.1f', suffix='x')} "
+            f"({_fmt(r['speedup_buffered_same_gemm'], '.1f', suffix='x')}) | "
             f"{1e3 * r['first_touch_per_gb']:.0f} ms/GB | {100 * r['noise']:.0f}% | "
             f"{r['loadavg_before'][0]:.1f}/{r['loadavg_after'][0]:.1f} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def panel_study(n, dims, dtypes, threads_list, panels, repeats, controller):
+    """Time the compiled kernel for several GEMM panel sizes (``_compiled.PANEL_BYTES``) beside
+    the GEMM and the store, interleaved in one process (prints a table, returns the rows)."""
+    rng = np.random.default_rng(20261128)
+    default = _compiled.PANEL_BYTES
+    rows = []
+    try:
+        for dtype in (np.dtype(t).type for t in dtypes):
+            for d in dims:
+                s = width_for(d) // 2
+                X = (rng.standard_normal((n, d)) / np.sqrt(d)).astype(dtype)
+                W = rng.standard_normal((s, d)).astype(dtype)
+                Wm, WT = np.empty((0, d), dtype=dtype), np.ascontiguousarray(W.T)
+                buf, G = np.empty((n, 2 * s), dtype=dtype), np.empty((n, s), dtype=dtype)
+                for threads in threads_list:
+                    numba.set_num_threads(threads)
+                    with controller.limit(limits=threads, user_api="blas"):
+
+                        def kernel(pb, X=X, W=W, Wm=Wm, buf=buf):
+                            def call():
+                                _compiled.PANEL_BYTES = pb
+                                _compiled.fused_features(X, W, Wm, 1.0, 0.0, None, None, buf, "sincos")
+
+                            return call
+
+                        calls = {f"panel_{pb}": kernel(pb) for pb in panels}
+                        calls["gemm"] = lambda X=X, WT=WT, G=G: np.matmul(X, WT, out=G)
+                        calls["store"] = lambda buf=buf: _compiled.fill(buf, 1.0)
+                        _, times = interleaved(calls, repeats)
+                    med = {k: float(np.median(v)) for k, v in times.items()}
+                    row = {"dtype": np.dtype(dtype).name, "d": d, "s": s, "threads": threads, "n": n}
+                    row.update(med)
+                    row["gemm_store"] = med["gemm"] + med["store"]
+                    rows.append(row)
+                    cells = ", ".join(
+                        f"{pb >> 10} KiB {1e3 * med[f'panel_{pb}']:.1f} ms "
+                        f"({med[f'panel_{pb}'] / row['gemm_store']:.2f}x)"
+                        for pb in panels
+                    )
+                    print(
+                        f"panels {row['dtype']} d={d} s={s} threads={threads}: GEMM {1e3 * med['gemm']:.1f} + "
+                        f"store {1e3 * med['store']:.1f} ms; kernel: {cells}",
+                        flush=True,
+                    )
+    finally:
+        _compiled.PANEL_BYTES = default
+    return rows
 
 
 def _device_namespace(spec):
@@ -400,7 +465,7 @@ def bench_device(spec, n, dims, repeats, min_time):
             err = float(np.max(np.abs(to_host(rf.transform(Xd)) - to_host(by_hand()))))
             _, times = interleaved(calls, repeats, min_time)
             row = {
-                "device": f"{spec} ({device})",
+                "device_name": f"{spec} ({device})",
                 "dtype": np.dtype(dtype).name,
                 "d": d,
                 "width": width,
@@ -423,7 +488,7 @@ def device_markdown(rows, info):
     lines = [
         "# Featurize on a device (Array API path)",
         "",
-        f"Machine: {info.get('cpu', '?')}; {rows[0]['device'] if rows else ''}; n = {rows[0]['n'] if rows else 0} "
+        f"Machine: {info.get('cpu', '?')}; {rows[0]['device_name'] if rows else ''}; n = {rows[0]['n'] if rows else 0} "
         "rows; medians of interleaved rounds (ms).",
         "",
         "| dtype | d | width | spectralkit (device) | by hand | ratio | host round trip | max abs diff |",
@@ -470,6 +535,20 @@ def main(argv=None):
         help="time the Array API path on a device instead, e.g. torch:cuda, cupy, array_api_strict",
     )
     ap.add_argument(
+        "--peer-threads",
+        type=int,
+        nargs="+",
+        help="time RBFSampler only at these thread counts (default: at every one)",
+    )
+    ap.add_argument(
+        "--panels",
+        type=int,
+        nargs="+",
+        metavar="BYTES",
+        help="compare GEMM panel sizes of the compiled kernel (_compiled.PANEL_BYTES) beside GEMM + store "
+        "instead (prints only)",
+    )
+    ap.add_argument(
         "--clock",
         choices=["wall", "cpu"],
         default="wall",
@@ -484,6 +563,11 @@ def main(argv=None):
         args.n, args.dims, args.repeats, args.min_time = 4000, [16], 2, 0.0
     if args.allocation:
         return allocation_study(args.n, args.repeats, ThreadpoolController())
+    if args.panels:
+        threads = [t for t in args.threads if t <= numba.config.NUMBA_NUM_THREADS]
+        return panel_study(
+            args.n, args.dims, args.dtypes, threads, args.panels, args.repeats, ThreadpoolController()
+        )
     if args.device:
         info = machine_info()
         rows = bench_device(args.device, args.n, args.dims, args.repeats, args.min_time)
@@ -507,15 +591,25 @@ def main(argv=None):
     for dtype in args.dtypes:
         for d in args.dims:
             for threads in args.threads:
+                peers = args.peer_threads is None or threads in args.peer_threads
                 row = bench_case(
-                    args.n, d, np.dtype(dtype).type, threads, args.repeats, args.min_time, controller, rng
+                    args.n,
+                    d,
+                    np.dtype(dtype).type,
+                    threads,
+                    args.repeats,
+                    args.min_time,
+                    controller,
+                    rng,
+                    peers,
                 )
                 rows.append(row)
                 print(
                     f"{dtype} d={d} w={row['width']} threads={threads}: plain {1e3 * row['plain']:.1f} ms "
-                    f"({row['plain_over_buffered']:.2f}x buffered, {row['plain_over_bound']:.2f}x bound), "
-                    f"RBFSampler same width {row['speedup_plain_same_width']:.1f}x slower, same GEMM "
-                    f"{row['speedup_plain_same_gemm']:.1f}x; noise {100 * row['noise']:.0f}%, load "
+                    f"({row['plain_over_buffered']:.2f}x buffered, {row['plain_over_gemm_store']:.2f}x "
+                    f"GEMM + store, {row['plain_over_bound']:.2f}x bound), RBFSampler same width "
+                    f"{_fmt(row['speedup_plain_same_width'], '.1f', suffix='x')} slower, same GEMM "
+                    f"{_fmt(row['speedup_plain_same_gemm'], '.1f', suffix='x')}; noise {100 * row['noise']:.0f}%, load "
                     f"{row['loadavg_before'][0]:.1f}/{row['loadavg_after'][0]:.1f}",
                     flush=True,
                 )

@@ -26,12 +26,13 @@ feature_map, chunk_rows=256) -> out``
 
     One parallel numba region: the rows are cut into chunks of ``chunk_rows`` (rounded up to a
     multiple of ``g = GEMM_ROWS[dtype]``: 256 rows in float64, 512 in float32) dealt round-robin
-    to the workers. Each worker owns a buffer of ``g x max(s_plus, s_minus)`` elements
-    (cache-resident: at most a few MB), computes the product of each g-row block with Wᵀ by a single-threaded
-    BLAS GEMM (``np.dot``; BLAS is limited to one thread for the duration of the call with a
-    cached ``threadpoolctl.ThreadpoolController``)
-    and then applies the polynomial sincos, the scaling and the store in one vectorised pass
-    over 0-based row slices. No n x s temporary other than ``out`` is created.
+    to the workers. Each worker owns a buffer of ``g x c`` elements, ``c = column_block(dtype,
+    max(s_plus, s_minus))`` (at most ``PANEL_BYTES``, 256 KiB: it stays in the core's L2 cache),
+    and for each g-row block and each panel of c frequencies computes the product with the
+    panel's Wᵀ by a single-threaded BLAS GEMM (``np.dot``; BLAS is limited to one thread for the
+    duration of the call with a cached ``threadpoolctl.ThreadpoolController``), then applies the
+    polynomial sincos, the scaling and the store in one vectorised pass over 0-based row slices
+    while the panel is still in cache. No n x s temporary other than ``out`` is created.
 
     Deterministic: the output is bit-identical whatever the number of numba threads and whatever
     ``chunk_rows`` (tested). OpenBLAS sums in an order that depends on the shape of the GEMM
@@ -111,7 +112,9 @@ from ._runtime import blas_single_thread, parallel_region
 __all__ = [
     "GEMM_ROWS",
     "GUIDE_FACTOR",
+    "PANEL_BYTES",
     "SINCOS_MAX_ARG",
+    "column_block",
     "fill",
     "fused_features",
     "inverse_cdf_lookup",
@@ -130,10 +133,33 @@ SINCOS_MAX_ARG = {np.dtype(np.float64): 1.0e12, np.dtype(np.float32): 1.0e6}
 #: d x s frequency matrix, which it repeats at every call. Measured (process CPU time, one
 #: thread, n = 5e4, width 1024 for d <= 54 and 2048 above, loaded machine): float64 with
 #: 64/256 rows d = 16 71/70 ms, d = 54 114/109, d = 256 713/642, d = 784 2154/1744; float32
-#: with 256/512 rows d = 16 34/33, d = 54 53/53, d = 256 317/302, d = 784 892/843. Splitting
-#: the columns into panels (to keep the block in L2) did not pay: a column slice of W is not
-#: contiguous and numba copies it before the GEMM.
+#: with 256/512 rows d = 16 34/33, d = 54 53/53, d = 256 317/302, d = 784 892/843. Wide blocks
+#: are cut into column panels (:data:`PANEL_BYTES`).
 GEMM_ROWS = {np.dtype(np.float64): 256, np.dtype(np.float32): 512}
+
+
+#: Largest GEMM output panel (bytes) of one worker in :func:`fused_features`: the frequencies are
+#: cut into panels of ``column_block(dtype, s)`` rows of W so that a ``GEMM_ROWS x panel`` block of
+#: projections stays in the core's L2 cache between the GEMM that writes it and the sincos pass
+#: that reads it (a block that spills to L3 or memory is written and read back once more, which
+#: made the transform 1.45-1.5x slower than GEMM + store at d = 256 on 16 cores). The panel is a
+#: row slice of the C-contiguous W, so its transpose is a contiguous BLAS operand (no copy).
+#: Read at every call (the benchmark sweeps it); a panel size changes the summation blocks, so
+#: the output is deterministic for a given value.
+PANEL_BYTES = 256 << 10
+
+
+def column_block(dtype, s):
+    """Frequencies per GEMM panel for ``s`` frequencies of ``dtype``: all of them when the block
+    fits :data:`PANEL_BYTES`, else equal panels (multiples of 16) that do."""
+    dtype = np.dtype(dtype)
+    rows = GEMM_ROWS[dtype]
+    s = max(int(s), 1)
+    n_panels = -(-(rows * s * dtype.itemsize) // max(int(PANEL_BYTES), 1))
+    if n_panels <= 1:
+        return s
+    per_panel = -(-s // n_panels)  # ceil: equal panels, the last one at most as wide
+    return min(s, -(-per_panel // 16) * 16)
 
 
 #: Guide-table cells per knot interval in :func:`inverse_cdf_lookup`.
@@ -303,19 +329,26 @@ def _store_cos(a, offsets, scale, out_cos, limit):
 
 
 @njit(fastmath=_FASTMATH, cache=True)
-def _chunk_part(Xc, Wt, scale, offsets, buf, out, r0, col0, mode, limit):
-    """One (chunk, sign part): GEMM into ``buf`` then fused sincos + scale + store."""
+def _chunk_part(Xc, W, scale, offsets, buf, out, r0, col0, mode, limit, col_block):
+    """One (row block, sign part): per panel of ``col_block`` frequencies, a GEMM into ``buf``
+    (small enough to stay in the core's cache) then the fused sincos + scale + store."""
     m = Xc.shape[0]
-    s = Wt.shape[1]
-    B = buf[: m * s].reshape((m, s))
-    np.dot(Xc, Wt, B)
+    s = W.shape[0]
     n_bad = 0
-    for i in range(m):
-        row = out[r0 + i]
-        if mode == 0:
-            n_bad += _store_sincos(B[i], scale, row[col0 : col0 + s], row[col0 + s : col0 + 2 * s], limit)
-        else:
-            n_bad += _store_cos(B[i], offsets, scale, row[col0 : col0 + s], limit)
+    for c0 in range(0, s, col_block):
+        c1 = min(s, c0 + col_block)
+        sb = c1 - c0
+        B = buf[: m * sb].reshape((m, sb))
+        # a row slice of the C-contiguous W: its transpose is an F-contiguous operand, no copy
+        np.dot(Xc, W[c0:c1].T, B)
+        for i in range(m):
+            row = out[r0 + i]
+            if mode == 0:
+                n_bad += _store_sincos(
+                    B[i], scale, row[col0 + c0 : col0 + c1], row[col0 + s + c0 : col0 + s + c1], limit
+                )
+            else:
+                n_bad += _store_cos(B[i], offsets[c0:c1], scale, row[col0 + c0 : col0 + c1], limit)
     return n_bad
 
 
@@ -332,37 +365,34 @@ def _fused_kernel(
     mode,
     chunk_rows,
     gemm_rows,
+    col_block,
     n_workers,
     limit,
     n_bad,
 ):
     n = X.shape[0]
-    # Transposed here, not by the caller: W.T of a C array is always typed 'F' by numba, whereas
-    # numpy flags (0, d) and (1, d) transposes as C-contiguous too (one more compilation each).
-    Wt_plus = W_plus.T
-    Wt_minus = W_minus.T
     s_plus = W_plus.shape[0]
-    s_max = max(s_plus, W_minus.shape[0])
     n_chunks = (n + chunk_rows - 1) // chunk_rows
     col_minus = 2 * s_plus if mode == 0 else s_plus
     # Static round-robin of chunks over workers; each worker reuses one buffer (no allocation
-    # and no page faults per chunk). Every GEMM covers the fixed row block
-    # [g, min(g + gemm_rows, n)) with g a multiple of gemm_rows (chunk_rows is one too): BLAS
-    # sums in an order that depends on the block shape, so fixing the blocks makes the output
-    # independent of chunk_rows and of the worker that computes a block.
+    # and no page faults per chunk). Every GEMM covers the fixed block of rows
+    # [g, min(g + gemm_rows, n)) with g a multiple of gemm_rows (chunk_rows is one too) and of
+    # frequencies [c, min(c + col_block, s)) with c a multiple of col_block: BLAS sums in an
+    # order that depends on the block shape, so fixing the blocks makes the output independent
+    # of chunk_rows and of the worker that computes a block.
     for w in prange(n_workers):
-        buf = np.empty(gemm_rows * s_max, dtype=X.dtype)
+        buf = np.empty(gemm_rows * col_block, dtype=X.dtype)
         bad = 0
         for c in range(w, n_chunks, n_workers):
             c1 = min(n, (c + 1) * chunk_rows)
             for r0 in range(c * chunk_rows, c1, gemm_rows):
                 Xc = X[r0 : min(c1, r0 + gemm_rows)]
                 for part in range(2):  # one call site: a single compiled _chunk_part
-                    Wt = Wt_plus if part == 0 else Wt_minus
-                    if Wt.shape[1] > 0:
+                    W = W_plus if part == 0 else W_minus
+                    if W.shape[0] > 0:
                         bad += _chunk_part(
                             Xc,
-                            Wt,
+                            W,
                             scale_plus if part == 0 else scale_minus,
                             off_plus if part == 0 else off_minus,
                             buf,
@@ -371,6 +401,7 @@ def _fused_kernel(
                             0 if part == 0 else col_minus,
                             mode,
                             limit,
+                            col_block,
                         )
         n_bad[w] = bad
 
@@ -497,6 +528,7 @@ def fused_features(
     n_bad = np.zeros(n_workers, dtype=np.int64)
     gemm_rows = GEMM_ROWS[np.dtype(dtype)]
     chunk_rows = -(-int(chunk_rows) // gemm_rows) * gemm_rows
+    col_block = column_block(dtype, max(s_plus, s_minus))
     with parallel_region(), blas_single_thread():
         _fused_kernel(
             X,
@@ -510,6 +542,7 @@ def fused_features(
             mode,
             chunk_rows,
             gemm_rows,
+            col_block,
             n_workers,
             limit,
             n_bad,

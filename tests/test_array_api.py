@@ -97,3 +97,57 @@ def test_torch_tensors_stay_on_their_device():
             assert isinstance(out, torch.Tensor) and out.device == T.device and out.dtype == dtype
             tol = 64 * np.finfo(np_dtype).eps * max(rf.scale_plus_, rf.scale_minus_)
             np.testing.assert_allclose(out.cpu().numpy(), rf.transform(X.astype(np_dtype)), atol=tol)
+
+
+def _gpu_arrays():
+    """(name, to_device, to_host, float32, float64) for each GPU library with a usable device."""
+    found = []
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None and torch.cuda.is_available():
+        pytest.importorskip("array_api_compat")
+        found.append(
+            (
+                "torch",
+                lambda a: torch.as_tensor(a, device="cuda"),
+                lambda a: a.cpu().numpy(),
+                torch.float32,
+                torch.float64,
+            )
+        )
+    try:
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() > 0:
+            found.append(("cupy", cupy.asarray, cupy.asnumpy, cupy.float32, cupy.float64))
+    except Exception:  # noqa: BLE001 - no CuPy, or CuPy without a driver/device: nothing to test
+        pass
+    return found
+
+
+@pytest.mark.parametrize("feature_map", ["sincos", "cos"])
+def test_gpu_arrays_stay_on_the_gpu_with_the_numpy_values(feature_map):
+    """On a machine with a CUDA GPU (torch and/or CuPy): features and the signed Gram estimate are
+    computed on the GPU, in the input's dtype, with the numpy path's values; skipped elsewhere."""
+    libraries = _gpu_arrays()
+    if not libraries:
+        pytest.skip("no CUDA GPU with torch or CuPy here")
+    rf = RandomFeatures(
+        kernels.delta_gaussian(1.0, 3.0), dim=6, n_components=257, feature_map=feature_map, random_state=2
+    ).fit()  # an odd width: the extra cos column too
+    X = _data(6, n=300, seed=3)
+    phase = float(np.abs(X @ np.concatenate([rf.W_plus_, rf.W_minus_]).T).max())
+    scale = max(rf.scale_plus_, rf.scale_minus_)
+    for name, to_device, to_host, f32, f64 in libraries:
+        for np_dtype, dtype in ((np.float32, f32), (np.float64, f64)):
+            Xd = to_device(X.astype(np_dtype))
+            out = rf.transform(Xd)
+            assert type(out).__module__.split(".")[0] == name and out.dtype == dtype
+            assert str(out.device) == str(Xd.device)
+            tol = 8 * np.finfo(np_dtype).eps * (1 + phase) * scale
+            np.testing.assert_allclose(to_host(out), rf.transform(X.astype(np_dtype)), rtol=0, atol=tol)
+        K = rf.kernel_approx(to_device(X))
+        assert str(K.device) == str(to_device(X).device)
+        np.testing.assert_allclose(to_host(K), rf.kernel_approx(X), rtol=0, atol=1e-12 * rf.mass_plus_ * 257)

@@ -86,6 +86,14 @@ def _reference_features(X, Wp, Wm, sp, sm, bp, bm, feature_map):
     return np.hstack(blocks), np.hstack(bounds)
 
 
+@pytest.fixture(params=[None, 1], ids=["panels-default", "panels-of-16"])
+def panel_bytes(request, monkeypatch):
+    """The default GEMM panels, and panels of 16 frequencies (ragged last panel) for every width."""
+    if request.param is not None:
+        monkeypatch.setattr(C, "PANEL_BYTES", request.param)
+    return request.param
+
+
 @pytest.fixture
 def restore_threads():
     n = numba.get_num_threads()
@@ -197,7 +205,7 @@ CASES = [
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("feature_map", ["sincos", "cos"])
 @pytest.mark.parametrize("n,d,s_plus,s_minus,chunk_rows", CASES)
-def test_fused_features_matches_numpy(dtype, feature_map, n, d, s_plus, s_minus, chunk_rows):
+def test_fused_features_matches_numpy(dtype, feature_map, n, d, s_plus, s_minus, chunk_rows, panel_bytes):
     rng = np.random.default_rng(n + 7 * d + 13 * s_plus + s_minus)
     X = rng.uniform(-1, 1, (n, d)).astype(dtype)
     Wp = rng.standard_normal((s_plus, d)).astype(dtype)
@@ -250,7 +258,9 @@ def test_fused_features_property(n, d, s_plus, s_minus, chunk_rows, f32, seed):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("feature_map", ["sincos", "cos"])
-def test_fused_features_bit_identical_across_threads_and_chunks(dtype, feature_map, restore_threads):
+def test_fused_features_bit_identical_across_threads_and_chunks(
+    dtype, feature_map, restore_threads, panel_bytes
+):
     rng = np.random.default_rng(5)
     n, d, s_plus, s_minus = 1001, 23, 45, 13
     X = rng.standard_normal((n, d)).astype(dtype)
@@ -268,6 +278,20 @@ def test_fused_features_bit_identical_across_threads_and_chunks(dtype, feature_m
             results.append(out)
     for r in results[1:]:
         assert np.array_equal(r, results[0])
+
+
+def test_column_block_panels_fit_the_budget_and_cover_the_frequencies(monkeypatch):
+    for dtype in (np.float32, np.float64):
+        rows, size = C.GEMM_ROWS[np.dtype(dtype)], np.dtype(dtype).itemsize
+        for s in (1, 15, 16, 17, 100, 128, 129, 511, 1024, 4097):
+            c = C.column_block(dtype, s)
+            assert 1 <= c <= s
+            if rows * s * size <= C.PANEL_BYTES:
+                assert c == s  # narrow maps are not cut
+            else:
+                assert c % 16 == 0 and rows * c * size <= C.PANEL_BYTES
+    monkeypatch.setattr(C, "PANEL_BYTES", 1)
+    assert C.column_block(np.float64, 37) == 16  # the smallest panel; the last one is ragged (5)
 
 
 @pytest.mark.parametrize("dtype,w_max", [(np.float64, 2**50), (np.float32, 2**21)])
