@@ -27,12 +27,13 @@ feature_map, chunk_rows=256) -> out``
     One parallel numba region: the rows are cut into chunks of ``chunk_rows`` (rounded up to a
     multiple of ``g = GEMM_ROWS[dtype]``: 256 rows in float64, 512 in float32) dealt round-robin
     to the workers. Each worker owns a buffer of ``g x c`` elements, ``c = column_block(dtype,
-    max(s_plus, s_minus))`` (at most ``PANEL_BYTES``, 256 KiB: it stays in the core's L2 cache),
-    and for each g-row block and each panel of c frequencies computes the product with the
-    panel's Wᵀ by a single-threaded BLAS GEMM (``np.dot``; BLAS is limited to one thread for the
-    duration of the call with a cached ``threadpoolctl.ThreadpoolController``), then applies the
-    polynomial sincos, the scaling and the store in one vectorised pass over 0-based row slices
-    while the panel is still in cache. No n x s temporary other than ``out`` is created.
+    max(s_plus, s_minus))`` (at most ``PANEL_BYTES``, 4 MiB), and for each g-row block and each
+    panel of c frequencies (one panel up to 2048 float64 / 2048 float32 frequencies) computes the
+    product with the panel's Wᵀ by a single-threaded BLAS GEMM (``np.dot``; BLAS is limited to
+    one thread for the duration of the call with a cached ``threadpoolctl.ThreadpoolController``),
+    then applies the polynomial sincos, the scaling and the store in one vectorised pass over
+    0-based row slices while the block is still in cache. No n x s temporary other than ``out``
+    is created.
 
     Deterministic: the output is bit-identical whatever the number of numba threads and whatever
     ``chunk_rows`` (tested). OpenBLAS sums in an order that depends on the shape of the GEMM
@@ -116,6 +117,7 @@ __all__ = [
     "SINCOS_MAX_ARG",
     "column_block",
     "fill",
+    "finite_max_abs",
     "fused_features",
     "inverse_cdf_lookup",
     "sincos",
@@ -138,15 +140,18 @@ SINCOS_MAX_ARG = {np.dtype(np.float64): 1.0e12, np.dtype(np.float32): 1.0e6}
 GEMM_ROWS = {np.dtype(np.float64): 256, np.dtype(np.float32): 512}
 
 
-#: Largest GEMM output panel (bytes) of one worker in :func:`fused_features`: the frequencies are
-#: cut into panels of ``column_block(dtype, s)`` rows of W so that a ``GEMM_ROWS x panel`` block of
-#: projections stays in the core's L2 cache between the GEMM that writes it and the sincos pass
-#: that reads it (a block that spills to L3 or memory is written and read back once more, which
-#: made the transform 1.45-1.5x slower than GEMM + store at d = 256 on 16 cores). The panel is a
-#: row slice of the C-contiguous W, so its transpose is a contiguous BLAS operand (no copy).
-#: Read at every call (the benchmark sweeps it); a panel size changes the summation blocks, so
-#: the output is deterministic for a given value.
-PANEL_BYTES = 256 << 10
+#: Largest GEMM output block (bytes) of one worker in :func:`fused_features`: wider maps are cut
+#: into panels of ``column_block(dtype, s)`` frequencies (a row slice of the C-contiguous W, whose
+#: transpose is a contiguous BLAS operand: no copy), so that a worker's buffer stays bounded
+#: whatever ``n_components`` is. Not smaller: measured on 16 cores (Xeon, 2 MiB L2 per core;
+#: ``bench_featurize.py --panels``, n = 2e5, the kernel over GEMM + store), panels always cost:
+#: d = 256, s = 1024 at 16 threads float64 0.98x whole / 1.03x in 1 MiB panels / 1.17x in
+#: 256 KiB / 1.29x in 128 KiB, float32 1.04x / 1.02x / 1.17x / 1.41x; at 4 threads float64
+#: 1.25x / 1.36x / 1.71x / 2.04x; d = 16 and 54 likewise (whole blocks 0.74-0.91x). Each
+#: extra GEMM call repacks the block of X, and a 2 MiB block already stays in L2. Read at every
+#: call (the benchmark sweeps it); the panels fix the summation blocks, so the output is
+#: deterministic for a given value.
+PANEL_BYTES = 4 << 20
 
 
 def column_block(dtype, s):
@@ -615,6 +620,43 @@ def sincos(x, out_sin=None, out_cos=None):
     with parallel_region():
         _sincos_kernel(x, out_sin, out_cos)
     return out_sin, out_cos
+
+
+@njit(parallel=True, cache=True)  # no fast-math flags: NaN and inf must be seen, not assumed away
+def _finite_max_abs_kernel(flat, n_workers, n_bad, peak):
+    n = flat.shape[0]
+    per = (n + n_workers - 1) // n_workers
+    for w in prange(n_workers):
+        bad = 0
+        top = 0.0
+        for i in range(w * per, min(n, (w + 1) * per)):
+            a = abs(flat[i])
+            if not a < np.inf:  # NaN fails every comparison
+                bad += 1
+            elif a > top:
+                top = a
+        n_bad[w] = bad
+        peak[w] = top
+
+
+def finite_max_abs(X):
+    """``(count of NaN/inf entries, max |finite entry|)`` of a C-contiguous float32/float64 array.
+
+    One parallel pass over the data and no temporary array: the validation of ``transform``'s
+    input (finiteness, and the largest |x| that bounds the phases) costs a read of X, which
+    numpy's ``isfinite(X).all()`` and ``abs(X).max()`` (each a full-size temporary and a
+    single-threaded pass) made 40-80 % of the whole transform on 16 cores at d = 256.
+    """
+    _check_arrays("finite_max_abs", X=X)
+    flat = X.reshape(-1)
+    if flat.size == 0:
+        return 0, 0.0
+    n_workers = max(1, min(numba.get_num_threads(), flat.size // 65536))
+    n_bad = np.zeros(n_workers, dtype=np.int64)
+    peak = np.zeros(n_workers, dtype=np.float64)
+    with parallel_region():
+        _finite_max_abs_kernel(flat, n_workers, n_bad, peak)
+    return int(n_bad.sum()), float(peak.max())
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)

@@ -1032,7 +1032,9 @@ class RandomFeatures:
                 )
 
     @staticmethod
-    def _check_X(X, name, dim):
+    def _check_X(X, name, dim, return_max_abs=False):
+        """``X`` as a C-contiguous float32/float64 2-D array, finite, with ``dim`` columns (and,
+        with ``return_max_abs``, its largest |x|: one compiled parallel pass finds both)."""
         arr = np.asarray(X)
         if np.issubdtype(arr.dtype, np.complexfloating):
             raise ValueError(
@@ -1049,12 +1051,14 @@ class RandomFeatures:
             raise ValueError(
                 f"{name} has {arr.shape[1]} features (columns), but the features were fitted for dim={dim}"
             )
-        if not np.all(np.isfinite(arr)):
+        arr = np.ascontiguousarray(arr)
+        n_bad, max_abs = _compiled.finite_max_abs(arr)
+        if n_bad:
             bad = np.argwhere(~np.isfinite(arr))[0]
             raise ValueError(
                 f"{name} contains NaN or infinite values (first at row {bad[0]}, column {bad[1]})"
             )
-        return np.ascontiguousarray(arr)
+        return (arr, max_abs) if return_max_abs else arr
 
     def __getstate__(self):
         # The measure and the samplers hold closures (sympy-derived densities) that pickle cannot
@@ -1134,12 +1138,13 @@ class RandomFeatures:
             self._cast[dtype] = cast
         return self._cast[dtype]
 
-    def _check_phases(self, X, xp=np):
+    def _check_phases(self, X, xp=np, max_abs=None):
         """Refuse X whose phases w . x have no correct digit in X's dtype (see PHASE_LIMIT).
 
         Cheap bound first, max|x| max_i ||w_i||_1; only when it exceeds the limit the per-row
         bound sum_j |x_j| max_i |w_ij| (O(n d)) is computed. Both bound max |w . x|. ``xp``: the
-        namespace of a non-numpy X (the bounds are computed on its device).
+        namespace of a non-numpy X (the bounds are computed on its device); ``max_abs``: max |X|
+        if already known.
         """
         if "_cast" not in self.__dict__:
             self._cast = {}
@@ -1150,7 +1155,8 @@ class RandomFeatures:
         limit = PHASE_LIMIT[np.dtype(X.dtype if xp is np else _array_api.dtype_name(xp, X.dtype))]
         if X.shape[0] == 0 or X.shape[1] == 0:
             return
-        max_abs = float(xp.max(xp.abs(X)))
+        if max_abs is None:
+            max_abs = float(_compiled.finite_max_abs(X)[1] if xp is np else xp.max(xp.abs(X)))
         if max_abs * l1 <= limit:
             return
         if xp is np:
@@ -1202,11 +1208,11 @@ class RandomFeatures:
                 )
             return self._transform_xp(X, xp)
         X_in = X
-        X = self._check_X(X, "X", self.n_features_in_)
+        X, max_abs = self._check_X(X, "X", self.n_features_in_, return_max_abs=True)
         dtype = X.dtype
         shape = (X.shape[0], int(self.signature_.size))
         Wp, Wm, op, om, W_odd, b_odd = self._weights(dtype)
-        self._check_phases(X)
+        self._check_phases(X, max_abs=max_abs)
         if out is None:
             _check_memory(
                 shape[0] * shape[1] * dtype.itemsize,
@@ -1256,12 +1262,12 @@ class RandomFeatures:
                 f"X has shape {X.shape}, but the features were fitted for dim={self.n_features_in_}"
             )
         dtype = np.dtype(np.float32) if X.dtype == np.float32 else np.dtype(np.float64)
-        self._check_X(X.data.reshape(1, -1), "X", None)
+        _, max_abs = self._check_X(X.data.reshape(1, -1), "X", None, return_max_abs=True)
         X = X.astype(dtype)
         if out is not None:
             raise ValueError("out is not supported for a sparse X; call transform(X) without it")
         Wp, Wm, op, om, W_odd, b_odd = self._weights(dtype)
-        self._check_phases(X)
+        self._check_phases(X, max_abs=max_abs)
         n = X.shape[0]
         width = int(self.signature_.size)
         _check_memory(

@@ -586,3 +586,27 @@ def test_inverse_cdf_lookup_threads_identical(restore_threads):
         numba.set_num_threads(threads)
         outs.append(C.inverse_cdf_lookup(u, uk, xk, mk, np.empty_like(u)))
     assert np.array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_finite_max_abs_counts_nan_and_inf_and_finds_the_peak(dtype, restore_threads):
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((3001, 7)).astype(dtype)  # more entries than one worker's minimum
+    X[1234, 3] = -1e4  # the peak is an absolute value
+    for threads in (1, 2):
+        numba.set_num_threads(threads)
+        assert C.finite_max_abs(X) == (0, float(np.abs(X).max())) == (0, 1e4)
+    Y = X.copy()
+    Y[0, 0], Y[17, 2], Y[-1, -1] = np.nan, np.inf, -np.inf
+    n_bad, peak = C.finite_max_abs(Y)
+    assert n_bad == 3 and peak == 1e4  # the peak of the finite entries
+    assert C.finite_max_abs(np.full((2, 2), np.nan, dtype=dtype)) == (4, 0.0)
+    assert C.finite_max_abs(np.zeros((0, 5), dtype=dtype)) == (0, 0.0)
+    assert C.finite_max_abs(np.array([[-0.0, 0.0]], dtype=dtype)) == (0, 0.0)
+
+
+def test_finite_max_abs_requires_a_contiguous_float_array():
+    with pytest.raises(ValueError, match="C-contiguous"):
+        C.finite_max_abs(np.ones((4, 4))[:, ::2])
+    with pytest.raises(ValueError, match="float32 or float64"):
+        C.finite_max_abs(np.ones((2, 2), dtype=np.int64))
