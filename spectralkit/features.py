@@ -1032,9 +1032,14 @@ class RandomFeatures:
                 )
 
     @staticmethod
-    def _check_X(X, name, dim, return_max_abs=False):
-        """``X`` as a C-contiguous float32/float64 2-D array, finite, with ``dim`` columns (and,
-        with ``return_max_abs``, its largest |x|: one compiled parallel pass finds both)."""
+    def _check_X(X: Any, name: str, dim: int | None) -> NDArray[Any]:
+        """``X`` as a C-contiguous float32/float64 2-D array, finite, with ``dim`` columns."""
+        return RandomFeatures._check_X_scan(X, name, dim)[0]
+
+    @staticmethod
+    def _check_X_scan(X: Any, name: str, dim: int | None) -> tuple[NDArray[Any], float]:
+        """:meth:`_check_X` and the largest |x| of the result (one compiled parallel pass finds
+        both)."""
         arr = np.asarray(X)
         if np.issubdtype(arr.dtype, np.complexfloating):
             raise ValueError(
@@ -1058,7 +1063,7 @@ class RandomFeatures:
             raise ValueError(
                 f"{name} contains NaN or infinite values (first at row {bad[0]}, column {bad[1]})"
             )
-        return (arr, max_abs) if return_max_abs else arr
+        return arr, max_abs
 
     def __getstate__(self):
         # The measure and the samplers hold closures (sympy-derived densities) that pickle cannot
@@ -1208,7 +1213,7 @@ class RandomFeatures:
                 )
             return self._transform_xp(X, xp)
         X_in = X
-        X, max_abs = self._check_X(X, "X", self.n_features_in_, return_max_abs=True)
+        X, max_abs = self._check_X_scan(X, "X", self.n_features_in_)
         dtype = X.dtype
         shape = (X.shape[0], int(self.signature_.size))
         Wp, Wm, op, om, W_odd, b_odd = self._weights(dtype)
@@ -1262,7 +1267,7 @@ class RandomFeatures:
                 f"X has shape {X.shape}, but the features were fitted for dim={self.n_features_in_}"
             )
         dtype = np.dtype(np.float32) if X.dtype == np.float32 else np.dtype(np.float64)
-        _, max_abs = self._check_X(X.data.reshape(1, -1), "X", None, return_max_abs=True)
+        _, max_abs = self._check_X_scan(X.data.reshape(1, -1), "X", None)
         X = X.astype(dtype)
         if out is not None:
             raise ValueError("out is not supported for a sparse X; call transform(X) without it")

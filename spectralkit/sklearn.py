@@ -37,7 +37,7 @@ from __future__ import annotations
 import numbers
 import textwrap
 import warnings
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeGuard
 
 import numpy as np
 import scipy.linalg
@@ -272,15 +272,15 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         the sparse product ``X @ W^T`` (the output is dense).
         """
         check_is_fitted(self, "features_")
-        X = validate_data(
+        Xv: Any = validate_data(
             self, X, reset=False, dtype=[np.float64, np.float32], order="C", accept_sparse="csr"
         )
-        if scipy.sparse.issparse(X):
-            return self.features_.transform(X)
-        if not X.flags.writeable:
+        if scipy.sparse.issparse(Xv):
+            return self.features_.transform(Xv)
+        if not Xv.flags.writeable:
             # read-only inputs (memory maps) would make numba compile a second specialisation
-            X = X.copy()
-        return self.features_.transform(X)
+            Xv = Xv.copy()
+        return self.features_.transform(Xv)
 
     def kernel_approx(
         self, X: ArrayLike, Y: ArrayLike | None = None
@@ -326,7 +326,7 @@ class _PickledFeatures:
         return self.cls.from_fitted_state(self.state, measure)
 
 
-def _is_dask_array(X):
+def _is_dask_array(X: object) -> TypeGuard[dask.array.Array]:
     return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "chunks")
 
 
