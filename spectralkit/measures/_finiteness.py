@@ -183,6 +183,13 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
     return FinitenessReport(finite, tail_exp, integrand, reason, tuple(evidence), pm, slope)
 
 
+#: the evidence of a DIVERGENT verdict decided by :func:`_edge_divergence` (no transform computed)
+EDGE_ONLY_EVIDENCE = (
+    "exponents from sympy-series (k at the support edge); the edge decides the verdict alone, "
+    "no transform was computed"
+)
+
+
 def _edge_divergence(d, terms, closed, analyses):
     """The DIVERGENT report of a kernel whose support edges alone prove ||mu|| = inf, else None.
 
@@ -218,11 +225,7 @@ def _edge_divergence(d, terms, closed, analyses):
         f"{_edge_text(R, beta, coef, d, e)}; mass integrand rho^(d-1)|mu| ~ rho^{_fmt_exp(integrand)} "
         f"in d = {d}: divergent (finite iff d < 1 + 2*beta = {1 + 2 * beta:g})"
     )
-    evidence = (
-        "exponents from sympy-series (k at the support edge); the edge decides the verdict alone, "
-        "no transform was computed",
-    )
-    return FinitenessReport(False, e, integrand, reason, evidence)
+    return FinitenessReport(False, e, integrand, reason, (EDGE_ONLY_EVIDENCE,))
 
 
 def _partial_mass_evidence(scale, partial_masses, truncation, finite, integrand, evidence):

@@ -31,7 +31,7 @@ from ..exceptions import (
 from ..kernels import DensityKernel, RadialKernel, from_spec
 from ..transforms import RadialTransform, closed_form, closed_form_terms, constant_transform, transform_atom
 from ._cache import get_or_compute, memory_get_or_compute
-from ._finiteness import finiteness
+from ._finiteness import EDGE_ONLY_EVIDENCE, finiteness
 from ._jordan import JordanInput, integrate_abs, jordan
 from ._progress import Progress
 from ._results import Derivation, Estimate, FinitenessReport, Lobe, RKKSReport, Shell, TailModel, TermsSplit
@@ -595,7 +595,7 @@ class SpectralMeasure:
         k0 = self.kernel.value_at_zero()
         # a divergent verdict decided before any transform (the edge exponents alone, see
         # _finiteness._edge_divergence) computes none just to name its method
-        edge_only = not fin.finite and self._transforms is None
+        edge_only = fin.evidence == (EDGE_ONLY_EVIDENCE,)
         method = (
             _EDGE_ONLY_METHOD
             if edge_only
