@@ -17,10 +17,12 @@ Evaluation (log form, no under- or overflow in high d): J_mu_(x)/x^mu_ =
 (``_numerics.special.series_0f1``; every term below 1, at most one digit lost) for
 x^2 <= 4 (mu_ + 1), scipy's ``jv`` up to x = mu_ (J is positive and monotone there) and
 Re(exp(i x) hankel1e(mu_, x)) beyond (relative to the local amplitude |H1_mu_(x)| near the zeros
-of J; ``jv`` itself loses ~1e-11 there at orders ~200). Where ``jv`` would underflow beyond that point (mu_ > ~350) the
-builder declines and the kernel goes to the next route. Beyond rho_t = (mu_ + 4 mu_^(1/3) + 8) / b
+of J; ``jv`` itself loses ~1e-11 there at orders ~200). Orders mu_ above 260 are declined (the
+kernel goes to the next route): the accuracy was measured up to there (1e-12 at mu_ ~ 300, and
+``jv`` underflows at x = 2 sqrt(mu_ + 1) beyond ~350). Beyond rho_t = (mu_ + 4 mu_^(1/3) + 8) / b
 the tail is given in parts, mu = exp(s) (A - Re(exp(i b rho) B)), A = 0,
-B = -sign(c) hankel1e(mu_, x), s = log|C| - mu_ log x (``tail_parts``).
+B = -sign(c) hankel1e(mu_, x), s = log|C| - mu_ log x (``tail_parts``; hankel1e from the table of
+:class:`_Hankel`).
 """
 
 import math
@@ -43,6 +45,7 @@ __all__ = []  # private module
 #: nu = 0.5 ... 80, relative to the local amplitude near the zeros of J)
 _REL_ERROR = 2e-12
 _UNDERFLOW = 1e-290
+_MAX_ORDER = 260.0  # d/2 + nu: measured up to ~300 (1e-12), jv underflows near x = 2 sqrt(mu_) beyond ~350
 _EPS = float(np.finfo(np.float64).eps)
 _TABLE_TOL = 1e-13  # the Hankel table's accuracy (relative to |g| ~ 1), else g is called
 
@@ -194,11 +197,11 @@ def _log_bessel_ratio(mu_, hankel, b, rho):
 @builder("truncated_power_r2", rel_error=_REL_ERROR)
 def _truncated_power_r2(c, b, nu, dim):
     """Exact mu of c (1 - r^2/b^2)^nu on [0, b] (module docstring), or None where scipy's ``jv``
-    would underflow (orders d/2 + nu above ~350)."""
+    would underflow or the accuracy was not measured (orders d/2 + nu above 260)."""
     d = dim
     mu_ = 0.5 * d + nu
     x_switch = 2.0 * math.sqrt(mu_ + 1.0)
-    if not abs(float(sc.jv(mu_, x_switch))) >= _UNDERFLOW:
+    if mu_ > _MAX_ORDER or not abs(float(sc.jv(mu_, x_switch))) >= _UNDERFLOW:
         return None
     with mpmath.workdps(30):
         log_c = float(
