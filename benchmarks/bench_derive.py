@@ -74,6 +74,11 @@ KERNELS = [
     ("1 - 22/3*r**2 + 33*r**4 - 77/2*r**5 + 33/2*r**7 - 11/2*r**9 + 5/6*r**11", 1.0, "penta covariance"),
     ("2/pi*(acos(r) - r*sqrt(1 - r**2))", 1.0, "circular covariance"),
     ("(1 - r)**2.5", 1.0, "Askey, non-integer exponent"),
+    # compact classes beyond plain polynomials (issue 15: transforms/_sonine.py, edge-only divergence)
+    ("(1 - r**2)**2.5", 1.0, "truncated power in r^2, fractional order (Sonine)"),
+    ("max(1 - r**2/3, 0)**7.25", None, "truncated power in r^2, irrational support (Sonine)"),
+    ("(1 - r)**1.5*(1 + 1.5*r)", 1.0, "generalized Wendland, non-integer exponent"),
+    ("(1 - r)**8*(1 + 8*r + 25*r**2 + 32*r**3)", 1.0, "Wendland C6 / Gneiting"),
     # error bars of the numeric path (issue 15, item 7): kernels without closed forms whose masses
     # carry the radial weight of the density's absolute noise
     ("exp(-r**2)/(1 + r**2)", None, "numeric: Gaussian x rational"),

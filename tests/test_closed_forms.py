@@ -359,7 +359,9 @@ SPHERICAL = [
 def test_spherical_polynomial_vs_bessel_sum(a, p, cq, d):
     tr = closed_form(kernels.spherical_polynomial(a, p), d)
     beta = next(q for q, c in enumerate(cq) if c)
-    assert tr.method == "closed-form:compact-polynomial"
+    # a = 2: the truncated power (1 - r^2/4)^p itself, Sonine's Bessel form (transforms/_sonine.py);
+    # a > 2 jumps at the support r = 2: the exact polynomial transform
+    assert tr.method == ("closed-form:truncated-power-r2" if a == 2 else "closed-form:compact-polynomial")
     assert tr.tail_exponent == (d + 1) / 2 + beta and tr.tail_oscillation == 2.0
     assert not tr.nonnegative and tr.zeros is None
     rho = RHO[RHO > 0]

@@ -132,6 +132,8 @@ CASES = [
     (kernels.RadialKernel.from_string("(1 + r)**-2 - 0.5*(1 + 2*r)**-1"), 16, "gorf"),
     # oscillation under a Gaussian envelope (transforms/_oscillating.py)
     (kernels.RadialKernel.from_string("exp(-r**2/2)*cos(r)"), 16, "gorf"),
+    # truncated power in r^2 of fractional order: Sonine's Bessel closed form (transforms/_sonine.py)
+    (kernels.RadialKernel.from_string("max(1 - r**2/4, 0)**3.5"), 5, "orf"),
 ]
 
 

@@ -263,7 +263,7 @@ class RadialKernel:
                 f"kernel expression {numeric} does not depend on r; a constant kernel has the "
                 "spectral measure k * delta_0, which spectralkit does not sample"
             )
-        _check_real_valued(numeric, support)
+        _check_real_valued(numeric, self._support)  # the normal form's support
         self._name = str(name) if name is not None else str(numeric)
         self._frozen = True
 

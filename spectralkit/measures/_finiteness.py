@@ -97,6 +97,9 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
                 reason,
                 (f"analysis ({an.method}): oscillating decay r^-{an.decay_rate:.3g}",),
             )
+    early = _edge_divergence(d, terms, closed, analyses)
+    if early is not None:
+        return early
     terms = transform_terms()
     analysed = [(c, atom, t, analyses[atom]) for c, atom, t in terms if atom in analyses]
     tail_exp = math.inf
@@ -178,6 +181,51 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
     scale = max(t.scale for _, _, t in terms)
     pm, slope = _partial_mass_evidence(scale, partial_masses, truncation, finite, integrand, evidence)
     return FinitenessReport(finite, tail_exp, integrand, reason, tuple(evidence), pm, slope)
+
+
+#: the evidence of a DIVERGENT verdict decided by :func:`_edge_divergence` (no transform computed)
+EDGE_ONLY_EVIDENCE = (
+    "exponents from sympy-series (k at the support edge); the edge decides the verdict alone, "
+    "no transform was computed"
+)
+
+
+def _edge_divergence(d, terms, closed, analyses):
+    """The DIVERGENT report of a kernel whose support edges alone prove ||mu|| = inf, else None.
+
+    Only when no term has a closed form and every exponent comes from sympy's series (exact): the
+    edge terms of equal support and exponent are added first (as below), and a leading edge
+    (R - r)^beta with d >= 1 + 2 beta makes the mass integrand rho^(d-1)|mu| ~ rho^((d-3)/2 - beta)
+    non-integrable whatever the rest of the kernel does (an oscillation at frequency R cannot be
+    cancelled by terms at other radii or by the non-oscillating origin terms). No transform is
+    computed: the numeric transform of such a kernel in high d is the costliest one and the least
+    accurate (circular covariance, Askey (1 - r)^2.5 in d = 256)."""
+    if any(closed[atom] is not None for _, atom in terms if atom is not None):
+        return None
+    if any(an.method != "sympy-series" for an in analyses.values()):
+        return None
+    edge = {}
+    for c, a in terms:
+        if a is not None and a.support is not None:
+            for coef, beta in analyses[a].edge_terms:
+                key = (a.support, round(beta, 12))
+                edge[key] = edge.get(key, 0.0) + c * coef
+    leading = {}
+    for (R, beta), coef in edge.items():
+        if abs(coef) > 1e-12 and (R not in leading or beta < leading[R][0]):
+            leading[R] = (beta, coef)
+    if not leading:
+        return None
+    R, (beta, coef) = min(leading.items(), key=lambda item: item[1][0])
+    e = (d + 1) / 2 + beta
+    integrand = d - 1 - e
+    if integrand < -1:
+        return None
+    reason = (
+        f"{_edge_text(R, beta, coef, d, e)}; mass integrand rho^(d-1)|mu| ~ rho^{_fmt_exp(integrand)} "
+        f"in d = {d}: divergent (finite iff d < 1 + 2*beta = {1 + 2 * beta:g})"
+    )
+    return FinitenessReport(False, e, integrand, reason, (EDGE_ONLY_EVIDENCE,))
 
 
 def _partial_mass_evidence(scale, partial_masses, truncation, finite, integrand, evidence):

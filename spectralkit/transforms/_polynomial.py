@@ -185,6 +185,8 @@ _MARGIN = 4.0  # safety factor on every measured error
 _VERIFY_TERMS = 600  # largest high-precision series used to verify a sum of components
 _TOL_MIN = 4e-15  # best accuracy asked of a table (relative to its scale)
 _MAX_QUAD_ERROR = 1e-6  # an edge integral less accurate than this is refused (not tabulated)
+_SPLIT_TARGET = 1e-9  # the split must agree with the series this well at the top of its grid
+_SPLIT_REACH = 16.0  # ... which is raised up to this many times nu + beta + 9 to get there
 
 
 # ---------------------------------------------------------------------------------------------
@@ -438,7 +440,6 @@ class _Series:
                     sign, man, exp_, _ = a._mpf_
                     self._pairs.append((-man if (sign ^ (k % 2)) else man, exp_))
                 self._c = c
-            self._trunc = {}
         return self._pairs
 
     def __getstate__(self):
@@ -660,10 +661,20 @@ class _Component:
         self.band = None
 
     def moment_fraction(self, k):
-        """M_k = sum_n q_n b^n / (n + d + 2k), exactly."""
+        """M_k = sum_n q_n b^n / (n + d + 2k), exactly: with q_n b^n = a_n / D (one common
+        denominator) and L the lcm of the n + d + 2k, M_k = sum_n a_n (L / (n + d + 2k)) / (D L),
+        integer arithmetic and one reduction (summing Fractions reduces after every term)."""
+        if not self._moments:
+            den = math.lcm(*(c.denominator for c in self._qhat if c != 0))
+            self._num = [
+                (n, c.numerator * (den // c.denominator)) for n, c in enumerate(self._qhat) if c != 0
+            ]
+            self._den = den
         while len(self._moments) <= k:
-            kk = len(self._moments)
-            self._moments.append(sum(c / (n + self.d + 2 * kk) for n, c in enumerate(self._qhat) if c != 0))
+            shift = self.d + 2 * len(self._moments)
+            lcm = math.lcm(*(n + shift for n, _ in self._num))
+            total = sum(a * (lcm // (n + shift)) for n, a in self._num)
+            self._moments.append(Fraction(total, self._den * lcm))
         return self._moments[k]
 
     def _moment(self, k, dps):
@@ -787,10 +798,14 @@ class _Component:
         top = max(self.nu_eff + 4 * c + 8, x_series + 4 * h)
         bottom = max(x_series, self.nu_eff - 6 * c - 4)
         rec = {}
+        probe = False
         while True:
-            grid = np.arange(top, bottom - 1e-9, -h)
-            if grid[-1] > bottom + 1e-9:
-                grid = np.append(grid, bottom)
+            if probe:  # the top four points of a raised grid first
+                grid = top - h * np.arange(4)
+            else:
+                grid = np.arange(top, bottom - 1e-9, -h)
+                if grid[-1] > bottom + 1e-9:
+                    grid = np.append(grid, bottom)
             hint = None
             for x in grid:
                 x = float(x)
@@ -804,7 +819,19 @@ class _Component:
             rel = np.array(
                 [err[j] * math.exp(lh[j] - np.max(lh[np.abs(xs - xs[j]) <= reach])) for j in range(xs.size)]
             )
-            tol = max(1e-14, 8 * float(np.max(rel[:4])))
+            top_err = float(np.max(rel[:4]))
+            if not top_err <= _SPLIT_TARGET and top < _SPLIT_REACH * (self.nu_eff + 8):
+                # the split is not yet accurate at the top of the grid (a jump whose Taylor
+                # polynomial spans many orders, e.g. (1 - r^2)^80 = (-w)^80 (2 + w)^80: its edge
+                # integrand turns in phase along the ray until x >> nu + beta): start higher
+                top, bottom, probe = 1.5 * top, top, True
+                continue
+            if probe:
+                # accurate at the raised top: descend from it in steps of 1/48 of it (far above the
+                # turning point the crossover needs no finer placing)
+                probe, h = False, max(h, top / 48)
+                continue
+            tol = max(1e-14, 8 * top_err)
             last = 0
             while last + 1 < xs.size and rel[last + 1] <= tol:
                 last += 1
