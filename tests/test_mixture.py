@@ -125,3 +125,30 @@ def test_kink_at_positive_radius_is_divergent_in_d256():
     # numeric transform of the compact piece fails in d = 256, the exponents still decide
     rep = sk.check_rkks(K.RadialKernel.from_string("exp(-max(r, 1))"), 256)
     assert rep.verdict == "DIVERGENT"
+
+
+#: the Gaussian-factor kernels of tests/test_error_bars.py with 40-digit mpmath Hankel references
+HANKEL_REFERENCED = [
+    "exp(-r**2)/(1 + r**2)",
+    "exp(-r**2)*(1 + r**2)/(2 + r**2)",
+    "exp(-r**2)/(1 + log(1 + r**2))",
+]
+# exp(-r**2)*atan(1 + r**2) (branch points of atan(1 + s) at s = -1 +- i) and exp(-r**2)*erf(1 + r**2)
+# (erf(1 + s) grows off the real axis) are not Laplace transforms the contour can invert: the route
+# declines them (test_off_axis_poles_are_declined) and the Hankel route answers
+
+
+@pytest.mark.parametrize("d", [1, 3, 10, 16])
+@pytest.mark.parametrize("kernel", HANKEL_REFERENCED)
+def test_density_against_hankel_references(kernel, d, stored_reference):
+    """Independent references (mpmath Hankel integrals at 40 digits, tests/reference/make_references.py):
+    |mu - ref| <= rel_error |ref| + abs_error max|mu| wherever the route answers."""
+    ref_set = stored_reference("error_bars_mpmath")
+    k = K.RadialKernel.from_string(kernel)
+    T = transform_atom(k, d, sympy_budget=0)
+    assert T.method == "numeric:gaussian-mixture+talbot"
+    peak = float(T.mu(np.zeros(1))[0])
+    for x in (0.5, 3.0, 10.0):
+        ref = ref_set(kernel=kernel, d=d, rho=x, dps=40)
+        got = float(T.mu(np.array([x]))[0])
+        assert abs(got - ref) <= T.rel_error * abs(ref) + T.abs_error * peak, (kernel, d, x, got, ref)
