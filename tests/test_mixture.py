@@ -159,3 +159,14 @@ def test_finite_verdict_still_needs_the_density():
     # numeric transform is reported (a refusal), never a verdict without masses
     with pytest.raises(sk.SpectralkitError, match="numeric transform"):
         sk.check_rkks(K.RadialKernel.from_string("exp(-r**1.5)/(1 + r)"), 256)
+
+
+def test_gaussian_factor_written_with_another_base():
+    # 2^(-r^2) = exp(-log(2) r^2): the factor cancels symbolically (else e^(-a s) e^(a s) overflows)
+    k = K.RadialKernel.from_string("2**(-r**2)/(4 + r**2)")
+    e = K.RadialKernel.from_string("exp(-0.69314718055994530942*r**2)/(4 + r**2)")
+    T = gaussian_mixture_transform(k, 3, length=_length_scale(k), smooth_at_origin=True)
+    U = gaussian_mixture_transform(e, 3, length=_length_scale(e), smooth_at_origin=True)
+    assert T is not None and U is not None
+    rho = np.array([0.1, 1.0, 3.0])
+    np.testing.assert_allclose(T.mu(rho), U.mu(rho), rtol=T.rel_error + U.rel_error)

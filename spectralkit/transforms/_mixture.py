@@ -174,7 +174,10 @@ def gaussian_mixture_transform(atom, dim, *, length, smooth_at_origin):
     if atom.support is not None or not smooth_at_origin:
         return None
     a = _gaussian_factor(atom.expr)
-    g_expr = sympy.powsimp(atom.expr * sympy.exp(a * R**2))
+    # b^p(r) as exp(p log b), so that the factor cancels symbolically (no e^(-a s) e^(a s) in floats)
+    base_exp = [p for p in atom.expr.atoms(sympy.Pow) if p.exp.has(R) and not p.base.has(R)]
+    expr = atom.expr.xreplace({p: sympy.exp(p.exp * sympy.log(p.base)) for p in base_exp})
+    g_expr = sympy.powsimp(expr * sympy.exp(a * R**2))
     gz = complex_formula(g_expr)
     if gz is None:
         return None
