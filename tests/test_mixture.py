@@ -170,3 +170,13 @@ def test_gaussian_factor_written_with_another_base():
     assert T is not None and U is not None
     rho = np.array([0.1, 1.0, 3.0])
     np.testing.assert_allclose(T.mu(rho), U.mu(rho), rtol=T.rel_error + U.rel_error)
+
+
+def test_underflowing_formula_in_d256():
+    # 1/cosh(sqrt(s)) overflows cosh in float64 on the contour; those values are float64 underflows
+    # (checked in mpmath) and the route answers in d = 256 (psi > 0: m+ = k(0) = 1 exactly)
+    k = K.RadialKernel.from_string("1/cosh(r)")
+    T = gaussian_mixture_transform(k, 256, length=_length_scale(k), smooth_at_origin=True)
+    assert T is not None and T.mass_error <= 1e-8
+    rep = sk.check_rkks(k, 256)
+    assert rep.verdict == "PD" and abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error

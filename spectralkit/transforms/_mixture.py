@@ -40,6 +40,7 @@ Hankel route (which then answers or refuses).
 
 import math
 
+import mpmath
 import numpy as np
 import sympy
 
@@ -57,6 +58,7 @@ _EPS = np.finfo(np.float64).eps
 _SPAN = 1e14  # u from scale / SPAN to scale * SPAN
 _RECONSTRUCT = 1e-9  # the mixture must reproduce k to this fraction of int |psi|
 _MARGIN = 10.0
+_MP_POINTS = 2000  # at most this many non-finite contour values are redone in mpmath
 _CLEAN = 10.0  # psi values below this multiple of their error are dropped (noise)
 
 
@@ -137,6 +139,19 @@ def _rule(lo, hi, width, n, flat=-math.inf):
     return u, w * u
 
 
+def _mp_complex(fn, z, tiny=False):
+    """complex(fn(z)) in mpmath: NaN where it fails or overflows float64; with ``tiny``, 0 for
+    values below 1e-300 in modulus and NaN for every other value (an underflow test)."""
+    try:
+        v = fn(mpmath.mpc(z.real, z.imag))
+        if tiny:
+            return 0.0 if abs(v) < 1e-300 else complex(math.nan, math.nan)
+        v = complex(v)
+    except (ArithmeticError, ValueError, TypeError):
+        return complex(math.nan, math.nan)
+    return v if math.isfinite(v.real) and math.isfinite(v.imag) else complex(math.nan, math.nan)
+
+
 def _psi(G, u):
     """psi_0 at the nodes u (Talbot, 24 nodes), its error (against 32 nodes, plus rounding) and what
     was set to zero: values not above 10 times their error are noise (psi_0 far below the rounding
@@ -183,8 +198,24 @@ def gaussian_mixture_transform(atom, dim, *, length, smooth_at_origin):
         return None
     a = float(a)
 
+    gm = sympy.lambdify(R, g_expr, modules="mpmath")
+
     def G(s):
-        return gz(np.sqrt(s))
+        z = np.sqrt(s)
+        with np.errstate(all="ignore"):
+            out = np.asarray(gz(z), dtype=np.complex128) * np.ones(z.shape)
+        # float64 over- or underflow of intermediate values (cosh(z) in 1/cosh(z) at large |z|):
+        # those points again in mpmath, whose exponent range is unbounded
+        bad = np.flatnonzero(~np.isfinite(out))
+        if bad.size > _MP_POINTS:
+            # many: a spread sample decides whether they are all float64 underflow (then 0); any
+            # other value leaves them NaN and the route declines. The reconstruction of k and the
+            # 24/32-node agreement check the outcome.
+            sample = [_mp_complex(gm, zz, tiny=True) for zz in z.ravel()[bad[:: bad.size // 256 + 1]]]
+            out.ravel()[bad] = 0.0 if all(v == 0 for v in sample) else math.nan
+        elif bad.size:
+            out.ravel()[bad] = [_mp_complex(gm, zz) for zz in z.ravel()[bad]]
+        return out
 
     t_s = 1.0 / length**2
     lo, hi = math.log(t_s / _SPAN), math.log(t_s * _SPAN)
