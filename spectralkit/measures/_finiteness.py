@@ -100,7 +100,15 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
     early = _edge_divergence(d, terms, closed, analyses)
     if early is not None:
         return early
-    terms = transform_terms()
+    try:
+        terms = transform_terms()
+        failure = None
+    except TransformError as exc:
+        # the exponents need only the closed forms (computed above) and the analyses: a divergent
+        # verdict stands without a density (e.g. a kink at r0 > 0 in d = 256, where the numeric
+        # transform of the compact piece fails); a finite one needs the transforms
+        terms = tuple((c, atom, closed.get(atom)) for c, atom in terms)
+        failure = exc
     analysed = [(c, atom, t, analyses[atom]) for c, atom, t in terms if atom in analyses]
     tail_exp = math.inf
     causes = []
@@ -109,7 +117,7 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
     supports = [atom.support for _, atom, t in terms if atom is not None and atom.support is not None]
     leading_closed = {}
     for c, atom, t in terms:
-        if atom is None or not _is_closed_form(t):
+        if atom is None or t is None or not _is_closed_form(t):
             continue
         if atom.support is not None and supports.count(atom.support) > 1:
             analysed.append((c, atom, t, analyze(atom, budget=budget)))
@@ -170,7 +178,8 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
             f"{text}; mass integrand rho^(d-1)|mu| ~ rho^{_fmt_exp(integrand)} in d = {d}: {verdict}{extra}"
         )
     methods = sorted(
-        {an.method for *_, an in analysed} | {t.method for _, a, t in terms if _is_closed_form(t)}
+        {an.method for *_, an in analysed}
+        | {t.method for _, a, t in terms if t is not None and _is_closed_form(t)}
     )
     evidence.append(
         "exponents from "
@@ -178,6 +187,11 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
         + (" (k at r = 0, at the support edge and at infinity)" if analysed else "")
         + (", at the support edge" if leading or leading_closed else "")
     )
+    if failure is not None:
+        if finite:
+            raise failure
+        evidence.append(f"partial masses not computed (no density: {failure})")
+        return FinitenessReport(finite, tail_exp, integrand, reason, tuple(evidence))
     scale = max(t.scale for _, _, t in terms)
     pm, slope = _partial_mass_evidence(scale, partial_masses, truncation, finite, integrand, evidence)
     return FinitenessReport(finite, tail_exp, integrand, reason, tuple(evidence), pm, slope)

@@ -600,8 +600,8 @@ class SpectralMeasure:
             _EDGE_ONLY_METHOD
             if edge_only
             else self.method
-            if fin.finite or math.isfinite(fin.tail_exponent)
-            else self._divergent_method()
+            if fin.finite
+            else self._divergent_method(fin)
         )
         if not fin.finite and self._truncation is None:
             progress.done()
@@ -698,11 +698,14 @@ class SpectralMeasure:
             shells=shells,
         )
 
-    def _divergent_method(self):
-        """How a measure without a density was judged: its closed forms, or the analysis of k alone."""
+    def _divergent_method(self, fin):
+        """How a measure without a density was judged: its transforms, or the analysis of k alone
+        (no density exists, or its exponents decide without one)."""
         try:
             return self.method
         except TransformError:
+            if math.isfinite(fin.tail_exponent):
+                return "analysis of k only (exponents; the density was not computed)"
             return "analysis of k only (no spectral density exists)"
 
     def check_rkks(self) -> RKKSReport:

@@ -5,7 +5,9 @@ d-dimensional Fourier transform of k in the convention of ``docs/conventions.md`
 mu(rho) = (2 pi)^(-d/2) int_0^inf k(r) r^(d-1) Lambda_nu(rho r) dr, Lambda_nu(x) = x^-nu J_nu(x),
 nu = d/2 - 1. Methods are tried in order: verified closed forms (:mod:`._closed_forms`), sympy's
 Hankel transform under a CPU-time budget (:mod:`._symbolic`), numeric quadrature
-(:mod:`._hankel`).
+(:mod:`._hankel`). Smooth decaying kernels of infinite support first try their Gaussian
+scale-mixture representation (:mod:`._mixture`), which is stable in every dimension and needs
+neither sympy nor the Hankel quadrature when its checks confirm it.
 
 A sympy result is accepted only if it agrees with the numeric transform at 41 check points
 rho = s * 10^(-3..3) (s the frequency scale) to within 1e-8 relative (or 1e-13 of max |mu| in
@@ -22,10 +24,11 @@ import numpy as np
 
 from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
-from ..kernels import REGISTRY
+from ..kernels import REGISTRY, RadialKernel
 from ..kernels._analysis import analysis_budget, analyze
 from ._closed_forms import closed_form
 from ._hankel import NumericHankel
+from ._mixture import gaussian_mixture_transform
 from ._symbolic import complex_evaluator, sympy_transform
 from ._types import RadialTransform, check_atom_and_dim
 
@@ -74,6 +77,9 @@ def transform_atom(atom, dim, *, sympy_budget=5.0):
     cf = closed_form(atom, dim)
     if cf is not None:
         return cf
+    mixture = _mixture_route(atom, dim, analysis_budget(sympy_budget))
+    if mixture is not None:
+        return mixture
     numeric = numeric_transform(atom, dim, analysis=analysis_budget(sympy_budget))
     # sympy times out on some families with every method (arc-cosine, NTK) or returns unusable
     # Meijer-G forms (exponential power): their records say so
@@ -83,6 +89,22 @@ def transform_atom(atom, dim, *, sympy_budget=5.0):
         if sym is not None:
             return sym
     return numeric
+
+
+def _mixture_route(atom, dim, budget):
+    """The Gaussian scale-mixture transform (:mod:`._mixture`) of a smooth, decaying kernel of
+    infinite support, or None (not smooth at 0, not decaying, or not confirmed by its checks)."""
+    if not isinstance(atom, RadialKernel) or atom.support is not None:
+        return None
+    info = analyze(atom, budget=budget)
+    if (
+        not info.smooth_at_origin
+        or info.oscillating
+        or info.decay not in ("exponential", "super-exponential")
+        or not info.bounded
+    ):
+        return None
+    return gaussian_mixture_transform(atom, dim, length=_length_scale(atom), smooth_at_origin=True)
 
 
 def numeric_transform(atom, dim, *, analysis=20.0):

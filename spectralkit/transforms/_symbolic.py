@@ -32,7 +32,7 @@ from ..kernels._parse import R
 if TYPE_CHECKING:  # annotations only
     from ..kernels import RadialKernel
 
-__all__ = ["complex_evaluator", "sympy_transform"]
+__all__ = ["complex_evaluator", "complex_formula", "sympy_transform"]
 
 _MODULES = [
     {
@@ -92,7 +92,12 @@ def complex_evaluator(
         ``f(z) -> complex ndarray``; f agrees with k on the positive real axis (inside the
         support) and is its analytic continuation wherever no branch cut is crossed.
     """
-    expr = atom.expr
+    return complex_formula(atom.expr)
+
+
+def complex_formula(expr: sympy.Expr) -> Callable[[NDArray[np.complex128]], NDArray[np.complex128]] | None:
+    """Vectorised complex evaluator of a formula in r (principal branches), or None when it uses
+    non-analytic functions (see :func:`complex_evaluator`)."""
     if any(expr.has(f) for f in _NON_ANALYTIC):
         return None
     return sympy.lambdify(R, expr, modules=_MODULES)

@@ -1,0 +1,187 @@
+"""The Gaussian scale-mixture route (transforms/_mixture.py) and Talbot inversion (_numerics/laplace.py)
+against independent high-precision references (mpmath, 30 digits) in d = 1 ... 256."""
+
+import json
+import math
+import os
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+import spectralkit as sk
+from spectralkit import kernels as K
+from spectralkit._numerics.laplace import talbot_invert
+from spectralkit.transforms._dispatch import _length_scale, transform_atom
+from spectralkit.transforms._mixture import _gaussian_factor, gaussian_mixture_transform
+
+mp.mp.dps = 30
+
+CAUCHY_GAUSS = "exp(-r**2)/(1 + r**2)"  # psi(t) = e^-(t-1), t > 1
+INDEFINITE = "exp(-r**2)*(1 - r**2)/(1 + r**2)"  # psi = -delta(t-1) + 2 e^-(t-1)
+
+
+def _g(rho, t, d):
+    """(4 pi t)^(-d/2) exp(-rho^2 / (4 t)) in mpmath."""
+    return (4 * mp.pi * t) ** (-mp.mpf(d) / 2) * mp.exp(-(mp.mpf(rho) ** 2) / (4 * t))
+
+
+with open(os.path.join(os.path.dirname(__file__), "reference", "mixture_mpmath.json")) as _fh:
+    #: mu_d(rho) of exp(-r^2)/(1 + r^2) from its exact mixing density, 30 digits
+    #: (tests/reference/make_mixture_references.py)
+    _STORED = {(v["d"], round(v["rho"], 9)): mp.mpf(v["mu"]) for v in json.load(_fh)["values"]}
+
+
+def _ref(spec, rho, d):
+    """mu_d(rho) of ``spec`` from the stored references: the indefinite kernel's mixing measure is
+    2 e^-(t-1) dt - delta(t - 1)."""
+    smooth = _STORED[(d, round(float(rho), 9))]
+    return smooth if spec == CAUCHY_GAUSS else 2 * smooth - _g(rho, 1, d)
+
+
+def test_talbot_error_estimate_bounds_the_true_error():
+    t = np.array([1e-6, 1e-3, 0.1, 1.0, 5.0, 20.0])
+    cases = [
+        (lambda s: 1 / (1 + s), lambda x: mp.exp(-x)),
+        (lambda s: 1 / np.sqrt(s + 1), lambda x: mp.exp(-x) / mp.sqrt(mp.pi * x)),
+    ]
+    for g, exact in cases:
+        p24, s24 = talbot_invert(g, t, 24)
+        p32, s32 = talbot_invert(g, t, 32)
+        est = np.abs(p24 - p32) + 8 * np.finfo(float).eps * (s24 + s32)
+        true = np.array([abs(float(mp.mpf(p) - exact(mp.mpf(x)))) for p, x in zip(p24, t)])
+        assert np.all(true <= est), (true, est)
+        assert np.all(est <= 1e-11 * (1 + 1 / t))  # and it is small
+
+
+def test_talbot_rule_fails_with_few_nodes():
+    # negative control: 6 nodes are far from 1e-10 (the check above can fail)
+    p, _ = talbot_invert(lambda s: 1 / (1 + s), np.array([1.0]), 6)
+    assert abs(p[0] - math.exp(-1.0)) > 1e-6
+
+
+def test_gaussian_factor_is_read_from_the_formula():
+    assert float(_gaussian_factor(K.RadialKernel.from_string(CAUCHY_GAUSS).expr)) == 1.0
+    assert float(_gaussian_factor(K.RadialKernel.from_string("exp(-r**2/2)/(2 + r**2)").expr)) == 0.5
+    assert float(_gaussian_factor(K.RadialKernel.from_string("1/(1 + r**2)**3").expr)) == 0.0
+
+
+def test_mixture_identity_against_direct_fourier_integral():
+    # the convention: d = 1, mu = (1/pi) int_0^inf k cos(rho r) dr; d = 3, (2 pi^2 rho)^-1 int k r sin
+    k = K.RadialKernel.from_string(CAUCHY_GAUSS)
+    for d, rho in ((1, 1.5), (3, 2.5)):
+        T = transform_atom(k, d)
+        x = mp.mpf(rho)
+        if d == 1:
+            ref = mp.quad(lambda r, x=x: mp.exp(-(r**2)) / (1 + r**2) * mp.cos(x * r), [0, 2, 4, 8]) / mp.pi
+        else:
+            ref = mp.quad(lambda r, x=x: mp.exp(-(r**2)) / (1 + r**2) * r * mp.sin(x * r), [0, 2, 4, 8])
+            ref /= 2 * mp.pi**2 * x
+        assert abs(float(T.mu(np.array([rho]))[0] / ref) - 1) <= T.rel_error
+
+
+@pytest.mark.parametrize("spec", [CAUCHY_GAUSS, INDEFINITE])
+@pytest.mark.parametrize("d", [1, 2, 3, 16, 64, 256])
+def test_density_within_stated_error(spec, d):
+    k = K.RadialKernel.from_string(spec)
+    T = gaussian_mixture_transform(k, d, length=_length_scale(k), smooth_at_origin=True)
+    assert T is not None and T.method == "numeric:gaussian-mixture+talbot"
+    assert T.rel_error <= 1e-6 and T.mass_error <= 1e-7
+    # frequencies where the radial mass lies: sqrt(2 d t) for t = 1 ... 4 (and a low one)
+    rho = np.array([0.3, *(math.sqrt(2 * d * t) for t in (1.0, 2.0, 4.0))])
+    la, sg = T.log_abs_mu(rho)
+    for x, l_, s_ in zip(rho, la, sg):
+        ref = _ref(spec, x, d)
+        val = s_ * mp.exp(mp.mpf(float(l_)))
+        # relative to the local amplitude, the mixture of |psi|: 2 smooth + g(rho, 1) when indefinite
+        smooth = _ref(CAUCHY_GAUSS, x, d)
+        amp = smooth if spec == CAUCHY_GAUSS else 2 * smooth + _g(x, 1, d)
+        assert abs(val - ref) <= T.rel_error * amp, (x, val, ref)
+
+
+def test_check_rkks_in_d256():
+    rep = sk.check_rkks(K.RadialKernel.from_string(CAUCHY_GAUSS), 256)
+    assert rep.verdict == "PD" and rep.method == "numeric:gaussian-mixture+talbot"
+    assert abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error <= 1e-7
+
+
+def test_check_rkks_indefinite_in_d64():
+    # (its density in d = 256 is checked above; the derivation there takes ~3 s more)
+    rep = sk.check_rkks(K.RadialKernel.from_string(INDEFINITE), 64)
+    assert rep.verdict == "RKKS"
+    # m- = 2 int_0^inf e^-u ... - 1 has no closed form; the Bochner identity k(0) = m+ - m- = 1
+    assert abs(rep.mass_plus.value - rep.mass_minus.value - 1.0) <= rep.mass_plus.error + rep.mass_minus.error
+    # independent value (mpmath, 30 digits): mu < 0 on [0, rho0), rho0 = 12.16989203415839 the root
+    # of 2 int e^-u (1+u)^-32 e^(-rho^2/(4(1+u))) du = e^(-rho^2/4); each Gaussian's radial law is a
+    # chi law, so m- = P(32, rho0^2/4) - 2 int_0^inf e^-u P(32, rho0^2/(4(1+u))) du (P the regularized
+    # lower incomplete gamma function)
+    assert abs(rep.mass_minus.value - 0.46870997719376163574) <= rep.mass_minus.error <= 1e-7
+
+
+def test_off_axis_poles_are_declined():
+    # 1/(1 + s^2) has poles at s = +-i, off the negative axis: Talbot misses them for large t, the
+    # reconstruction of k fails and the route declines (the Hankel route answers in low d)
+    k = K.RadialKernel.from_string("exp(-r**2)/(1 + r**4)")
+    assert gaussian_mixture_transform(k, 3, length=_length_scale(k), smooth_at_origin=True) is None
+
+
+def test_kink_at_positive_radius_is_divergent_in_d256():
+    # exp(-max(r, 1)): a kink at r = 1 gives |mu| ~ rho^-((d+3)/2), divergent mass for d >= 3; the
+    # numeric transform of the compact piece fails in d = 256, the exponents still decide
+    rep = sk.check_rkks(K.RadialKernel.from_string("exp(-max(r, 1))"), 256)
+    assert rep.verdict == "DIVERGENT"
+
+
+#: the Gaussian-factor kernels of tests/test_error_bars.py with 40-digit mpmath Hankel references
+HANKEL_REFERENCED = [
+    "exp(-r**2)/(1 + r**2)",
+    "exp(-r**2)*(1 + r**2)/(2 + r**2)",
+    "exp(-r**2)/(1 + log(1 + r**2))",
+]
+# exp(-r**2)*atan(1 + r**2) (branch points of atan(1 + s) at s = -1 +- i) and exp(-r**2)*erf(1 + r**2)
+# (erf(1 + s) grows off the real axis) are not Laplace transforms the contour can invert: the route
+# declines them (test_off_axis_poles_are_declined) and the Hankel route answers
+
+
+@pytest.mark.parametrize("d", [1, 3, 10, 16])
+@pytest.mark.parametrize("kernel", HANKEL_REFERENCED)
+def test_density_against_hankel_references(kernel, d, stored_reference):
+    """Independent references (mpmath Hankel integrals at 40 digits, tests/reference/make_references.py):
+    |mu - ref| <= rel_error |ref| + abs_error max|mu| wherever the route answers."""
+    ref_set = stored_reference("error_bars_mpmath")
+    k = K.RadialKernel.from_string(kernel)
+    T = transform_atom(k, d, sympy_budget=0)
+    assert T.method == "numeric:gaussian-mixture+talbot"
+    peak = float(T.mu(np.zeros(1))[0])
+    for x in (0.5, 3.0, 10.0):
+        ref = ref_set(kernel=kernel, d=d, rho=x, dps=40)
+        got = float(T.mu(np.array([x]))[0])
+        assert abs(got - ref) <= T.rel_error * abs(ref) + T.abs_error * peak, (kernel, d, x, got, ref)
+
+
+def test_finite_verdict_still_needs_the_density():
+    # exp(-r^1.5)/(1 + r) in d = 256: its exponents say finite (origin terms r, r^1.5), so the failed
+    # numeric transform is reported (a refusal), never a verdict without masses
+    with pytest.raises(sk.SpectralkitError, match="numeric transform"):
+        sk.check_rkks(K.RadialKernel.from_string("exp(-r**1.5)/(1 + r)"), 256)
+
+
+def test_gaussian_factor_written_with_another_base():
+    # 2^(-r^2) = exp(-log(2) r^2): the factor cancels symbolically (else e^(-a s) e^(a s) overflows)
+    k = K.RadialKernel.from_string("2**(-r**2)/(4 + r**2)")
+    e = K.RadialKernel.from_string("exp(-0.69314718055994530942*r**2)/(4 + r**2)")
+    T = gaussian_mixture_transform(k, 3, length=_length_scale(k), smooth_at_origin=True)
+    U = gaussian_mixture_transform(e, 3, length=_length_scale(e), smooth_at_origin=True)
+    assert T is not None and U is not None
+    rho = np.array([0.1, 1.0, 3.0])
+    np.testing.assert_allclose(T.mu(rho), U.mu(rho), rtol=T.rel_error + U.rel_error)
+
+
+def test_underflowing_formula_in_d256():
+    # 1/cosh(sqrt(s)) overflows cosh in float64 on the contour; those values are float64 underflows
+    # (checked in mpmath) and the route answers in d = 256 (psi > 0: m+ = k(0) = 1 exactly)
+    k = K.RadialKernel.from_string("1/cosh(r)")
+    T = gaussian_mixture_transform(k, 256, length=_length_scale(k), smooth_at_origin=True)
+    assert T is not None and T.mass_error <= 1e-8
+    rep = sk.check_rkks(k, 256)
+    assert rep.verdict == "PD" and abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error
