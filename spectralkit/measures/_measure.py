@@ -597,11 +597,7 @@ class SpectralMeasure:
         # _finiteness._edge_divergence) computes none just to name its method
         edge_only = fin.evidence == (EDGE_ONLY_EVIDENCE,)
         method = (
-            _EDGE_ONLY_METHOD
-            if edge_only
-            else self.method
-            if fin.finite
-            else self._divergent_method(fin)
+            _EDGE_ONLY_METHOD if edge_only else self.method if fin.finite else self._divergent_method(fin)
         )
         if not fin.finite and self._truncation is None:
             progress.done()
