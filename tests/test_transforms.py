@@ -66,7 +66,7 @@ def test_closed_form_first():
 
 
 def test_sympy_result_accepted_after_verification(no_closed_forms):
-    T = transform_atom(K.RadialKernel.from_string(MATERN32), 3, sympy_budget=10.0)
+    T = transform_atom(K.RadialKernel.from_string(MATERN32), 3, sympy_budget=10.0, symbolic=True)
     assert T.method == "sympy"
     ref = student_t(RHO, 3)
     err = np.abs(T.mu(RHO) - ref)
@@ -79,7 +79,7 @@ def test_sympy_zero_extension_of_compact_kernel():
     # exp(-r) on [0, 2] (no closed form: not a polynomial): sympy integrates over [0, R] only; verify
     # against the numeric mu
     k = K.RadialKernel.from_string("exp(-r)", support=2.0)
-    T = transform_atom(k, 1, sympy_budget=10.0)
+    T = transform_atom(k, 1, sympy_budget=10.0, symbolic=True)
     N = numeric_transform(k, 1)
     assert T.method == "sympy"
     np.testing.assert_allclose(T.mu(RHO), N.mu(RHO), rtol=1e-8, atol=1e-14 * N.mu.max_abs)
@@ -96,10 +96,11 @@ def _fake_sympy(factor):
 def test_wrong_sympy_result_is_rejected(monkeypatch, no_closed_forms):
     # a formula 1e-6 off is rejected (tolerance 1e-8 relative at 41 check points)
     monkeypatch.setattr(_dispatch, "sympy_transform", _fake_sympy(1 + 1e-6))
-    T = transform_atom(K.RadialKernel.from_string(MATERN32), 2)
+    T = transform_atom(K.RadialKernel.from_string(MATERN32), 2, symbolic=True)
     assert T.method.startswith("numeric:")
     monkeypatch.setattr(_dispatch, "sympy_transform", _fake_sympy(1.0))
-    assert transform_atom(K.RadialKernel.from_string(MATERN32), 2).method == "sympy"
+    assert transform_atom(K.RadialKernel.from_string(MATERN32), 2, symbolic=True).method == "sympy"
+    assert transform_atom(K.RadialKernel.from_string(MATERN32), 2).method.startswith("numeric:")  # default
 
 
 def test_non_finite_sympy_values_fall_back_to_numeric(monkeypatch, no_closed_forms):
@@ -112,14 +113,14 @@ def test_non_finite_sympy_values_fall_back_to_numeric(monkeypatch, no_closed_for
         return mu, "fake"
 
     monkeypatch.setattr(_dispatch, "sympy_transform", fake)
-    T = transform_atom(K.RadialKernel.from_string(MATERN32), 2)
+    T = transform_atom(K.RadialKernel.from_string(MATERN32), 2, symbolic=True)
     assert T.method == "sympy"
     x = np.array([1e6, 1e8])
     np.testing.assert_allclose(T.mu(x), student_t(x, 2), rtol=1e-7)
 
 
 def test_budget_zero_skips_sympy(no_closed_forms):
-    T = transform_atom(K.RadialKernel.from_string(MATERN32), 3, sympy_budget=0)
+    T = transform_atom(K.RadialKernel.from_string(MATERN32), 3, sympy_budget=0, symbolic=True)
     assert T.method == "numeric:gauss-legendre+steepest-descent"
     np.testing.assert_allclose(T.mu(RHO), student_t(RHO, 3), rtol=1e-7)
 
