@@ -110,6 +110,10 @@ class LabelTarget:
     def subset(self, idx):
         return LabelTarget(self.codes[idx], self.neg)  # the classes of the whole training set
 
+    def matrix(self):
+        """The (n, n) target matrix Y."""
+        return np.where(self.codes[:, None] == self.codes[None, :], 1.0, self.neg)
+
 
 class MatrixTarget:
     """A given similarity matrix T (symmetrised: Y_ij = (T_ij + T_ji) / 2)."""
@@ -122,6 +126,10 @@ class MatrixTarget:
 
     def subset(self, idx):
         return MatrixTarget(self.T[np.ix_(idx, idx)])
+
+    def matrix(self):
+        """The (n, n) target matrix Y."""
+        return self.T
 
 
 def make_blocks(kind, X, Z, params, qa, qb):
