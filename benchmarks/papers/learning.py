@@ -586,9 +586,19 @@ def learning_tasks(datasets, trials, tables, quick=False):
     return sorted(tasks, key=cost, reverse=True)
 
 
-def learning_plan(trials, tables, quick=False):
-    """(datasets, methods, tasks) of a learning run; ``quick``: heart only, two hyper-KRR learners."""
-    datasets = ("heart",) if quick else _COLS
+def learning_plan(trials, tables, quick=False, datasets=None):
+    """(datasets, methods, tasks) of a learning run; ``quick``: heart only, two hyper-KRR learners.
+
+    ``datasets`` (Tables 1-2): a subset of the four to run (None: all; their rows replace those
+    datasets' rows when merged into earlier results).
+    """
+    if datasets is not None:
+        bad = sorted(set(datasets) - set(_COLS))
+        if bad or not datasets:
+            raise ValueError(f"datasets must be a non-empty subset of {list(_COLS)}, got {list(datasets)!r}")
+        datasets = tuple(c for c in _COLS if c in datasets)
+    else:
+        datasets = ("heart",) if quick else _COLS
     methods = tuple(LEARNERS) if not quick else ("krr_gaussian", "krr_radial")
     return datasets, methods, learning_tasks(datasets, trials, tables, quick)
 
@@ -663,6 +673,7 @@ def run_learning(
     jobs=1,
     checkpoint=None,
     done=None,
+    datasets=None,
 ):
     """All learning experiments; returns the ``results["learning"]`` dict of the paper suite.
 
@@ -676,7 +687,8 @@ def run_learning(
         raise ValueError(f"trials must be >= 1, got {trials}")
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
-    datasets, methods, tasks = learning_plan(trials, tables, quick)
+    subset = datasets is not None
+    datasets, methods, tasks = learning_plan(trials, tables, quick, datasets)
     done = {} if done is None else dict(done)
     resumed = sum(task_key(t) in done for t in tasks)
     out = {
@@ -698,6 +710,8 @@ def run_learning(
             "tasks_resumed": resumed,
         },
     }
+    if subset:
+        out["config"]["only_datasets"] = list(datasets)
     t_start = time.time()
     out["config"]["load_average_start"] = list(os.getloadavg())
     todo = [t for t in tasks if task_key(t) not in done]
@@ -730,6 +744,7 @@ _PER_RUN = (
     "tasks",
     "tasks_resumed",
     "resumed_on",
+    "only_datasets",
 )
 
 
@@ -754,6 +769,8 @@ def _run_lines(cfg, learning):
             f"- Run: `{r['command']}` on git `{r.get('git_commit')}`, {r.get('date_utc')} UTC, "
             f"{r.get('jobs', 1)} process{'es' if r.get('jobs', 1) > 1 else ''}"
         )
+        if r.get("only_datasets"):
+            line += f"; datasets {', '.join(r['only_datasets'])} only (their rows replace the earlier run's)"
         if r.get("tasks_resumed"):
             on = ", ".join("not recorded" if c is None else f"`{c}`" for c in r.get("resumed_on") or [None])
             line += (
@@ -775,6 +792,24 @@ def merge_learning(old, new):
         return new
     if not new:
         return old
+    only = new.get("config", {}).get("only_datasets")
+    if only:
+        # a run of some datasets (Tables 1-2): their rows replace the old ones, the others stay
+        out = {
+            k: sorted(
+                [r for r in old.get(k, []) if r["dataset"] not in only] + new.get(k, []),
+                key=lambda r: _COLS.index(r["dataset"]) if r["dataset"] in _COLS else len(_COLS),
+            )
+            if new.get(k)
+            else old.get(k, [])
+            for k in ("ideal", "known")
+        }
+        out["large"] = old.get("large", [])
+        common = {**old.get("config", {}), **new.get("config", {})}
+        out["config"] = {k: v for k, v in common.items() if k not in _PER_RUN and k != "datasets"}
+        out["config"]["datasets"] = old.get("config", {}).get("datasets", new["config"].get("datasets"))
+        out["config"]["runs"] = _runs(old.get("config", {}), old) + _runs(new.get("config", {}), new)
+        return out
     out = {k: new.get(k) or old.get(k, []) for k in ("ideal", "known", "large")}
     common = {**old.get("config", {}), **new.get("config", {})}
     out["config"] = {k: v for k, v in common.items() if k not in _PER_RUN}
