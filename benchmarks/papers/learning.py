@@ -912,7 +912,9 @@ def report_section(learning):
         ),
         (
             "- Hyper-kernel scales: s² = the total variance of the training inputs (see `docs/guide-learn-kernel.md`), "
-            "s_h² = s² × multiplier (Gaussian), Wishart scale (b + 3) s² I with b = d + 2, radial l² = 2 s²."
+            "s_h² = s² × multiplier (Gaussian), Wishart scale (b + 3) s² I with b = d + 2, radial l² = 2 s²; s² is "
+            "passed explicitly (the paper's protocol), since the library's default for the Gaussian and Wishart "
+            "learners is now a multiple of it chosen by alignment with the target."
         ),
         "",
         (
@@ -1166,10 +1168,61 @@ ANOMALIES = [
     ),
     "",
     (
-        "Not yet explained (no measurement behind a cause): Table 1's log kernel with hyper-KRR (Gaussian) on "
-        "sonar at chance (49.9 / 51.7 %), the hyper-parameters chosen at the edge of their grids, the hyper-SVR "
-        "stopping at its 3,000-epoch cap at C = 1e5 (its dual coordinate descent is not converged there: its "
-        "rows at C = 1e5 are approximate), and Table 2's sonar rows 3.6–6.1 points below the paper."
+        "The library's default s² of the Gaussian and Wishart learners is now chosen by alignment with the "
+        "target (`docs/guide-learn-kernel.md`); on 500-point samples of ijcnn1 the alignment grows towards "
+        "small scales (0.014 at tv, 0.016 at tv/8), so that rule picks tv/8, the scale that gave 94.5 % above. "
+        "The tables keep s² = tv, the paper's protocol, and Table 3 was not re-run."
+    ),
+    "",
+    "### Why Table 1's log kernel with hyper-KRR (Gaussian) is at chance on sonar (measured separately)",
+    "",
+    (
+        "The target −log(1 + r) is negative on every pair (on trial 0's training pairs: mean −1.15, standard "
+        "deviation 0.20, 0 on the diagonal), and hyper-KRR has no intercept (the paper's eq. 4–6), so the "
+        "learned kernel must carry that offset itself. On trial 0 its Gram matrix on the labelled points has "
+        "mean −1.12, one eigenvalue of −95 against at most 3.1 in magnitude for the others, and a diagonal of "
+        "−1.28 where the target has 0. The SVM on it scores 45.2 % on the test points, and the same 45.2 % for "
+        "λ ∈ {1e-6, 1e-4} and s² ∈ {tv, tv/4}: no hyper-parameter in reach fixes it. Fitted to the centred "
+        "target K − mean(K) (a constant added to a kernel changes no SVM), the same learner gives 69–74 %. The "
+        "hyper-SVR, which has an intercept, reaches 79 % on this table, and the radial hyper-kernel, which "
+        "represents −log(1 + r) itself, 81 %. On the other datasets the same learner is 3.8–17 points below "
+        "the known kernel (whether for the same reason was not measured); the paper's own hyper-KRR rows "
+        "for this kernel are low as well (sonar 72.3 / 65.8 %)."
+    ),
+    "",
+    "### Hyper-parameters at the edge of their grids (counts in the findings below)",
+    "",
+    (
+        "Table 1 fits a known, noise-free kernel: the least regularisation that stays stable fits it best, "
+        "so λ = 1e-6 (the lowest) and C = 1e5 (the highest) win most fits; hyper-KRR (radial)'s test RMSE is "
+        "already 8e-6–7e-4 there (Gaussian target). In Table 2 the coupling multiplier of s_h² sits at 1/4 in "
+        "98 of 240 fits and the SVM's C on the learned kernel at 2^-5 in 84 of 240; the Gaussian learner's "
+        "s² itself is not searched (the paper's protocol fixes it to tv), and the measurements in the guide "
+        "show that s², not s_h², sets the learned kernel's width. The grids were not widened in this round: "
+        "the last run of Tables 1–3 took 94 min (32 + 62) on the shared machine at load average 0.5–2, and it "
+        "was at about 10 on 2 cores when this was written, so the effect of wider grids is not measured."
+    ),
+    "",
+    "### The hyper-SVR's iteration cap",
+    "",
+    (
+        "The tables' hyper-SVR (Gaussian, Wishart) rows were computed with the dual coordinate descent "
+        "capped at 3,000 epochs; at C = 1e5 the CV folds stopped there (the ConvergenceWarnings). Measured "
+        "on Table 2's wine trial 0 (hyper-SVR, Gaussian): 25 capped fits; without the cap they need up to "
+        "10,794 epochs (1.3 times the CPU time), the held-out errors at C = 1e5 move by at most 0.9 %, and "
+        "the chosen scale and C and the test accuracy are the same. The library now allows 30,000 epochs; "
+        "the rows were not recomputed."
+    ),
+    "",
+    "### Table 2's sonar rows below the paper (not explained)",
+    "",
+    (
+        "The four Gaussian and Wishart rows are 3.6–6.1 points below the paper's. Ruled out: harder splits "
+        "(on our splits our RBF SVM-CV is 1.8 points above the paper's), the scale (with the library's "
+        "aligned s² instead of tv, 9 trials: hyper-KRR Gaussian 70.7 % against 72.4 %, Wishart 74.8 % "
+        "against 74.7 %: no gain), and the solver (the per-trial accuracies are reproduced exactly by a "
+        "re-run; on trial 0 the hyper-SVR (Gaussian) at C = 1e5 converges at every scale of the grid). Not tested: more "
+        "than 30 landmark points (465 of the 3,486 training pairs) and whatever the paper does not state."
     ),
     "",
 ]
@@ -1234,4 +1287,37 @@ def findings(learning):
             f"Table 3, ijcnn1: {'; '.join(parts)} against the majority vote's {100 * large[0]['majority']:.2f} % "
             "(the paper's hyper-kernel rows, 89.4–91.0 %, are within 1.5 points of it)."
         )
+    out += _edge_findings(learning)
+    return out
+
+
+def _edge_findings(learning):
+    """How often the cross-validated hyper-parameters sit at an end of their grids (Tables 1-2)."""
+    grids = {
+        "scale_multiplier": (0.25, 4.0),
+        "alpha": (min(ALPHAS), max(ALPHAS)),
+        "C": (min(CS), max(CS)),
+        "svm_C": (min(SVM_CS), max(SVM_CS)),
+    }
+    out = []
+    for table, key in (("Table 2", "ideal"), ("Table 1", "known")):
+        counts = {name: [0, 0, 0] for name in grids}  # at the low end, at the high end, fits
+        for r in learning.get(key, []):
+            if r["method"] not in LEARNERS:
+                continue  # the RBF SVM baseline has its own grids
+            for chosen in r.get("chosen", []):
+                for name, (lo, hi) in grids.items():
+                    if name in chosen:
+                        v = float(chosen[name])
+                        c = counts[name]
+                        c[0] += bool(np.isclose(v, lo))
+                        c[1] += bool(np.isclose(v, hi))
+                        c[2] += 1
+        parts = [
+            f"{name} {lo}/{n} at its lowest and {hi}/{n} at its highest value"
+            for name, (lo, hi, n) in counts.items()
+            if n
+        ]
+        if parts:
+            out.append(f"{table}, chosen by CV: " + "; ".join(parts) + ".")
     return out
