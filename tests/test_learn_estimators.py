@@ -20,6 +20,7 @@ from spectralkit.learn import (
     ideal_kernel,
     wishart_hyperkernel,
 )
+from spectralkit.learn._estimators import ALIGNMENT_GRID
 from spectralkit.learn._pairs import svr_dcd
 
 
@@ -328,17 +329,62 @@ def test_cv_chooses_scale_and_alpha_on_held_out_pairs():
     assert est.sigma2_h_ == pytest.approx(res["scale_multiplier"][best] * est.sigma2_)
 
 
+def _centred_alignment(K, Y):
+    m = K.shape[0]
+    H = np.eye(m) - 1.0 / m
+    Kc, Yc = H @ K @ H, H @ Y @ H
+    return np.sum(Kc * Yc) / np.sqrt(np.sum(Kc * Kc) * np.sum(Yc * Yc))
+
+
 def test_data_driven_scales():
     X, y = _data(n=50, d=4, seed=9)
-    s2 = float(np.mean(np.sum((X - X.mean(0)) ** 2, axis=1)))
+    tv = float(np.mean(np.sum((X - X.mean(0)) ** 2, axis=1)))
+    # gaussian / wishart: tv times the grid multiplier whose section exp(-r^2 / (4 s^2)) is best
+    # aligned with the ideal kernel (all 50 points: fewer than ALIGNMENT_POINTS)
+    D2 = np.sum((X[:, None] - X[None]) ** 2, axis=-1)
+    align = [_centred_alignment(np.exp(-D2 / (4 * c * tv)), ideal_kernel(y)) for c in ALIGNMENT_GRID]
+    c = ALIGNMENT_GRID[int(np.argmax(align))]
+    assert ALIGNMENT_GRID[0] == pytest.approx(1 / 8) and ALIGNMENT_GRID[-1] == 1.0
     g = HyperKernelRidge(solver="nystroem", n_landmarks=5, random_state=0).fit(X, y)
-    assert g.sigma2_ == pytest.approx(s2) and g.sigma2_h_ == pytest.approx(s2)
+    assert g.sigma2_ == pytest.approx(c * tv) and g.sigma2_h_ == pytest.approx(c * tv)
     w = HyperKernelRidge("wishart", solver="nystroem", n_landmarks=5, random_state=0).fit(X, y)
-    assert w.wishart_dof_ == 6.0 and w.wishart_scale_ == pytest.approx(9.0 * s2)
+    assert w.wishart_dof_ == 6.0 and w.wishart_scale_ == pytest.approx(9.0 * c * tv)
+    # a target kernel: aligned with it (a narrow Gaussian target gives a narrow scale)
+    K = np.exp(-D2 / (4 * 0.15 * tv))
+    t = HyperKernelRidge(solver="nystroem", n_landmarks=5, random_state=0).fit(X, target_kernel=K)
+    assert t.sigma2_ == pytest.approx(np.sqrt(2) ** -5 * tv)
+    # a constant target has no alignment: tv itself
+    ones = HyperKernelRidge(solver="nystroem", n_landmarks=5, random_state=0)
+    assert ones.fit(X, target_kernel=np.ones((50, 50))).sigma2_ == pytest.approx(tv)
+    # radial: tv (its scale is searched by cv)
     r = HyperKernelRidge("radial").fit(X, y)
-    assert r.lengthscale_ == pytest.approx(np.sqrt(2 * s2)) and r.bin_width_ == pytest.approx(
+    assert r.lengthscale_ == pytest.approx(np.sqrt(2 * tv)) and r.bin_width_ == pytest.approx(
         r.lengthscale_ / 64
     )
+
+
+def test_default_scale_learns_a_useful_kernel_on_digits():
+    # scikit-learn's digits (real data, 10 classes): 150 training points, 400 test points. The
+    # default s^2 (aligned: 1/4 of the total variance here) gives an SVM on the learned kernel
+    # 0.818 test accuracy; the former default, the total variance, 0.440 (measured).
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    perm = np.random.default_rng(0).permutation(len(X))
+    tr, te = perm[:150], perm[150:550]
+
+    def accuracy(**kw):
+        est = HyperKernelRidge(n_landmarks=15, random_state=0, **kw).fit(X[tr], y[tr])
+        svm = SVC(kernel="precomputed").fit(est.transform(X[tr]), y[tr])
+        return svm.score(est.transform(X[te]), y[te]), est
+
+    acc, est = accuracy()
+    tv = float(np.mean(np.sum((X[tr] - X[tr].mean(0)) ** 2, axis=1)))
+    assert est.sigma2_ == pytest.approx(tv / 4)
+    assert acc > 0.75
+    acc_tv, _ = accuracy(sigma2=tv)  # negative control: the former default
+    assert acc_tv < 0.6
 
 
 def test_random_state_reproducibility():

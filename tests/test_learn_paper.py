@@ -214,6 +214,44 @@ def test_a_rerun_of_a_table_replaces_the_earlier_runs_description():
     assert part["ideal"] == ideal and part["large"] == large
 
 
+def test_a_rerun_of_some_datasets_replaces_only_their_rows():
+    def rec(name, method, mean):
+        return {"dataset": name, "method": method, "mean": mean}
+
+    cfg = {"trials": 10, "seconds": 60.0, "command": "a", "git_commit": "a", "datasets": ["wine", "sonar"]}
+    old = {
+        "ideal": [rec("wine", "krr_gaussian", 0.1), rec("sonar", "krr_gaussian", 0.2)],
+        "known": [rec("wine", "krr_gaussian", 0.3)],
+        "large": [{"method": "krr_gaussian"}],
+        "config": cfg,
+    }
+    new = {
+        "ideal": [rec("wine", "krr_gaussian", 0.9)],
+        "known": [],
+        "large": [],
+        "config": {
+            "trials": 10,
+            "seconds": 5.0,
+            "command": "b",
+            "git_commit": "b",
+            "only_datasets": ["wine"],
+        },
+    }
+    both = LRN.merge_learning(old, new)
+    assert both["ideal"] == [rec("wine", "krr_gaussian", 0.9), rec("sonar", "krr_gaussian", 0.2)]
+    assert both["known"] == old["known"] and both["large"] == old["large"]  # not re-run: kept
+    assert both["config"]["datasets"] == ["wine", "sonar"]
+    assert [r["command"] for r in both["config"]["runs"]] == ["a", "b"]
+    text = "\n".join(LRN._run_lines(both["config"], both))
+    assert "`b`" in text and "datasets wine only (their rows replace the earlier run's)" in text
+    plan = LRN.learning_plan(2, (1, 2), datasets=["sonar", "wine"])
+    assert plan[0] == ("wine", "sonar") and {t[1] for t in plan[2]} == {"wine", "sonar"}
+    with pytest.raises(ValueError, match="datasets must be a non-empty subset"):
+        LRN.learning_plan(2, (2,), datasets=["iris"])
+    args = RUN.build_parser().parse_args(["--experiments", "learning", "--learning-datasets", "wine"])
+    assert args.learning_datasets == ["wine"]
+
+
 def test_learning_tasks_run_the_longest_first_and_cover_every_trial():
     tasks = LRN.learning_tasks(("wine", "australian"), trials=2, tables=(1, 2, 3))
     keys = [LRN.task_key(t) for t in tasks]

@@ -67,6 +67,7 @@ __all__ = [
     "run_learning",
     "run_task",
     "task_key",
+    "total_variance",
 ]
 
 #: dataset -> file (the four datasets of Tables 1-2 available offline)
@@ -219,17 +220,30 @@ def load_keel(name, data_dir=None):
     return Xs, y, notes
 
 
-def _learner(key, seed, cv=5, n_landmarks=N_LANDMARKS):
+def total_variance(X):
+    """(1/m) sum_i ||x_i - mean||^2: the paper's "variance of data", the s^2 of every learner here.
+
+    The library's default s^2 of the Gaussian and Wishart learners is chosen from the data and the
+    target (a multiple of this); the tables follow the paper's protocol and pass it explicitly.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    return float(np.mean(np.sum((X - X.mean(axis=0)) ** 2, axis=1)))
+
+
+def _learner(key, seed, X, cv=5, n_landmarks=N_LANDMARKS):
     from spectralkit.learn import HyperKernelRidge, HyperKernelSVR
 
     loss, kind, _ = LEARNERS[key]
+    common = {
+        "cv": cv,
+        "n_landmarks": n_landmarks,
+        "n_partitions": 1,
+        "random_state": seed,
+        "sigma2": total_variance(X),
+    }
     if loss == "ridge":
-        return HyperKernelRidge(
-            kind, alpha=list(ALPHAS), cv=cv, n_landmarks=n_landmarks, n_partitions=1, random_state=seed
-        )
-    return HyperKernelSVR(
-        kind, C=list(CS), epsilon=0.1, cv=cv, n_landmarks=n_landmarks, n_partitions=1, random_state=seed
-    )
+        return HyperKernelRidge(kind, alpha=list(ALPHAS), **common)
+    return HyperKernelSVR(kind, C=list(CS), epsilon=0.1, **common)
 
 
 def _svm_on_gram(K_train, y_train, seed):
@@ -292,7 +306,7 @@ def ideal_kernel_trial(name, methods, t, seed=0, data_dir=None, progress=None):
     tr, te = perm[:n_train], perm[n_train:]
     out = {}
     for m in methods:
-        est = _learner(m, int(task_rng(seed, "learning", name, m, t).integers(2**31 - 1)))
+        est = _learner(m, int(task_rng(seed, "learning", name, m, t).integers(2**31 - 1)), X[tr])
         t0 = time.perf_counter()
         est.fit(X[tr], y[tr])
         t1 = time.perf_counter()
@@ -391,6 +405,7 @@ def known_kernel_trial(name, kind, methods, t, seed=0, data_dir=None, progress=N
             est = _learner(
                 m,
                 int(task_rng(seed, "learning-known", name, kind, m, t).integers(2**31 - 1)),
+                X[train],
                 cv=3,
                 n_landmarks=N_LANDMARKS_T1,
             )
@@ -495,6 +510,7 @@ def large_scale_experiment(
             solver="nystroem",
             n_landmarks=n_landmarks,
             n_partitions=v,
+            sigma2=total_variance(Xtr),
             random_state=int(task_rng(seed, "ijcnn1", v).integers(2**31 - 1)),
         )
         t0 = time.perf_counter()
@@ -570,9 +586,19 @@ def learning_tasks(datasets, trials, tables, quick=False):
     return sorted(tasks, key=cost, reverse=True)
 
 
-def learning_plan(trials, tables, quick=False):
-    """(datasets, methods, tasks) of a learning run; ``quick``: heart only, two hyper-KRR learners."""
-    datasets = ("heart",) if quick else _COLS
+def learning_plan(trials, tables, quick=False, datasets=None):
+    """(datasets, methods, tasks) of a learning run; ``quick``: heart only, two hyper-KRR learners.
+
+    ``datasets`` (Tables 1-2): a subset of the four to run (None: all; their rows replace those
+    datasets' rows when merged into earlier results).
+    """
+    if datasets is not None:
+        bad = sorted(set(datasets) - set(_COLS))
+        if bad or not datasets:
+            raise ValueError(f"datasets must be a non-empty subset of {list(_COLS)}, got {list(datasets)!r}")
+        datasets = tuple(c for c in _COLS if c in datasets)
+    else:
+        datasets = ("heart",) if quick else _COLS
     methods = tuple(LEARNERS) if not quick else ("krr_gaussian", "krr_radial")
     return datasets, methods, learning_tasks(datasets, trials, tables, quick)
 
@@ -647,6 +673,7 @@ def run_learning(
     jobs=1,
     checkpoint=None,
     done=None,
+    datasets=None,
 ):
     """All learning experiments; returns the ``results["learning"]`` dict of the paper suite.
 
@@ -660,7 +687,8 @@ def run_learning(
         raise ValueError(f"trials must be >= 1, got {trials}")
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
-    datasets, methods, tasks = learning_plan(trials, tables, quick)
+    subset = datasets is not None
+    datasets, methods, tasks = learning_plan(trials, tables, quick, datasets)
     done = {} if done is None else dict(done)
     resumed = sum(task_key(t) in done for t in tasks)
     out = {
@@ -682,6 +710,8 @@ def run_learning(
             "tasks_resumed": resumed,
         },
     }
+    if subset:
+        out["config"]["only_datasets"] = list(datasets)
     t_start = time.time()
     out["config"]["load_average_start"] = list(os.getloadavg())
     todo = [t for t in tasks if task_key(t) not in done]
@@ -714,6 +744,7 @@ _PER_RUN = (
     "tasks",
     "tasks_resumed",
     "resumed_on",
+    "only_datasets",
 )
 
 
@@ -738,6 +769,8 @@ def _run_lines(cfg, learning):
             f"- Run: `{r['command']}` on git `{r.get('git_commit')}`, {r.get('date_utc')} UTC, "
             f"{r.get('jobs', 1)} process{'es' if r.get('jobs', 1) > 1 else ''}"
         )
+        if r.get("only_datasets"):
+            line += f"; datasets {', '.join(r['only_datasets'])} only (their rows replace the earlier run's)"
         if r.get("tasks_resumed"):
             on = ", ".join("not recorded" if c is None else f"`{c}`" for c in r.get("resumed_on") or [None])
             line += (
@@ -759,6 +792,24 @@ def merge_learning(old, new):
         return new
     if not new:
         return old
+    only = new.get("config", {}).get("only_datasets")
+    if only:
+        # a run of some datasets (Tables 1-2): their rows replace the old ones, the others stay
+        out = {
+            k: sorted(
+                [r for r in old.get(k, []) if r["dataset"] not in only] + new.get(k, []),
+                key=lambda r: _COLS.index(r["dataset"]) if r["dataset"] in _COLS else len(_COLS),
+            )
+            if new.get(k)
+            else old.get(k, [])
+            for k in ("ideal", "known")
+        }
+        out["large"] = old.get("large", [])
+        common = {**old.get("config", {}), **new.get("config", {})}
+        out["config"] = {k: v for k, v in common.items() if k not in _PER_RUN and k != "datasets"}
+        out["config"]["datasets"] = old.get("config", {}).get("datasets", new["config"].get("datasets"))
+        out["config"]["runs"] = _runs(old.get("config", {}), old) + _runs(new.get("config", {}), new)
+        return out
     out = {k: new.get(k) or old.get(k, []) for k in ("ideal", "known", "large")}
     common = {**old.get("config", {}), **new.get("config", {})}
     out["config"] = {k: v for k, v in common.items() if k not in _PER_RUN}
@@ -838,7 +889,7 @@ def report_section(learning):
         "",
         (
             "- Table 2 (the ideal kernel): a seeded 40/60 train/test split per trial; the kernel is learned from the "
-            "ideal kernel of the training labels (Y_ij = +1 same class, −1 otherwise; −1/(C − 1) for C > 2 classes — wine's rows were computed with −1 before this coding), then an SVM (`SVC` on the learned "
+            "ideal kernel of the training labels (Y_ij = +1 same class, −1 otherwise; −1/(C − 1) for C > 2 classes — wine's rows were computed with −1 before this coding; see the note below the tables), then an SVM (`SVC` on the learned "
             "Gram matrix) is trained and tested. Baseline SVM-CV: an RBF SVM with σ ∈ 2^-5 … 2^5 and C ∈ 2^-5 … 2^5 by "
             "5-fold CV, as the paper."
         ),
@@ -861,7 +912,9 @@ def report_section(learning):
         ),
         (
             "- Hyper-kernel scales: s² = the total variance of the training inputs (see `docs/guide-learn-kernel.md`), "
-            "s_h² = s² × multiplier (Gaussian), Wishart scale (b + 3) s² I with b = d + 2, radial l² = 2 s²."
+            "s_h² = s² × multiplier (Gaussian), Wishart scale (b + 3) s² I with b = d + 2, radial l² = 2 s²; s² is "
+            "passed explicitly (the paper's protocol), since the library's default for the Gaussian and Wishart "
+            "learners is now a multiple of it chosen by alignment with the target."
         ),
         "",
         (
@@ -1115,10 +1168,72 @@ ANOMALIES = [
     ),
     "",
     (
-        "Not yet explained (no measurement behind a cause): Table 1's log kernel with hyper-KRR (Gaussian) on "
-        "sonar at chance (49.9 / 51.7 %), the hyper-parameters chosen at the edge of their grids, the hyper-SVR "
-        "stopping at its 3,000-epoch cap at C = 1e5 (its dual coordinate descent is not converged there: its "
-        "rows at C = 1e5 are approximate), and Table 2's sonar rows 3.6–6.1 points below the paper."
+        "The library's default s² of the Gaussian and Wishart learners is now chosen by alignment with the "
+        "target (`docs/guide-learn-kernel.md`); on 500-point samples of ijcnn1 the alignment grows towards "
+        "small scales (0.014 at tv, 0.016 at tv/8), so that rule picks tv/8, the scale that gave 94.5 % above. "
+        "The tables keep s² = tv, the paper's protocol, and Table 3 was not re-run."
+    ),
+    "",
+    "### Why Table 1's log kernel with hyper-KRR (Gaussian) is at chance on sonar (measured separately)",
+    "",
+    (
+        "The target −log(1 + r) is negative on every pair (on trial 0's training pairs: mean −1.15, standard "
+        "deviation 0.20, 0 on the diagonal), and hyper-KRR has no intercept (the paper's eq. 4–6), so the "
+        "learned kernel must carry that offset itself. On trial 0 its Gram matrix on the labelled points has "
+        "mean −1.12, one eigenvalue of −95 against at most 3.1 in magnitude for the others, and a diagonal of "
+        "−1.28 where the target has 0. The SVM on it scores 45.2 % on the test points, and the same 45.2 % for "
+        "λ ∈ {1e-6, 1e-4} and s² ∈ {tv, tv/4}: no hyper-parameter in reach fixes it. Fitted to the centred "
+        "target K − mean(K) (a constant added to a kernel changes no SVM), the same learner gives 69–74 %. The "
+        "hyper-SVR, which has an intercept, reaches 79 % on this table, and the radial hyper-kernel, which "
+        "represents −log(1 + r) itself, 81 %. On the other datasets the same learner is 3.8–17 points below "
+        "the known kernel (whether for the same reason was not measured); the paper's own hyper-KRR rows "
+        "for this kernel are low as well (sonar 72.3 / 65.8 %)."
+    ),
+    "",
+    "### Hyper-parameters at the edge of their grids (counts in the findings below)",
+    "",
+    (
+        "Table 1 fits a known, noise-free kernel: the least regularisation that stays stable fits it best, "
+        "so λ = 1e-6 (the lowest) and C = 1e5 (the highest) win most fits; hyper-KRR (radial)'s test RMSE is "
+        "already 8e-6–7e-4 there (Gaussian target). In Table 2 the coupling multiplier of s_h² sits at 1/4 in "
+        "98 of 240 fits and the SVM's C on the learned kernel at 2^-5 in 84 of 240; the Gaussian learner's "
+        "s² itself is not searched (the paper's protocol fixes it to tv), and the measurements in the guide "
+        "show that s², not s_h², sets the learned kernel's width. The grids were not widened in this round: "
+        "the last run of Tables 1–3 took 94 min (32 + 62) on the shared machine at load average 0.5–2, and it "
+        "was at about 10 on 2 cores when this was written, so the effect of wider grids is not measured."
+    ),
+    "",
+    "### The hyper-SVR's iteration cap",
+    "",
+    (
+        "The tables' hyper-SVR (Gaussian, Wishart) rows were computed with the dual coordinate descent "
+        "capped at 3,000 epochs; at C = 1e5 the CV folds stopped there (the ConvergenceWarnings). Measured "
+        "on Table 2's wine trial 0 (hyper-SVR, Gaussian): 25 capped fits; without the cap they need up to "
+        "10,794 epochs (1.3 times the CPU time), the held-out errors at C = 1e5 move by at most 0.9 %, and "
+        "the chosen scale and C and the test accuracy are the same. The library now allows 30,000 epochs; "
+        "the rows were not recomputed."
+    ),
+    "",
+    "### Table 2's wine rows and the multi-class target",
+    "",
+    (
+        "Wine's rows above were computed with the ±1 target (−1 for every other class). A re-run with the "
+        "simplex-coded target (`--learning-tables 2 --learning-datasets wine`) was stopped for time after 3 of "
+        "its 10 trials (about 16 min per trial on the loaded machine; its checkpoint is not part of the "
+        "results): on those trials the per-method test accuracies moved by at most 1 point, except hyper-KRR "
+        "(radial) on trials 0 and 2 (+2.8 and +1.9 points); the means over the three trials moved by −0.6 to +1.2 points. "
+        "The rows stay those of the ±1 target until the re-run is completed."
+    ),
+    "",
+    "### Table 2's sonar rows below the paper (not explained)",
+    "",
+    (
+        "The four Gaussian and Wishart rows are 3.6–6.1 points below the paper's. Ruled out: harder splits "
+        "(on our splits our RBF SVM-CV is 1.8 points above the paper's), the scale (with the library's "
+        "aligned s² instead of tv, 9 trials: hyper-KRR Gaussian 70.7 % against 72.4 %, Wishart 74.8 % "
+        "against 74.7 %: no gain), and the solver (the per-trial accuracies are reproduced exactly by a "
+        "re-run; on trial 0 the hyper-SVR (Gaussian) at C = 1e5 converges at every scale of the grid). Not tested: more "
+        "than 30 landmark points (465 of the 3,486 training pairs) and whatever the paper does not state."
     ),
     "",
 ]
@@ -1183,4 +1298,37 @@ def findings(learning):
             f"Table 3, ijcnn1: {'; '.join(parts)} against the majority vote's {100 * large[0]['majority']:.2f} % "
             "(the paper's hyper-kernel rows, 89.4–91.0 %, are within 1.5 points of it)."
         )
+    out += _edge_findings(learning)
+    return out
+
+
+def _edge_findings(learning):
+    """How often the cross-validated hyper-parameters sit at an end of their grids (Tables 1-2)."""
+    grids = {
+        "scale_multiplier": (0.25, 4.0),
+        "alpha": (min(ALPHAS), max(ALPHAS)),
+        "C": (min(CS), max(CS)),
+        "svm_C": (min(SVM_CS), max(SVM_CS)),
+    }
+    out = []
+    for table, key in (("Table 2", "ideal"), ("Table 1", "known")):
+        counts = {name: [0, 0, 0] for name in grids}  # at the low end, at the high end, fits
+        for r in learning.get(key, []):
+            if r["method"] not in LEARNERS:
+                continue  # the RBF SVM baseline has its own grids
+            for chosen in r.get("chosen", []):
+                for name, (lo, hi) in grids.items():
+                    if name in chosen:
+                        v = float(chosen[name])
+                        c = counts[name]
+                        c[0] += bool(np.isclose(v, lo))
+                        c[1] += bool(np.isclose(v, hi))
+                        c[2] += 1
+        parts = [
+            f"{name} {lo}/{n} at its lowest and {hi}/{n} at its highest value"
+            for name, (lo, hi, n) in counts.items()
+            if n
+        ]
+        if parts:
+            out.append(f"{table}, chosen by CV: " + "; ".join(parts) + ".")
     return out

@@ -147,6 +147,14 @@ def build_parser():
         help="trials of the kernel-learning Tables 1-2 (default 10, as the paper; 2 with --quick)",
     )
     p.add_argument(
+        "--learning-datasets",
+        nargs="+",
+        choices=("australian", "wine", "sonar", "heart"),
+        default=None,
+        help="kernel-learning Tables 1-2: run only these datasets (with --merge their rows replace "
+        "the earlier run's; default: all four)",
+    )
+    p.add_argument(
         "--jobs",
         type=int,
         default=1,
@@ -409,8 +417,11 @@ def _learning_state(args, quick, checkpoint_path):
         "quick": quick,
         "tables": sorted(set(args.learning_tables)),
     }
+    only = getattr(args, "learning_datasets", None)
+    if only:
+        settings["datasets"] = sorted(set(only))
     commit = _git_commit()
-    _, _, tasks = LRN.learning_plan(settings["trials"], settings["tables"], quick)
+    _, _, tasks = LRN.learning_plan(settings["trials"], settings["tables"], quick, settings.get("datasets"))
     done, made_on = {}, {}  # made_on: the git commit each finished task was computed on
     if (
         args.resume
@@ -456,6 +467,7 @@ def _run_learning(args, quick, progress_factory, checkpoint_path):
         jobs=args.jobs,
         checkpoint=save,
         done=done,
+        datasets=settings.get("datasets"),
     )
     if bar:
         bar.close()

@@ -43,10 +43,15 @@ from ._radial import (
     svr_stats,
 )
 
-__all__ = ["SCALE_GRID", "HyperKernelRidge", "HyperKernelSVR"]
+__all__ = ["ALIGNMENT_GRID", "SCALE_GRID", "HyperKernelRidge", "HyperKernelSVR"]
 
 #: Multipliers of the default scale searched by ``cv`` (the paper's grid for s_h^2).
 SCALE_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)
+#: Gaussian / Wishart, sigma2=None: s^2 is the total variance tv times the multiplier of this grid
+#: whose section kernel exp(-r^2 / (4 s^2)) is best aligned (centred) with the target.
+ALIGNMENT_GRID = tuple(2.0 ** (k / 2) for k in range(-6, 1))
+#: The alignment is measured on at most this many evenly spaced training points (O(n^2 d)).
+ALIGNMENT_POINTS = 500
 _BINS_PER_LENGTHSCALE = {"ridge": 64, "svr": 128}
 #: Inputs, scales and targets must lie within [1 / _SCALE_LIMIT, _SCALE_LIMIT] in magnitude: squared
 #: distances, their ratios to s^2 and the hyper-kernels' powers of them then stay finite and normal.
@@ -106,6 +111,39 @@ def _candidates(name, value):
     if vals.ndim != 1 or vals.size == 0 or not np.all(np.isfinite(vals)) or np.any(vals <= 0):
         raise ValueError(f"{name} must be a number > 0 or a 1-D array of such candidates, got {value!r}")
     return vals
+
+
+def _aligned_multiplier(Xc, spread, target):
+    """The multiplier of ``ALIGNMENT_GRID`` (of the total variance) whose section kernel is best aligned.
+
+    The Gaussian hyper-kernel's learned kernel is k*(x, x') = exp(-|x - x'|^2 / (4 s^2)) times a
+    function of the pair's midpoint (and the Wishart one behaves alike for a small scatter), so
+    its useful width is that of its section. For each candidate s^2 = mult tv the centred
+    alignment <K_c, Y_c>_F / (|K_c|_F |Y_c|_F) of K = exp(-|x_i - x_j|^2 / (4 s^2)) with the target
+    Y (the ideal kernel of the labels, or the given target kernel) is measured on at most
+    ``ALIGNMENT_POINTS`` evenly spaced training points (distances in units of the spread, so no
+    overflow or underflow); the best multiplier wins, ties and an undefined alignment (a constant
+    target) going to the largest.
+    """
+    m = Xc.shape[0]
+    idx = np.unique(np.linspace(0, m - 1, min(m, ALIGNMENT_POINTS)).round().astype(np.int64))
+    Z = Xc[idx] / spread
+    sq = np.sum(Z * Z, axis=1)
+    D2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * (Z @ Z.T), 0.0)
+    Y = target.subset(idx).matrix()
+    Yc = Y - Y.mean(axis=0) - Y.mean(axis=1)[:, None] + Y.mean()
+    ny = float(np.sqrt(np.sum(Yc * Yc)))
+    if not ny > 1e-12 * max(1.0, float(np.max(np.abs(Y)))):
+        return ALIGNMENT_GRID[-1]
+    best, best_a = ALIGNMENT_GRID[-1], -np.inf
+    for mult in reversed(ALIGNMENT_GRID):
+        K = np.exp(-D2 / (4.0 * mult))
+        Kc = K - K.mean(axis=0) - K.mean(axis=1)[:, None] + K.mean()
+        nk = float(np.sqrt(np.sum(Kc * Kc)))
+        a = float(np.sum(Kc * Yc)) / (nk * ny) if nk > 0 else -np.inf
+        if a > best_a * (1.0 + 1e-12) + 1e-15:
+            best, best_a = mult, a
+    return best
 
 
 def _chunks(r, width, entries=1 << 22):
@@ -334,7 +372,12 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         spread = math.sqrt(float(np.mean(np.sum((Xc / peak) ** 2, axis=1)))) * peak if peak > 0 else 0.0
         s2_data = spread * spread
         self._check_scales(m, s2_data, spread)
-        s2 = s2_data if self.sigma2 is None else float(self.sigma2)
+        if self.sigma2 is not None:
+            s2 = float(self.sigma2)
+        elif self.hyper_kernel == "radial":
+            s2 = s2_data
+        else:
+            s2 = _aligned_multiplier(Xc, spread, target) * s2_data
         solver = self._solver(m)
         if self.n_partitions is not None and self.n_partitions > m:
             raise ValueError(f"n_partitions={self.n_partitions} exceeds the number of samples {m}")
@@ -652,12 +695,7 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self._check_input_scale(X)
         target, _ = self._target(X, y, target_kernel)
         G = self._finite(self.kernel_.gram(X)) + self.intercept_
-        if isinstance(target, MatrixTarget):
-            T = target.T
-        else:
-            c = target.codes
-            T = np.where(c[:, None] == c[None, :], 1.0, target.neg)
-        return -float(np.mean((G - T) ** 2))
+        return -float(np.mean((G - target.matrix()) ** 2))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -665,6 +703,8 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         tags.transformer_tags.preserves_dtype = ["float64"]
         return tags
 
+
+_ALIGNMENT_GRID_DOC = "{" + ", ".join(f"{c:.3g}" for c in ALIGNMENT_GRID) + "}"
 
 _PARAMS_DOC = """
     Parameters
@@ -679,8 +719,13 @@ _PARAMS_DOC = """
         hyper-kernel is exp(-tr S / (2 s^2)) like the Gaussian one with s_h = 0 (b sets the
         polynomial tails); for "radial" l^2 = 2 s^2 (the section at a diagonal pair is then
         exp(-r^2 / (4 s^2)), as for the Gaussian hyper-kernel).
-        Default: the total variance of the training inputs, (1/m) sum_i ||x_i - mean||^2 (half
-        the mean squared pairwise distance) -- the paper's "variance of data" read as the total
+        Default, "gaussian" and "wishart": chosen from the data and the target, s^2 = c tv with tv
+        the total variance of the training inputs, (1/m) sum_i ||x_i - mean||^2 (half the mean
+        squared pairwise distance), and c in {ALIGNMENT_GRID} (1/8 ... 1 in steps of sqrt 2) the
+        multiplier whose section kernel exp(-|x - x'|^2 / (4 s^2)) has the largest centred
+        alignment with the target (ideal kernel or ``target_kernel``) on at most 500 evenly
+        spaced training points (cost O(500^2 d), milliseconds). Default, "radial": tv (its
+        scale is searched by ``cv``). tv is the paper's "variance of data" read as the total
         variance: the per-coordinate variance would make the sections decay like e^(-d/2) at
         typical distances in dimension d.
     sigma2_h : float > 0, optional
@@ -786,7 +831,9 @@ class HyperKernelRidge(_HyperKernelBase):
         "{loss_params}",
         """alpha : float > 0 or array-like of candidates, default 1e-3
         The ridge parameter lambda of the objective above (candidates need ``cv``).""",
-    ).replace("{SCALE_GRID}", str(SCALE_GRID)).replace("{hyper_name}", "alpha")
+    ).replace("{SCALE_GRID}", str(SCALE_GRID)).replace("{hyper_name}", "alpha").replace(
+        "{ALIGNMENT_GRID}", _ALIGNMENT_GRID_DOC
+    )
 
     _parameter_constraints: ClassVar[dict] = {
         **_COMMON_CONSTRAINTS,
@@ -844,7 +891,9 @@ class HyperKernelSVR(_HyperKernelBase):
     epsilon : float >= 0, default 0.1
         Width of the insensitive zone. With a real-valued ``target_kernel`` the radial solver
         rounds the targets to a grid of epsilon / 2 (``target_rounding_`` is the largest change).""",
-    ).replace("{SCALE_GRID}", str(SCALE_GRID)).replace("{hyper_name}", "C")
+    ).replace("{SCALE_GRID}", str(SCALE_GRID)).replace("{hyper_name}", "C").replace(
+        "{ALIGNMENT_GRID}", _ALIGNMENT_GRID_DOC
+    )
 
     _parameter_constraints: ClassVar[dict] = {
         **_COMMON_CONSTRAINTS,
