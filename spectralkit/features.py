@@ -593,13 +593,21 @@ def _fold_scale(W_plus, W_minus, lengthscale, shape_matrix):
     if shape_matrix is None:
         if lengthscale == 1.0:
             return W_plus, W_minus, None
-        return W_plus / lengthscale, W_minus / lengthscale, None
-    L = np.linalg.cholesky(shape_matrix)
-    return (
-        np.ascontiguousarray((W_plus @ L.T) / lengthscale),
-        np.ascontiguousarray((W_minus @ L.T) / lengthscale),
-        L,
-    )
+        L = None
+        with np.errstate(over="ignore"):  # a tiny lengthscale: refused below, without a warning
+            folded = (W_plus / lengthscale, W_minus / lengthscale)
+    else:
+        L = np.linalg.cholesky(shape_matrix)
+        with np.errstate(over="ignore", invalid="ignore"):
+            folded = tuple(np.ascontiguousarray((W @ L.T) / lengthscale) for W in (W_plus, W_minus))
+    if not all(np.isfinite(W).all() for W in folded):
+        with_m = " with this shape_matrix" if shape_matrix is not None else ""
+        raise ValueError(
+            f"lengthscale={lengthscale!r}{with_m} is too small: the frequencies w / lengthscale overflow "
+            "float64 (beyond 1.8e308); use a larger lengthscale (phases w . x beyond 2^52 have no correct "
+            "digit anyway)"
+        )
+    return folded[0], folded[1], L
 
 
 class RandomFeatures:
@@ -1132,14 +1140,21 @@ class RandomFeatures:
         if "_cast" not in self.__dict__:
             self._cast = {}
         if dtype not in self._cast:
-            cast = (
-                np.ascontiguousarray(self.W_plus_, dtype=dtype),
-                np.ascontiguousarray(self.W_minus_, dtype=dtype),
-                None if self.offsets_plus_ is None else self.offsets_plus_.astype(dtype),
-                None if self.offsets_minus_ is None else self.offsets_minus_.astype(dtype),
-                np.ascontiguousarray(self._odd()[0].T, dtype=dtype),  # (dim, n_odd)
-                self._odd()[1].astype(dtype),
-            )
+            with np.errstate(over="ignore"):  # frequencies beyond float32: refused below
+                cast = (
+                    np.ascontiguousarray(self.W_plus_, dtype=dtype),
+                    np.ascontiguousarray(self.W_minus_, dtype=dtype),
+                    None if self.offsets_plus_ is None else self.offsets_plus_.astype(dtype),
+                    None if self.offsets_minus_ is None else self.offsets_minus_.astype(dtype),
+                    np.ascontiguousarray(self._odd()[0].T, dtype=dtype),  # (dim, n_odd)
+                    self._odd()[1].astype(dtype),
+                )
+            if not all(np.isfinite(a).all() for a in cast if a is not None):
+                largest = max(float(np.abs(W).max(initial=0.0)) for W in (self.W_plus_, self.W_minus_))
+                raise ValueError(
+                    f"the frequencies (largest |w| = {largest:.3g}, lengthscale={self.__dict__.get('lengthscale_')!r}) "
+                    f"overflow {dtype}: transform float64 X, or use a larger lengthscale"
+                )
             self._cast[dtype] = cast
         return self._cast[dtype]
 
@@ -1155,7 +1170,8 @@ class RandomFeatures:
             self._cast = {}
         if "bounds" not in self._cast:
             W = np.concatenate([self.W_plus_, self.W_minus_, self._odd()[0]])
-            self._cast["bounds"] = (float(np.abs(W).sum(axis=1).max()), np.abs(W).max(axis=0))
+            with np.errstate(over="ignore"):  # an infinite bound is refused below
+                self._cast["bounds"] = (float(np.abs(W).sum(axis=1).max()), np.abs(W).max(axis=0))
         l1, col_max = self._cast["bounds"]
         limit = PHASE_LIMIT[np.dtype(X.dtype if xp is np else _array_api.dtype_name(xp, X.dtype))]
         if X.shape[0] == 0 or X.shape[1] == 0:

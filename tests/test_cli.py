@@ -1178,3 +1178,32 @@ def test_featurize_input_wider_than_the_largest_dimension_names_the_file(capsys,
     assert code == 1 and out == ""
     assert f"INPUT '{path}' has 5000 feature columns; the input dimension d is at most 4096" in err
     assert not (tmp_path / "F.npy").exists()
+
+
+@pytest.mark.parametrize(
+    "name, extra, match",
+    [
+        ("X.npy", ["--lengthscale", "1e-320"], "lengthscale=1e-320 is too small"),
+        ("X.csv", ["--lengthscale", "1e-320", "--dtype", "float32"], "lengthscale=1e-320 is too small"),
+        (
+            "X.svm",
+            ["--lengthscale", "1e-300", "--shape-matrix", "M.npy"],
+            "with this shape_matrix is too small",
+        ),
+        ("X.csv", ["--lengthscale", "1e-300", "--dtype", "float32"], ") overflow float32"),
+    ],
+)
+def test_featurize_tiny_lengthscale_prints_no_numpy_warning(
+    capsys, tmp_path, monkeypatch, name, extra, match
+):
+    # "spectralkit: warning: overflow encountered in divide" used to precede the error
+    monkeypatch.chdir(tmp_path)
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    np.save("X.npy", X)
+    np.savetxt("X.csv", X, delimiter=",")
+    Path("X.svm").write_text("".join(f"1 1:{a} 2:{b} 3:{c}\n" for a, b, c in X))
+    np.save("M.npy", 1e300 * np.eye(3))
+    code, out, err = _run(capsys, "featurize", "gaussian", "-n", "8", *extra, name, "F.npy")
+    line = _one_error_line(err)  # exactly one line: no warning line before it
+    assert code == 1 and out == "" and match in line and "warning" not in err
+    assert not Path("F.npy").exists()

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -435,3 +436,39 @@ def test_scale_rule_refuses_a_variance_that_underflows():
     with pytest.raises(ValueError, match="the variance of X underflows to 0 although X is not constant"):
         RandomFeatures("gaussian", n_components=8).fit(X)
     assert RandomFeatures("gaussian", n_components=8).fit(np.ones((4, 3))).lengthscale_ == 1.0
+
+
+@pytest.mark.parametrize(
+    "lengthscale, shape_matrix, dtype, zero, match",
+    [
+        # 1 / l overflows float64: refused by fit (it used to warn "overflow encountered in divide")
+        (
+            1e-320,
+            None,
+            np.float64,
+            False,
+            r"lengthscale=1e-320 is too small: the frequencies w / lengthscale",
+        ),
+        (1e-300, 1e300, np.float64, False, r"lengthscale=1e-300 with this shape_matrix is too small"),
+        # finite in float64, beyond float32: refused by a float32 transform, also of X = 0 (whose
+        # phases pass the phase check: inf * 0 used to give NaN features silently)
+        (
+            1e-300,
+            None,
+            np.float32,
+            True,
+            r"frequencies \(largest \|w\| = .*, lengthscale=1e-300\) overflow float32",
+        ),
+        (1e-300, None, np.float32, False, r"frequencies \(largest \|w\| = .*\) overflow float32"),
+    ],
+)
+def test_tiny_lengthscales_raise_a_library_error_without_a_numpy_warning(
+    lengthscale, shape_matrix, dtype, zero, match
+):
+    X = np.random.default_rng(0).normal(size=(20, 3)) * (0.0 if zero else 1.0)
+    M = None if shape_matrix is None else shape_matrix * np.eye(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any RuntimeWarning before the error fails the test
+        with pytest.raises(ValueError, match=match):
+            rf = RandomFeatures("gaussian", dim=3, n_components=16, lengthscale=lengthscale, shape_matrix=M)
+            rf.fit().transform(X.astype(dtype))
