@@ -23,7 +23,10 @@ Formats
     0-based files), ``qid:`` fields ignored, ``#`` comments. Missing entries are 0.
 
 Text is UTF-8; a byte-order mark at the start of the file is removed. Lines end with ``\\n``,
-``\\r\\n`` or ``\\r``; blank lines and lines starting with ``#`` are skipped.
+``\\r\\n`` or ``\\r``; blank lines and lines starting with ``#`` are skipped. A line longer than
+``MAX_LINE_CHARS`` (16 Mi) characters raises :class:`ValueError` with ``path:line:`` after that
+much of it is read: a line is held whole in memory, and a file of one huge line (a matrix
+written without newlines) is not a table.
 
 Header rule (``header=None``, the default): the first line of a CSV file is a header exactly
 when none of its fields is a number and none is empty or a missing-value marker (``NA``,
@@ -98,6 +101,9 @@ _DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
 _INTEGRITY_LOOKAHEAD = 16 << 20
 #: CSV fields that mean "missing" (compared case-insensitively)
 _NA_MARKERS = frozenset({"na", "n/a", "nan", "null", "none", "?"})
+#: the longest line the text readers accept, in characters: a line is held whole in memory, so a
+#: file of one huge line (a matrix written without newlines) is refused after reading this much
+MAX_LINE_CHARS = 1 << 24
 #: the largest LIBSVM feature index (15 digits: exact in float64)
 _MAX_INDEX = 10**15 - 1
 # lines "label index:value ..." and nothing else (no qid, comment, sign or non-digit in an index)
@@ -269,7 +275,10 @@ def _first_undecodable(path, compression):
     """
     try:
         with _stdio.TextIOWrapper(_open_binary(path, compression), encoding="latin-1") as fh:
-            for number, line in enumerate(fh, start=1):
+            limit = 4 * MAX_LINE_CHARS  # bytes of a line of MAX_LINE_CHARS characters at most
+            for number, line in enumerate(iter(lambda: fh.readline(limit + 1), ""), start=1):
+                if len(line) > limit and not line.endswith("\n"):
+                    return None  # a line too long to hold: no position given
                 raw = line.encode("latin-1")
                 if number == 1 and raw.startswith(codecs.BOM_UTF8):
                     raw = raw[len(codecs.BOM_UTF8) :]
@@ -319,9 +328,16 @@ class _TextFile:
             raise _decompression_error(self.path, self.compression, exc) from None
 
     def lines(self):
-        """Yield ``(line_number, stripped_line)`` for non-blank, non-comment lines (1-based)."""
+        """Yield ``(line_number, stripped_line)`` for non-blank, non-comment lines (1-based).
+
+        A line longer than :data:`MAX_LINE_CHARS` is a ValueError raised after reading that much
+        of it (never the whole line).
+        """
+        limit = MAX_LINE_CHARS
         try:
-            for number, line in enumerate(self.fh, start=1):
+            for number, line in enumerate(iter(lambda: self.fh.readline(limit + 1), ""), start=1):
+                if len(line) > limit and not line.endswith("\n"):  # limit + 1 characters, no end
+                    raise ValueError(_line_too_long(self.path, number, limit))
                 text = line.strip()
                 if text and not text.startswith("#"):
                     yield number, text
@@ -340,6 +356,47 @@ class _TextFile:
             if self.compression is None:
                 raise
             raise _decompression_error(self.path, self.compression, exc) from exc
+
+
+def _line_too_long(path, number, limit):
+    return (
+        f"{path}:{number}: line longer than {limit} characters (the readers hold one line in memory): "
+        "not a table of rows, one per line; check the line endings and the format"
+    )
+
+
+class _LineBounded(_stdio.RawIOBase):
+    """A binary stream that raises ValueError once a line exceeds ``limit`` bytes (``\\n`` or
+    ``\\r`` end lines), so that pandas' parser never buffers a huge line whole. A byte count at
+    least the character count of UTF-8 text: the exact reader, which counts characters, decides."""
+
+    def __init__(self, raw, path, limit):
+        super().__init__()
+        self.raw, self.path, self.limit, self.run = raw, path, limit, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        data = self.raw.read(min(len(buffer), self.limit))  # a gap inside data is < limit
+        n = len(data)
+        buffer[:n] = data
+        ends = [i for i in (data.find(b"\n"), data.find(b"\r")) if i >= 0]
+        if not ends:
+            self.run += n
+        else:
+            self.run += min(ends)
+            if self.run <= self.limit:
+                self.run = n - 1 - max(data.rfind(b"\n"), data.rfind(b"\r"))
+        if self.run > self.limit:
+            raise ValueError(f"{self.path}: a line longer than {self.limit} bytes")
+        return n
+
+    def close(self):
+        try:
+            self.raw.close()
+        finally:
+            super().close()
 
 
 def _is_number(token):
@@ -437,9 +494,11 @@ def _pandas_csv(path, compression, delimiter, header, width, label_column, chunk
     """
     lc = None if label_column is None else label_column % width
     dtypes = {j: (str if j == lc else np.float64) for j in range(width)}
+    stream = None
     try:
+        stream = _stdio.BufferedReader(_LineBounded(_open_binary(path, compression), path, MAX_LINE_CHARS))
         reader = pd.read_csv(
-            _open_binary(path, compression),
+            stream,
             sep=delimiter if delimiter is not None else r"\s+",
             header=None,
             skiprows=1 if header else 0,
@@ -471,6 +530,9 @@ def _pandas_csv(path, compression, delimiter, header, width, label_column, chunk
         raise
     except Exception as exc:  # any parser trouble: the exact reader decides
         raise _Fallback from exc
+    finally:
+        if stream is not None:
+            stream.close()
 
 
 def _label_kind(labels):

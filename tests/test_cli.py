@@ -1207,3 +1207,20 @@ def test_featurize_tiny_lengthscale_prints_no_numpy_warning(
     line = _one_error_line(err)  # exactly one line: no warning line before it
     assert code == 1 and out == "" and match in line and "warning" not in err
     assert not Path("F.npy").exists()
+
+
+def test_featurize_one_huge_line_is_refused_naming_the_file_the_line_and_the_limit(
+    capsys, tmp_path, monkeypatch
+):
+    # a 300 MB one-line CSV used to be read whole (10 GB resident, minutes); now the scan stops
+    # after MAX_LINE_CHARS characters (scaled down here)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli.io, "MAX_LINE_CHARS", 1000)
+    Path("one.csv").write_text("0.125," * 5000 + "1")
+    code, out, err = _run(capsys, "featurize", "gaussian", "one.csv", "F.npy")
+    line = _one_error_line(err)
+    assert code == 1 and out == "" and not Path("F.npy").exists()
+    assert line == (
+        "spectralkit: error: cannot read INPUT: one.csv:1: line longer than 1000 characters (the readers "
+        "hold one line in memory): not a table of rows, one per line; check the line endings and the format"
+    )

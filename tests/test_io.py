@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -629,3 +630,38 @@ def test_streaming_a_large_npy_keeps_the_resident_memory_bounded(tmp_path):
     assert proc.returncode == 0, proc.stderr
     rows, growth_mib = proc.stdout.split()
     assert int(rows) == 125_000 and float(growth_mib) < 24, proc.stdout
+
+
+# -- a huge line is refused after reading the line limit, never read whole -------------------------
+@pytest.mark.parametrize("compress", [None, "gzip"])
+@pytest.mark.parametrize(
+    "name, text, line",
+    [
+        ("one_line.csv", ",".join(["0.125"] * 2000), 1),  # a matrix written without newlines
+        ("deep.csv", "1,2,3\n" * 300 + "1." + "0" * 2000 + ",2,3\n" + "4,5,6\n", 301),  # same width
+        ("deep.svm", "1 1:0.5\n" * 50 + "1 " + " ".join(f"{j}:1" for j in range(1, 500)) + "\n", 51),
+    ],
+)
+def test_a_line_beyond_the_limit_names_the_file_the_line_and_the_limit(
+    tmp_path, monkeypatch, compress, name, text, line
+):
+    monkeypatch.setattr(io, "MAX_LINE_CHARS", 1000)
+    path = _write(tmp_path / name, text, compress)
+    message = f"{path}:{line}: line longer than 1000 characters (the readers hold one line in memory)"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        io.scan(path)
+    monkeypatch.setattr(io, "MAX_LINE_CHARS", 2 * len(text))  # the same file within the limit reads
+    assert io.scan(path).n_rows == max(1, text.count("\n"))
+
+
+def test_a_huge_line_is_not_read_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(io, "MAX_LINE_CHARS", 1000)
+    path = _write(tmp_path / "one_line.csv", "0.125," * 500_000 + "1")  # 3 MB, one line
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="line longer than 1000 characters"):
+            io.scan(path, format="csv")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak  # the whole line is 3 MB as a str, more as fields
