@@ -301,10 +301,16 @@ def validate_feature_params(params: Mapping[str, Any], dim: int | None = None) -
         g, ell = out["gamma"], out["lengthscale"]
         raise ValueError(
             f"gamma and lengthscale are exclusive, got gamma={g!r} and lengthscale={ell!r}: pass one of "
-            f"them (gamma = 1 / (2 lengthscale^2); gamma={g!r} is lengthscale={1 / math.sqrt(2 * g):.6g}, "
-            f"lengthscale={ell!r} is gamma={1 / (2 * ell * ell):.6g})"
+            f"them (gamma = 1 / (2 lengthscale^2); gamma={g!r} is lengthscale={_gamma_lengthscale(g):.6g}, "
+            f"lengthscale={ell!r} is gamma={0.5 / ell / ell:.6g})"
         )
     return out
+
+
+def _gamma_lengthscale(gamma):
+    """l = 1 / sqrt(2 gamma), without overflow for gamma near the float maximum (2 gamma = inf gave
+    l = 0)."""
+    return math.sqrt(0.5) / math.sqrt(gamma)
 
 
 def feature_param_constraints(names: Iterable[str] | None = None) -> dict[str, list[Any]]:
@@ -459,7 +465,7 @@ def resolve_lengthscale(
         multiply silently. Pass ``lengthscale=1.0`` to use the kernel as given.
     """
     if gamma is not None:
-        return 1.0 / math.sqrt(2.0 * gamma)
+        return _gamma_lengthscale(gamma)
     if lengthscale != "scale":
         return float(lengthscale)
     if X is None:  # no data seen: nothing to scale by, the kernel in its own units
@@ -1048,7 +1054,10 @@ class RandomFeatures:
     def _check_X_scan(X: Any, name: str, dim: int | None) -> tuple[NDArray[Any], float]:
         """:meth:`_check_X` and the largest |x| of the result (one compiled parallel pass finds
         both)."""
-        arr = np.asarray(X)
+        try:
+            arr = np.asarray(X)
+        except ValueError as exc:  # numpy's "inhomogeneous shape" of ragged rows
+            raise ValueError(f"{name} must be a 2-D array of rows of equal length ({exc})") from None
         if np.issubdtype(arr.dtype, np.complexfloating):
             raise ValueError(
                 f"{name} must be real, got complex dtype {arr.dtype}: refusing to drop the imaginary part "
@@ -1057,7 +1066,16 @@ class RandomFeatures:
         if arr.dtype not in (np.float32, np.float64):
             if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
                 raise ValueError(f"{name} must be a numeric array, got dtype {arr.dtype}")
-            arr = arr.astype(np.float64)
+            src = arr
+            with np.errstate(over="ignore"):  # a long double beyond float64: named below
+                arr = arr.astype(np.float64)
+            beyond = np.isfinite(src) & ~np.isfinite(arr) if src.ndim == 2 else None
+            if beyond is not None and beyond.any():
+                r, c = np.argwhere(beyond)[0]
+                value = np.format_float_scientific(src[r, c], trim="-")  # an f-string would say inf
+                raise ValueError(
+                    f"{name} has a value beyond the float64 range at row {r}, column {c} ({value}); rescale X"
+                )
         if arr.ndim != 2:
             raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got shape {arr.shape}")
         if dim is not None and arr.shape[1] != dim:

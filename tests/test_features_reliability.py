@@ -472,3 +472,31 @@ def test_tiny_lengthscales_raise_a_library_error_without_a_numpy_warning(
         with pytest.raises(ValueError, match=match):
             rf = RandomFeatures("gaussian", dim=3, n_components=16, lengthscale=lengthscale, shape_matrix=M)
             rf.fit().transform(X.astype(dtype))
+
+
+def test_gamma_near_the_float_maximum_is_a_tiny_lengthscale_not_zero():
+    # 1 / sqrt(2 gamma) gave l = 0 for gamma = 1e308 (2 gamma = inf), then "divide by zero" warnings;
+    # lengthscale 1e-200 with a gamma raised ZeroDivisionError in the "exclusive" message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rf = RandomFeatures("gaussian", dim=3, n_components=8, gamma=1e308).fit()
+        assert rf.lengthscale_ == pytest.approx(7.0710678118654755e-155, rel=1e-15)
+        with pytest.raises(
+            ValueError, match=r"gamma=1.0 is lengthscale=0.707107, lengthscale=1e-200 is gamma=inf"
+        ):
+            RandomFeatures("gaussian", dim=3, gamma=1.0, lengthscale=1e-200).fit()
+
+
+def test_x_beyond_float64_and_ragged_rows_are_named():
+    rf = RandomFeatures("gaussian", dim=3, n_components=8).fit()
+    X = np.ones((2, 3), dtype=np.longdouble)
+    if np.finfo(np.longdouble).max > np.finfo(np.float64).max:  # x86 80-bit long double
+        X[1, 2] = np.longdouble("1e4000")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # it used to warn "overflow encountered in cast" first
+            with pytest.raises(
+                ValueError, match=r"X has a value beyond the float64 range at row 1, column 2 \(1e\+4000\)"
+            ):
+                rf.transform(X)
+    with pytest.raises(ValueError, match=r"X must be a 2-D array of rows of equal length \(setting an array"):
+        rf.transform([[1.0, 2.0, 3.0], [1.0]])
