@@ -34,6 +34,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import numbers
 import textwrap
 import warnings
@@ -143,6 +144,14 @@ def _seed_for(random_state):
     raise ValueError(
         f"random_state must be None, an int, a numpy Generator or RandomState, got {random_state!r}"
     )
+
+
+def _validate_data(estimator, *args, **kwargs):
+    """scikit-learn's ``validate_data`` without numpy's warnings: its finiteness check sums the
+    data, which warns ("invalid value encountered in reduce") for +inf and -inf before it raises
+    its own error naming the input."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return validate_data(estimator, *args, **kwargs)
 
 
 class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -262,7 +271,7 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             self._fit_features(_check_dask_X(X))
             self.n_features_in_ = int(X.shape[1])
             return self
-        X = validate_data(self, X, dtype=[np.float64, np.float32], accept_sparse="csr")
+        X = _validate_data(self, X, dtype=[np.float64, np.float32], accept_sparse="csr")
         return self._fit_features(X)
 
     def transform(self, X: ArrayLike) -> NDArray[np.float32] | NDArray[np.float64]:
@@ -272,7 +281,7 @@ class SpectralFeatures(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         the sparse product ``X @ W^T`` (the output is dense).
         """
         check_is_fitted(self, "features_")
-        Xv: Any = validate_data(
+        Xv: Any = _validate_data(
             self, X, reset=False, dtype=[np.float64, np.float32], order="C", accept_sparse="csr"
         )
         if scipy.sparse.issparse(Xv):
@@ -450,7 +459,8 @@ class _KreinRidgeBase(BaseEstimator):
         G = sums.gram_matrix()
         coef, lam, tau, n_damped = _krein.krein_solve(G, sums.cross, J, a)
         mu = np.abs(np.append(lam + a, a))
-        cond = float(mu.max() / mu.min()) if mu.min() > 0 else float("inf")
+        with np.errstate(over="ignore"):  # a tiny alpha: an infinite condition number
+            cond = float(mu.max() / mu.min()) if mu.min() > 0 else float("inf")
         if n_damped:
             warnings.warn(
                 f"Krein ridge with alpha={self.alpha!r}: -alpha is within {tau:.3g} of "
@@ -461,9 +471,12 @@ class _KreinRidgeBase(BaseEstimator):
                 stacklevel=3,
             )
         b = sums.cross
-        res = np.linalg.norm(G @ coef + a * (J[:, None] * coef) - b) / max(
-            np.linalg.norm(b), np.finfo(float).tiny
-        )
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflowing residual is inf
+            r = G @ coef + a * (J[:, None] * coef) - b
+            # norms of the scaled vectors: targets near 1e300 overflow the sums of squares
+            scale = max(float(np.abs(r).max(initial=0.0)), float(np.abs(b).max(initial=0.0)))
+            scale = scale if 0.0 < scale < math.inf else 1.0
+            res = np.linalg.norm(r / scale) / max(np.linalg.norm(b / scale), np.finfo(float).tiny)
         self.features_ = features
         self.lengthscale_ = features.lengthscale_
         self.signature_ = features.signature_
@@ -497,7 +510,7 @@ class _KreinRidgeBase(BaseEstimator):
                 meta=np.empty((0, t)),
                 name=name,
             )
-        X = validate_data(
+        X = _validate_data(
             self, X, reset=False, dtype=[np.float64, np.float32], order="C", accept_sparse="csr"
         )
         if not scipy.sparse.issparse(X) and not X.flags.writeable:
@@ -633,7 +646,7 @@ class KreinRidgeRegressor(RegressorMixin, _KreinRidgeBase):
             return self._fit_targets_dask(
                 X, y.reshape((y.shape[0], -1)), self._sample_weight(X, sample_weight)
             )
-        X, y = validate_data(
+        X, y = _validate_data(
             self, X, y, dtype=[np.float64, np.float32], multi_output=True, y_numeric=True, accept_sparse="csr"
         )
         Y = np.asarray(y, dtype=np.float64)
@@ -749,7 +762,7 @@ class KreinRidgeClassifier(ClassifierMixin, _KreinRidgeBase):
                 cw = compute_sample_weight(self.class_weight, labels)
                 weights = cw if weights is None else weights * cw
             return self._fit_targets_dask(X, Y, weights)
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], accept_sparse="csr")
+        X, y = _validate_data(self, X, y, dtype=[np.float64, np.float32], accept_sparse="csr")
         lb = LabelBinarizer(pos_label=1, neg_label=-1)
         Y = lb.fit_transform(y).astype(np.float64)
         self._check_classes(lb.classes_)
