@@ -1224,3 +1224,25 @@ def test_featurize_one_huge_line_is_refused_naming_the_file_the_line_and_the_lim
         "spectralkit: error: cannot read INPUT: one.csv:1: line longer than 1000 characters (the readers "
         "hold one line in memory): not a table of rows, one per line; check the line endings and the format"
     )
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        # int(inf) raised OverflowError ("the computation failed"), int(nan) a bare ValueError
+        ("matern:nu=inf", "nu must be a finite real number, got float inf"),
+        ("matern:nu=nan", "nu must be a finite real number, got float nan"),
+        # nu = 1e300 ran for more than 15 minutes and took 15 GB
+        ("matern:nu=1e300", "nu must be <= 100 (smoothness nu in (0, 100]; for larger nu use gaussian)"),
+        # "rho must be finite and >= 0" and "math domain error"
+        ("gaussian:lengthscale=1e-320", "lengthscale must be >= 1e-100, got 1e-320"),
+        ("gaussian:lengthscale=1e308", "lengthscale must be <= 1e+100 (length scale l in [1e-100, 1e100])"),
+        ("delta_gaussian:sigma1=1e-200", "sigma1 must be >= 1e-100, got 1e-200"),
+    ],
+)
+def test_check_extreme_family_parameters_are_usage_errors_naming_them(capsys, spec, message):
+    code, out, err = _run(capsys, "check", spec, "--dim", "2")
+    line = _one_error_line(err)
+    assert code == 2 and out == "" and line.startswith(f"spectralkit: error: kernel '{spec}': {message}"), (
+        line
+    )

@@ -120,8 +120,13 @@ class Family:
 _L = sympy.Symbol("l", real=True)
 
 
+#: the range of a family's length scales: beyond it 1/l or l^2 overflow in the derivations (l = 1e-320
+#: was "rho must be finite and >= 0", l = 1e308 "math domain error"); the kernel learners' range too
+_SCALE_RANGE = {"lower": 1e-100, "upper": 1e100}
+
+
 def _lengthscale_param(default=1.0):
-    return Param("lengthscale", default, "positive", "length scale l > 0")
+    return Param("lengthscale", default, "positive", "length scale l in [1e-100, 1e100]", **_SCALE_RANGE)
 
 
 def _matern_expression(nu, l_symbol):
@@ -215,7 +220,14 @@ _FAMILIES = (
         "matern",
         "Matérn kernel 2^(1-nu)/Gamma(nu) (sqrt(2 nu) r / l)^nu K_nu(sqrt(2 nu) r / l); PD, mass 1.\n\n"
         "Half-integer nu (1/2, 3/2, 5/2, ...) use the elementary form exp(-x) * polynomial(x).",
-        (Param("nu", 1.5, "positive", "smoothness nu > 0"), _lengthscale_param()),
+        (
+            # nu = 400 warns (overflow in power), nu = 1e6 ran for minutes and 15 GB: nu > 100 is
+            # the Gaussian to within the accuracy of the features
+            Param(
+                "nu", 1.5, "positive", "smoothness nu in (0, 100]; for larger nu use gaussian", upper=100.0
+            ),
+            _lengthscale_param(),
+        ),
         lambda p: (_matern_expression(p["nu"], _L), {"l": p["lengthscale"]}),
         measure=lambda p: ("matern", {"c": 1.0, "nu": p["nu"], "lengthscale": p["lengthscale"]}),
         multiplier=lambda n, rng, p: np.sqrt(2.0 * p["nu"] / rng.chisquare(2.0 * p["nu"], n)),
@@ -280,8 +292,8 @@ _FAMILIES = (
         "delta_gaussian",
         "Delta-Gaussian exp(-r^2/(2 sigma1^2)) - exp(-r^2/(2 sigma2^2)): indefinite, k(0) = 0.",
         (
-            Param("sigma1", 1.0, "positive", "length scale of the positive Gaussian"),
-            Param("sigma2", 10.0, "positive", "length scale of the negative Gaussian"),
+            Param("sigma1", 1.0, "positive", "length scale of the positive Gaussian", **_SCALE_RANGE),
+            Param("sigma2", 10.0, "positive", "length scale of the negative Gaussian", **_SCALE_RANGE),
         ),
         lambda p: (
             REGISTRY["gaussian"].create(lengthscale=p["sigma1"])
@@ -336,7 +348,7 @@ _FAMILIES = (
     Family(
         "log_kernel",
         "Log kernel -log(1 + r / sigma): conditionally PD, does not decay; no finite spectral measure.",
-        (Param("sigma", 1.0, "positive", "scale sigma > 0"),),
+        (Param("sigma", 1.0, "positive", "scale sigma in [1e-100, 1e100]", **_SCALE_RANGE),),
         lambda p: (-sympy.log(1 + R / sympy.Symbol("sigma", real=True)), {"sigma": p["sigma"]}),
         display=lambda p: f"log_kernel(sigma={p['sigma']:g})",
     ),
@@ -397,6 +409,8 @@ def _parse_number(name, text):
         value = float(text)
     except ValueError:
         raise KernelDefinitionError(f"parameter {name!r} must be a number, got {text!r}") from None
+    if not math.isfinite(value):  # the parameter's validation names it (int(inf) raised OverflowError)
+        return value
     return int(value) if value == int(value) and "." not in text and "e" not in text.lower() else value
 
 
