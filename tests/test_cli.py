@@ -1246,3 +1246,10 @@ def test_check_extreme_family_parameters_are_usage_errors_naming_them(capsys, sp
     assert code == 2 and out == "" and line.startswith(f"spectralkit: error: kernel '{spec}': {message}"), (
         line
     )
+
+
+def test_check_a_support_below_1e_100_is_a_usage_error(capsys):
+    # support 1e-320 failed inside numpy: "Geometric sequence cannot include zero"
+    code, out, err = _run(capsys, "check", "exp(-r^2)", "--support", "1e-320", "--dim", "2")
+    line = _one_error_line(err)
+    assert code == 2 and out == "" and line.endswith("support must be >= 1e-100, got 1e-320"), line

@@ -229,6 +229,8 @@ class RadialKernel:
             )
         if support is not None:
             support = _check_positive("support", support)
+            if support < 1e-100:  # 1e-320 failed inside numpy ("Geometric sequence cannot include zero")
+                raise KernelDefinitionError(f"support must be >= 1e-100, got {support!r}")
         self._expr = expr
         self._params = tuple(sorted((k_, float(v)) for k_, v in params.items()))
         self._support = support
