@@ -450,7 +450,24 @@ def detect_format(path: str | os.PathLike[str]) -> Literal["npy", "csv", "libsvm
     return "csv"
 
 
+def _npy_header_dtype(path):
+    """The dtype in a .npy header, or None if the header cannot be read (np.load then says why)."""
+    try:
+        with open(path, "rb") as fh:
+            major, _ = np.lib.format.read_magic(fh)
+            read = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+            return read(fh)[2]
+    except (ValueError, OSError, EOFError):
+        return None
+
+
 def _npy_array(path):
+    dtype = _npy_header_dtype(path)
+    if dtype is not None and dtype.hasobject:  # np.load: "Array can't be memory-mapped: Python objects"
+        raise ValueError(
+            f"the array in {path!r} holds Python objects (dtype {dtype}); the readers take real numeric "
+            ".npy arrays and never unpickle"
+        )
     try:
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
     except PermissionError:

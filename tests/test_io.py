@@ -665,3 +665,14 @@ def test_a_huge_line_is_not_read_whole(tmp_path, monkeypatch):
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20, peak  # the whole line is 3 MB as a str, more as fields
+
+
+def test_an_npy_of_python_objects_is_named_as_such(tmp_path):
+    # np.load said "Array can't be memory-mapped: Python objects in dtype"
+    path = str(tmp_path / "objects.npy")
+    np.save(path, np.array([[1, None]], dtype=object), allow_pickle=True)
+    message = f"the array in {path!r} holds Python objects (dtype object); the readers take real numeric"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        io.scan(path)
+    np.save(path, np.ones((2, 2)))  # the header reader accepts a plain array
+    assert io.scan(path).n_features == 2
