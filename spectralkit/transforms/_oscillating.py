@@ -26,9 +26,12 @@ Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes
 
   with polynomials P built exactly by D[P(u) F_n] = (u^3 P'(u)/(2 pi)) F_n + (1 - sigma u) P(u) F_(n+2),
   u = 1/rho. sin(b r)/r = int_0^b cos(t r) dt adds the antiderivative G of F_1, which the walk's first
-  step turns back into F_1 (d >= 3). Even d, sin(b r)/r in d = 1 and J0 factors get the verdict
-  (finite or not, from the exponents) but are refused: the half step of the walk (the projection
-  mu_d(rho) = 2 int_0^inf mu_(d+1)(sqrt(rho^2 + v^2)) dv across the kink) is not implemented yet.
+  step turns back into F_1 (d >= 3). Even d: the projection mu_d(rho) = 2 int_0^inf
+  mu_(d+1)(sqrt(rho^2 + v^2)) dv of the odd walk (:class:`_RQHalfStep`, where mu_(d+1) is locally
+  integrable, p >= (d+1)/2; refused with the reason between that and the finiteness threshold);
+  sin(b r)/r in d = 1: (1/2) int_(rho-b)^(rho+b) F_1 (:class:`_RQSinD1`); both tabulated in
+  log|rho - b| (:class:`_KinkTable`). J0 factors get the verdict (finite or not, from the
+  exponents) but are refused.
 """
 
 import math
