@@ -905,7 +905,8 @@ class _KinkTable:
     less the values' own relative error ``noise``) reach every float rho != b
     (|rho - b| >= b 2^-52) with a few hundred evaluations of the pointwise route ``direct``
     (rho -> (value, error estimate)); beyond ``rho_max`` (where the caller knows mu to be below
-    e^-60 of its scale, the radial weight included) mu is returned as 0. ``error``: the
+    e^-60 of its scale, the radial weight included) and where |mu| is below the floor, mu is
+    returned as 0 (the caller's abs_error: twice the floor). ``error``: the
     tables' measured error plus ``noise`` plus the largest error estimate of ``direct`` at the
     points they were fitted to, all relative to max(|mu|, floor).
     """
@@ -963,7 +964,8 @@ class _KinkTable:
             out[left] = self.left(np.log(b - rho[left]))
         if np.any(right):
             out[right] = self.right(np.log(rho[right] - b))
-        out[rho > self.rho_max] = 0.0
+        # below the floor the tables carry no relative accuracy: 0 (within the transform's abs_error)
+        out[(rho > self.rho_max) | (np.abs(out) < self.floor)] = 0.0
         out[rho == b] = np.nan
         return out
 
@@ -1054,7 +1056,7 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
         log_abs_mu=log_form(log_abs_and_sign),
         method="closed-form:rq-oscillation",
         rel_error=rel_error,
-        abs_error=min(1.0, max(_TINY, rel_error * abs_floor * abs(c)) / peak) if peak > 0 else 0.0,
+        abs_error=min(1.0, max(_TINY, 2 * abs_floor * abs(c)) / peak) if peak > 0 else 0.0,
         scale=min(b, 1.0 / sq),
         tail_exponent=math.inf,
         tail_oscillation=0.0,
