@@ -905,19 +905,24 @@ class _KinkTable:
     less the values' own relative error ``noise``) reach every float rho != b
     (|rho - b| >= b 2^-52) with a few hundred evaluations of the pointwise route ``direct``
     (rho -> (value, error estimate)); beyond ``rho_max`` (where the caller knows mu to be below
-    e^-60 of its scale, the radial weight included) and where |mu| is below the floor, mu is
-    returned as 0 (the caller's abs_error: twice the floor). ``error``: the
+    e^-60 of its scale, the radial weight included) and where |mu| is below the floor and
+    max(rho, 1)^(d-1) |mu| below 1e-16 of the radial density's peak, mu is returned as 0. ``error``: the
     tables' measured error plus ``noise`` plus the largest error estimate of ``direct`` at the
     points they were fitted to, all relative to max(|mu|, floor).
     """
 
-    def __init__(self, direct, b, rho_max, tol=1e-10, noise=5e-11):
-        self.direct, self.b, self.rho_max = direct, b, rho_max
+    def __init__(self, direct, b, rho_max, tol=1e-10, noise=5e-11, dim=1):
+        self.direct, self.b, self.rho_max, self.dim = direct, b, rho_max, dim
         probe = np.concatenate(
             [np.linspace(0.0, rho_max, 97), b * (1 + np.array([-1e-6, -1e-3, 1e-3, 1e-6]))]
         )
-        pv, _ = direct(probe[probe != b])
+        probe = probe[probe != b]
+        pv, _ = direct(probe)
         self.floor = 1e-13 * float(np.max(np.abs(pv)))
+        with np.errstate(divide="ignore"):
+            # 1e-16 of the radial density's peak: below it (and below floor) mu is returned as 0
+            peak = np.max(np.log(np.abs(pv)) + (dim - 1) * np.log(np.maximum(probe, 1.0)))
+            self.log_radial_floor = float(peak) - 16 * math.log(10.0)
         self.quad_error = 0.0
         self.u_min = lo = math.log(b) - 52 * math.log(2.0)
         opts = {
@@ -964,8 +969,11 @@ class _KinkTable:
             out[left] = self.left(np.log(b - rho[left]))
         if np.any(right):
             out[right] = self.right(np.log(rho[right] - b))
-        # below the floor the tables carry no relative accuracy: 0 (within the transform's abs_error)
-        out[(rho > self.rho_max) | (np.abs(out) < self.floor)] = 0.0
+        # below the floor the tables carry no relative accuracy: 0 where that is also negligible in
+        # the radial density max(rho, 1)^(d-1) |mu|
+        with np.errstate(divide="ignore"):
+            weighted = np.log(np.abs(out)) + (self.dim - 1) * np.log(np.maximum(rho, 1.0))
+        out[(rho > self.rho_max) | ((np.abs(out) < self.floor) & (weighted < self.log_radial_floor))] = 0.0
         out[rho == b] = np.nan
         return out
 
@@ -1019,10 +1027,10 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
         try:
             direct = _RQSinD1(b, alpha, s) if d == 1 else _RQHalfStep(kind, b, alpha, s, d)
             noise = 1e-13 if d == 1 else 2 * direct.table.error
-            table = _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise)
+            table = _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise, dim=d)
         except ArithmeticError as exc:
             raise TransformError(f"k = {name} (1 + r^2/{s:g})^-{alpha:g} in d = {d}: {exc}") from exc
-        if not table.error <= 1e-7:
+        if not table.error <= 1e-6:
             raise TransformError(
                 f"k = {name} (1 + r^2/{s:g})^-{alpha:g} in d = {d}: the half step reached a relative "
                 f"accuracy of only {table.error:.1e}"
