@@ -368,6 +368,12 @@ RQ_EVEN = [
         [0.3, 0.9, 1.2, 2.5],
         [0.028907908800523335, 0.033868461864130874, 0.03425190102850016, 0.01685274189736599],
     ),
+    (
+        "cos(r)/(1 + r**2)**3",
+        4,
+        [0.3, 0.8, 1.3, 2.5],
+        [0.00020839628739565145, 0.0004018511085108555, 0.0006293413067014577, 0.00047298009761908595],
+    ),
     # the projection 2 int_0^inf mu_3(sqrt(rho^2 + v^2)) dv by mpmath.quad (split at the kink) of the
     # d = 3 walk, itself checked against quadosc above (the Hankel-integral split is not accurate
     # for sin: its two log-singular halves cancel)
