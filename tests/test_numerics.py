@@ -8,13 +8,21 @@ import sys
 import textwrap
 import time
 
+import mpmath
 import numpy as np
 import pytest
 
 from spectralkit._numerics import budget
 from spectralkit._numerics.budget import BudgetExceeded, run_with_budget
 from spectralkit._numerics.chebyshev import fit_adaptive
-from spectralkit._numerics.quadrature import integrate_adaptive, integrate_intervals, panel_rule, unit_rule
+from spectralkit._numerics.quadrature import (
+    exp_sinh,
+    integrate_adaptive,
+    integrate_intervals,
+    panel_rule,
+    tanh_sinh,
+    unit_rule,
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -170,3 +178,18 @@ def test_killed_parent_leaves_no_computing_child(tmp_path):
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def test_double_exponential_rules_integrate_end_point_singularities():
+    """tanh-sinh on [0, 1] and exp-sinh on [0, inf) against closed forms (Beta and Gamma integrals);
+    the coarser level (every other node) is less accurate, so the level difference bounds the error."""
+    x, xc, w, coarse = tanh_sinh(4)
+    ref = float(mpmath.beta(0.3, 0.6) - 1)  # int x^-0.7 (1-x)^-0.4 + log x
+    fine = (x**-0.7 * xc**-0.4 + np.log(x)) @ w
+    rough = (x[coarse] ** -0.7 * xc[coarse] ** -0.4 + np.log(x[coarse])) @ (2 * w[coarse])
+    assert abs(fine - ref) <= 1e-13 * abs(ref) < abs(rough - fine) + 1e-13 * abs(ref)
+    x, w, coarse = exp_sinh(4)
+    ref = float(mpmath.gamma(0.5))  # int x^-0.5 e^-x
+    fine = (x**-0.5 * np.exp(-x)) @ w
+    assert abs(fine - ref) <= 1e-13 * ref
+    assert abs((x[coarse] ** -0.5 * np.exp(-x[coarse])) @ (2 * w[coarse]) - ref) > abs(fine - ref)

@@ -266,6 +266,8 @@ def _quadosc_reference(kind, alpha, s, b, d, rho):
             val = k * (osc_int(0, c, rho - b) + osc_int(0, c, rho + b)) / 2
         elif d == 3 and kind == "cos":
             val = k * (osc_int(1, sn, rho + b) + osc_int(1, sn, rho - b)) / (2 * rho)
+        elif d == 1 and kind == "sin":  # sin(b r)/r cos(rho r) = (sin((b+rho) r) + sin((b-rho) r))/(2 r)
+            val = k * (osc_int(-1, sn, b + rho) + osc_int(-1, sn, b - rho)) / 2
         elif d == 3 and kind == "sin":
             val = k * (osc_int(0, c, rho - b) - osc_int(0, c, rho + b)) / (2 * rho)
         else:
@@ -329,6 +331,87 @@ def test_rq_oscillation_d3_masses_against_the_walk():
     )
 
 
+#: mu_1 at rho = (0, 0.2, 0.7, 0.97, 1.03, 1.6, 3) b from _quadosc_reference("sin", alpha, s, b, 1, rho)
+#: (the product-to-sum split of sin(b r)/r cos(rho r), mpmath.quadosc at 30 digits; stored: slow)
+RQ_SIN_D1 = [
+    (
+        "sin(2*r)/(r*(1 + r**2)**3)",
+        2.0,
+        [0.31391398554965755, 0.3098720671651228, 0.2670429082569481, 0.22935444262691226]
+        + [0.22023633776925455, 0.13480336061503634, 0.024009884274350708],
+    ),
+    (  # F_1 ~ c0 + c1 |x|^(1/2) at 0
+        "sin(r)/(r*(1 + r**2/2)**0.75)",
+        1.0,
+        [0.4069176091425454, 0.4021508376936541, 0.3400906027079216, 0.25481458188606093]
+        + [0.2249584191478506, 0.0836052207767203, 0.00958086752623409],
+    ),
+]
+
+
+@pytest.mark.parametrize("formula,b,ref", RQ_SIN_D1)
+def test_rq_sin_over_r_in_d1_against_quadosc(formula, b, ref):
+    """mu_1 of sin(b r)/r g = (1/2) int_(rho-b)^(rho+b) F_1: kink at rho = b, finite everywhere."""
+    tr = transform_atom(RadialKernel.from_string(formula), 1)
+    assert tr.method == "closed-form:rq-oscillation"
+    assert tr.rel_error <= 1e-7
+    _check_against(tr, [0.0, 0.2 * b, 0.7 * b, 0.97 * b, 1.03 * b, 1.6 * b, 3.0 * b], ref)
+
+
+#: mu_d(rho) of even-d cases, from the Hankel integral (2 pi)^(-d/2) rho^(-nu) int g osc J_nu r^(nu+1)
+#: dr with J_nu = Re H1_nu and the oscillation written as exponentials (each product has one
+#: asymptotic frequency |rho +- b|, integrated by mpmath.quadosc at 20 digits; slow, so stored)
+RQ_EVEN = [
+    (
+        "cos(r)/(1 + r**2)**2",
+        2,
+        [0.3, 0.9, 1.2, 2.5],
+        [0.028907908800523335, 0.033868461864130874, 0.03425190102850016, 0.01685274189736599],
+    ),
+    (
+        "cos(r)/(1 + r**2)**3",
+        4,
+        [0.3, 0.8, 1.3, 2.5],
+        [0.00020839628739565145, 0.0004018511085108555, 0.0006293413067014577, 0.00047298009761908595],
+    ),
+    # the projection 2 int_0^inf mu_3(sqrt(rho^2 + v^2)) dv by mpmath.quad (split at the kink) of the
+    # d = 3 walk, itself checked against quadosc above (the Hankel-integral split is not accurate
+    # for sin: its two log-singular halves cancel)
+    (
+        "sin(2*r)/(r*(1 + r**2)**3)",
+        2,
+        [0.5, 1.5, 2.5, 4.0],
+        [0.049562501580733456, 0.042189998701952745, 0.029618442172491738, 0.01297062795345823],
+    ),
+]
+
+
+@pytest.mark.parametrize("formula,dim,rho,ref", RQ_EVEN)
+def test_rq_oscillation_even_d_against_hankel_references(formula, dim, rho, ref):
+    tr = transform_atom(RadialKernel.from_string(formula), dim)
+    assert tr.method == "closed-form:rq-oscillation"
+    assert tr.rel_error <= 1e-7
+    _check_against(tr, rho, ref)
+
+
+@pytest.mark.parametrize(
+    "formula,dim,k0",
+    [("cos(r)/(1 + r**2)**2", 2, 1.0), ("sin(2*r)/(r*(1 + r**2)**3)", 1, 2.0)],
+)
+def test_rq_oscillation_new_routes_masses_sum_to_k0(formula, dim, k0):
+    """m+ - m- = k(0) (the total signed mass), within the stated errors."""
+    rep = sk.check_rkks(RadialKernel.from_string(formula), dim)
+    assert rep.verdict in ("PD", "RKKS")
+    diff = rep.mass_plus.value - rep.mass_minus.value - k0
+    assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error + 1e-12
+
+
+def test_rq_oscillation_even_d_near_threshold_is_refused_with_the_reason():
+    """p = 2 alpha = 2.4 < (d + 1)/2 in d = 4: finite, but the projection route does not apply."""
+    with pytest.raises(TransformError, match="finite, absolutely continuous.*not locally integrable"):
+        transform_atom(RadialKernel.from_string("cos(r)/(1 + r**2)**1.2"), 4)
+
+
 def test_rq_oscillation_divergent_below_the_threshold():
     """cos(r)/(1 + r^2) decays like r^-2: a finite measure only for 2 > (d - 1)/2, i.e. d < 5."""
     rep = sk.check_rkks(RadialKernel.from_string("cos(r)/(1 + r**2)"), 7)
@@ -340,8 +423,7 @@ def test_rq_oscillation_threshold_and_unsupported_are_refused_with_the_reason():
     k = RadialKernel.from_string("cos(r)/(1 + r**2)")
     with pytest.raises(TransformError, match="not absolutely continuous at rho = 1"):
         transform_atom(k, 5)
-    with pytest.raises(TransformError, match="finite, absolutely continuous.*even d"):
-        transform_atom(k, 2)
+    assert transform_atom(k, 2).method == "closed-form:rq-oscillation"  # even d: the half step
     with pytest.raises(TransformError, match="finite, absolutely continuous.*cos\\(b r\\) and sin"):
         transform_atom(RadialKernel.from_string("besselj(0, r)/(1 + r**2)**2"), 3)
     rep = sk.check_rkks(RadialKernel.from_string("besselj(0, r)/(1 + r**2)"), 9)

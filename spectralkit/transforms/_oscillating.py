@@ -26,9 +26,12 @@ Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes
 
   with polynomials P built exactly by D[P(u) F_n] = (u^3 P'(u)/(2 pi)) F_n + (1 - sigma u) P(u) F_(n+2),
   u = 1/rho. sin(b r)/r = int_0^b cos(t r) dt adds the antiderivative G of F_1, which the walk's first
-  step turns back into F_1 (d >= 3). Even d, sin(b r)/r in d = 1 and J0 factors get the verdict
-  (finite or not, from the exponents) but are refused: the half step of the walk (the projection
-  mu_d(rho) = 2 int_0^inf mu_(d+1)(sqrt(rho^2 + v^2)) dv across the kink) is not implemented yet.
+  step turns back into F_1 (d >= 3). Even d: the projection mu_d(rho) = 2 int_0^inf
+  mu_(d+1)(sqrt(rho^2 + v^2)) dv of the odd walk (:class:`_RQHalfStep`, where mu_(d+1) is locally
+  integrable, p >= (d+1)/2; refused with the reason between that and the finiteness threshold);
+  sin(b r)/r in d = 1: (1/2) int_(rho-b)^(rho+b) F_1 (:class:`_RQSinD1`); both tabulated in
+  log|rho - b| (:class:`_KinkTable`). J0 factors get the verdict (finite or not, from the
+  exponents) but are refused.
 """
 
 import math
@@ -38,6 +41,9 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
+from .._numerics.chebyshev import fit_adaptive
+from .._numerics.quadrature import exp_sinh as _exp_sinh
+from .._numerics.quadrature import tanh_sinh as _tanh_sinh
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
@@ -748,6 +754,230 @@ def _poly_add(state, j, p):
     state[j] = [x + (p[i] if i < len(p) else 0) for i, x in enumerate(cur)]
 
 
+# ---------------------------------------------------------------------------------------------
+# rational-quadratic envelope, even d (and sin(b r)/r in d = 1): the half step
+# ---------------------------------------------------------------------------------------------
+_TS_LEVEL = 4  # tanh-sinh level: 145 nodes per piece; the level-3 subset gives the error estimate
+
+
+def _ts_symmetric(a):
+    """Nodes for int_0^a f of an even integrand f, as half of int_(-a)^a (tanh-sinh: clusters at
+    +-a only). Returns (v, a - v, weights, coarse-level weights), shapes (len(a), nodes)."""
+    x, xc, w, coarse = _tanh_sinh(_TS_LEVEL)
+    a = a[:, None]
+    v = np.abs(a * (2 * x - 1))
+    dist = a * np.minimum(2 * xc, 2 * x)  # a - |v| without cancellation
+    return v, dist, w[None, :] * a, np.where(coarse, 2 * w, 0.0)[None, :] * a
+
+
+def _es_right(a, scale):
+    """Exp-sinh nodes for int_a^inf: (v, v - a, weights, coarse-level weights), shapes (len(a), nodes)."""
+    x, w, coarse = _exp_sinh(_TS_LEVEL)
+    off = scale[:, None] * x[None, :]
+    return a[:, None] + off, off, scale[:, None] * w, scale[:, None] * np.where(coarse, 2 * w, 0.0)
+
+
+class _RQHalfStep:
+    """mu_d of cos(b r) g(r) or sin(b r)/r g(r) in even d (c = 1) from the odd neighbours.
+
+    The d-dimensional measure is the projection of the (d+1)-dimensional one,
+
+        mu_d(rho) = 2 int_0^inf mu_(d+1)(sqrt(rho^2 + v^2)) dv,
+
+    used when mu_(d+1) ~ |t - b|^(p - (d+2)/2) has an exponent >= -1/2; otherwise (mu_(d+1) not
+    locally integrable, or nearly so) the same identity with mu_(d+1) = -(1/(2 pi t)) mu_(d-1)'(t),
+    integrated by parts in v (the Abel inversion),
+
+        mu_d(rho) = -(1/pi) int_0^inf (mu_(d-1)(sqrt(rho^2 + v^2)) - mu_(d-1)(rho)) / v^2 dv,
+
+    whose integrand has the integrable |t - b|^(p - d/2) (exponent > -1/2 for a finite measure).
+    Both neighbours are odd: the dimension walk (:class:`_RQWalk`). The integral is split at the
+    kink v_b = sqrt(b^2 - rho^2) (rho < b) or at sqrt(rho^2 - b^2) (rho > b, the distance of the
+    complex singularities): [0, a] as half of the symmetric [-a, a] by tanh-sinh (the integrand is
+    even and smooth in v at 0), [a, inf) by exp-sinh (scale max(a, 1/sqrt(s))). The error estimate
+    is the difference to the coarser double-exponential level plus the propagated rounding bounds
+    of the walk's values. Beyond t = max(rho, b) + (60 + 2 alpha + d)/sqrt(s) the neighbour is
+    negligible (it decays like e^(-sqrt(s) t)) and taken as 0 (the Abel integrand is then the exact
+    mu_(d-1)(rho)/(pi v^2)).
+    """
+
+    def __init__(self, kind, b, alpha, s, d):
+        p = 2 * alpha + (1.0 if kind == "sin" else 0.0)
+        self.b, self.s, self.d = b, s, d
+        self.projection = p - 0.5 * (d + 2) >= -0.5
+        n = d + 1 if self.projection else d - 1
+        if n == 1 and kind == "sin":  # p = 2 alpha + 1 > d/2 = 1 always: never here
+            raise TransformError("internal: the half step of sin(b r)/r in d = 2 needs mu_3")
+        self.width = 1.0 / math.sqrt(s)  # the decay length of F_n: the exp-sinh scale
+        # beyond max(rho, b) + reach the neighbour is below e^-60 of its values near b: set to 0
+        self.reach = (60.0 + 2.0 * alpha + d) / math.sqrt(s)
+        self.table = _KinkTable(_accurate(_RQWalk(1.0, kind, b, alpha, s, n)), b, b + self.reach)
+        self.centre = None if self.projection else _accurate(_RQWalk(1.0, kind, b, alpha, s, d + 1))
+
+    def __call__(self, rho):
+        """(mu_d(rho), absolute error estimate) for an array of rho >= 0, rho != b."""
+        rho = np.asarray(rho, dtype=np.float64)
+        b = self.b
+        below = rho < b
+        # split point: the kink v_b (rho < b), or the distance of the complex singularities
+        a0 = np.sqrt(np.abs(b - rho) * (b + rho))
+        # above b the integrand falls off like exp(-sqrt(s) v^2/(2 rho)): a shorter first piece
+        a = np.where(below, a0, np.minimum(a0, np.sqrt(rho * self.width)))
+        v1, d1, w1, c1 = _ts_symmetric(a)
+        v2, l2, w2, c2 = _es_right(a, np.maximum(a, self.width))
+        v = np.concatenate([v1, v2], axis=1)
+        w = np.concatenate([w1, w2], axis=1)
+        wc = np.concatenate([c1, c2], axis=1)
+        r = rho[:, None]
+        t = np.sqrt(r * r + v * v)
+        # t - b without cancellation: (v - v_b)(v + v_b)/(t + b) below b, (a^2 + v^2)/(t + b) above
+        signed = np.concatenate([-d1, l2], axis=1)  # v - a
+        tb = np.where(below[:, None], signed * (v + a[:, None]), a0[:, None] ** 2 + v * v) / (t + b)
+        f = self.table.at_offset(tb)
+        fe = self.table.error * np.where(tb <= self.reach, np.maximum(np.abs(f), self.table.floor), 0.0)
+        if self.projection:
+            g, ge = 2 * f, 2 * fe
+        else:
+            f0 = self.table.at_offset(rho - b)
+            f0e = self.table.error * np.maximum(np.abs(f0), self.table.floor)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                g = -(f - f0[:, None]) / (np.pi * v * v)
+                ge = (fe + f0e[:, None] + _EPS * (np.abs(f) + np.abs(f0[:, None]))) / (np.pi * v * v)
+            # v = 0 (the middle node of the symmetric piece): the limit -mu_(d-1)'(rho)/(2 pi rho) = mu_(d+1)(rho)
+            zero = v == 0
+            if np.any(zero):
+                lim, lim_e = self.centre(rho)
+                g = np.where(zero, lim[:, None], g)
+                ge = np.where(zero, lim_e[:, None], ge)
+        val = np.sum(g * w, axis=1)
+        err = np.abs(val - np.sum(g * wc, axis=1)) + np.sum(ge * w, axis=1)
+        return val, err
+
+
+class _RQSinD1:
+    """mu_1 of sin(b r)/r g(r) (c = 1): (1/2) int_(rho-b)^(rho+b) F_1(|x|) dx, by tanh-sinh on the
+    pieces between 0 and the ends (F_1 ~ const + |x|^(2 alpha - 1) at 0: an end-point singularity)."""
+
+    def __init__(self, b, alpha, s):
+        self.b = b
+        self.f1 = _RQWalk(1.0, "cos", b, alpha, s, 1)
+
+    def _piece(self, lo, hi):
+        x, xc, w, coarse = _tanh_sinh(_TS_LEVEL)
+        h = (hi - lo)[:, None]
+        t = lo[:, None] + h * x[None, :]  # lo >= 0: F_1 smooth inside, singular at 0 only
+        with np.errstate(over="ignore", under="ignore"):
+            f = np.exp(self.f1.log_f(0, np.maximum(t, _TINY).ravel())).reshape(t.shape)
+        return (f @ w) * h[:, 0], (f @ np.where(coarse, 2 * w, 0.0)) * h[:, 0]
+
+    def __call__(self, rho):
+        rho = np.asarray(rho, dtype=np.float64)
+        b = self.b
+        below = rho < b
+        lo1 = np.where(below, 0.0, rho - b)
+        hi1 = np.where(below, b - rho, rho + b)
+        v1, c1 = self._piece(lo1, hi1)
+        v2, c2 = self._piece(np.zeros(rho.shape), np.where(below, rho + b, 0.0))
+        val = 0.5 * (v1 + v2)
+        err = 0.5 * (np.abs(v1 - c1) + np.abs(v2 - c2)) + 1e-14 * np.abs(val)  # kve's ~1e-15 relative
+        return val, err
+
+
+def _accurate(walk):
+    """rho -> (mu_n(rho), error bound) from the walk's own evaluation (float64 where at most
+    ``_LOST_FLOAT`` digits cancel, mpmath otherwise): relative error ``1e-10`` (its stated accuracy)."""
+
+    def direct(rho):
+        rho = np.asarray(rho, dtype=np.float64)
+        la, sg = walk.log_abs_and_sign(rho)
+        with np.errstate(over="ignore", under="ignore"):
+            val = sg * np.exp(la)
+        return val, 1e-10 * np.abs(val)
+
+    return direct
+
+
+class _KinkTable:
+    """mu on both sides of the kink rho = b as piecewise Chebyshev tables in u = log|rho - b|.
+
+    In u the density A(rho) |rho - b|^gamma + B(rho) (A, B analytic) is smooth, so the adaptive
+    panels (:func:`fit_adaptive`, relative tolerance ``tol`` above a floor of 1e-13 of the peak,
+    less the values' own relative error ``noise``) reach every float rho != b
+    (|rho - b| >= b 2^-52) with a few hundred evaluations of the pointwise route ``direct``
+    (rho -> (value, error estimate)); beyond ``rho_max`` (where the caller knows mu to be below
+    e^-60 of its scale, the radial weight included) and where |mu| is below the floor and
+    max(rho, 1)^(d-1) |mu| below 1e-16 of the radial density's peak, mu is returned as 0. ``error``: the
+    tables' measured error plus ``noise`` plus the largest error estimate of ``direct`` at the
+    points they were fitted to, all relative to max(|mu|, floor).
+    """
+
+    def __init__(self, direct, b, rho_max, tol=1e-10, noise=5e-11, dim=1):
+        self.direct, self.b, self.rho_max, self.dim = direct, b, rho_max, dim
+        probe = np.concatenate(
+            [np.linspace(0.0, rho_max, 97), b * (1 + np.array([-1e-6, -1e-3, 1e-3, 1e-6]))]
+        )
+        probe = probe[probe != b]
+        pv, _ = direct(probe)
+        self.floor = 1e-13 * float(np.max(np.abs(pv)))
+        with np.errstate(divide="ignore"):
+            # 1e-16 of the radial density's peak: below it (and below floor) mu is returned as 0
+            peak = np.max(np.log(np.abs(pv)) + (dim - 1) * np.log(np.maximum(probe, 1.0)))
+            self.log_radial_floor = float(peak) - 16 * math.log(10.0)
+        self.quad_error = 0.0
+        self.u_min = lo = math.log(b) - 52 * math.log(2.0)
+        opts = {
+            "degree": 24,
+            "tol": tol,
+            "floor": lambda v: self.floor,
+            "noise": lambda v: noise,
+            "max_panels": 400,
+        }
+        self.left, e_left = fit_adaptive(
+            lambda u: self._eval(b - np.exp(u)), lo, math.log(b), n_init=8, **opts
+        )
+        self.right, e_right = fit_adaptive(
+            lambda u: self._eval(b + np.exp(u)), lo, math.log(rho_max - b), n_init=8, **opts
+        )
+        self.error = max(e_left, e_right) + noise + self.quad_error
+
+    def _eval(self, rho):
+        val, err = self.direct(np.maximum(rho, 0.0))
+        self.quad_error = max(self.quad_error, float(np.max(err / np.maximum(np.abs(val), self.floor))))
+        return val
+
+    def at_offset(self, off):
+        """mu(b + off) for offsets off = rho - b computed without cancellation (0 beyond rho_max)."""
+        off = np.asarray(off, dtype=np.float64)
+        out = np.zeros(off.shape)
+        left = (off < 0) & (off >= -self.b)
+        right = (off > 0) & (off <= self.rho_max - self.b)
+        # closer than b 2^-52 to the kink (quadrature nodes only): the value at that distance (the
+        # integrable |rho - b|^gamma over a width of 1e-16 b contributes nothing measurable)
+        if np.any(left):
+            out[left] = self.left(np.maximum(np.log(-off[left]), self.u_min))
+        if np.any(right):
+            out[right] = self.right(np.maximum(np.log(off[right]), self.u_min))
+        return out
+
+    def __call__(self, rho):
+        rho = np.asarray(rho, dtype=np.float64)
+        out = np.empty(rho.shape)
+        b = self.b
+        left = rho < b
+        right = (rho > b) & (rho <= self.rho_max)
+        if np.any(left):
+            out[left] = self.left(np.log(b - rho[left]))
+        if np.any(right):
+            out[right] = self.right(np.log(rho[right] - b))
+        # below the floor the tables carry no relative accuracy: 0 where that is also negligible in
+        # the radial density max(rho, 1)^(d-1) |mu|
+        with np.errstate(divide="ignore"):
+            weighted = np.log(np.abs(out)) + (self.dim - 1) * np.log(np.maximum(rho, 1.0))
+        out[(rho > self.rho_max) | ((np.abs(out) < self.floor) & (weighted < self.log_radial_floor))] = 0.0
+        out[rho == b] = np.nan
+        return out
+
+
 @builder("rq_oscillation", rel_error=1e-10)
 def _rq_oscillation(c, kind, b, alpha, s, dim):
     """mu of c cos(b r) (1 + r^2/s)^-alpha, c sin(b r)/r (1 + r^2/s)^-alpha (module docstring); the
@@ -786,22 +1016,45 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
         )
     sq = math.sqrt(s)
     rho_max = b + (60.0 + d + 2 * abs(gamma)) / sq
-    if d % 2 == 0 or (kind == "sin" and d == 1):
+    if d % 2 == 0 and p < 0.5 * (d + 1):
         raise TransformError(
             f"k = {name} (1 + r^2/{s:g})^-{alpha:g} in d = {d} has a finite, absolutely continuous spectral "
-            f"measure (density ~ |rho - {b:g}|^{gamma:g} at rho = {b:g}); spectralkit computes it exactly in "
-            "odd d (the shift formula and the dimension walk), but not yet "
-            + ("in even d (it needs the half step of the walk)" if d % 2 == 0 else "for sin(b r)/r in d = 1")
+            f"measure (density ~ |rho - {b:g}|^{gamma:g} at rho = {b:g}); in even d spectralkit computes it "
+            f"by projecting the (d+1)-dimensional density, which is not locally integrable here "
+            f"(|rho - {b:g}|^{gamma - 0.5:g}): not computed yet"
         )
-    walk = _RQWalk(c, kind, b, alpha, s, d)
+    if d % 2 == 0 or (kind == "sin" and d == 1):
+        try:
+            direct = _RQSinD1(b, alpha, s) if d == 1 else _RQHalfStep(kind, b, alpha, s, d)
+            noise = 1e-13 if d == 1 else 2 * direct.table.error
+            table = _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise, dim=d)
+        except ArithmeticError as exc:
+            raise TransformError(f"k = {name} (1 + r^2/{s:g})^-{alpha:g} in d = {d}: {exc}") from exc
+        if not table.error <= 1e-6:
+            raise TransformError(
+                f"k = {name} (1 + r^2/{s:g})^-{alpha:g} in d = {d}: the half step reached a relative "
+                f"accuracy of only {table.error:.1e}"
+            )
+        sign_c = 1.0 if c > 0 else -1.0
 
-    def log_abs_and_sign(rho):
-        out_l = np.full(rho.shape, np.inf)  # rho = b: never evaluated (singular point)
-        out_s = np.ones(rho.shape)
-        ok = rho != b
-        if np.any(ok):
-            out_l[ok], out_s[ok] = walk.log_abs_and_sign(rho[ok])
-        return out_l, out_s
+        def log_abs_and_sign(rho):
+            val = table(rho)
+            out_l = np.where(rho == b, np.inf, np.log(np.abs(val)) + math.log(abs(c)))
+            return out_l, np.where(rho == b, 1.0, np.sign(val) * sign_c)
+
+        rel_error, abs_floor = max(table.error, 1e-12), table.floor
+    else:
+        walk = _RQWalk(c, kind, b, alpha, s, d)
+
+        def log_abs_and_sign(rho):
+            out_l = np.full(rho.shape, np.inf)  # rho = b: never evaluated (singular point)
+            out_s = np.ones(rho.shape)
+            ok = rho != b
+            if np.any(ok):
+                out_l[ok], out_s[ok] = walk.log_abs_and_sign(rho[ok])
+            return out_l, out_s
+
+        rel_error, abs_floor = BUILDERS["rq_oscillation"].rel_error, 0.0
 
     mu = vectorised(log_abs_and_sign)
     grid = np.linspace(0, rho_max, 401)
@@ -810,8 +1063,8 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
         mu=mu,
         log_abs_mu=log_form(log_abs_and_sign),
         method="closed-form:rq-oscillation",
-        rel_error=BUILDERS["rq_oscillation"].rel_error,
-        abs_error=min(1.0, _TINY / peak) if peak > 0 else 0.0,
+        rel_error=rel_error,
+        abs_error=min(1.0, max(_TINY, 2 * abs_floor * abs(c)) / peak) if peak > 0 else 0.0,
         scale=min(b, 1.0 / sq),
         tail_exponent=math.inf,
         tail_oscillation=0.0,
