@@ -134,6 +134,10 @@ CASES = [
     (kernels.RadialKernel.from_string("exp(-r**2/2)*cos(r)"), 16, "gorf"),
     # truncated power in r^2 of fractional order: Sonine's Bessel closed form (transforms/_sonine.py)
     (kernels.RadialKernel.from_string("max(1 - r**2/4, 0)**3.5"), 5, "orf"),
+    # oscillation under a power-law envelope: a kink of the density at rho = b (a lobe end the
+    # sampler must tabulate up to); odd d by the dimension walk, even d by projection
+    (kernels.RadialKernel.from_string("cos(r)/(1 + r**2)**2"), 3, "rff"),
+    (kernels.RadialKernel.from_string("cos(r)/(1 + r**2)**2"), 2, "orf"),
 ]
 
 

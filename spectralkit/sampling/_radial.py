@@ -147,7 +147,12 @@ class _LobeTable:
         self._finalize(x, g, i16, i8)
 
     def _ulp_mass(self, x):
-        """Per interval, the mass within one ulp of its ends where the density is infinite (else 0)."""
+        """Per interval, the mass within one ulp of its ends where the density is infinite (else 0).
+
+        Estimated as g(inside) x ulp, g taken one ulp inside the end: a quadrature rule on a
+        one-ulp interval puts its nodes on the ends themselves, where g is infinite, and the
+        infinite "mass" it returned accepted any table as converged (an inverse CDF 0.1 off in u
+        next to the kink of cos(r)/(1 + r^2)^2 in d = 3, whose density is finite there)."""
         g = self._density(x)
         singular = getattr(self._density, "singular", np.empty(0))
         out = np.zeros(len(x) - 1)
@@ -155,8 +160,8 @@ class _LobeTable:
             ends = x[:-1] if end == 0 else x[1:]
             sing = ~np.isfinite(g[:-1] if end == 0 else g[1:]) | np.isin(ends, singular)
             if sing.any():
-                lo, hi = (ends, inside) if end == 0 else (inside, ends)
-                out[sing] = np.maximum(out[sing], self._mass(lo[sing], hi[sing], 16))
+                near = self._density(inside[sing]) * np.abs(inside[sing] - ends[sing])
+                out[sing] = np.maximum(out[sing], np.where(np.isfinite(near), near, 0.0))
         return out
 
     def _mass(self, lo, hi, n):
