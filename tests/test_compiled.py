@@ -206,6 +206,8 @@ CASES = [
 @pytest.mark.parametrize("feature_map", ["sincos", "cos"])
 @pytest.mark.parametrize("n,d,s_plus,s_minus,chunk_rows", CASES)
 def test_fused_features_matches_numpy(dtype, feature_map, n, d, s_plus, s_minus, chunk_rows, panel_bytes):
+    if panel_bytes is not None and s_plus <= 16:
+        pytest.skip("one panel either way")  # nothing for panels of 16 frequencies to cut
     rng = np.random.default_rng(n + 7 * d + 13 * s_plus + s_minus)
     X = rng.uniform(-1, 1, (n, d)).astype(dtype)
     Wp = rng.standard_normal((s_plus, d)).astype(dtype)
