@@ -161,7 +161,8 @@ def test_gaussian_oscillation_low_d_against_hankel_quadrature(case, dim):
 
 @pytest.mark.parametrize(
     # d = 256 for one case (each case is checked in d = 64; a d = 256 case costs 11-17 s)
-    "case,dim", [(c, d) for c in range(len(GAUSS_CASES)) for d in (3, 16, 64)] + [(0, 256)]
+    "case,dim",
+    [(c, d) for c in range(len(GAUSS_CASES)) for d in (3, 16, 64)] + [(0, 256)],
 )
 def test_gaussian_oscillation_high_d_against_moment_series(case, dim):
     formula, pieces, a, _ = GAUSS_CASES[case]
