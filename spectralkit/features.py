@@ -1195,7 +1195,7 @@ class RandomFeatures:
         if X.shape[0] == 0 or X.shape[1] == 0:
             return
         if max_abs is None:
-            max_abs = float(_compiled.finite_max_abs(X)[1] if xp is np else xp.max(xp.abs(X)))
+            max_abs = float(xp.max(xp.abs(X)))
         if max_abs * l1 <= limit:
             return
         if xp is np:

@@ -42,6 +42,7 @@ import scipy.special as sc
 import sympy
 
 from .._numerics.chebyshev import fit_adaptive
+from .._numerics.exact import two_product, two_sum
 from .._numerics.quadrature import exp_sinh as _exp_sinh
 from .._numerics.quadrature import tanh_sinh as _tanh_sinh
 from ..exceptions import TransformError
@@ -182,51 +183,29 @@ def _match_rq_oscillation(expr, support):
 # ---------------------------------------------------------------------------------------------
 # double-double arithmetic on numpy arrays (Dekker / Knuth error-free transformations)
 # ---------------------------------------------------------------------------------------------
-_SPLIT = 134217729.0  # 2^27 + 1
-
-
-def _two_sum(a, b):
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def _split(a):
-    c = _SPLIT * a
-    hi = c - (c - a)
-    return hi, a - hi
-
-
-def _two_prod(a, b):
-    p = a * b
-    ah, al = _split(a)
-    bh, bl = _split(b)
-    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
-
-
 def _norm(s, e):
     t = s + e
     return t, e - (t - s)
 
 
 def _dd_add(x, y):
-    s, e = _two_sum(x[0], y[0])
+    s, e = two_sum(x[0], y[0])
     return _norm(s, e + (x[1] + y[1]))
 
 
 def _dd_mul(x, y):
-    p, e = _two_prod(x[0], y[0])
+    p, e = two_product(x[0], y[0])
     return _norm(p, e + (x[0] * y[1] + x[1] * y[0]))
 
 
 def _dd_mul_f(x, f):
-    p, e = _two_prod(x[0], f)
+    p, e = two_product(x[0], f)
     return _norm(p, e + x[1] * f)
 
 
 def _dd_div_int(x, n):
     q1 = x[0] / n
-    p, e = _two_prod(q1, float(n))
+    p, e = two_product(q1, float(n))
     r = (x[0] - p) - e + x[1]
     return _norm(q1, r / n)
 
@@ -338,10 +317,10 @@ class _LaguerreSeries:
                     self._extend(2 * self.n_avail)
                 qh, ql = self.q_dd[0][n], self.q_dd[1][n]
                 if n == 1:
-                    lp, lc = lc, _dd_mul(_two_sum(1 + nu, -x), lc)
+                    lp, lc = lc, _dd_mul(two_sum(1 + nu, -x), lc)
                     bp, bc = bc, (1 + nu + x) * bc
                 elif n > 1:
-                    t1 = _dd_mul(_two_sum(2 * n - 1 + nu, -x), lc)
+                    t1 = _dd_mul(two_sum(2 * n - 1 + nu, -x), lc)
                     t2 = _dd_mul_f(lp, n - 1 + nu)
                     lp, lc = lc, _dd_div_int(_dd_add(t1, (-t2[0], -t2[1])), n)
                     bp, bc = bc, ((2 * n - 1 + nu + x) * bc + abs(n - 1 + nu) * bp) / n

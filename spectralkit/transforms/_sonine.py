@@ -33,6 +33,7 @@ import scipy.special as sc
 import sympy
 
 from .._numerics.chebyshev import fit_adaptive
+from .._numerics.exact import two_product
 from .._numerics.special import series_0f1
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
@@ -98,17 +99,6 @@ def _read_truncated_power(expr, support):
     return "truncated_power_r2", {"c": float(coef), "b": float(sympy.N(b, 30)), "nu": float(nu)}
 
 
-def _two_product(a, x):
-    """(hi, lo) with hi + lo = a x exactly (Dekker: no fused multiply-add needed)."""
-    hi = a * x
-    split = 134217729.0  # 2^27 + 1
-    ca, cx = split * a, split * x
-    a1 = ca - (ca - a)
-    x1 = cx - (cx - x)
-    a2, x2 = a - a1, x - x1
-    return hi, ((a1 * x1 - hi) + a1 * x2 + a2 * x1) + a2 * x2
-
-
 class _Hankel:
     """hankel1e(mu_, x) for x > 0, tabulated beyond x_t: g(u) = sqrt(pi x / 2) e^(i (mu_ pi/2 + pi/4))
     hankel1e(mu_, x), u = 1/x, is smooth and non-oscillating on [0, 1/x_t] (g(0) = 1; Hankel's
@@ -170,7 +160,7 @@ def _log_bessel_ratio(mu_, hankel, b, rho):
     The series for x^2 <= 4 (mu_ + 1); ``jv`` up to x = mu_ (monotone there); beyond,
     Re(exp(i x) hankel1e(mu_, x)) (~1e-14 of the envelope at mu_ ~ 200, where ``jv`` loses 1e-11)
     with the rounding of x = b rho carried into the phase (a plain product loses ~ulp(x) radians)."""
-    x, x_lo = _two_product(b, rho)
+    x, x_lo = two_product(b, rho)
     out = np.empty(x.shape)
     sign = np.ones(x.shape)
     small = x * x <= 4.0 * (mu_ + 1.0)
@@ -221,7 +211,7 @@ def _truncated_power_r2(c, b, nu, dim):
 
     def tail_parts(rho):
         rho = np.asarray(rho, dtype=np.float64)
-        x, x_lo = _two_product(b, rho)
+        x, x_lo = two_product(b, rho)
         with np.errstate(divide="ignore"):
             log_scale = log_c - mu_ * np.log(x)
         # exp(i b rho) is formed by the caller from the float product: the rounding goes into B
