@@ -55,6 +55,8 @@ def test_sympy_budget_is_validated(budget):
 def test_atom_is_validated():
     with pytest.raises(TypeError, match="RadialKernel"):
         transform_atom("gaussian", 2)
+    with pytest.raises(TypeError, match="symbolic must be True or False, got 'yes'"):
+        transform_atom(K.gaussian(1.0), 2, symbolic="yes")
     with pytest.raises(TypeError, match="combination"):
         transform_atom(K.delta_gaussian(1.0, 10.0), 2)
 

@@ -205,7 +205,9 @@ class SpectralMeasure:
     dim : int
         Input dimension d (1 <= d <= 4096).
     sympy_budget : float, default 5.0
-        CPU seconds allowed for sympy's Hankel transform when no verified closed form applies.
+        CPU-time budget of the sympy work: each symbolic expansion of the kernel's analysis gets
+        ``analysis_budget(sympy_budget)`` (four times it, between 2 and 20 s). Derivations do not
+        try sympy's Hankel transform (``transforms.transform_atom(..., symbolic=True)`` does).
     cache_dir : str or path-like, optional
         Directory for the on-disk cache of derived quantities (JSON; never pickle). Defaults to
         the environment variable ``SPECTRALKIT_CACHE_DIR`` when set, else no disk cache. Derivations
