@@ -14,7 +14,8 @@ X ~ N(0, I/d). For every (dtype, d, threads), with the output width w = 1024 for
 * the lower-bound ingredients: ``gemm`` (numpy ``matmul`` n x d x s into a preallocated buffer,
   BLAS at the same thread count), ``sincos`` (spectralkit's polynomial sincos of the n x s
   products, parallel) and ``store`` (a parallel fill of an n x w output):
-  ``lower_bound = max(gemm + sincos, store)``;
+  ``lower_bound = max(gemm + sincos, store)``, and ``gemm_store = gemm + store`` (the two parts
+  measured apart: a transform that overlaps them runs under it);
 * ``fresh_store``: the same fill into a new ``numpy.empty`` array at every call: the price of
   fresh memory (page faults, zeroing) that any transform allocating its output pays, as
   RBFSampler does at every call (and ``plain`` at its first).
@@ -33,6 +34,10 @@ indicators). RBFSampler allocates a new output at every call: that is how it is 
 With ``--clock cpu`` every timing is the process's CPU time and only one thread is used: a
 per-core measure that time slicing by other processes does not inflate (shared caches and memory
 bandwidth still do).
+
+``--peer-threads T...`` times RBFSampler only at those thread counts (its single-threaded cos
+dominates a thread sweep). ``--panels BYTES...`` instead times the compiled kernel for several
+GEMM panel sizes (``_compiled.PANEL_BYTES``) beside the GEMM and the store, interleaved.
 
 ``--allocation`` instead compares, for three configurations, the output allocation strategies
 of ``transform(X)`` that were measured to choose the library's: a reused buffer, the library's
