@@ -43,12 +43,43 @@ __all__ = ["RadialSampler", "radial_sampler", "sobol_uniforms"]
 _SMALL_BATCH = 4096
 
 
-def _integrate(density, lo, hi, n):
-    """Gauss–Legendre integrals of ``density`` over the intervals [lo_i, hi_i] (vectorised)."""
+def _gauss_legendre_points(lo, hi, n):
+    """Nodes (len(lo), n), weights (n) and widths of n-point Gauss–Legendre rules on [lo_i, hi_i]."""
     t, w = unit_rule(n)
     h = hi - lo
-    x = lo[:, None] + h[:, None] * t[None, :]
-    return (density(x.ravel()).reshape(x.shape) @ w) * h
+    return lo[:, None] + h[:, None] * t[None, :], w, h
+
+
+def _drive(builds, density, cumulative):
+    """Run table builds (generators) in lockstep, one batched call per kind of request and round.
+
+    A build yields ``("density", x)`` or ``("cumulative", x)`` and receives the values at the flat
+    array ``x``. Each round gathers the requests of all unfinished builds into one call of
+    ``density`` (or ``cumulative``): the lobes of an oscillating measure (dozens to hundreds) then
+    cost one call per refinement round instead of one per lobe, which matters when a call has a
+    large fixed cost (a series, a Chebyshev evaluation per segment). The functions are elementwise,
+    so every table is the one a build on its own would give.
+    """
+    functions = {"density": density, "cumulative": cumulative}
+    requests = {}
+    for i, build in enumerate(builds):
+        requests[i] = next(build)
+    while requests:
+        replies = {}
+        for kind, fn in functions.items():
+            ids = [i for i, (k, _) in requests.items() if k == kind]
+            if not ids:
+                continue
+            xs = [np.asarray(requests[i][1], dtype=np.float64).ravel() for i in ids]
+            values = np.asarray(fn(np.concatenate(xs)), dtype=np.float64)
+            for i, v in zip(ids, np.split(values, np.cumsum([x.size for x in xs])[:-1])):
+                replies[i] = v
+        requests = {}
+        for i, v in replies.items():
+            try:
+                requests[i] = builds[i].send(v)
+            except StopIteration:
+                pass
 
 
 def _hermite_eval(u, u_knots, x_knots, slopes):
@@ -99,18 +130,40 @@ class _LobeTable:
     five u-points per interval; ``u_error`` is then measured at nine other u-points per interval
     (a failure sends those intervals back to refinement). Densities and integrals are cached per
     interval: only new intervals and their neighbours (whose limited slopes change) are redone.
+
+    The build is a generator of density requests (:func:`_drive`); :meth:`many` builds the tables
+    of all lobes of one sign together, one batched density call per refinement round.
     """
 
     _CHECK_T = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
     _DENSE_T = np.linspace(0.05, 0.95, 9) + 0.0137  # offset: not the refinement points
 
     def __init__(self, density, a, b, tol, max_knots=100_000, cumulative=None):
+        self._setup(density, a, b, tol, cumulative)
+        _drive([self._build(max_knots)], density, cumulative)
+
+    @classmethod
+    def many(cls, density, specs, cumulative=None, max_knots=100_000):
+        """The tables of the lobes ``specs`` = [(a, b, tol), ...], built in lockstep."""
+        tables = []
+        for a, b, tol in specs:
+            table = cls.__new__(cls)
+            table._setup(density, a, b, tol, cumulative)
+            tables.append(table)
+        _drive([t._build(max_knots) for t in tables], density, cumulative)
+        return tables
+
+    def _setup(self, density, a, b, tol, cumulative):
         self.a, self.b, self.tol = float(a), float(b), float(tol)
         self._density = density
         self._cumulative = cumulative
+
+    def _build(self, max_knots):
+        tol = self.tol
         x = self._initial_grid(self.a, self.b)
-        g = density(x)
-        i16, i8 = self._mass(x[:-1], x[1:], 16), self._mass(x[:-1], x[1:], 8)
+        g = yield ("density", x)
+        i16 = yield from self._mass(x[:-1], x[1:], 16)
+        i8 = yield from self._mass(x[:-1], x[1:], 8)
         need = np.ones(len(x) - 1, dtype=bool)
         err = np.zeros(len(x) - 1)
         dense_done = False
@@ -121,14 +174,14 @@ class _LobeTable:
             tol_abs = tol * total
             # near an infinite density (an integrable singularity at a lobe end) one ulp of rho
             # carries a mass that no table can resolve: that is the floor of the u-error there
-            floor = 4 * self._ulp_mass(x)
+            floor = 4 * (yield from self._ulp_mass(x, g))
             hm = self._hermite_steps(x, g, i16)
             idx = np.nonzero(need)[0]
             if idx.size:
-                err[idx] = self._errors(x, i16, hm, idx, self._CHECK_T).max(axis=1)
+                err[idx] = (yield from self._errors(x, i16, hm, idx, self._CHECK_T)).max(axis=1)
             bad = (err > np.maximum(tol_abs / 4, floor)) | (np.abs(i16 - i8) > 0.1 * tol_abs)
             if not bad.any():
-                dense = self._errors(x, i16, hm, np.arange(len(i16)), self._DENSE_T).max(axis=1)
+                dense = (yield from self._errors(x, i16, hm, np.arange(len(i16)), self._DENSE_T)).max(axis=1)
                 dense_done = True
                 if np.all(dense <= np.maximum(tol_abs, floor)):
                     break
@@ -136,39 +189,41 @@ class _LobeTable:
                 dense_done = False
             if len(x) + bad.sum() > max_knots:
                 break
-            x, g, i16, i8, err, need = self._split(x, g, i16, i8, err, bad)
+            x, g, i16, i8, err, need = yield from self._split(x, g, i16, i8, err, bad)
         if not dense_done:
             hm = self._hermite_steps(x, g, i16)
-            dense = self._errors(x, i16, hm, np.arange(len(i16)), self._DENSE_T).max(axis=1)
+            dense = (yield from self._errors(x, i16, hm, np.arange(len(i16)), self._DENSE_T)).max(axis=1)
         self.u_error = float(dense.max() / i16.sum())
         #: the smallest u-error float64 can reach at this lobe's singular end (0 without one)
-        self.u_error_floor = float(np.max(4 * self._ulp_mass(x)) / i16.sum())
+        self.u_error_floor = float(np.max(4 * (yield from self._ulp_mass(x, g))) / i16.sum())
         self.converged = self.u_error <= max(tol, self.u_error_floor)
         self._finalize(x, g, i16, i8)
 
-    def _ulp_mass(self, x):
+    def _ulp_mass(self, x, g):
         """Per interval, the mass within one ulp of its ends where the density is infinite (else 0).
 
         Estimated as g(inside) x ulp, g taken one ulp inside the end: a quadrature rule on a
         one-ulp interval puts its nodes on the ends themselves, where g is infinite, and the
         infinite "mass" it returned accepted any table as converged (an inverse CDF 0.1 off in u
         next to the kink of cos(r)/(1 + r^2)^2 in d = 3, whose density is finite there)."""
-        g = self._density(x)
         singular = getattr(self._density, "singular", np.empty(0))
         out = np.zeros(len(x) - 1)
         for end, inside in ((0, np.nextafter(x[:-1], np.inf)), (1, np.nextafter(x[1:], -np.inf))):
             ends = x[:-1] if end == 0 else x[1:]
             sing = ~np.isfinite(g[:-1] if end == 0 else g[1:]) | np.isin(ends, singular)
             if sing.any():
-                near = self._density(inside[sing]) * np.abs(inside[sing] - ends[sing])
+                near = (yield ("density", inside[sing])) * np.abs(inside[sing] - ends[sing])
                 out[sing] = np.maximum(out[sing], np.where(np.isfinite(near), near, 0.0))
         return out
 
     def _mass(self, lo, hi, n):
         """The lobe's mass over [lo_i, hi_i]: exact (cumulative mass) when given, else n-point rules."""
         if self._cumulative is not None:
-            return np.abs(self._cumulative(hi) - self._cumulative(lo))
-        return _integrate(self._density, lo, hi, n)
+            v = yield ("cumulative", np.concatenate([hi, lo]))
+            return np.abs(v[: len(hi)] - v[len(hi) :])
+        nodes, w, h = _gauss_legendre_points(lo, hi, n)
+        v = yield ("density", nodes)
+        return (v.reshape(nodes.shape) @ w) * h
 
     @staticmethod
     def _initial_grid(a, b):
@@ -206,16 +261,16 @@ class _LobeTable:
             + (t3 - t2) * hr[:, None]
         )
         xx = np.clip(xx, x0[:, None], x1[:, None])
-        part = self._mass(np.repeat(x0, len(t)), xx.ravel(), 16).reshape(xx.shape)
+        part = (yield from self._mass(np.repeat(x0, len(t)), xx.ravel(), 16)).reshape(xx.shape)
         return np.abs(part - mass[idx][:, None] * tt)
 
     def _split(self, x, g, i16, i8, err, bad):
         """Bisect the ``bad`` intervals; new intervals and their neighbours are marked for checking."""
         lo, hi = x[:-1][bad], x[1:][bad]
         mid = 0.5 * (lo + hi)
-        gm = self._density(mid)
-        a16 = self._mass(np.r_[lo, mid], np.r_[mid, hi], 16)
-        a8 = self._mass(np.r_[lo, mid], np.r_[mid, hi], 8)
+        gm = yield ("density", mid)
+        a16 = yield from self._mass(np.r_[lo, mid], np.r_[mid, hi], 16)
+        a8 = yield from self._mass(np.r_[lo, mid], np.r_[mid, hi], 8)
         k = len(lo)
         pos = np.nonzero(bad)[0]
         x = np.insert(x, pos + 1, mid)
@@ -373,13 +428,10 @@ class RadialSampler:
         ]
         scale += sum(m for _, m in shells)
         cumulative = measure.cumulative if getattr(measure, "has_cumulative", False) else None
-        tables, masses, discrepancy = [], [], []
-        for lb in lobes:
-            local_tol = min(self.tol * scale / lb.mass, 1e-4)
-            table = _LobeTable(density, lb.a, lb.b, local_tol, cumulative=cumulative)
-            tables.append(table)
-            masses.append(float(lb.mass))
-            discrepancy.append(abs(table.mass - lb.mass))
+        specs = [(lb.a, lb.b, min(self.tol * scale / lb.mass, 1e-4)) for lb in lobes]
+        tables = _LobeTable.many(density, specs, cumulative=cumulative)
+        masses = [float(lb.mass) for lb in lobes]
+        discrepancy = [abs(t.mass - lb.mass) for t, lb in zip(tables, lobes)]
         total = float(np.sum(masses) + sum(m for _, m in shells) + tail_mass)
         if total <= 0:
             which = "positive" if s > 0 else "negative"
