@@ -92,14 +92,28 @@ def _log_error(tr, rho, ref):
     return abs(la[0] - float(mpmath.log(abs(ref))))
 
 
+BERNSTEIN_RHO = (0.003, 0.7, 25.0)
+
+#: the Bernstein integrals are stored (tests/reference/monotone_bernstein.json; about 20 s of mpmath);
+#: tests/test_references.py recomputes the cheapest entries live
+REFERENCE_SETS = {
+    "monotone_bernstein": (
+        reference_mu,
+        30,
+        [{"case": case, "d": d, "rho": rho} for case in CASES for d in DIMS for rho in BERNSTEIN_RHO],
+    ),
+}
+
+
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("dim", DIMS)
-def test_density_against_the_bernstein_integral(case, dim):
+def test_density_against_the_bernstein_integral(case, dim, stored_reference):
     tr = closed_form(F(case), dim)
     assert tr is not None and tr.method == "closed-form:completely-monotone"
     assert tr.rel_error <= 1e-9
-    for rho in (0.003, 0.7, 25.0):
-        ref = reference_mu(case, dim, rho)
+    refs = stored_reference("monotone_bernstein")
+    for rho in BERNSTEIN_RHO:
+        ref = mpmath.mpf(refs.text(case=case, d=dim, rho=rho))
         # |log mu - log ref| is the relative error (up to its square)
         assert _log_error(tr, rho, ref) <= tr.rel_error, (rho, ref)
 

@@ -13,6 +13,7 @@ References, independent of the code under test:
   (F_1 from mpmath.besselk) for higher odd d.
 """
 
+import functools
 import math
 import time
 
@@ -101,9 +102,9 @@ def _moment_series(pieces, a, d, rho, dps=None):
                     break
                 m += 1
             if total != 0 and biggest / abs(total) < mpmath.mpf(10) ** (dps - 30):
-                return float((2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * 2 ** (-nu) * total)
+                return (2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * 2 ** (-nu) * total
         if dps > 400:
-            return 0.0  # an exact zero (e.g. rho = 0 in d = 3 for exp(-r^2/2) cos(r))
+            return mpmath.mpf(0)  # an exact zero (e.g. rho = 0 in d = 3 for exp(-r^2/2) cos(r))
         dps += 50
 
 
@@ -116,7 +117,7 @@ def _hankel_quad(k_mp, d, rho, dps=30):
             return mpmath.besselj(nu, x) / x**nu if x != 0 else 1 / (2**nu * mpmath.gamma(nu + 1))
 
         f = lambda r: k_mp(r) * r ** (d - 1) * lam(rho * r)
-        return float((2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * mpmath.quad(f, [0, 2, 5, 10, 20, mpmath.inf]))
+        return (2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * mpmath.quad(f, [0, 2, 5, 10, 20, mpmath.inf])
 
 
 def _check_against(tr, rho, ref):
@@ -149,47 +150,67 @@ GAUSS_CASES = [
 ]
 
 
+LOW_D_RHO = (0.0, 0.3, 1.0, 1.7, 2.5, 4.0, 6.0)
+#: d = 256 for one case (each case is checked in d = 64; a d = 256 case costs 11-17 s)
+HIGH_D_CASES = [(c, d) for c in range(len(GAUSS_CASES)) for d in (3, 16, 64)] + [(0, 256)]
+
+
+def _high_d_rho(case, dim):
+    width = math.sqrt(2 * GAUSS_CASES[case][2] * dim)
+    return [0.0, 0.1, 0.5 * width, width, 1.3 * width + 1] if dim < 256 else [0.1, width, 1.2 * width]
+
+
+def gauss_hankel_reference(formula, d, rho):
+    """The Hankel integral (2 pi)^(-d/2) int_0^inf k(r) r^(d-1) Lambda_(d/2-1)(rho r) dr of the Gaussian
+    oscillation case ``formula`` (its mpmath kernel in GAUSS_CASES) by mpmath.quad at 30 digits on
+    [0, 2, 5, 10, 20, inf]."""
+    k_mp = next(c[3] for c in GAUSS_CASES if c[0] == formula)
+    return _hankel_quad(k_mp, d, rho)
+
+
+def gauss_moment_reference(formula, d, rho):
+    """mu of the Gaussian oscillation case ``formula`` by the moment series in mpmath (module
+    docstring), 30 digits after the measured cancellation."""
+    _, pieces, a, _ = next(c for c in GAUSS_CASES if c[0] == formula)
+    return _moment_series(pieces, a, d, rho)
+
+
 @pytest.mark.parametrize("case", range(len(GAUSS_CASES)))
 @pytest.mark.parametrize("dim", [1, 2, 3])
-def test_gaussian_oscillation_low_d_against_hankel_quadrature(case, dim):
-    formula, _, _, k_mp = GAUSS_CASES[case]
+def test_gaussian_oscillation_low_d_against_hankel_quadrature(case, dim, stored_reference):
+    formula = GAUSS_CASES[case][0]
     tr = transform_atom(RadialKernel.from_string(formula), dim)
     assert tr.method == "closed-form:gaussian-oscillation"
-    rho = [0.0, 0.3, 1.0, 1.7, 2.5, 4.0, 6.0]
-    _check_against(tr, rho, [_hankel_quad(k_mp, dim, r) for r in rho])
+    refs = stored_reference("oscillating_gauss_hankel")
+    _check_against(tr, LOW_D_RHO, [refs(formula=formula, d=dim, rho=r) for r in LOW_D_RHO])
 
 
-@pytest.mark.parametrize(
-    # d = 256 for one case (each case is checked in d = 64; a d = 256 case costs 11-17 s)
-    "case,dim",
-    [(c, d) for c in range(len(GAUSS_CASES)) for d in (3, 16, 64)] + [(0, 256)],
-)
-def test_gaussian_oscillation_high_d_against_moment_series(case, dim):
-    formula, pieces, a, _ = GAUSS_CASES[case]
+@pytest.mark.parametrize("case,dim", HIGH_D_CASES)
+def test_gaussian_oscillation_high_d_against_moment_series(case, dim, stored_reference):
+    formula = GAUSS_CASES[case][0]
     tr = transform_atom(RadialKernel.from_string(formula), dim)
-    width = math.sqrt(2 * a * dim)
-    rho = [0.0, 0.1, 0.5 * width, width, 1.3 * width + 1] if dim < 256 else [0.1, width, 1.2 * width]
-    ref = [_moment_series(pieces, a, dim, r) for r in rho]
+    rho = _high_d_rho(case, dim)
+    refs = stored_reference("oscillating_gauss_moments")
+    ref = [mpmath.mpf(refs.text(formula=formula, d=dim, rho=r)) for r in rho]
     # compare in logs where the values are beyond float range of each other (high d)
     la, sg = tr.log_abs_mu(np.array(rho))
     for l_, s_, r in zip(la, sg, ref):
         if r == 0:
             continue
-        assert s_ == math.copysign(1.0, r)
-        assert abs(l_ - math.log(abs(r))) <= 4 * tr.rel_error + 1e-13, (l_, math.log(abs(r)))
+        assert s_ == (1.0 if r > 0 else -1.0)
+        assert abs(l_ - float(mpmath.log(abs(r)))) <= 4 * tr.rel_error + 1e-13, (l_, r)
 
 
-def test_gaussian_cos_d64_masses_and_time():
-    """The refusal of issue 15 (exp(-r^2/2) cos(r) in d = 64): now answered; Bochner holds within the
-    stated errors and the masses agree with an independent integral of the moment series."""
-    k = RadialKernel.from_string("exp(-r**2/2)*cos(r)")
-    t0 = time.process_time()
-    rep = sk.check_rkks(k, 64)
-    assert time.process_time() - t0 < 60  # generous guard (target: seconds)
-    assert rep.verdict in ("PD", "RKKS")
-    mp_, mm_ = rep.mass_plus, rep.mass_minus
-    assert abs(mp_.value - mm_.value - 1.0) <= mp_.error + mm_.error + 1e-12
-    # independent masses: S_63 int (mu)_+- rho^63 from the moment series, lobes from its sign changes
+def gauss_cos_d64_mass(part):
+    """The mass m+ (part "plus") or m- ("minus") of exp(-r^2/2) cos(r) in d = 64: S_63 int (mu)_+- rho^63
+    over the lobes of the moment series (110 digits), sign changes located by bisection on its sign on
+    a 49-point grid of [1e-3, 16], each lobe by 40-point Gauss-Legendre in float64."""
+    plus, minus = _gauss_cos_d64_masses()
+    return mpmath.mpf(plus if part == "plus" else minus)
+
+
+@functools.lru_cache(maxsize=1)
+def _gauss_cos_d64_masses():
     pieces, a, d = [(1, 0, "cos", 1)], 0.5, 64
     log_s = math.log(2) + (d / 2) * math.log(math.pi) - math.lgamma(d / 2)
     ref = lambda r: _moment_series(pieces, a, d, r, dps=110)
@@ -210,6 +231,21 @@ def test_gaussian_cos_d64_masses_and_time():
         v = 0.5 * (hi - lo) * sum(wi * ref(float(r)) * float(r) ** (d - 1) for r, wi in zip(nodes, w))
         v *= math.exp(log_s)
         plus, minus = (plus + v, minus) if v > 0 else (plus, minus - v)
+    return plus, minus
+
+
+def test_gaussian_cos_d64_masses_and_time(stored_reference):
+    """The refusal of issue 15 (exp(-r^2/2) cos(r) in d = 64): now answered; Bochner holds within the
+    stated errors and the masses agree with an independent integral of the moment series."""
+    k = RadialKernel.from_string("exp(-r**2/2)*cos(r)")
+    t0 = time.process_time()
+    rep = sk.check_rkks(k, 64)
+    assert time.process_time() - t0 < 60  # generous guard (target: seconds)
+    assert rep.verdict in ("PD", "RKKS")
+    mp_, mm_ = rep.mass_plus, rep.mass_minus
+    assert abs(mp_.value - mm_.value - 1.0) <= mp_.error + mm_.error + 1e-12
+    masses = stored_reference("oscillating_gauss_d64_masses")
+    plus, minus = masses(part="plus"), masses(part="minus")
     assert abs(mp_.value - plus) <= max(1e-4 * plus, mp_.error)
     assert abs(mm_.value - minus) <= max(1e-4 * max(minus, 1e-12), mm_.error, 1e-10)
 
@@ -262,7 +298,7 @@ def _quadosc_reference(kind, alpha, s, b, d, rho):
             nu = mpmath.mpf(d) / 2 - 1
             lam0 = 1 / (2**nu * mpmath.gamma(nu + 1))
             val = osc_int(d - 1, c, b) if kind == "cos" else osc_int(d - 2, sn, b)
-            return float((2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * lam0 * val)
+            return (2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * lam0 * val
         k = mpmath.sqrt(2 / mpmath.pi)
         if d == 1 and kind == "cos":
             val = k * (osc_int(0, c, rho - b) + osc_int(0, c, rho + b)) / 2
@@ -274,7 +310,7 @@ def _quadosc_reference(kind, alpha, s, b, d, rho):
             val = k * (osc_int(0, c, rho - b) - osc_int(0, c, rho + b)) / (2 * rho)
         else:
             raise ValueError((kind, d))
-        return float((2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * val)
+        return (2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * val
 
 
 RQ_LOW = [
@@ -286,13 +322,24 @@ RQ_LOW = [
 ]
 
 
+RQ_RHO = (0.0, 0.2, 0.7, 0.97, 1.03, 1.6, 3.0)  # times b
+
+
+def rq_quadosc_reference(formula, rho):
+    """mu of the rational-quadratic case ``formula`` (RQ_LOW) at rho by the product-to-sum split and
+    mpmath.quadosc at 30 digits (_quadosc_reference)."""
+    _, kind, alpha, s, b, dim = next(c for c in RQ_LOW if c[0] == formula)
+    return _quadosc_reference(kind, alpha, s, b, dim, rho)
+
+
 @pytest.mark.parametrize("formula,kind,alpha,s,b,dim", RQ_LOW)
-def test_rq_oscillation_against_quadosc(formula, kind, alpha, s, b, dim):
+def test_rq_oscillation_against_quadosc(formula, kind, alpha, s, b, dim, stored_reference):
     tr = transform_atom(RadialKernel.from_string(formula), dim)
     assert tr.method == "closed-form:rq-oscillation"
     assert tr.singular_points == (b,)
-    rho = [0.0, 0.2 * b, 0.7 * b, 0.97 * b, 1.03 * b, 1.6 * b, 3.0 * b]
-    _check_against(tr, rho, [_quadosc_reference(kind, alpha, s, b, dim, r) for r in rho])
+    rho = [t * b for t in RQ_RHO]
+    refs = stored_reference("oscillating_rq_quadosc")
+    _check_against(tr, rho, [refs(formula=formula, rho=r) for r in rho])
 
 
 @pytest.mark.parametrize("dim,alpha", [(5, 2.5), (9, 3.0)])
@@ -430,3 +477,29 @@ def test_rq_oscillation_threshold_and_unsupported_are_refused_with_the_reason():
         transform_atom(RadialKernel.from_string("besselj(0, r)/(1 + r**2)**2"), 3)
     rep = sk.check_rkks(RadialKernel.from_string("besselj(0, r)/(1 + r**2)"), 9)
     assert rep.verdict == "DIVERGENT"
+
+
+#: the mpmath references of this module are stored (tests/reference/oscillating_*.json: about 2 min of
+#: mpmath); tests/test_references.py recomputes the cheapest entries live
+REFERENCE_SETS = {
+    "oscillating_gauss_hankel": (
+        gauss_hankel_reference,
+        30,
+        [{"formula": c[0], "d": d, "rho": r} for c in GAUSS_CASES for d in (1, 2, 3) for r in LOW_D_RHO],
+    ),
+    "oscillating_gauss_moments": (
+        gauss_moment_reference,
+        30,
+        [
+            {"formula": GAUSS_CASES[c][0], "d": d, "rho": r}
+            for c, d in HIGH_D_CASES
+            for r in _high_d_rho(c, d)
+        ],
+    ),
+    "oscillating_gauss_d64_masses": (gauss_cos_d64_mass, 17, [{"part": "plus"}, {"part": "minus"}]),
+    "oscillating_rq_quadosc": (
+        rq_quadosc_reference,
+        30,
+        [{"formula": c[0], "rho": t * c[4]} for c in RQ_LOW for t in RQ_RHO],
+    ),
+}

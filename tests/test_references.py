@@ -14,9 +14,11 @@ import pytest
 import test_closed_forms
 import test_error_bars
 import test_hankel
+import test_monotone
+import test_oscillating
 from conftest import REFERENCE_DIR, reference_key
 
-MODULES = (test_closed_forms, test_hankel, test_error_bars)
+MODULES = (test_closed_forms, test_hankel, test_error_bars, test_monotone, test_oscillating)
 SETS = {name: (mod, *spec) for mod in MODULES for name, spec in mod.REFERENCE_SETS.items()}
 LIVE_PER_SET = 2
 
