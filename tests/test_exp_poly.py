@@ -87,7 +87,7 @@ def _hankel_ref(kernel, d, rho, alpha=1.0, dps=30):
         if rho == 0:
             val = mpmath.fsum(w * k * x ** (d - 1) for x, w, k in zip(xs, ws, ks))
             val /= 2**nu * mpmath.gamma(nu + 1)
-            return float((2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * val)
+            return (2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * val
         if d in (1, 3):  # J_(-1/2), J_(1/2): cos, sin (elementary, faster)
             trig = mpmath.cos if d == 1 else mpmath.sin
             val = mpmath.fsum(w * k * x ** ((d - 1) // 2) * trig(rho * x) for x, w, k in zip(xs, ws, ks))
@@ -203,32 +203,47 @@ EXP_POLY = [
 
 
 LOW_D = [(f, t, d) for d in (1, 3) for f, t in EXP_POLY] + [(f, t, 2) for f, t in EXP_POLY[::2]]
+D16 = EXP_POLY[:4] + EXP_POLY[5:6]
+
+
+def _low_d_rho(d):
+    return [0.0, 2.9] if d == 2 else [0.7, 2.9]
+
+
+def _alpha(terms):
+    return min(complex(a).real for _, _, a in terms)
+
+
+def hankel_reference(formula, d, rho, alpha):
+    """mu(rho) of the kernel parsed from ``formula`` by Gauss-Legendre quadrature of the Hankel integral
+    at 30 digits (_hankel_ref: panels of length 1 graded towards 0, up to where k(r) r^(d/2 + 4) falls
+    below 1e-32 of its size for the envelope exp(-alpha r))."""
+    return _hankel_ref(RadialKernel.from_string(formula), d, rho, alpha)
 
 
 @pytest.mark.parametrize("formula,terms,d", LOW_D, ids=[f"{d}-{f}" for f, _, d in LOW_D])
-def test_low_dimensions_against_quadrature(formula, terms, d):
+def test_low_dimensions_against_quadrature(formula, terms, d, stored_reference):
     k = RadialKernel.from_string(formula)
     t = transform_atom(k, d)
     # completely monotone members (e.g. (exp(-r) - exp(-2 r))/r) may be taken by the Bernstein route
     assert t.method in ("closed-form:exp-poly", "closed-form:completely-monotone")
-    rho = [0.0, 2.9] if d == 2 else [0.7, 2.9]
-    alpha = min(complex(a).real for _, _, a in terms)
-    _check(t, rho, [_hankel_ref(k, d, x, alpha) for x in rho], (formula, d))
+    refs = stored_reference("exp_poly_hankel")
+    rho = _low_d_rho(d)
+    alpha = _alpha(terms)
+    _check(t, rho, [refs.text(formula=formula, d=d, rho=x, alpha=alpha) for x in rho], (formula, d))
 
 
-@pytest.mark.parametrize(
-    "formula,terms", EXP_POLY[:4] + EXP_POLY[5:6], ids=[f for f, _ in EXP_POLY[:4] + EXP_POLY[5:6]]
-)
-def test_d16_against_quadrature_and_a_derivatives(formula, terms):
+@pytest.mark.parametrize("formula,terms", D16, ids=[f for f, _ in D16])
+def test_d16_against_quadrature_and_a_derivatives(formula, terms, stored_reference):
     k = RadialKernel.from_string(formula)
     t = transform_atom(k, 16)
     rho = [0.4, 2.5]
-    alpha = min(complex(a).real for _, _, a in terms)
-    ref = [_hankel_ref(k, 16, x, alpha) for x in rho]
+    refs = stored_reference("exp_poly_hankel")
+    ref = [refs.text(formula=formula, d=16, rho=x, alpha=_alpha(terms)) for x in rho]
     _check(t, rho, ref, formula)
     # the a-derivative route agrees with the quadrature: the reference used in high d is sound
     for x, r in zip(rho, ref):
-        assert math.isclose(_diff_ref(terms, 16, x), r, rel_tol=1e-13)
+        assert math.isclose(_diff_ref(terms, 16, x), float(r), rel_tol=1e-13)
 
 
 @pytest.mark.parametrize("formula,terms", EXP_POLY, ids=[f for f, _ in EXP_POLY])
@@ -291,14 +306,19 @@ OTHERS = [
 ]
 
 
+def _kbessel_rho(d):
+    return [0.0, 2.3] if d == 16 else [0.6, 2.3]
+
+
 @pytest.mark.parametrize("formula", OTHERS)
 @pytest.mark.parametrize("d", [1, 3, 16])
-def test_kbessel_and_powers_against_quadrature(formula, d):
+def test_kbessel_and_powers_against_quadrature(formula, d, stored_reference):
     k = RadialKernel.from_string(formula)
     t = transform_atom(k, d)
     assert t.method.startswith("closed-form:")
-    rho = [0.0, 2.3] if d == 16 else [0.6, 2.3]
-    _check(t, rho, [_hankel_ref(k, d, x) for x in rho], (formula, d))
+    refs = stored_reference("exp_poly_hankel")
+    rho = _kbessel_rho(d)
+    _check(t, rho, [refs.text(formula=formula, d=d, rho=x, alpha=1.0) for x in rho], (formula, d))
 
 
 @pytest.mark.parametrize(
@@ -497,3 +517,21 @@ def test_sharp_resonances_keep_every_lobe(eps, b, d):
     assert len(rep.sign_changes) == n
     assert abs(rep.mass_plus.value - plus) <= max(rep.mass_plus.error, 1e-10 * plus)
     assert abs(rep.mass_minus.value - minus) <= max(rep.mass_minus.error, 1e-10 * minus)
+
+
+#: the Hankel quadratures are stored (tests/reference/exp_poly_hankel.json: about a minute of mpmath);
+#: tests/test_references.py recomputes the cheapest entries live
+REFERENCE_SETS = {
+    "exp_poly_hankel": (
+        hankel_reference,
+        30,
+        [{"formula": f, "d": d, "rho": x, "alpha": _alpha(t)} for f, t, d in LOW_D for x in _low_d_rho(d)]
+        + [{"formula": f, "d": 16, "rho": x, "alpha": _alpha(t)} for f, t in D16 for x in (0.4, 2.5)]
+        + [
+            {"formula": f, "d": d, "rho": x, "alpha": 1.0}
+            for f in OTHERS
+            for d in (1, 3, 16)
+            for x in _kbessel_rho(d)
+        ],
+    ),
+}

@@ -13,12 +13,13 @@ import mpmath
 import pytest
 import test_closed_forms
 import test_error_bars
+import test_exp_poly
 import test_hankel
 import test_monotone
 import test_oscillating
 from conftest import REFERENCE_DIR, reference_key
 
-MODULES = (test_closed_forms, test_hankel, test_error_bars, test_monotone, test_oscillating)
+MODULES = (test_closed_forms, test_hankel, test_error_bars, test_monotone, test_oscillating, test_exp_poly)
 SETS = {name: (mod, *spec) for mod in MODULES for name, spec in mod.REFERENCE_SETS.items()}
 LIVE_PER_SET = 2
 

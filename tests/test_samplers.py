@@ -22,9 +22,10 @@ import scipy.stats as st
 from spectralkit import _compiled, kernels
 from spectralkit._numerics.random import positive_stable as _positive_stable
 from spectralkit.exceptions import DivergentMassError, TransformError
+from spectralkit.kernels import RadialKernel
 from spectralkit.measures import Estimate, Lobe, SpectralMeasure, TailModel
 from spectralkit.sampling import ExactSampler, RadialSampler, exact_sampler, radial_sampler, sobol_uniforms
-from spectralkit.sampling._radial import _hermite_eval
+from spectralkit.sampling._radial import _hermite_eval, _SurrogateCumulative
 
 ALPHA = 1e-3  # level of every KS test
 
@@ -180,6 +181,30 @@ def test_several_lobes_of_one_sign_and_mixture_weights():
         # a uniform exactly at a lobe boundary C_j returns that lobe's end, never a point in between
         cut = s._cum[1 : len(lobes)]
         assert np.allclose(s.sample_from_uniforms(cut), [lb.b for lb in lobes[:-1]], rtol=1e-12)
+
+
+def test_smooth_lobes_take_their_masses_from_the_density_fit():
+    """Without an exact cumulative, every smooth lobe's masses come from the exact antiderivative of a
+    piecewise Chebyshev fit of the density (the tests above check the resulting tables against the
+    exact CDF to 2e-10); the fit's error is part of the stated mass and inverse-CDF errors."""
+    m = GaussianMix([1.0, -3.0, 3.0], [1.0, 2.0, 4.0], 3)
+    for sign in (+1, -1):
+        s = RadialSampler(m, sign)
+        assert all(isinstance(t._cumulative, _SurrogateCumulative) for t in s._tables)
+        fit = s._tables[0]._cumulative
+        assert 0 < fit.error <= 1e-12 * s.mass
+        assert s.mass_error >= fit.error * sum(b - a for a, b in s.lobes)
+        assert s.u_error <= 1e-10
+
+
+def test_a_lobe_ending_at_a_singular_point_keeps_direct_quadrature():
+    """cos(r)/(1 + r^2)^2 in d = 3 has a kink at rho = 1 (a singular point of mu): both lobes end there
+    and are integrated from the density itself, not from a fit."""
+    m = SpectralMeasure(RadialKernel.from_string("cos(r)/(1 + r**2)**2"), 3)
+    assert m.singular_points == (1.0,)
+    tables = RadialSampler(m, +1)._tables
+    assert [1.0 in (t.a, t.b) for t in tables] == [True, True]
+    assert all(t._cumulative is None for t in tables)
 
 
 def test_wrong_jacobian_is_detected():

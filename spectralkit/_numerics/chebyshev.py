@@ -100,6 +100,7 @@ def fit_adaptive(
     min_width=0.0,
     fallback=False,
     check_tail=0,
+    breaks=None,
 ):
     """Adaptive piecewise Chebyshev interpolant of ``func`` on [a, b] and its measured error.
 
@@ -134,6 +135,9 @@ def fit_adaptive(
     check_tail : int
         Also require the last ``check_tail`` coefficients to be below the tolerance (a convergence
         check that does not rely on the test points alone).
+    breaks : array_like, optional
+        Initial panel edges (increasing, from ``a`` to ``b``) instead of ``n_init`` equal panels;
+        panels are only bisected, so no panel ever straddles a break.
 
     Returns
     -------
@@ -145,7 +149,7 @@ def fit_adaptive(
     tests = np.cos(np.pi * np.arange(1, degree) / degree)  # one between each pair of nodes
     if floor is None:
         floor = (lambda v: 0.0) if relative else (lambda v: 1.0)
-    cuts = np.linspace(a, b, n_init + 1)
+    cuts = np.linspace(a, b, n_init + 1) if breaks is None else np.asarray(breaks, dtype=np.float64)
     todo = [(e0, e1, 0) for e0, e1 in zip(cuts[:-1], cuts[1:])]
     done = []
     worst = 0.0

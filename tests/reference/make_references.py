@@ -48,7 +48,14 @@ from conftest import reference_key  # noqa: E402
 
 #: test modules that declare REFERENCE_SETS = {name: (function, digits, [params, ...])}; digits None:
 #: each case's own working precision params["dps"]
-MODULES = ["test_closed_forms", "test_hankel", "test_error_bars", "test_monotone", "test_oscillating"]
+MODULES = [
+    "test_closed_forms",
+    "test_hankel",
+    "test_error_bars",
+    "test_monotone",
+    "test_oscillating",
+    "test_exp_poly",
+]
 
 
 def reference_sets():
