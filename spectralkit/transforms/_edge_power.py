@@ -57,7 +57,7 @@ import sympy
 
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.exact import two_product
-from .._numerics.special import lambda_nu
+from .._numerics.special import lambda_nu, log_sphere_area
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
@@ -332,7 +332,11 @@ class _EdgePower:
         tab = self.table(grid)
         self.t_max = float(np.max(np.abs(val)))
         self.abs_err = float(np.max(err + np.abs(tab - val)))
-        self._grid_err = err + np.abs(tab - val)
+        # between the grid points: the larger neighbour, doubled
+        e = err + np.abs(tab - val)
+        e = 2 * np.maximum(e, np.maximum(np.roll(e, 1), np.roll(e, -1)))
+        w = grid ** (self.d - 1) * e
+        self.mass_err_x = float(np.sum(0.5 * (w[1:] + w[:-1]) * np.diff(grid)))
 
     def _verify_tail(self):
         x = np.linspace(self.x_t, 1.5 * self.x_t, 61)
@@ -581,7 +585,11 @@ def _transform(c, b, beta, g, edge, origin, dim, method):
         # exp(i b rho) is formed by the caller from the float product: the rounding goes into B
         return k * a, -k * np.exp(1j * x_lo) * cc
 
-    common.update(rel_error=core.rel_tail, abs_error=2 * core.abs_err / core.t_max)
+    # the masses carry rel_error per lobe; the absolute error of the quadrature and its table on
+    # [0, x_t] (relative to mu it grows towards x_t, where mu is small) goes in as mass_error:
+    # S_(d-1) |K| b^-d int_0^x_t x^(d-1) err(x) dx
+    mass_error = math.exp(log_sphere_area(d) + log_k - d * math.log(b)) * core.mass_err_x
+    common.update(rel_error=core.rel_tail, abs_error=2 * core.abs_err / core.t_max, mass_error=mass_error)
     return RadialTransform(
         mu=vectorised(log_abs_and_sign),
         log_abs_mu=log_form(log_abs_and_sign),
