@@ -156,7 +156,7 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 from scipy.ndimage import maximum_filter1d
 
-from .._numerics.bigfloat import horner_pairs
+from .._numerics.bigfloat import horner_pairs, int_pair
 from .._numerics.chebyshev import clenshaw
 from .._numerics.chebyshev import coefficients as cheb_coefficients
 from .._numerics.chebyshev import nodes as cheb_nodes
@@ -629,6 +629,7 @@ class _Component:
         self.series = _Series(dim, b, self._moment, self._log_majorant, w0)
         # steepest-descent constants
         self.origin = _origin_terms(q, dim)
+        self._q = q
         eb = self.e[self.beta]
         self.sigma = 1.0 if eb > 0 else -1.0
         self.p_b = (d + 1) / 2 + self.beta
@@ -844,7 +845,8 @@ class _Component:
                 bottom = max(x_series, bottom - 8 * c - 8)
                 continue
             break
-        self.x_tail = max(float(xs[last]), self._origin_settled(float(xs[last])))
+        self.x_split = float(xs[last])
+        self.x_tail = max(self.x_split, self._origin_settled(self.x_split))
         self.eps_split = float(max(rec[x][2] / rec[x][3] for x in xs[: last + 1]))
         return self.x_tail
 
@@ -876,7 +878,7 @@ class _Component:
     def build_tail_table(self):
         """Piecewise Chebyshev table of G on [0, 1/x_tail]; sets eps_tail (interpolation error at
         the test points, quadrature error estimate, split-vs-series agreement; margin 4)."""
-        u_max = 1.0 / self.x_tail
+        u_max = 1.0 / self.x_split  # down to where the split holds: the band uses it from there
         todo = [(0.0, u_max / 2, 0, math.inf), (u_max / 2, u_max, 0, math.inf)]
         done, worst = [], 0.0
         while todo:
@@ -944,12 +946,18 @@ class _Component:
             a, b, depth = todo.pop()
             xs = _panel_points(a, b)
             logs, signs = np.empty(xs.size), np.empty(xs.size)
-            for i in np.argsort(xs):
-                v = self.series.hp(float(xs[i]), hint)
-                logs[i] = _pair_log(v)
-                signs[i] = _pair_sign(v)
-                hint = logs[i]
+            split = a >= self.x_split
+            if split:
+                logs, signs = self._split_log(xs)
+            else:
+                for i in np.argsort(xs):
+                    v = self.series.hp(float(xs[i]), hint)
+                    logs[i] = _pair_log(v)
+                    signs[i] = _pair_sign(v)
+                    hint = logs[i]
             noise = 2 * _EPS * float(np.max(np.abs(logs)))  # rounding of log|m| itself
+            if split:
+                noise = max(noise, self.eps_tail)
             tol = max(_TOL_MIN, noise)
             fits = []
             if np.all(signs == signs[0]):
@@ -984,6 +992,34 @@ class _Component:
             "lam": np.array([p[5] for p in done]),
         }
         self.eps_band = _MARGIN * worst
+
+    def _split_log(self, xs):
+        """(log|m|, sign m) at x >= x_split from the split, its origin terms summed at 60 digits
+        from their exact constants (in float they cancel up to the settled point, which is why the
+        band reaches that far), G from its table: far cheaper than the high-precision series at
+        x ~ 10 nu (d = 256, (1 - r)^150: x_split ~ 300, settled ~ 1700, series of ~1000 digits).
+        A = rho^-p0 H(rho^-2), H a polynomial summed by integer Horner (``horner_pairs``)."""
+        origin = _origin_terms(self._q, self.d, dps=60)  # they cancel by up to ~1e15 here
+        p0 = min(p for p, _, _, _, _ in origin) if origin else 0
+        coef = [(0, 0)] * (1 + (max(p for p, _, _, _, _ in origin) - p0) // 2 if origin else 0)
+        for p, _, _, _, a in origin:
+            coef[(p - p0) // 2] = int_pair(a._mpf_)
+        g = self.g_table(1.0 / xs)
+        rho = xs / self.bf
+        mant = self.sigma * np.imag(_phase(rho, self.bf, self.b_lo) * g)
+        logs, signs = np.empty(xs.size), np.empty(xs.size)
+        with mpmath.workdps(60):
+            for i, (r_, m_) in enumerate(zip(rho, mant)):
+                r = mpmath.mpf(float(r_))
+                inv2 = (1 / r) ** 2
+                a_val = 0
+                if coef:
+                    man, ex = horner_pairs(coef, int_pair(inv2._mpf_), 220)
+                    a_val = mpmath.mpf((man, ex)) * r ** (-p0)
+                value = (a_val + self.bc_mp * r ** (-self.p_b) * float(m_)) / self.series.scale_mp
+                logs[i] = float(mpmath.log(abs(value))) if value else -math.inf
+                signs[i] = 1.0 if value >= 0 else -1.0
+        return logs, signs
 
     def band_eval(self, x):
         """(log|m| or lambda, mantissa) on the band: m = mant exp(first)."""
@@ -1045,11 +1081,12 @@ def _float_or_nan(v):
     return f if (math.isfinite(f) and (f == 0 or abs(f) >= 1e-300)) else math.nan
 
 
-def _origin_terms(q, dim):
-    """[(n + d, log|a_n|, sign a_n, float a_n or nan)] for the odd n: a_n = q_n C_n (docstring)."""
+def _origin_terms(q, dim, dps=30):
+    """[(n + d, log|a_n|, sign a_n, float a_n or nan, a_n)] for the odd n: a_n = q_n C_n (docstring),
+    the last at ``dps`` digits."""
     out = []
     d = dim
-    with mpmath.workdps(30):
+    with mpmath.workdps(dps):
         for n, c in enumerate(q):
             if n % 2 == 0 or c == 0:
                 continue
