@@ -103,9 +103,14 @@ for any ray from b into the upper half-plane (H1_nu(rho z) decays there).
 3. The band between (high d)
 ----------------------------
 For d >~ 32 the float series stops (x_S ~ 2.5 sqrt(nu)) before the split works (x_T ~ nu): on
-[x_S, x_T] m(x) is tabulated from the high-precision series by piecewise Chebyshev interpolation
-in x, per panel of log|m| (m of one sign) or of m exp(-lambda) with lambda affine through the
-largest log|m| of each outer third of the nodes, whichever matches the series at the test
+[x_S, x_T] m(x) is tabulated by piecewise Chebyshev interpolation in x. Its values come from the
+high-precision series below x_split, the lowest point where the split was verified, and from the
+split itself above (x_T is raised beyond x_split only because the float sum of the origin terms
+cancels there: d = 256, (1 - r)^150 has x_split ~ 600, x_T ~ 1700, where the series needs ~1000
+digits): its origin terms at 60 digits by integer Horner in rho^-2, G from its table (built down
+to x_split), the split's error eps_tail counted in the band's. Each panel is fitted
+as log|m| (m of one sign) or as m exp(-lambda) with lambda affine through the
+largest log|m| of each outer third of the nodes, whichever matches the values at the test
 points; panels are bisected until one does to max(4e-15, 2 eps max|log m|) (the rounding of
 log|m| itself).
 
