@@ -245,3 +245,18 @@ def test_cold_cpu_is_small(tmp_path):
     rep = sk.check_rkks(k, dim=3, cache_dir=tmp_path)
     assert rep.verdict in ("PD", "RKKS")
     assert time.process_time() - t0 < 5.0
+
+
+@pytest.mark.parametrize(
+    ("formula", "support", "edge"),
+    [
+        ("max(1 - r, 0)**2.5", None, (1.0, 2.5)),
+        ("max(0, 1 - r/2)**3.5*(1 + 3.5*r/2)", None, (2.0, 3.5)),
+        ("(1 - r)**0.5*(1 - r)**4*(2 + r)", 1.0, (1.0, 4.5)),  # sqrt times a polynomial with a root
+        ("1 - 2/pi*(asin(r) + r*sqrt(1 - r**2))", 1.0, (1.0, 1.5)),  # circular, written with asin
+    ],
+)
+def test_recognised_in_other_written_forms(formula, support, edge):
+    t = closed_form(_kernel(formula, support), 2)
+    assert t is not None and t.method in ("closed-form:edge-power", "closed-form:circular")
+    assert t.edges == (edge,)
