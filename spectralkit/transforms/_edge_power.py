@@ -15,12 +15,14 @@ series cancels catastrophically beyond x ~ 10.) Two evaluations, by the size of 
 1. Gauss-Jacobi quadrature (x <= x_T). The weight (1 - t)^beta t^(d-1) carries the edge
    singularity and the factor t^(d-1); the rest, g(t) Lambda_nu(x t), is analytic on a
    neighbourhood of [0, 1] (entire for a polynomial g), so the rule converges geometrically once
-   its order exceeds ~x/4. Rules of orders N and N - 12 are both evaluated while building; their
-   difference, twice, plus 4 eps sum_i w_i |g(t_i)| env(x t_i) (env the amplitude of Lambda_nu,
-   which bounds the absolute error of scipy's jv near its zeros) is the stated error. The values
-   are tabulated as h(x) = T(x) (1 + x)^p, p the decay exponent, by piecewise Chebyshev
-   interpolation (``_numerics.chebyshev.fit_adaptive``), the interpolation error measured against
-   the quadrature at a verification grid and added.
+   its order exceeds ~x/4 (N = 0.45 x_T + 16). Rules of orders N and N - 8 are both evaluated
+   while building; their difference, twice, plus eps (16 + 2x) sum_i w_i |g(t_i)| env(x t_i) (env
+   the amplitude of Lambda_nu, which bounds the absolute error of scipy's jv near its zeros; 2x
+   for the rounding of the nodes, which moves Lambda_nu(x t) by ~x eps) is the stated error. The
+   values are tabulated by piecewise Chebyshev interpolation (``_numerics.chebyshev.fit_adaptive``,
+   relative to each panel's largest value), the interpolation error measured against the
+   quadrature on a grid of 241 points and added; S_(d-1) |K| b^-d int x^(d-1) err(x) dx of it is
+   the transform's ``mass_error`` (relative to mu the error grows towards x_T).
 2. Endpoint expansions (x >= x_T): T = A(x) + Re(exp(i x) C(x)).
    * Origin: with k~(t) = (1 - t)^beta g(t) = sum_p c_p t^p, a term t^p is the generalised
      transform 2^(p+d/2) Gamma((p+d)/2) / Gamma(-p/2) x^(-p-d) (zero for even p), so
@@ -34,7 +36,9 @@ series cancels catastrophically beyond x ~ 10.) Two evaluations, by the size of 
                 sum_N x^-N sum_(k+j=N) i^k (-i)^j a_k f_(k,j) Gamma(beta+j+1).
 
    Both series are asymptotic; they are cut at their smallest term at x_T, and the next five
-   terms, twice the largest, are the truncation error (they shrink as x grows). x_T is the first
+   terms, twice the largest, are the truncation error (they shrink as x grows). Far out each band
+   x_T/x in (2^-(j+1), 2^-j] sums only the terms it needs (the rest, below 1e-18 of the largest,
+   is added to the error); the rounding bound counts the logarithms behind each term. x_T is the first
    point of a grid (40, 50, 60, 80, ...) where that error is below 1e-16 of |A| + |C|; at
    [x_T, 1.5 x_T] the expansions are checked against the quadrature (they must agree within the
    sum of the stated errors, else the route declines and the kernel goes to the next one).
