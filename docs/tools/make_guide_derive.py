@@ -152,6 +152,32 @@ dimension walk; below the exponent threshold (2 alpha <= (d - 1)/2) there is no 
 print(sk.check_rkks(sk.RadialKernel.from_string("cos(r)/(1 + r**2)**2"), 3).mass_plus)
 print(sk.check_rkks(sk.RadialKernel.from_string("cos(r)/(1 + r**2)"), 7).reason)""",
     ),
+    (
+        """## 12. Truncated powers and fractional edges
+
+A truncated power in r^2 of any real order, c (1 - r^2/b^2)^nu, has an exact Bessel transform
+(Sonine's integral) in every d; its edge exponent nu decides finiteness (finite iff d < 1 + 2 nu).
+Compact kernels with a fractional edge, c (1 - r/b)^beta g(r/b), have an exact route too: the Askey
+kernels (1 - r)^nu and the generalised Wendland kernels (1 - r)^nu P(r) of non-integer order (and
+their sums), and the circular covariance. (1 - r)^2.5 is positive definite up to d = 4 (Askey's
+bound nu >= (d + 1)/2), RKKS in d = 5, and its edge makes the mass infinite from d = 6 on (above
+d = 32 answered from the edge exponent alone, without a transform). In d = 2 the circular covariance is the normalised self-convolution
+of the disk of diameter 1: its density is the squared Bessel ratio J_1(rho/2)^2 / (pi rho^2).""",
+        """import scipy.special
+
+k = sk.RadialKernel.from_string("max(1 - r**2, 0)**2.5")
+for d in (3, 6):
+    report = sk.check_rkks(k, dim=d)
+    print(d, report.verdict, report.method, report.mass_minus)
+askey = sk.RadialKernel.from_string("(1 - r)**2.5", support=1)
+for d in (4, 5, 256):
+    report = sk.check_rkks(askey, dim=d)
+    print(d, report.verdict, report.method, report.mass_minus)
+circular = sk.RadialKernel.from_string("2/pi*(acos(r) - r*sqrt(1 - r**2))", support=1)
+rho = np.array([0.5, 5.0, 50.0])
+print(sk.SpectralMeasure(circular, dim=2).mu(rho))
+print(scipy.special.j1(rho / 2) ** 2 / (np.pi * rho**2))  # the disk's |FT|^2 / area""",
+    ),
 ]
 
 

@@ -11,7 +11,7 @@ points that each use their own panel's coefficients.
 
 import numpy as np
 
-__all__ = ["nodes", "coefficients", "clenshaw", "PiecewiseChebyshev", "fit_adaptive"]
+__all__ = ["nodes", "coefficients", "clenshaw", "clenshaw_panels", "PiecewiseChebyshev", "fit_adaptive"]
 
 _BLOCK = 4096
 
@@ -37,6 +37,32 @@ def clenshaw(coef, x):
     for k in range(coef.shape[1] - 1, 0, -1):
         b1, b2 = coef[:, k] + 2 * x * b1 - b2, b1
     return coef[:, 0] + x * b1 - b2
+
+
+def clenshaw_panels(coefs, idx, x):
+    """sum_k coefs[idx, k] T_k(x): ``clenshaw`` with the coefficient rows of panels ``idx``.
+
+    Points that share a panel are summed together with that panel's row broadcast (the same
+    arithmetic, so the same values) instead of one gathered row per point: the far tails of the
+    compact transforms put ~10^6 points into a few panels."""
+    n = idx.size
+    if n < 256:
+        return clenshaw(coefs[idx], x)
+    order = np.argsort(idx, kind="stable")
+    panels, starts = np.unique(idx[order], return_index=True)
+    if panels.size * 64 > n:
+        return clenshaw(coefs[idx], x)
+    out = np.empty(x.shape, dtype=np.result_type(coefs.dtype, x.dtype))
+    ends = np.append(starts[1:], n)
+    for p, s, e in zip(panels, starts, ends):
+        sel = order[s:e]
+        c, xs = coefs[p], x[sel]
+        b1 = np.zeros(xs.shape, dtype=out.dtype)
+        b2 = np.zeros(xs.shape, dtype=out.dtype)
+        for k in range(c.size - 1, 0, -1):
+            b1, b2 = c[k] + 2 * xs * b1 - b2, b1
+        out[sel] = c[0] + xs * b1 - b2
+    return out
 
 
 class PiecewiseChebyshev:
@@ -72,7 +98,7 @@ class PiecewiseChebyshev:
             sel = pos[s : s + _BLOCK]
             i = idx[sel]
             a, b = self.edges[i], self.edges[i + 1]
-            out[sel] = clenshaw(self.coefs[i], (2 * flat[sel] - a - b) / (b - a))
+            out[sel] = clenshaw_panels(self.coefs, i, (2 * flat[sel] - a - b) / (b - a))
         if not np.all(use):
             out[~use] = self.func(flat[~use])
         return out.reshape(x.shape)

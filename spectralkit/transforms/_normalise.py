@@ -157,6 +157,12 @@ def _family_value(kind, params, r):
         for w, s in p["atoms"]:
             out += w * mpmath.exp(-s * r)
         return out
+    if kind == "edge_power":
+        x = r / mpmath.mpf(p["b"])
+        return (1 - x) ** mpmath.mpf(p["beta"]) * sum(mpmath.mpf(c) * x**i for i, c in enumerate(p["g"]))
+    if kind == "circular":
+        x = r / mpmath.mpf(p["b"])
+        return p["c"] * 2 / mpmath.pi * (mpmath.acos(x) - x * mpmath.sqrt(1 - x * x))
     return None
 
 

@@ -103,9 +103,14 @@ for any ray from b into the upper half-plane (H1_nu(rho z) decays there).
 3. The band between (high d)
 ----------------------------
 For d >~ 32 the float series stops (x_S ~ 2.5 sqrt(nu)) before the split works (x_T ~ nu): on
-[x_S, x_T] m(x) is tabulated from the high-precision series by piecewise Chebyshev interpolation
-in x, per panel of log|m| (m of one sign) or of m exp(-lambda) with lambda affine through the
-largest log|m| of each outer third of the nodes, whichever matches the series at the test
+[x_S, x_T] m(x) is tabulated by piecewise Chebyshev interpolation in x. Its values come from the
+high-precision series below x_split, the lowest point where the split was verified, and from the
+split itself above (x_T is raised beyond x_split only because the float sum of the origin terms
+cancels there: d = 256, (1 - r)^150 has x_split ~ 600, x_T ~ 1700, where the series needs ~1000
+digits): its origin terms at 60 digits by integer Horner in rho^-2, G from its table (built down
+to x_split), the split's error eps_tail counted in the band's. Each panel is fitted
+as log|m| (m of one sign) or as m exp(-lambda) with lambda affine through the
+largest log|m| of each outer third of the nodes, whichever matches the values at the test
 points; panels are bisected until one does to max(4e-15, 2 eps max|log m|) (the rounding of
 log|m| itself).
 
@@ -156,8 +161,8 @@ import sympy
 from numpy.typing import ArrayLike, NDArray
 from scipy.ndimage import maximum_filter1d
 
-from .._numerics.bigfloat import horner_pairs
-from .._numerics.chebyshev import clenshaw
+from .._numerics.bigfloat import horner_pairs, int_pair
+from .._numerics.chebyshev import clenshaw, clenshaw_panels
 from .._numerics.chebyshev import coefficients as cheb_coefficients
 from .._numerics.chebyshev import nodes as cheb_nodes
 from .._validation import check_dim
@@ -629,6 +634,8 @@ class _Component:
         self.series = _Series(dim, b, self._moment, self._log_majorant, w0)
         # steepest-descent constants
         self.origin = _origin_terms(q, dim)
+        self._q = q
+        self._origin_pairs = None  # (p0, 60-digit constants as integer pairs), built by _split_log
         eb = self.e[self.beta]
         self.sigma = 1.0 if eb > 0 else -1.0
         self.p_b = (d + 1) / 2 + self.beta
@@ -844,7 +851,8 @@ class _Component:
                 bottom = max(x_series, bottom - 8 * c - 8)
                 continue
             break
-        self.x_tail = max(float(xs[last]), self._origin_settled(float(xs[last])))
+        self.x_split = float(xs[last])
+        self.x_tail = max(self.x_split, self._origin_settled(self.x_split))
         self.eps_split = float(max(rec[x][2] / rec[x][3] for x in xs[: last + 1]))
         return self.x_tail
 
@@ -855,28 +863,43 @@ class _Component:
         The split is verified against the series only near the turning point; for a high-degree
         kernel (many odd powers with binomial coefficients) the alternating origin terms cancel
         far beyond it (d = 256, (1 - r)^150: by e^30 at x = 400) and their float sum would lose
-        every digit there. Exact constants (30 digits) summed at 60: only whether the ratio is
+        every digit there. Exact constants (60 digits) summed at 66: only whether the ratio is
         below 10 matters."""
         if len(self.origin) < 2:
             return x0
         xs = x0 * 1.1 ** np.arange(0, int(math.log(1e7 / x0) / math.log(1.1)) + 2)
         settled = x0
+        # A = rho^-p0 H(rho^-2): the ratio needs H and its majorant only, by integer Horner
+        p0, coef = self._origin_coefficient_pairs()
+        coef_abs = [(abs(m), e) for m, e in coef]
         with mpmath.workdps(60):
+            b = _frac_mpf(self.b)
             for x in xs[::-1]:
-                rho = mpmath.mpf(float(x)) / _frac_mpf(self.b)
-                terms = [a * rho ** (-p) for p, _, _, _, a in self.origin]
-                size = mpmath.fsum(abs(t) for t in terms)
-                total = abs(mpmath.fsum(terms))
+                v = int_pair(((b / mpmath.mpf(float(x))) ** 2)._mpf_)
+                total = abs(mpmath.mpf(horner_pairs(coef, v, 220)))
+                size = mpmath.mpf(horner_pairs(coef_abs, v, 220))
                 if size > 10 * total:
                     break
                 settled = float(x)
         return settled
 
+    def _origin_coefficient_pairs(self):
+        """(p0, [c_j]): A = rho^-p0 sum_j c_j rho^-2j, the constants at 60 digits as integer pairs
+        (they cancel by up to ~1e15 where the band uses them)."""
+        if self._origin_pairs is None:
+            origin = _origin_terms(self._q, self.d, dps=60)
+            p0 = min(p for p, _, _, _, _ in origin) if origin else 0
+            coef = [(0, 0)] * (1 + (max(p for p, _, _, _, _ in origin) - p0) // 2 if origin else 0)
+            for p, _, _, _, a in origin:
+                coef[(p - p0) // 2] = int_pair(a._mpf_)
+            self._origin_pairs = (p0, coef)
+        return self._origin_pairs
+
     # -- tables ------------------------------------------------------------------------------------
     def build_tail_table(self):
         """Piecewise Chebyshev table of G on [0, 1/x_tail]; sets eps_tail (interpolation error at
         the test points, quadrature error estimate, split-vs-series agreement; margin 4)."""
-        u_max = 1.0 / self.x_tail
+        u_max = 1.0 / self.x_split  # down to where the split holds: the band uses it from there
         todo = [(0.0, u_max / 2, 0, math.inf), (u_max / 2, u_max, 0, math.inf)]
         done, worst = [], 0.0
         while todo:
@@ -922,7 +945,7 @@ class _Component:
 
     def g_table(self, u):
         idx, t = _locate(self.g_edges, u)
-        return clenshaw(self.g_coef[idx], t) * self.psi(u)
+        return clenshaw_panels(self.g_coef, idx, t) * self.psi(u)
 
     def build_band(self):
         """Table of m on [x_series, x_tail] from the high-precision series: per panel log|m|
@@ -944,12 +967,18 @@ class _Component:
             a, b, depth = todo.pop()
             xs = _panel_points(a, b)
             logs, signs = np.empty(xs.size), np.empty(xs.size)
-            for i in np.argsort(xs):
-                v = self.series.hp(float(xs[i]), hint)
-                logs[i] = _pair_log(v)
-                signs[i] = _pair_sign(v)
-                hint = logs[i]
+            split = a >= self.x_split
+            if split:
+                logs, signs = self._split_log(xs)
+            else:
+                for i in np.argsort(xs):
+                    v = self.series.hp(float(xs[i]), hint)
+                    logs[i] = _pair_log(v)
+                    signs[i] = _pair_sign(v)
+                    hint = logs[i]
             noise = 2 * _EPS * float(np.max(np.abs(logs)))  # rounding of log|m| itself
+            if split:
+                noise = max(noise, self.eps_tail)
             tol = max(_TOL_MIN, noise)
             fits = []
             if np.all(signs == signs[0]):
@@ -985,11 +1014,35 @@ class _Component:
         }
         self.eps_band = _MARGIN * worst
 
+    def _split_log(self, xs):
+        """(log|m|, sign m) at x >= x_split from the split, its origin terms summed at 60 digits
+        from their exact constants (in float they cancel up to the settled point, which is why the
+        band reaches that far), G from its table: far cheaper than the high-precision series at
+        x ~ 10 nu (d = 256, (1 - r)^150: x_split ~ 300, settled ~ 1700, series of ~1000 digits).
+        A = rho^-p0 H(rho^-2), H a polynomial summed by integer Horner (``horner_pairs``)."""
+        p0, coef = self._origin_coefficient_pairs()
+        g = self.g_table(1.0 / xs)
+        rho = xs / self.bf
+        mant = self.sigma * np.imag(_phase(rho, self.bf, self.b_lo) * g)
+        logs, signs = np.empty(xs.size), np.empty(xs.size)
+        with mpmath.workdps(60):
+            for i, (r_, m_) in enumerate(zip(rho, mant)):
+                r = mpmath.mpf(float(r_))
+                inv2 = (1 / r) ** 2
+                a_val = 0
+                if coef:
+                    man, ex = horner_pairs(coef, int_pair(inv2._mpf_), 220)
+                    a_val = mpmath.mpf((man, ex)) * r ** (-p0)
+                value = (a_val + self.bc_mp * r ** (-self.p_b) * float(m_)) / self.series.scale_mp
+                logs[i] = float(mpmath.log(abs(value))) if value else -math.inf
+                signs[i] = 1.0 if value >= 0 else -1.0
+        return logs, signs
+
     def band_eval(self, x):
         """(log|m| or lambda, mantissa) on the band: m = mant exp(first)."""
         bd = self.band
         idx, t = _locate(bd["edges"], x)
-        val = clenshaw(bd["coef"][idx], t)
+        val = clenshaw_panels(bd["coef"], idx, t)
         mode = bd["mode"][idx]
         lam = bd["lam"][idx]
         log_part = np.where(mode == 0, val, lam[:, 0] + lam[:, 1] * t)
@@ -1045,11 +1098,12 @@ def _float_or_nan(v):
     return f if (math.isfinite(f) and (f == 0 or abs(f) >= 1e-300)) else math.nan
 
 
-def _origin_terms(q, dim):
-    """[(n + d, log|a_n|, sign a_n, float a_n or nan)] for the odd n: a_n = q_n C_n (docstring)."""
+def _origin_terms(q, dim, dps=30):
+    """[(n + d, log|a_n|, sign a_n, float a_n or nan, a_n)] for the odd n: a_n = q_n C_n (docstring),
+    the last at ``dps`` digits."""
     out = []
     d = dim
-    with mpmath.workdps(30):
+    with mpmath.workdps(dps):
         for n, c in enumerate(q):
             if n % 2 == 0 or c == 0:
                 continue
@@ -1065,22 +1119,65 @@ def _origin_terms(q, dim):
     return out
 
 
-def _origin_parts(origin, rho, lr, eps):
+def _origin_horner(coef, y):
+    """(sum_j c_j y^j, sum_j |c_j| y^j) for 0 <= y <= 1 and |c_j| <= 1. Points with y <= 2^-k
+    (k >= 2) stop after n terms where the rest, at most sum_(j>=n) 2^(-kj) <= 2^(1-kn), is below
+    eps^2 of what was summed (checked per point; the others take every term): far out, where the
+    measure layer evaluates most, a few terms instead of ~75 (degree 150)."""
+    mant = np.zeros(y.shape)
+    size = np.zeros(y.shape)
+    k = np.floor(-np.log2(np.maximum(y, 1e-300))).astype(int)
+    full = k < 2
+    for kk in np.unique(k[~full]):
+        n = min(coef.size, int(math.ceil(120.0 / kk)) + 1)
+        sel = np.nonzero(k == kk)[0]
+        ys = y[sel]
+        m_, s_ = np.zeros(ys.shape), np.zeros(ys.shape)
+        for c in coef[:n][::-1]:
+            m_ = m_ * ys + c
+            s_ = s_ * ys + abs(c)
+        rest = 2.0 ** (1 - kk * n) if n < coef.size else 0.0
+        ok = rest <= _EPS * _EPS * s_
+        mant[sel[ok]], size[sel[ok]] = m_[ok], s_[ok]
+        full[sel[~ok]] = True
+    if np.any(full):
+        ys = y[full]
+        m_, s_ = np.zeros(ys.shape), np.zeros(ys.shape)
+        for c in coef[::-1]:
+            m_ = m_ * ys + c
+            s_ = s_ * ys + abs(c)
+        mant[full], size[full] = m_, s_
+    return mant, size
+
+
+def _origin_parts(origin, rho, lr, eps, rho_ref=None):
     """Parts a_n rho^-(n+d) of A (error eps relative to each term). Many terms (high degree) are
     summed in one part, as a matrix: the error then also holds the rounding of that sum and of
     its logarithm relative to the sum of the terms' magnitudes."""
     if len(origin) > 4:
-        p = np.array([o[0] for o in origin], dtype=np.float64)[:, None]
-        la = np.array([o[1] for o in origin])[:, None]
-        sg = np.array([o[2] for o in origin])[:, None]
-        logs = la - p * lr[None, :]
-        top = np.max(logs, axis=0)
+        # Horner in y = (rho_ref / rho)^2 <= 1 (rho_ref the smallest rho asked for), the terms
+        # scaled by their largest value at rho_ref: one product per term instead of an exp
+        p = np.array([o[0] for o in origin], dtype=np.float64)
+        la = np.array([o[1] for o in origin])
+        sg = np.array([o[2] for o in origin])
+        fin = np.isfinite(lr)
+        lr_ref = float(np.min(lr[fin])) if np.any(fin) else 0.0
+        if rho_ref is not None:  # a fixed reference below every rho: far points need few terms
+            lr_ref = min(lr_ref, math.log(rho_ref))
+        arg = la - p * lr_ref
+        big = float(np.max(arg))
+        p0 = int(np.min(p))
+        coef = np.zeros((int(np.max(p)) - p0) // 2 + 1)
+        coef[((p - p0) // 2).astype(int)] = sg * np.exp(arg - big)
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            w = np.exp(logs - top[None, :])
-            mant = np.sum(sg * w, axis=0)
-            size = np.sum(w, axis=0)
+            y = np.exp(2 * (lr_ref - lr))
+            mant, size = _origin_horner(coef, y)
+            top = big - p0 * (lr - lr_ref)
             fval = np.exp(top) * mant
-        errm = (eps + 4 * _EPS * (np.abs(top) + 2 + len(origin))) * size
+        # the rounding of the scaled coefficients (exp of arguments up to |arg - big|), of the
+        # Horner sum and of the logarithm, relative to the sum of the terms' magnitudes
+        lead = float(np.max(np.abs(arg - big)))
+        errm = (eps + 4 * _EPS * (np.abs(top) + 2 + len(origin) + lead)) * size
         return [_Part(top, mant, fval, errm)]
     parts = []
     for p, la, sg, af, _ in origin:
@@ -1258,7 +1355,7 @@ class PolynomialTransform:
     # -- evaluation ------------------------------------------------------------------------------
     def _parts_tail(self, rho):
         lr = np.log(rho)
-        parts = _origin_parts(self._origin, rho, lr, self._eps_tail)
+        parts = _origin_parts(self._origin, rho, lr, self._eps_tail, rho_ref=self.rho_tail)
         for c in self._comps:
             g = c.g_table(1.0 / (rho * c.bf))
             parts += c.tail_parts(rho, g, with_origin=False)
