@@ -9,10 +9,11 @@ Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes
       mu(rho) = (4 pi a)^(-d/2) exp(-x) S(x),  S(x) = sum_n h_n n! a^(-n) L_n^(d/2-1)(x),  x = rho^2/(4a).
 
   The series converges like sum (b^2/(4a))^n / n!; its terms alternate and cancel (up to ~10^6 in
-  d = 256 for b^2/a = 2). S is summed with the three-term Laguerre recurrence, vectorised in float64
-  with a running bound on the rounding error; where that bound exceeds the target the point is
-  recomputed in mpmath at a precision of 20 digits plus the digits lost (measured as
-  log10(max |term| / |S|) in float64, then re-checked in mpmath).
+  d = 256 for b^2/a = 2). S is summed with the three-term Laguerre recurrence, vectorised in
+  double-double with a running majorant of the rounding error (which follows |2n - 1 + nu - x|, not
+  the far looser |L_n(x)| <= L_n(-x)); where that bound exceeds the target (or for a handful of
+  points) the point is recomputed in exact-integer fixed point (Python integers), the precision
+  doubling until its own bound is met.
 
 * **Rational-quadratic envelope**: k(r) = c cos(b r) g(r) or c sin(b r)/r g(r), g(r) = (1 + r^2/s)^(-alpha).
   Finiteness: the amplitude decays like r^-p (p = 2 alpha, or 2 alpha + 1 for sin/r) and the density
@@ -41,6 +42,7 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
+from .._numerics.bigfloat import int_pair
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.exact import two_product, two_sum
 from .._numerics.quadrature import exp_sinh as _exp_sinh
@@ -59,6 +61,11 @@ _TINY = 1e-300
 _FLOAT_TOL = 1e-13
 _MAX_TERMS = 4000
 _MAX_DPS = 600
+_MAX_BITS = 2048
+#: calls with at most this many points skip the double-double pass
+_FEW_POINTS = 16
+#: the double-double rounding-error constant of the Laguerre recurrence (64 units of 2^-106)
+_DD_C = 2.0**-100
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,6 +255,7 @@ class _LaguerreSeries:
         self.a, self.terms, self.dim = a, terms, dim
         self.nu = 0.5 * dim - 1
         self._mp_cache = {}
+        self._int_cache = {}
         self._extend(64)
 
     def _extend(self, n_max):
@@ -279,33 +287,50 @@ class _LaguerreSeries:
         return self._mp_cache[key]
 
     def log_abs_and_sign(self, x):
-        """log|S(x)| and sign for an array x >= 0."""
+        """log|S(x)| and sign for an array x >= 0: double-double where its bound allows, else fixed
+        point; a few points (root searches) go to fixed point directly (cheaper than numpy's
+        per-call overhead over the recurrence's steps)."""
         x = np.asarray(x, dtype=np.float64)
+        if x.size <= _FEW_POINTS:
+            return self._fixed(x.ravel(), np.zeros(x.size))
         out_l = np.empty(x.shape)
         out_s = np.empty(x.shape)
         lf, sf, ok, lost = self._dd(x)
         out_l[ok], out_s[ok] = lf[ok], sf[ok]
-        for i in np.nonzero(~ok)[0]:
-            out_l[i], out_s[i] = self._mp_point(float(x[i]), float(lost[i]))
+        if not np.all(ok):
+            out_l[~ok], out_s[~ok] = self._fixed(x[~ok], lost[~ok])
         return out_l, out_s
 
     def _dd(self, x):
-        """Vectorised double-double sum (about 31 digits).
+        """Vectorised double-double sum (about 31 digits) with a running rounding-error bound.
 
-        Returns (log|S|, sign, accepted, digits lost): accepted where the rounding bound
-        16 u sum_n (n + 1) |q_n| L_n(-x) (u = 2^-104) plus the truncation bound is below
-        ``_FLOAT_TOL`` |S|; the rest goes to mpmath with the digits lost, log10(sum |terms| / |S|).
-        The values carry a per-point power-of-two scale (exact) so that nothing overflows.
+        The error of the computed L_n obeys the majorant recurrence (c1 = |2n - 1 + nu - x|,
+        c2 = |n - 1 + nu|)
+
+            e_n = (c1 e_(n-1) + c2 e_(n-2) + C (c1 |L_(n-1)| + c2 |L_(n-2)|)) / n,
+
+        C = 2^-100 (64 units of the double-double rounding 2^-106; the product, the sloppy sum and the
+        division each contribute a few); the sum's error is sum_n |q_n| e_n + C (N + 2) sum_n |q_n L_n|
+        over its N terms, plus the truncation bound. Accepted where that is below ``_FLOAT_TOL`` |S|;
+        the rest goes to :meth:`_fixed` with the digits lost, log10(error bound / (C |S|)). The
+        majorant follows c1 = |2n - 1 + nu - x| rather than the 2n - 1 + nu + x of the bound
+        |L_n(x)| <= L_n(-x): in high d, where the measure lives at x ~ nu, it is up to 10^12 tighter.
+        The truncation uses L_n(-x): the series is cut at the first n past which the bound terms
+        |q_n| L_n(-x) shrink by more than half per step and are below 10^-35 of the largest (q_n
+        decays like (b^2/(4a))^n/n!: the rest is below twice the last bound term). The values carry
+        a per-point power-of-two scale (exact) so that nothing overflows.
         """
         nu = self.nu
         m = x.size
         zero = np.zeros(m)
         lp, lc = (zero, zero), (np.ones(m), zero)
-        bp, bc = zero, np.ones(m)  # L_(n-1)(-x), L_n(-x): the bound recurrence, same scale
+        ep, ec = zero, zero  # error bounds of lp, lc (same scale)
+        bp, bc = zero, np.ones(m)  # L_(n-1)(-x), L_n(-x), same scale
         ls = np.zeros(m, dtype=np.int64)  # true L = lc 2^ls
         acc = (zero, zero)
         acc_e = np.zeros(m, dtype=np.int64)  # acc in units of 2^acc_e
-        absum = zero.copy()
+        err_sum = zero.copy()  # sum |q_n| e_n (accumulator units)
+        abs_sum = zero.copy()  # sum |q_n L_n| (accumulator units)
         last = np.zeros(m)
         done = np.zeros(m, dtype=bool)
         peak = np.full(m, -np.inf)
@@ -316,14 +341,14 @@ class _LaguerreSeries:
                 if n >= self.n_avail:
                     self._extend(2 * self.n_avail)
                 qh, ql = self.q_dd[0][n], self.q_dd[1][n]
-                if n == 1:
-                    lp, lc = lc, _dd_mul(two_sum(1 + nu, -x), lc)
-                    bp, bc = bc, (1 + nu + x) * bc
-                elif n > 1:
+                if n >= 1:
+                    c1, c2 = np.abs(2 * n - 1 + nu - x), abs(n - 1 + nu)
                     t1 = _dd_mul(two_sum(2 * n - 1 + nu, -x), lc)
                     t2 = _dd_mul_f(lp, n - 1 + nu)
+                    e_new = (c1 * ec + c2 * ep + _DD_C * (c1 * np.abs(lc[0]) + c2 * np.abs(lp[0]))) / n
                     lp, lc = lc, _dd_div_int(_dd_add(t1, (-t2[0], -t2[1])), n)
-                    bp, bc = bc, ((2 * n - 1 + nu + x) * bc + abs(n - 1 + nu) * bp) / n
+                    ep, ec = ec, e_new
+                    bp, bc = bc, ((2 * n - 1 + nu + x) * bc + c2 * bp) / n
                 term = _dd_add(_dd_mul_f(lc, qh), (lc[0] * ql, zero))
                 # bring the term to the accumulator's scale (both exact powers of two)
                 log_b = self.log_absq[n] + np.log(bc) + ls * math.log(2)  # log |q_n| L_n(-x)
@@ -331,7 +356,8 @@ class _LaguerreSeries:
                 acc_e = np.where(first, np.floor(log_b / math.log(2)).astype(np.int64), acc_e)
                 shift = ls - acc_e
                 acc = _dd_add(acc, (np.ldexp(term[0], shift), np.ldexp(term[1], shift)))
-                absum = absum + (n + 1) * np.exp(log_b - acc_e * math.log(2))
+                err_sum = err_sum + np.ldexp(abs(qh) * ec, shift)
+                abs_sum = abs_sum + np.ldexp(np.abs(term[0]), shift)
                 peak = np.maximum(peak, log_b)
                 ratio_ok = log_b - last < -math.log(2)
                 fresh = ~done & (n > 1) & ratio_ok & (log_b < peak - 35 * math.log(10))
@@ -344,59 +370,123 @@ class _LaguerreSeries:
                     lc = (np.ldexp(lc[0], down), np.ldexp(lc[1], down))
                     lp = (np.ldexp(lp[0], down), np.ldexp(lp[1], down))
                     bc, bp = np.ldexp(bc, down), np.ldexp(bp, down)
+                    ec, ep = np.ldexp(ec, down), np.ldexp(ep, down)
                     ls = ls - down
                 n += 1
                 if np.all(done) or n >= _MAX_TERMS:
                     break
-        s = acc[0] + acc[1]
-        absacc = np.abs(s)
-        err = 16 * 2.0**-104 * absum + 2 * trunc
-        ok = done & np.isfinite(s) & (err <= _FLOAT_TOL * absacc)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lost = np.where(absacc > 0, np.log10(absum / absacc), 40.0)
+            s = acc[0] + acc[1]
+            absacc = np.abs(s)
+            majorant = 1.01 * (err_sum + _DD_C * (n + 2) * abs_sum)  # 1.01: the bound's own rounding
+            err = majorant + 2 * trunc
+            ok = done & np.isfinite(s) & (err <= _FLOAT_TOL * absacc)
+            lost = np.where(absacc > 0, np.log10(majorant / (_DD_C * absacc)), 40.0)
             return np.log(absacc) + acc_e * math.log(2), np.sign(s), ok, np.nan_to_num(lost, nan=40.0)
 
-    def _mp_point(self, x, lost):
-        """S(x) in mpmath: precision 25 digits plus the digits lost, re-checked against the sum."""
-        dps = 20 * math.ceil((25 + max(lost, 0.0)) / 20)
+    def _fixed(self, x, lost):
+        """S at each x (array) by the same recurrence in exact-integer fixed point, point by point.
+
+        L_n is held as the Python integer L_n 2^P, rounded down twice per step (the product x L_(n-1),
+        with x exact as m 2^e, and the division by 2n): at most two units, so the error majorant
+        is e_n = (c1 e_(n-1) + c2 e_(n-2)) / n + 2 units. q_n enter as integers of P + 64 bits times
+        a power of two (relative error 2^(1 - P - 64), bounded with |L_n| <= L_n(-x)); the sum is
+        exact. The series is cut by the rule of :meth:`_dd` with the cut 2^-P below the largest
+        bound term. P starts at 3.33 (``lost`` + 20) + 32 bits and doubles until the bound is below
+        ``_FLOAT_TOL`` |S|; a sum that stays below its bound once that bound is 10^-80 of
+        sum |q_n| L_n(-x) is an exact zero of mu (e.g. rho = 0 in d = 3 for exp(-r^2/2) cos(r)),
+        returned as 0.
+        """
+        out_l, out_s = np.empty(x.size), np.empty(x.size)
+        for i, xi in enumerate(x.tolist()):
+            bits = 64 * math.ceil((3.33 * (min(lost[i], 600.0) + 20) + 32) / 64)
+            while True:
+                if bits > _MAX_BITS:
+                    raise ArithmeticError(
+                        f"the Laguerre series needs more than {_MAX_BITS} bits at x = {xi:.6g}"
+                    )
+                res = self._fixed_point(xi, bits)
+                if res is not None:
+                    out_l[i], out_s[i] = res
+                    break
+                bits *= 2
+        return out_l, out_s
+
+    def _q_int(self, bits, n_max):
+        """q_n (n < n_max) as (m, e, float q_n), q_n ~ m 2^e rounded to ``bits`` bits."""
+        key = (bits, n_max)
+        if key not in self._int_cache:
+            with mpmath.workprec(bits):
+                q = [+v for v in self._q_mp(math.ceil(bits / 3.3) + 10, n_max)]
+                self._int_cache[key] = [(*int_pair(v._mpf_), abs(float(v))) for v in q]
+        return self._int_cache[key]
+
+    def _fixed_point(self, x, bits):
+        """(log|S(x)|, sign) at ``bits`` bits of fixed point (:meth:`_fixed`), or None if not enough."""
+        nu, d = self.nu, self.dim
+        mant, ex = math.frexp(x)
+        xm, up, down = int(mant * 2.0**53), max(ex - 53, 0), max(53 - ex, 0)  # x = xm 2^up 2^-down
+        cut = 2.0 ** (40 - bits)  # the series is cut 2^(40 - bits) below its largest bound term
+        n_max = 64
+        q = self._q_int(bits + 64, n_max)
+        lp, lc = 0, 1 << bits
+        # floats below are scaled by 2^-scale: the error majorants (units of 2^-bits), the bound
+        # L_(n-1)(-x), L_n(-x) and the sums sum |q_n| e_n, sum |q_n| L_n(-x)
+        ep, ec, bp, bc, err, bsum, peak, last = 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0
+        scale = 0
+        acc, acc_e = 0, None
+        n = 0
         while True:
-            if dps > _MAX_DPS:
-                raise ArithmeticError(f"the Laguerre series needs more than {_MAX_DPS} digits at x = {x:.6g}")
-            with mpmath.workdps(dps):
-                nu = mpmath.mpf(self.dim) / 2 - 1
-                xm = mpmath.mpf(x)
-                lp, lc = mpmath.mpf(0), mpmath.mpf(1)
-                bp, bc = mpmath.mpf(0), mpmath.mpf(1)
-                s = biggest = last = mpmath.mpf(0)
-                n, n_max = 0, 64
-                q = self._q_mp(dps, n_max)
-                while True:
-                    if n >= n_max:
-                        n_max *= 2
-                        if n_max > _MAX_TERMS:
-                            raise ArithmeticError("the Laguerre series needs too many terms")
-                        q = self._q_mp(dps, n_max)
-                    if n == 1:
-                        lp, lc = lc, 1 + nu - xm
-                        bp, bc = bc, 1 + nu + xm
-                    elif n > 1:
-                        lp, lc = lc, ((2 * n - 1 + nu - xm) * lc - (n - 1 + nu) * lp) / n
-                        bp, bc = bc, ((2 * n - 1 + nu + xm) * bc + abs(n - 1 + nu) * bp) / n
-                    s += q[n] * lc
-                    bound = abs(q[n]) * bc
-                    biggest = max(biggest, bound)
-                    if n > 1 and bound < last / 2 and bound < biggest * mpmath.mpf(10) ** (-dps):
-                        break
-                    last = bound
-                    n += 1
-            lost_mp = float(mpmath.log10(biggest / abs(s))) if s != 0 else math.inf
-            if dps >= lost_mp + 22:
-                return float(mpmath.log(abs(s))), (1.0 if s > 0 else -1.0)
-            if lost_mp > dps - 5 and dps >= 100 + lost:
-                # S vanishes to 75+ digits beyond the cancellation the double-double sum saw: an
-                # exact zero of mu (e.g. rho = 0 in d = 3 for exp(-r^2/2) cos(r)); returned as 0
-                return -math.inf, 1.0
-            dps = 20 * math.ceil((min(lost_mp, dps + 40) + 30) / 20)
+            if n >= n_max:
+                n_max *= 2
+                if n_max > _MAX_TERMS:
+                    raise ArithmeticError(
+                        "the Laguerre series of the Gaussian oscillation needs too many terms"
+                    )
+                q = self._q_int(bits + 64, n_max)
+            if n >= 1:
+                c2 = abs(n - 1 + nu)
+                xl = ((lc * xm) << up) >> down  # floor(x L_(n-1) 2^bits)
+                lp, lc = lc, ((4 * n - 4 + d) * lc - (2 * n - 4 + d) * lp - 2 * xl) // (2 * n)
+                ep, ec = ec, (abs(2 * n - 1 + nu - x) * ec + c2 * ep) / n + 2.0 * 2.0**-scale
+                bp, bc = bc, ((2 * n - 1 + nu + x) * bc + c2 * bp) / n
+                if bc > 2.0**600:
+                    f = 2.0**-600
+                    bp, bc, ep, ec, err, bsum, peak, last = (
+                        v * f for v in (bp, bc, ep, ec, err, bsum, peak, last)
+                    )
+                    scale += 600
+            qm, qe, qa = q[n]
+            if qm:
+                if acc_e is None or qe < acc_e:
+                    acc = acc << (acc_e - qe) if acc_e is not None else 0
+                    acc_e = qe
+                acc += (qm * lc) << (qe - acc_e)
+            term_b = qa * bc
+            err += qa * ec
+            bsum += term_b
+            peak = max(peak, term_b)
+            if n > 1 and term_b < 0.5 * last and term_b < cut * peak:
+                break
+            last = term_b
+            n += 1
+        log2 = math.log(2.0)
+        if not (bsum > 0 and err < math.inf):
+            return None
+        # rounding (with 1% for the float majorant's own rounding), q's rounding, truncation
+        log_err = math.log(1.01 * err * 2.0**-bits + bsum * 2.0 ** (-bits - 63) + 2 * term_b) + scale * log2
+        log_bsum = math.log(bsum) + scale * log2
+        if acc == 0:
+            val_l, val_s = -math.inf, 1.0
+        else:
+            mag = abs(acc)
+            drop = max(mag.bit_length() - 64, 0)
+            val_l = math.log(mag >> drop) + (drop + acc_e - bits) * log2
+            val_s = -1.0 if acc < 0 else 1.0
+        if log_err <= math.log(_FLOAT_TOL) + val_l:
+            return val_l, val_s
+        if log_err < log_bsum - 80 * math.log(10.0) and val_l <= log_err:
+            return -math.inf, 1.0
+        return None
 
 
 @builder("gaussian_oscillation", rel_error=1e-11)
