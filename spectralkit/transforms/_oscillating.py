@@ -880,7 +880,7 @@ class _RQHalfStep:
         self.width = 1.0 / math.sqrt(s)  # the decay length of F_n: the exp-sinh scale
         # beyond max(rho, b) + reach the neighbour is below e^-60 of its values near b: set to 0
         self.reach = (60.0 + 2.0 * alpha + d) / math.sqrt(s)
-        self.table = _KinkTable(_accurate(_RQWalk(1.0, kind, b, alpha, s, n)), b, b + self.reach)
+        self.table = _KinkTable(_accurate(_RQWalk(1.0, kind, b, alpha, s, n)), b, b + self.reach, dim=n)
         self.centre = None if self.projection else _accurate(_RQWalk(1.0, kind, b, alpha, s, d + 1))
 
     def __call__(self, rho):
@@ -903,12 +903,14 @@ class _RQHalfStep:
         signed = np.concatenate([-d1, l2], axis=1)  # v - a
         tb = np.where(below[:, None], signed * (v + a[:, None]), a0[:, None] ** 2 + v * v) / (t + b)
         f = self.table.at_offset(tb)
-        fe = self.table.error * np.where(tb <= self.reach, np.maximum(np.abs(f), self.table.floor), 0.0)
+        fe = self.table.error * np.where(
+            tb <= self.reach, np.maximum(np.abs(f), self.table.floor_at(b + tb)), 0.0
+        )
         if self.projection:
             g, ge = 2 * f, 2 * fe
         else:
             f0 = self.table.at_offset(rho - b)
-            f0e = self.table.error * np.maximum(np.abs(f0), self.table.floor)
+            f0e = self.table.error * np.maximum(np.abs(f0), self.table.floor_at(rho))
             with np.errstate(divide="ignore", invalid="ignore"):
                 g = -(f - f0[:, None]) / (np.pi * v * v)
                 ge = (fe + f0e[:, None] + _EPS * (np.abs(f) + np.abs(f0[:, None]))) / (np.pi * v * v)
@@ -969,15 +971,20 @@ def _accurate(walk):
 class _KinkTable:
     """mu on both sides of the kink rho = b as piecewise Chebyshev tables in u = log|rho - b|.
 
-    In u the density A(rho) |rho - b|^gamma + B(rho) (A, B analytic) is smooth, so the adaptive
-    panels (:func:`fit_adaptive`, relative tolerance ``tol`` above a floor of 1e-13 of the peak,
-    less the values' own relative error ``noise``) reach every float rho != b
-    (|rho - b| >= b 2^-52) with a few hundred evaluations of the pointwise route ``direct``
-    (rho -> (value, error estimate)); beyond ``rho_max`` (where the caller knows mu to be below
-    e^-60 of its scale, the radial weight included) and where |mu| is below the floor and
-    max(rho, 1)^(d-1) |mu| below 1e-16 of the radial density's peak, mu is returned as 0. ``error``: the
-    tables' measured error plus ``noise`` plus the largest error estimate of ``direct`` at the
-    points they were fitted to, all relative to max(|mu|, floor).
+    In u the density A(rho) |rho - b|^gamma + B(rho) (A, B analytic) is smooth. What is tabulated
+    is the weighted g = w mu, w(rho) = 1 + rho^(dim-1) / R with R = max(rho^(dim-1) |mu|) / max|mu|
+    (smooth, and max|g| <= 2 max|mu|), so that the floor 1e-13 max|g| / w is about 1e-13 of
+    min(max|mu|, max(rho^(dim-1) |mu|) / rho^(dim-1)): relative to the radial density where that is
+    the smaller. The masses are integrals of rho^(dim-1) mu: a floor relative to max|mu| alone let
+    noise below it grow by rho^(dim-1) into them (cos(2 r)/(1 + r^2)^5 in d = 16 missed the Bochner
+    identity by 7e-6 so). The adaptive panels (:func:`fit_adaptive`,
+    relative tolerance ``tol`` above a floor of 1e-13 of max|g|, less the values' own relative
+    error ``noise``) reach every float rho != b (|rho - b| >= b 2^-52) with a few hundred
+    evaluations of the pointwise route ``direct`` (rho -> (value, error estimate)); beyond
+    ``rho_max`` (where the caller knows mu to be below e^-60 of its scale, the radial weight
+    included) mu is returned as 0. ``error``: the tables' measured error plus ``noise`` plus the
+    largest error estimate of ``direct`` at the points they were fitted to, all relative to
+    max(|mu|, ``floor_at(rho)``) with floor_at = 1e-13 max|g| / w.
     """
 
     def __init__(self, direct, b, rho_max, tol=1e-10, noise=5e-11, dim=1):
@@ -987,17 +994,18 @@ class _KinkTable:
         )
         probe = probe[probe != b]
         pv, _ = direct(probe)
-        self.floor = 1e-13 * float(np.max(np.abs(pv)))
         with np.errstate(divide="ignore"):
-            # 1e-16 of the radial density's peak: below it (and below floor) mu is returned as 0
-            peak = np.max(np.log(np.abs(pv)) + (dim - 1) * np.log(np.maximum(probe, 1.0)))
-            self.log_radial_floor = float(peak) - 16 * math.log(10.0)
+            la = np.log(np.abs(pv))
+            self.log_r = float(np.max(la + (dim - 1) * np.log(probe)) - np.max(la))
+        self.floor_g = 1e-13 * float(np.max(np.abs(pv) * self.weight(probe)))
+        #: the largest absolute error floor of mu (w >= 1)
+        self.floor = self.floor_g
         self.quad_error = 0.0
         self.u_min = lo = math.log(b) - 52 * math.log(2.0)
         opts = {
             "degree": 24,
             "tol": tol,
-            "floor": lambda v: self.floor,
+            "floor": lambda v: self.floor_g,
             "noise": lambda v: noise,
             "max_panels": 400,
         }
@@ -1009,10 +1017,22 @@ class _KinkTable:
         )
         self.error = max(e_left, e_right) + noise + self.quad_error
 
+    def weight(self, rho):
+        """w(rho) = 1 + rho^(dim-1) / R (inf far out: mu is returned as 0 there anyway)."""
+        with np.errstate(divide="ignore", over="ignore"):
+            return np.exp(np.logaddexp(0.0, (self.dim - 1) * np.log(rho) - self.log_r))
+
+    def floor_at(self, rho):
+        """The absolute error floor of mu at rho: 1e-13 max|g| / w(rho)."""
+        return self.floor_g / self.weight(rho)
+
     def _eval(self, rho):
-        val, err = self.direct(np.maximum(rho, 0.0))
-        self.quad_error = max(self.quad_error, float(np.max(err / np.maximum(np.abs(val), self.floor))))
-        return val
+        rho = np.maximum(rho, 0.0)
+        val, err = self.direct(rho)
+        w = self.weight(rho)
+        scale = np.maximum(np.abs(val), self.floor_g / w)
+        self.quad_error = max(self.quad_error, float(np.max(err / scale)))
+        return val * w
 
     def at_offset(self, off):
         """mu(b + off) for offsets off = rho - b computed without cancellation (0 beyond rho_max)."""
@@ -1026,11 +1046,11 @@ class _KinkTable:
             out[left] = self.left(np.maximum(np.log(-off[left]), self.u_min))
         if np.any(right):
             out[right] = self.right(np.maximum(np.log(off[right]), self.u_min))
-        return out
+        return out / self.weight(self.b + off)
 
     def __call__(self, rho):
         rho = np.asarray(rho, dtype=np.float64)
-        out = np.empty(rho.shape)
+        out = np.zeros(rho.shape)
         b = self.b
         left = rho < b
         right = (rho > b) & (rho <= self.rho_max)
@@ -1038,11 +1058,7 @@ class _KinkTable:
             out[left] = self.left(np.log(b - rho[left]))
         if np.any(right):
             out[right] = self.right(np.log(rho[right] - b))
-        # below the floor the tables carry no relative accuracy: 0 where that is also negligible in
-        # the radial density max(rho, 1)^(d-1) |mu|
-        with np.errstate(divide="ignore"):
-            weighted = np.log(np.abs(out)) + (self.dim - 1) * np.log(np.maximum(rho, 1.0))
-        out[(rho > self.rho_max) | ((np.abs(out) < self.floor) & (weighted < self.log_radial_floor))] = 0.0
+        out = out / self.weight(rho)
         out[rho == b] = np.nan
         return out
 
@@ -1112,6 +1128,10 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
             return out_l, np.where(rho == b, 1.0, np.sign(val) * sign_c)
 
         rel_error, abs_floor = max(table.error, 1e-12), table.floor
+        # the radial mass of the tables' absolute noise (below floor_at = table.floor / w <= table.floor
+        # for rho <= 1, table.floor rho^-(d-1) beyond): S_(d-1) int_0^rho_max rho^(d-1) 2 floor_at drho
+        log_area = math.log(2.0) + 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d)
+        mass_error = 2 * abs(c) * table.floor * math.exp(log_area) * rho_max
     else:
         walk = _RQWalk(c, kind, b, alpha, s, d)
 
@@ -1123,7 +1143,7 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
                 out_l[ok], out_s[ok] = walk.log_abs_and_sign(rho[ok])
             return out_l, out_s
 
-        rel_error, abs_floor = BUILDERS["rq_oscillation"].rel_error, 0.0
+        rel_error, abs_floor, mass_error = BUILDERS["rq_oscillation"].rel_error, 0.0, 0.0
 
     mu = vectorised(log_abs_and_sign)
     grid = np.linspace(0, rho_max, 401)
@@ -1141,6 +1161,7 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
         radial_cdf=None,
         zeros=None,
         singular_points=(float(b),),
+        mass_error=mass_error,
     )
 
 
