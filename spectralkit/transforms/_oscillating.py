@@ -996,7 +996,7 @@ class _KinkTable:
         pv, _ = direct(probe)
         with np.errstate(divide="ignore"):
             la = np.log(np.abs(pv))
-            self.log_r = float(np.max(la + (dim - 1) * np.log(probe)) - np.max(la))
+            self.log_r = float(np.max(la + (dim - 1) * np.log(np.maximum(probe, _TINY))) - np.max(la))
         self.floor_g = 1e-13 * float(np.max(np.abs(pv) * self.weight(probe)))
         #: the largest absolute error floor of mu (w >= 1)
         self.floor = self.floor_g
@@ -1020,7 +1020,7 @@ class _KinkTable:
     def weight(self, rho):
         """w(rho) = 1 + rho^(dim-1) / R (inf far out: mu is returned as 0 there anyway)."""
         with np.errstate(divide="ignore", over="ignore"):
-            return np.exp(np.logaddexp(0.0, (self.dim - 1) * np.log(rho) - self.log_r))
+            return np.exp(np.logaddexp(0.0, (self.dim - 1) * np.log(np.maximum(rho, _TINY)) - self.log_r))
 
     def floor_at(self, rho):
         """The absolute error floor of mu at rho: 1e-13 max|g| / w(rho)."""
