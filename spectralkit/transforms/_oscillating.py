@@ -62,6 +62,9 @@ _FLOAT_TOL = 1e-13
 _MAX_TERMS = 4000
 _MAX_DPS = 600
 _MAX_BITS = 2048
+#: the Gaussian-oscillation density is set to 0 where its bound times rho^(d-1) is this many decades
+#: below the radial density's peak
+_CUT_DECADES = 40
 #: calls with at most this many points skip the double-double pass
 _FEW_POINTS = 16
 #: the double-double rounding-error constant of the Laguerre recurrence (64 units of 2^-106)
@@ -502,11 +505,19 @@ def _gaussian_oscillation(a, terms, dim):
     b_max = max(b for k, b, _, _ in terms if k != "one")
     # |mu| <= (4 pi a)^(-d/2) e^(-x/2) sum |q_n| Bnd_n with |L_n^nu(x)| <= Bnd_n e^(x/2) (Szego:
     # Bnd_n = binom(n + nu, n) for nu >= 0, 2 for -1 < nu < 0): beyond the radius where this bound,
-    # times rho^(d-1), is 10^-300 of the radial density's peak, mu is returned as 0
+    # times rho^(d-1), is 10^-_CUT_DECADES of the radial density's peak, mu is returned as 0 (the
+    # far tail costs the most terms: ~sqrt(x) b / sqrt(a)); the bound's value there is abs_error,
+    # its radial mass beyond mass_error
     probe = np.linspace(0.0, 2 * b_max + 6 * math.sqrt(2 * a_f * (d + 10)), 200)[1:]
     la, _ = series.log_abs_and_sign(probe**2 / (4 * a_f))
     log_peak_f = float(np.max(la - probe**2 / (4 * a_f) + (d - 1) * np.log(probe))) + log_pref
-    cut_rho = _cut_radius(_log_szego_sum(series) + log_pref, a_f, d, log_peak_f - 300 * math.log(10))
+    log_floor = log_peak_f - _CUT_DECADES * math.log(10)
+    cut_rho = _cut_radius(_log_szego_sum(series) + log_pref, a_f, d, log_floor)
+    # beyond cut_rho (>= 1.25 sqrt(4 a (d-1)), >= 1) the bound's log falls with slope at least
+    # 0.36 rho / (4 a): its radial mass is below S_(d-1) e^log_floor 4 a / (0.36 cut_rho)
+    log_area = math.log(2.0) + 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d)
+    mass_error = math.exp(log_area + log_floor) * 4 * a_f / (0.36 * cut_rho)
+    abs_beyond = math.exp(log_floor - (d - 1) * math.log(cut_rho))
 
     def log_abs_and_sign(rho):
         x = rho * rho / (4 * a_f)
@@ -527,13 +538,14 @@ def _gaussian_oscillation(a, terms, dim):
         log_abs_mu=log_form(log_abs_and_sign),
         method="closed-form:gaussian-oscillation",
         rel_error=BUILDERS["gaussian_oscillation"].rel_error,
-        abs_error=min(1.0, _TINY / peak) if peak > 0 else 0.0,
+        abs_error=min(1.0, max(_TINY, abs_beyond) / peak) if peak > 0 else 0.0,
         scale=math.sqrt(2 * a_f),
         tail_exponent=math.inf,
         tail_oscillation=0.0,
         nonnegative=False,
         radial_cdf=None,
         zeros=None,
+        mass_error=mass_error,
     )
 
 
@@ -558,7 +570,8 @@ def _log_szego_sum(series):
 
 def _cut_radius(log_bound0, a, d, log_floor):
     """Smallest rho with log_bound0 - rho^2/(8a) + (d-1) log rho < log_floor for all larger rho."""
-    rho = max(1.0, math.sqrt(4 * a * (d - 1)))  # past the maximum of rho^(d-1) e^(-rho^2/(8a))
+    # 1.25 times past the maximum of rho^(d-1) e^(-rho^2/(8a)): the log falls with slope >= 0.36 rho/(4a)
+    rho = 1.25 * max(1.0, math.sqrt(4 * a * (d - 1)))
     while log_bound0 - rho * rho / (8 * a) + (d - 1) * math.log(rho) >= log_floor:
         rho *= 1.25
     return rho
