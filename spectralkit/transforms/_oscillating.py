@@ -259,6 +259,7 @@ class _LaguerreSeries:
         self.nu = 0.5 * dim - 1
         self._mp_cache = {}
         self._int_cache = {}
+        self._mono_cache = {}
         self._extend(64)
 
     def _extend(self, n_max):
@@ -301,8 +302,85 @@ class _LaguerreSeries:
         lf, sf, ok, lost = self._dd(x)
         out_l[ok], out_s[ok] = lf[ok], sf[ok]
         if not np.all(ok):
-            out_l[~ok], out_s[~ok] = self._fixed(x[~ok], lost[~ok])
+            bad = np.flatnonzero(~ok)
+            ml, ms, mok = self._monomial(x[bad])
+            out_l[bad[mok]], out_s[bad[mok]] = ml[mok], ms[mok]
+            rest = bad[~mok]
+            if rest.size:
+                out_l[rest], out_s[rest] = self._fixed(x[rest], lost[rest])
         return out_l, out_s
+
+    def _monomial(self, x):
+        """S(x) from its monomial form, for the points the double-double Laguerre sum cannot certify.
+
+        The partial sum S_N = sum_(n<N) q_n L_n^nu(x) is the polynomial sum_(k<N) c_k x^k with
+        c_k = ((-1)^k / k!) sum_(n=k..N-1) q_n binom(n + nu, n - k) (from L_n^nu(x) =
+        sum_k binom(n + nu, n - k) (-x)^k / k!), computed once in mpmath (120 digits). Where the
+        Laguerre form cancels (small x in high d: 15 digits in d = 256) the monomial form loses at
+        most a few. Horner's rule in double-double: error at most C (2N + 2) sum |c_k| x^k plus the
+        coefficients' rounding 2^-104 sum |c_k| x^k; N and the truncation bound are those of the
+        Laguerre cut at max x (the bound terms |q_n| L_n(-x) grow with x). Returns (log|S|, sign,
+        accepted) with the acceptance rule of :meth:`_dd`.
+        """
+        n_terms, log_trunc = self._cut_at(float(np.max(x)), 35 * math.log(10))
+        c_hi, c_lo, c_abs = self._monomial_coeffs(n_terms)
+        zero = np.zeros(x.size)
+        p = (np.full(x.size, c_hi[-1]), np.full(x.size, c_lo[-1]))
+        absum = np.full(x.size, c_abs[-1])
+        with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+            for k in range(n_terms - 2, -1, -1):
+                p = _dd_add(_dd_mul_f(p, x), (np.full(x.size, c_hi[k]), np.full(x.size, c_lo[k])))
+                absum = absum * x + c_abs[k]
+            s = p[0] + p[1]
+            err = 1.01 * absum * (_DD_C * (2 * n_terms + 2) + 2.0**-104) + math.exp(log_trunc)
+            ok = np.isfinite(s) & (err <= _FLOAT_TOL * np.abs(s)) & (zero == 0)
+            return np.log(np.abs(s)), np.sign(s), ok
+
+    def _cut_at(self, x, depth):
+        """(N, log of the truncation bound) at x by the rule of :meth:`_dd`: N terms, cut where the
+        bound terms |q_n| L_n^nu(-x) halve per step and are e^-depth below their largest (the tail
+        is below twice the last one)."""
+        nu = self.nu
+        lbp, lbc = -math.inf, 0.0  # log L_(n-1)(-x), log L_n(-x)
+        peak = last = -math.inf
+        n = 0
+        while True:
+            if n >= self.n_avail:
+                self._extend(2 * self.n_avail)
+            if n >= 1:
+                c2 = abs(n - 1 + nu)
+                new = math.log(2 * n - 1 + nu + x) + lbc
+                if c2 > 0 and lbp > -math.inf:
+                    new += math.log1p(c2 * math.exp(lbp - new))
+                lbp, lbc = lbc, new - math.log(n)
+            log_b = float(self.log_absq[n]) + lbc
+            peak = max(peak, log_b)
+            if n > 1 and log_b - last < -math.log(2) and log_b < peak - depth:
+                return n + 1, math.log(2.0) + log_b
+            last = log_b
+            n += 1
+            if n >= _MAX_TERMS:
+                raise ArithmeticError("the Laguerre series of the Gaussian oscillation needs too many terms")
+
+    def _monomial_coeffs(self, n_terms):
+        """c_k (k < n_terms) of the monomial form (:meth:`_monomial`) as double-double and |c_k|."""
+        if n_terms not in self._mono_cache:
+            with mpmath.workdps(120):
+                q = self._q_mp(120, n_terms)
+                nu = mpmath.mpf(self.dim) / 2 - 1
+                coeffs = []
+                for k in range(n_terms):
+                    # binom(n + nu, n - k) for n = k, k+1, ...: ratio (n + nu) / (n - k) per step
+                    term, total = mpmath.mpf(1), mpmath.mpf(0)
+                    for n in range(k, n_terms):
+                        if n > k:
+                            term = term * (n + nu) / (n - k)
+                        total += q[n] * term
+                    coeffs.append((-1) ** k * total / mpmath.factorial(k))
+                hi = [float(v) for v in coeffs]
+                lo = [float(v - h) for v, h in zip(coeffs, hi)]
+            self._mono_cache[n_terms] = (hi, lo, [abs(v) for v in hi])
+        return self._mono_cache[n_terms]
 
     def _dd(self, x):
         """Vectorised double-double sum (about 31 digits) with a running rounding-error bound.
