@@ -69,10 +69,11 @@ CASES = [
 @pytest.mark.parametrize(("spec", "dim", "ref"), CASES)
 @pytest.mark.parametrize("many", [False, True])
 def test_gaussian_oscillation_high_d_against_mpmath(spec, dim, ref, many):
-    """A few points go to the fixed point directly, many to the double-double pass first (with the
-    fixed point for the points whose bound fails: small rho in d = 256): both within rel_error."""
+    """A few points go to the fixed point directly, many to the double-double Laguerre pass first
+    (then the monomial form for the points whose bound fails: small rho in d = 256): all within
+    rel_error."""
     tr = transform_atom(from_spec(spec), dim)
-    rho = np.concatenate([RHO, np.linspace(0.1, 30.0, 40)]) if many else RHO
+    rho = np.concatenate([RHO, np.linspace(0.1, 30.0, 120)]) if many else RHO
     la, sg = tr.log_abs_mu(rho)
     ref_l = np.array([v for v, _ in ref])
     ref_s = np.array([s for _, s in ref])
