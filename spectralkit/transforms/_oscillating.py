@@ -11,9 +11,12 @@ Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes
   The series converges like sum (b^2/(4a))^n / n!; its terms alternate and cancel (up to ~10^6 in
   d = 256 for b^2/a = 2). S is summed with the three-term Laguerre recurrence, vectorised in
   double-double with a running majorant of the rounding error (which follows |2n - 1 + nu - x|, not
-  the far looser |L_n(x)| <= L_n(-x)); where that bound exceeds the target (or for a handful of
-  points) the point is recomputed in exact-integer fixed point (Python integers), the precision
-  doubling until its own bound is met.
+  the far looser |L_n(x)| <= L_n(-x)); where that bound exceeds the target, the monomial form of
+  the same partial sum (coefficients in mpmath once, Horner in double-double: it loses a few
+  digits where the Laguerre form loses 15, small x in d = 256); what neither certifies, and calls
+  of at most 48 points, in exact-integer fixed point (Python integers), the precision doubling
+  until its own bound is met. mu is 0 beyond the radius where Szego's bound puts the radial
+  density 40 decades below its peak (that bound: abs_error and mass_error).
 
 * **Rational-quadratic envelope**: k(r) = c cos(b r) g(r) or c sin(b r)/r g(r), g(r) = (1 + r^2/s)^(-alpha).
   Finiteness: the amplitude decays like r^-p (p = 2 alpha, or 2 alpha + 1 for sin/r) and the density
