@@ -9,10 +9,14 @@ Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes
       mu(rho) = (4 pi a)^(-d/2) exp(-x) S(x),  S(x) = sum_n h_n n! a^(-n) L_n^(d/2-1)(x),  x = rho^2/(4a).
 
   The series converges like sum (b^2/(4a))^n / n!; its terms alternate and cancel (up to ~10^6 in
-  d = 256 for b^2/a = 2). S is summed with the three-term Laguerre recurrence, vectorised in float64
-  with a running bound on the rounding error; where that bound exceeds the target the point is
-  recomputed in mpmath at a precision of 20 digits plus the digits lost (measured as
-  log10(max |term| / |S|) in float64, then re-checked in mpmath).
+  d = 256 for b^2/a = 2). S is summed with the three-term Laguerre recurrence, vectorised in
+  double-double with a running majorant of the rounding error (which follows |2n - 1 + nu - x|, not
+  the far looser |L_n(x)| <= L_n(-x)); where that bound exceeds the target, the monomial form of
+  the same partial sum (coefficients in mpmath once, Horner in double-double: it loses a few
+  digits where the Laguerre form loses 15, small x in d = 256); what neither certifies, and calls
+  of at most 48 points, in exact-integer fixed point (Python integers), the precision doubling
+  until its own bound is met. mu is 0 beyond the radius where Szego's bound puts the radial
+  density 40 decades below its peak (that bound: abs_error and mass_error).
 
 * **Rational-quadratic envelope**: k(r) = c cos(b r) g(r) or c sin(b r)/r g(r), g(r) = (1 + r^2/s)^(-alpha).
   Finiteness: the amplitude decays like r^-p (p = 2 alpha, or 2 alpha + 1 for sin/r) and the density
@@ -41,6 +45,7 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
+from .._numerics.bigfloat import int_pair
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.exact import two_product, two_sum
 from .._numerics.quadrature import exp_sinh as _exp_sinh
@@ -59,6 +64,15 @@ _TINY = 1e-300
 _FLOAT_TOL = 1e-13
 _MAX_TERMS = 4000
 _MAX_DPS = 600
+_MAX_BITS = 2048
+#: the Gaussian-oscillation density is set to 0 where its bound times rho^(d-1) is this many decades
+#: below the radial density's peak
+_CUT_DECADES = 40
+#: calls with at most this many points skip the double-double pass (measured break-even: numpy's
+#: per-call overhead over the recurrence's ~100 steps against ~0.2-0.5 ms per fixed-point point)
+_FEW_POINTS = 48
+#: the double-double rounding-error constant of the Laguerre recurrence (64 units of 2^-106)
+_DD_C = 2.0**-100
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,6 +262,8 @@ class _LaguerreSeries:
         self.a, self.terms, self.dim = a, terms, dim
         self.nu = 0.5 * dim - 1
         self._mp_cache = {}
+        self._int_cache = {}
+        self._mono_cache = {}
         self._extend(64)
 
     def _extend(self, n_max):
@@ -279,33 +295,127 @@ class _LaguerreSeries:
         return self._mp_cache[key]
 
     def log_abs_and_sign(self, x):
-        """log|S(x)| and sign for an array x >= 0."""
+        """log|S(x)| and sign for an array x >= 0: double-double where its bound allows, else fixed
+        point; a few points (root searches) go to fixed point directly (cheaper than numpy's
+        per-call overhead over the recurrence's steps)."""
         x = np.asarray(x, dtype=np.float64)
+        if x.size <= _FEW_POINTS:
+            return self._fixed(x.ravel(), np.zeros(x.size))
         out_l = np.empty(x.shape)
         out_s = np.empty(x.shape)
         lf, sf, ok, lost = self._dd(x)
         out_l[ok], out_s[ok] = lf[ok], sf[ok]
-        for i in np.nonzero(~ok)[0]:
-            out_l[i], out_s[i] = self._mp_point(float(x[i]), float(lost[i]))
+        if not np.all(ok):
+            bad = np.flatnonzero(~ok)
+            ml, ms, mok = self._monomial(x[bad])
+            out_l[bad[mok]], out_s[bad[mok]] = ml[mok], ms[mok]
+            rest = bad[~mok]
+            if rest.size:
+                out_l[rest], out_s[rest] = self._fixed(x[rest], lost[rest])
         return out_l, out_s
 
-    def _dd(self, x):
-        """Vectorised double-double sum (about 31 digits).
+    def _monomial(self, x):
+        """S(x) from its monomial form, for the points the double-double Laguerre sum cannot certify.
 
-        Returns (log|S|, sign, accepted, digits lost): accepted where the rounding bound
-        16 u sum_n (n + 1) |q_n| L_n(-x) (u = 2^-104) plus the truncation bound is below
-        ``_FLOAT_TOL`` |S|; the rest goes to mpmath with the digits lost, log10(sum |terms| / |S|).
-        The values carry a per-point power-of-two scale (exact) so that nothing overflows.
+        The partial sum S_N = sum_(n<N) q_n L_n^nu(x) is the polynomial sum_(k<N) c_k x^k with
+        c_k = ((-1)^k / k!) sum_(n=k..N-1) q_n binom(n + nu, n - k) (from L_n^nu(x) =
+        sum_k binom(n + nu, n - k) (-x)^k / k!), computed once in mpmath (120 digits). Where the
+        Laguerre form cancels (small x in high d: 15 digits in d = 256) the monomial form loses at
+        most a few. Horner's rule in double-double: error at most C (2N + 2) sum |c_k| x^k plus the
+        coefficients' rounding 2^-104 sum |c_k| x^k; N and the truncation bound are those of the
+        Laguerre cut at max x (the bound terms |q_n| L_n(-x) grow with x). Returns (log|S|, sign,
+        accepted) with the acceptance rule of :meth:`_dd`.
+        """
+        n_terms, log_trunc = self._cut_at(float(np.max(x)), 35 * math.log(10))
+        c_hi, c_lo, c_abs = self._monomial_coeffs(n_terms)
+        zero = np.zeros(x.size)
+        p = (np.full(x.size, c_hi[-1]), np.full(x.size, c_lo[-1]))
+        absum = np.full(x.size, c_abs[-1])
+        with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+            for k in range(n_terms - 2, -1, -1):
+                p = _dd_add(_dd_mul_f(p, x), (np.full(x.size, c_hi[k]), np.full(x.size, c_lo[k])))
+                absum = absum * x + c_abs[k]
+            s = p[0] + p[1]
+            err = 1.01 * absum * (_DD_C * (2 * n_terms + 2) + 2.0**-104) + math.exp(log_trunc)
+            ok = np.isfinite(s) & (err <= _FLOAT_TOL * np.abs(s)) & (zero == 0)
+            return np.log(np.abs(s)), np.sign(s), ok
+
+    def _cut_at(self, x, depth):
+        """(N, log of the truncation bound) at x by the rule of :meth:`_dd`: N terms, cut where the
+        bound terms |q_n| L_n^nu(-x) halve per step and are e^-depth below their largest (the tail
+        is below twice the last one)."""
+        nu = self.nu
+        lbp, lbc = -math.inf, 0.0  # log L_(n-1)(-x), log L_n(-x)
+        peak = last = -math.inf
+        n = 0
+        while True:
+            if n >= self.n_avail:
+                self._extend(2 * self.n_avail)
+            if n >= 1:
+                c2 = abs(n - 1 + nu)
+                new = math.log(2 * n - 1 + nu + x) + lbc
+                if c2 > 0 and lbp > -math.inf:
+                    new += math.log1p(c2 * math.exp(lbp - new))
+                lbp, lbc = lbc, new - math.log(n)
+            log_b = float(self.log_absq[n]) + lbc
+            peak = max(peak, log_b)
+            if n > 1 and log_b - last < -math.log(2) and log_b < peak - depth:
+                return n + 1, math.log(2.0) + log_b
+            last = log_b
+            n += 1
+            if n >= _MAX_TERMS:
+                raise ArithmeticError("the Laguerre series of the Gaussian oscillation needs too many terms")
+
+    def _monomial_coeffs(self, n_terms):
+        """c_k (k < n_terms) of the monomial form (:meth:`_monomial`) as double-double and |c_k|."""
+        if n_terms not in self._mono_cache:
+            with mpmath.workdps(120):
+                q = self._q_mp(120, n_terms)
+                nu = mpmath.mpf(self.dim) / 2 - 1
+                coeffs = []
+                for k in range(n_terms):
+                    # binom(n + nu, n - k) for n = k, k+1, ...: ratio (n + nu) / (n - k) per step
+                    term, total = mpmath.mpf(1), mpmath.mpf(0)
+                    for n in range(k, n_terms):
+                        if n > k:
+                            term = term * (n + nu) / (n - k)
+                        total += q[n] * term
+                    coeffs.append((-1) ** k * total / mpmath.factorial(k))
+                hi = [float(v) for v in coeffs]
+                lo = [float(v - h) for v, h in zip(coeffs, hi)]
+            self._mono_cache[n_terms] = (hi, lo, [abs(v) for v in hi])
+        return self._mono_cache[n_terms]
+
+    def _dd(self, x):
+        """Vectorised double-double sum (about 31 digits) with a running rounding-error bound.
+
+        The error of the computed L_n obeys the majorant recurrence (c1 = |2n - 1 + nu - x|,
+        c2 = |n - 1 + nu|)
+
+            e_n = (c1 e_(n-1) + c2 e_(n-2) + C (c1 |L_(n-1)| + c2 |L_(n-2)|)) / n,
+
+        C = 2^-100 (64 units of the double-double rounding 2^-106; the product, the sloppy sum and the
+        division each contribute a few); the sum's error is sum_n |q_n| e_n + C (N + 2) sum_n |q_n L_n|
+        over its N terms, plus the truncation bound. Accepted where that is below ``_FLOAT_TOL`` |S|;
+        the rest goes to :meth:`_fixed` with the digits lost, log10(error bound / (C |S|)). The
+        majorant follows c1 = |2n - 1 + nu - x| rather than the 2n - 1 + nu + x of the bound
+        |L_n(x)| <= L_n(-x): in high d, where the measure lives at x ~ nu, it is up to 10^12 tighter.
+        The truncation uses L_n(-x): the series is cut at the first n past which the bound terms
+        |q_n| L_n(-x) shrink by more than half per step and are below 10^-35 of the largest (q_n
+        decays like (b^2/(4a))^n/n!: the rest is below twice the last bound term). The values carry
+        a per-point power-of-two scale (exact) so that nothing overflows.
         """
         nu = self.nu
         m = x.size
         zero = np.zeros(m)
         lp, lc = (zero, zero), (np.ones(m), zero)
-        bp, bc = zero, np.ones(m)  # L_(n-1)(-x), L_n(-x): the bound recurrence, same scale
+        ep, ec = zero, zero  # error bounds of lp, lc (same scale)
+        bp, bc = zero, np.ones(m)  # L_(n-1)(-x), L_n(-x), same scale
         ls = np.zeros(m, dtype=np.int64)  # true L = lc 2^ls
         acc = (zero, zero)
         acc_e = np.zeros(m, dtype=np.int64)  # acc in units of 2^acc_e
-        absum = zero.copy()
+        err_sum = zero.copy()  # sum |q_n| e_n (accumulator units)
+        abs_sum = zero.copy()  # sum |q_n L_n| (accumulator units)
         last = np.zeros(m)
         done = np.zeros(m, dtype=bool)
         peak = np.full(m, -np.inf)
@@ -316,14 +426,14 @@ class _LaguerreSeries:
                 if n >= self.n_avail:
                     self._extend(2 * self.n_avail)
                 qh, ql = self.q_dd[0][n], self.q_dd[1][n]
-                if n == 1:
-                    lp, lc = lc, _dd_mul(two_sum(1 + nu, -x), lc)
-                    bp, bc = bc, (1 + nu + x) * bc
-                elif n > 1:
+                if n >= 1:
+                    c1, c2 = np.abs(2 * n - 1 + nu - x), abs(n - 1 + nu)
                     t1 = _dd_mul(two_sum(2 * n - 1 + nu, -x), lc)
                     t2 = _dd_mul_f(lp, n - 1 + nu)
+                    e_new = (c1 * ec + c2 * ep + _DD_C * (c1 * np.abs(lc[0]) + c2 * np.abs(lp[0]))) / n
                     lp, lc = lc, _dd_div_int(_dd_add(t1, (-t2[0], -t2[1])), n)
-                    bp, bc = bc, ((2 * n - 1 + nu + x) * bc + abs(n - 1 + nu) * bp) / n
+                    ep, ec = ec, e_new
+                    bp, bc = bc, ((2 * n - 1 + nu + x) * bc + c2 * bp) / n
                 term = _dd_add(_dd_mul_f(lc, qh), (lc[0] * ql, zero))
                 # bring the term to the accumulator's scale (both exact powers of two)
                 log_b = self.log_absq[n] + np.log(bc) + ls * math.log(2)  # log |q_n| L_n(-x)
@@ -331,7 +441,8 @@ class _LaguerreSeries:
                 acc_e = np.where(first, np.floor(log_b / math.log(2)).astype(np.int64), acc_e)
                 shift = ls - acc_e
                 acc = _dd_add(acc, (np.ldexp(term[0], shift), np.ldexp(term[1], shift)))
-                absum = absum + (n + 1) * np.exp(log_b - acc_e * math.log(2))
+                err_sum = err_sum + np.ldexp(abs(qh) * ec, shift)
+                abs_sum = abs_sum + np.ldexp(np.abs(term[0]), shift)
                 peak = np.maximum(peak, log_b)
                 ratio_ok = log_b - last < -math.log(2)
                 fresh = ~done & (n > 1) & ratio_ok & (log_b < peak - 35 * math.log(10))
@@ -344,59 +455,123 @@ class _LaguerreSeries:
                     lc = (np.ldexp(lc[0], down), np.ldexp(lc[1], down))
                     lp = (np.ldexp(lp[0], down), np.ldexp(lp[1], down))
                     bc, bp = np.ldexp(bc, down), np.ldexp(bp, down)
+                    ec, ep = np.ldexp(ec, down), np.ldexp(ep, down)
                     ls = ls - down
                 n += 1
                 if np.all(done) or n >= _MAX_TERMS:
                     break
-        s = acc[0] + acc[1]
-        absacc = np.abs(s)
-        err = 16 * 2.0**-104 * absum + 2 * trunc
-        ok = done & np.isfinite(s) & (err <= _FLOAT_TOL * absacc)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lost = np.where(absacc > 0, np.log10(absum / absacc), 40.0)
+            s = acc[0] + acc[1]
+            absacc = np.abs(s)
+            majorant = 1.01 * (err_sum + _DD_C * (n + 2) * abs_sum)  # 1.01: the bound's own rounding
+            err = majorant + 2 * trunc
+            ok = done & np.isfinite(s) & (err <= _FLOAT_TOL * absacc)
+            lost = np.where(absacc > 0, np.log10(majorant / (_DD_C * absacc)), 40.0)
             return np.log(absacc) + acc_e * math.log(2), np.sign(s), ok, np.nan_to_num(lost, nan=40.0)
 
-    def _mp_point(self, x, lost):
-        """S(x) in mpmath: precision 25 digits plus the digits lost, re-checked against the sum."""
-        dps = 20 * math.ceil((25 + max(lost, 0.0)) / 20)
+    def _fixed(self, x, lost):
+        """S at each x (array) by the same recurrence in exact-integer fixed point, point by point.
+
+        L_n is held as the Python integer L_n 2^P, rounded down twice per step (the product x L_(n-1),
+        with x exact as m 2^e, and the division by 2n): at most two units, so the error majorant
+        is e_n = (c1 e_(n-1) + c2 e_(n-2)) / n + 2 units. q_n enter as integers of P + 64 bits times
+        a power of two (relative error 2^(1 - P - 64), bounded with |L_n| <= L_n(-x)); the sum is
+        exact. The series is cut by the rule of :meth:`_dd` with the cut 2^-P below the largest
+        bound term. P starts at 3.33 (``lost`` + 20) + 32 bits and doubles until the bound is below
+        ``_FLOAT_TOL`` |S|; a sum that stays below its bound once that bound is 10^-80 of
+        sum |q_n| L_n(-x) is an exact zero of mu (e.g. rho = 0 in d = 3 for exp(-r^2/2) cos(r)),
+        returned as 0.
+        """
+        out_l, out_s = np.empty(x.size), np.empty(x.size)
+        for i, xi in enumerate(x.tolist()):
+            bits = 64 * math.ceil((3.33 * (min(lost[i], 600.0) + 20) + 32) / 64)
+            while True:
+                if bits > _MAX_BITS:
+                    raise ArithmeticError(
+                        f"the Laguerre series needs more than {_MAX_BITS} bits at x = {xi:.6g}"
+                    )
+                res = self._fixed_point(xi, bits)
+                if res is not None:
+                    out_l[i], out_s[i] = res
+                    break
+                bits *= 2
+        return out_l, out_s
+
+    def _q_int(self, bits, n_max):
+        """q_n (n < n_max) as (m, e, float q_n), q_n ~ m 2^e rounded to ``bits`` bits."""
+        key = (bits, n_max)
+        if key not in self._int_cache:
+            with mpmath.workprec(bits):
+                q = [+v for v in self._q_mp(math.ceil(bits / 3.3) + 10, n_max)]
+                self._int_cache[key] = [(*int_pair(v._mpf_), abs(float(v))) for v in q]
+        return self._int_cache[key]
+
+    def _fixed_point(self, x, bits):
+        """(log|S(x)|, sign) at ``bits`` bits of fixed point (:meth:`_fixed`), or None if not enough."""
+        nu, d = self.nu, self.dim
+        mant, ex = math.frexp(x)
+        xm, up, down = int(mant * 2.0**53), max(ex - 53, 0), max(53 - ex, 0)  # x = xm 2^up 2^-down
+        cut = 2.0 ** (40 - bits)  # the series is cut 2^(40 - bits) below its largest bound term
+        n_max = 64
+        q = self._q_int(bits + 64, n_max)
+        lp, lc = 0, 1 << bits
+        # floats below are scaled by 2^-scale: the error majorants (units of 2^-bits), the bound
+        # L_(n-1)(-x), L_n(-x) and the sums sum |q_n| e_n, sum |q_n| L_n(-x)
+        ep, ec, bp, bc, err, bsum, peak, last = 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0
+        scale = 0
+        acc, acc_e = 0, None
+        n = 0
         while True:
-            if dps > _MAX_DPS:
-                raise ArithmeticError(f"the Laguerre series needs more than {_MAX_DPS} digits at x = {x:.6g}")
-            with mpmath.workdps(dps):
-                nu = mpmath.mpf(self.dim) / 2 - 1
-                xm = mpmath.mpf(x)
-                lp, lc = mpmath.mpf(0), mpmath.mpf(1)
-                bp, bc = mpmath.mpf(0), mpmath.mpf(1)
-                s = biggest = last = mpmath.mpf(0)
-                n, n_max = 0, 64
-                q = self._q_mp(dps, n_max)
-                while True:
-                    if n >= n_max:
-                        n_max *= 2
-                        if n_max > _MAX_TERMS:
-                            raise ArithmeticError("the Laguerre series needs too many terms")
-                        q = self._q_mp(dps, n_max)
-                    if n == 1:
-                        lp, lc = lc, 1 + nu - xm
-                        bp, bc = bc, 1 + nu + xm
-                    elif n > 1:
-                        lp, lc = lc, ((2 * n - 1 + nu - xm) * lc - (n - 1 + nu) * lp) / n
-                        bp, bc = bc, ((2 * n - 1 + nu + xm) * bc + abs(n - 1 + nu) * bp) / n
-                    s += q[n] * lc
-                    bound = abs(q[n]) * bc
-                    biggest = max(biggest, bound)
-                    if n > 1 and bound < last / 2 and bound < biggest * mpmath.mpf(10) ** (-dps):
-                        break
-                    last = bound
-                    n += 1
-            lost_mp = float(mpmath.log10(biggest / abs(s))) if s != 0 else math.inf
-            if dps >= lost_mp + 22:
-                return float(mpmath.log(abs(s))), (1.0 if s > 0 else -1.0)
-            if lost_mp > dps - 5 and dps >= 100 + lost:
-                # S vanishes to 75+ digits beyond the cancellation the double-double sum saw: an
-                # exact zero of mu (e.g. rho = 0 in d = 3 for exp(-r^2/2) cos(r)); returned as 0
-                return -math.inf, 1.0
-            dps = 20 * math.ceil((min(lost_mp, dps + 40) + 30) / 20)
+            if n >= n_max:
+                n_max *= 2
+                if n_max > _MAX_TERMS:
+                    raise ArithmeticError(
+                        "the Laguerre series of the Gaussian oscillation needs too many terms"
+                    )
+                q = self._q_int(bits + 64, n_max)
+            if n >= 1:
+                c2 = abs(n - 1 + nu)
+                xl = ((lc * xm) << up) >> down  # floor(x L_(n-1) 2^bits)
+                lp, lc = lc, ((4 * n - 4 + d) * lc - (2 * n - 4 + d) * lp - 2 * xl) // (2 * n)
+                ep, ec = ec, (abs(2 * n - 1 + nu - x) * ec + c2 * ep) / n + 2.0 * 2.0**-scale
+                bp, bc = bc, ((2 * n - 1 + nu + x) * bc + c2 * bp) / n
+                if bc > 2.0**600:
+                    f = 2.0**-600
+                    bp, bc, ep, ec, err, bsum, peak, last = (
+                        v * f for v in (bp, bc, ep, ec, err, bsum, peak, last)
+                    )
+                    scale += 600
+            qm, qe, qa = q[n]
+            if qm:
+                if acc_e is None or qe < acc_e:
+                    acc = acc << (acc_e - qe) if acc_e is not None else 0
+                    acc_e = qe
+                acc += (qm * lc) << (qe - acc_e)
+            term_b = qa * bc
+            err += qa * ec
+            bsum += term_b
+            peak = max(peak, term_b)
+            if n > 1 and term_b < 0.5 * last and term_b < cut * peak:
+                break
+            last = term_b
+            n += 1
+        log2 = math.log(2.0)
+        if not (bsum > 0 and err < math.inf):
+            return None
+        # rounding (with 1% for the float majorant's own rounding), q's rounding, truncation
+        log_err = math.log(1.01 * err * 2.0**-bits + bsum * 2.0 ** (-bits - 63) + 2 * term_b) + scale * log2
+        log_bsum = math.log(bsum) + scale * log2
+        if acc == 0:
+            val_l, val_s = -math.inf, 1.0
+        else:
+            mag = abs(acc)
+            drop = max(mag.bit_length() - 64, 0)
+            val_l = math.log(mag >> drop) + (drop + acc_e - bits) * log2
+            val_s = -1.0 if acc < 0 else 1.0
+        if log_err <= math.log(_FLOAT_TOL) + val_l:
+            return val_l, val_s
+        if log_err < log_bsum - 80 * math.log(10.0) and val_l <= log_err:
+            return -math.inf, 1.0
+        return None
 
 
 @builder("gaussian_oscillation", rel_error=1e-11)
@@ -412,11 +587,19 @@ def _gaussian_oscillation(a, terms, dim):
     b_max = max(b for k, b, _, _ in terms if k != "one")
     # |mu| <= (4 pi a)^(-d/2) e^(-x/2) sum |q_n| Bnd_n with |L_n^nu(x)| <= Bnd_n e^(x/2) (Szego:
     # Bnd_n = binom(n + nu, n) for nu >= 0, 2 for -1 < nu < 0): beyond the radius where this bound,
-    # times rho^(d-1), is 10^-300 of the radial density's peak, mu is returned as 0
+    # times rho^(d-1), is 10^-_CUT_DECADES of the radial density's peak, mu is returned as 0 (the
+    # far tail costs the most terms: ~sqrt(x) b / sqrt(a)); the bound's value there is abs_error,
+    # its radial mass beyond mass_error
     probe = np.linspace(0.0, 2 * b_max + 6 * math.sqrt(2 * a_f * (d + 10)), 200)[1:]
     la, _ = series.log_abs_and_sign(probe**2 / (4 * a_f))
     log_peak_f = float(np.max(la - probe**2 / (4 * a_f) + (d - 1) * np.log(probe))) + log_pref
-    cut_rho = _cut_radius(_log_szego_sum(series) + log_pref, a_f, d, log_peak_f - 300 * math.log(10))
+    log_floor = log_peak_f - _CUT_DECADES * math.log(10)
+    cut_rho = _cut_radius(_log_szego_sum(series) + log_pref, a_f, d, log_floor)
+    # beyond cut_rho (>= 1.25 sqrt(4 a (d-1)), >= 1) the bound's log falls with slope at least
+    # 0.36 rho / (4 a): its radial mass is below S_(d-1) e^log_floor 4 a / (0.36 cut_rho)
+    log_area = math.log(2.0) + 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d)
+    mass_error = math.exp(log_area + log_floor) * 4 * a_f / (0.36 * cut_rho)
+    abs_beyond = math.exp(log_floor - (d - 1) * math.log(cut_rho))
 
     def log_abs_and_sign(rho):
         x = rho * rho / (4 * a_f)
@@ -437,13 +620,14 @@ def _gaussian_oscillation(a, terms, dim):
         log_abs_mu=log_form(log_abs_and_sign),
         method="closed-form:gaussian-oscillation",
         rel_error=BUILDERS["gaussian_oscillation"].rel_error,
-        abs_error=min(1.0, _TINY / peak) if peak > 0 else 0.0,
+        abs_error=min(1.0, max(_TINY, abs_beyond) / peak) if peak > 0 else 0.0,
         scale=math.sqrt(2 * a_f),
         tail_exponent=math.inf,
         tail_oscillation=0.0,
         nonnegative=False,
         radial_cdf=None,
         zeros=None,
+        mass_error=mass_error,
     )
 
 
@@ -468,7 +652,8 @@ def _log_szego_sum(series):
 
 def _cut_radius(log_bound0, a, d, log_floor):
     """Smallest rho with log_bound0 - rho^2/(8a) + (d-1) log rho < log_floor for all larger rho."""
-    rho = max(1.0, math.sqrt(4 * a * (d - 1)))  # past the maximum of rho^(d-1) e^(-rho^2/(8a))
+    # 1.25 times past the maximum of rho^(d-1) e^(-rho^2/(8a)): the log falls with slope >= 0.36 rho/(4a)
+    rho = 1.25 * max(1.0, math.sqrt(4 * a * (d - 1)))
     while log_bound0 - rho * rho / (8 * a) + (d - 1) * math.log(rho) >= log_floor:
         rho *= 1.25
     return rho
@@ -494,6 +679,7 @@ class _RQWalk:
         self.c, self.kind, self.b, self.alpha, self.s, self.n = c, kind, b, alpha, s, n
         self.m = (n - 1) // 2
         self._polys = {}
+        self._f_consts = {}
         self._taylor = {}
         self.log_cn = [
             math.log(2.0)
@@ -548,14 +734,19 @@ class _RQWalk:
         return self.log_cn[j] - 0.5 * m * math.log(self.s) + m * np.log(t) + lk
 
     def f_mp(self, j, t):
-        m = mpmath.mpf(self.alpha) - (j + mpmath.mpf(1) / 2)
-        s = mpmath.mpf(self.s)
-        cn = (
-            2
-            * (s / 2) ** self.alpha
-            / (mpmath.gamma(self.alpha) * (2 * mpmath.pi) ** (j + mpmath.mpf(1) / 2))
-        )
-        return cn * s ** (-m / 2) * t**m * mpmath.besselk(m, mpmath.sqrt(s) * t)
+        """F_(2j+1)(t) in mpmath at the current precision (the constants cached per precision)."""
+        key = (j, mpmath.mp.prec)
+        if key not in self._f_consts:
+            m = mpmath.mpf(self.alpha) - (j + mpmath.mpf(1) / 2)
+            s = mpmath.mpf(self.s)
+            cn = (
+                2
+                * (s / 2) ** self.alpha
+                / (mpmath.gamma(self.alpha) * (2 * mpmath.pi) ** (j + mpmath.mpf(1) / 2))
+            )
+            self._f_consts[key] = (m, cn * s ** (-m / 2), mpmath.sqrt(s))
+        m, const, rs = self._f_consts[key]
+        return const * t**m * _besselk_mp(m, rs * t)
 
     # -- evaluation -------------------------------------------------------------------------
     def log_abs_and_sign(self, rho):
@@ -657,12 +848,16 @@ class _RQWalk:
                 r = mpmath.mpf(rho)
                 u = 1 / r
                 total = biggest = mpmath.mpf(0)
-                for sigma, state in self.polys(dps):
+                polys = self.polys(dps)
+                pw = [mpmath.mpf(1)]
+                for _ in range(max(len(p) for _, state in polys for p in state.values())):
+                    pw.append(pw[-1] * u)
+                for sigma, state in polys:
                     t = abs(r - sigma)
                     for j, p in state.items():
                         fj = self.f_mp(j, t)
                         for i, coef in enumerate(p):
-                            term = coef * u**i * fj
+                            term = coef * pw[i] * fj
                             total += term
                             biggest = max(biggest, abs(term))
                 lost_mp = float(mpmath.log10(biggest / abs(total))) if total != 0 else math.inf
@@ -723,6 +918,24 @@ class _RQWalk:
             dps = 20 * math.ceil((min(lost, dps + 100) + 30) / 20)
 
 
+def _besselk_mp(m, z):
+    """K_m(z) in mpmath; for half-integer m = +-(n + 1/2) the finite sum
+    K_(n+1/2)(z) = sqrt(pi/(2z)) e^-z sum_(k<=n) (n+k)!/(k! (n-k)!) (2z)^-k (exact, and ~20x cheaper
+    than the hypergeometric route; integer alpha makes every order of the walk half-integer)."""
+    n2 = 2 * abs(m)
+    if n2 == int(n2) and int(n2) % 2 == 1:
+        n = (int(n2) - 1) // 2
+        term, total = mpmath.mpf(1), mpmath.mpf(1)
+        for k in range(1, n + 1):
+            term = term * (n + k) * (n - k + 1) / (k * 2 * z)
+            total += term
+        return mpmath.sqrt(mpmath.pi / (2 * z)) * mpmath.exp(-z) * total
+    return mpmath.besselk(m, z)
+
+
+#: log of the factor 100 by which the kink tables' floor relative to the radial density (1e-11 of its
+#: peak) is looser than the one relative to max|mu| (1e-13): tighter cost 3x in d = 6, 8
+_RADIAL_SLACK = math.log(100.0)
 _LOST_FLOAT = 3.5  # float64 kve (~2e-14) times 10^3.5: within the stated 1e-10
 
 
@@ -790,7 +1003,7 @@ class _RQHalfStep:
         self.width = 1.0 / math.sqrt(s)  # the decay length of F_n: the exp-sinh scale
         # beyond max(rho, b) + reach the neighbour is below e^-60 of its values near b: set to 0
         self.reach = (60.0 + 2.0 * alpha + d) / math.sqrt(s)
-        self.table = _KinkTable(_accurate(_RQWalk(1.0, kind, b, alpha, s, n)), b, b + self.reach)
+        self.table = _KinkTable(_accurate(_RQWalk(1.0, kind, b, alpha, s, n)), b, b + self.reach, dim=n)
         self.centre = None if self.projection else _accurate(_RQWalk(1.0, kind, b, alpha, s, d + 1))
 
     def __call__(self, rho):
@@ -813,12 +1026,14 @@ class _RQHalfStep:
         signed = np.concatenate([-d1, l2], axis=1)  # v - a
         tb = np.where(below[:, None], signed * (v + a[:, None]), a0[:, None] ** 2 + v * v) / (t + b)
         f = self.table.at_offset(tb)
-        fe = self.table.error * np.where(tb <= self.reach, np.maximum(np.abs(f), self.table.floor), 0.0)
+        fe = self.table.error * np.where(
+            tb <= self.reach, np.maximum(np.abs(f), self.table.floor_at(b + tb)), 0.0
+        )
         if self.projection:
             g, ge = 2 * f, 2 * fe
         else:
             f0 = self.table.at_offset(rho - b)
-            f0e = self.table.error * np.maximum(np.abs(f0), self.table.floor)
+            f0e = self.table.error * np.maximum(np.abs(f0), self.table.floor_at(rho))
             with np.errstate(divide="ignore", invalid="ignore"):
                 g = -(f - f0[:, None]) / (np.pi * v * v)
                 ge = (fe + f0e[:, None] + _EPS * (np.abs(f) + np.abs(f0[:, None]))) / (np.pi * v * v)
@@ -879,15 +1094,20 @@ def _accurate(walk):
 class _KinkTable:
     """mu on both sides of the kink rho = b as piecewise Chebyshev tables in u = log|rho - b|.
 
-    In u the density A(rho) |rho - b|^gamma + B(rho) (A, B analytic) is smooth, so the adaptive
-    panels (:func:`fit_adaptive`, relative tolerance ``tol`` above a floor of 1e-13 of the peak,
-    less the values' own relative error ``noise``) reach every float rho != b
-    (|rho - b| >= b 2^-52) with a few hundred evaluations of the pointwise route ``direct``
-    (rho -> (value, error estimate)); beyond ``rho_max`` (where the caller knows mu to be below
-    e^-60 of its scale, the radial weight included) and where |mu| is below the floor and
-    max(rho, 1)^(d-1) |mu| below 1e-16 of the radial density's peak, mu is returned as 0. ``error``: the
-    tables' measured error plus ``noise`` plus the largest error estimate of ``direct`` at the
-    points they were fitted to, all relative to max(|mu|, floor).
+    In u the density A(rho) |rho - b|^gamma + B(rho) (A, B analytic) is smooth. What is tabulated
+    is the weighted g = w mu, w(rho) = 1 + rho^(dim-1) / (100 R) with R = max(rho^(dim-1) |mu|) /
+    max|mu| (smooth, and max|g| <= 1.01 max|mu|), so that the floor 1e-13 max|g| / w is about
+    min(1e-13 max|mu|, 1e-11 max(rho^(dim-1) |mu|) / rho^(dim-1)): relative to the radial density where
+    the smaller. The masses are integrals of rho^(dim-1) mu: a floor relative to max|mu| alone let
+    noise below it grow by rho^(dim-1) into them (cos(2 r)/(1 + r^2)^5 in d = 16 missed the Bochner
+    identity by 7e-6 so). The adaptive panels (:func:`fit_adaptive`,
+    relative tolerance ``tol`` above a floor of 1e-13 of max|g|, less the values' own relative
+    error ``noise``) reach every float rho != b (|rho - b| >= b 2^-52) with a few hundred
+    evaluations of the pointwise route ``direct`` (rho -> (value, error estimate)); beyond
+    ``rho_max`` (where the caller knows mu to be below e^-60 of its scale, the radial weight
+    included) and where |g| is below its floor mu is returned as 0. ``error``: the tables' measured error plus ``noise`` plus the
+    largest error estimate of ``direct`` at the points they were fitted to, all relative to
+    max(|mu|, ``floor_at(rho)``) with floor_at = 1e-13 max|g| / w.
     """
 
     def __init__(self, direct, b, rho_max, tol=1e-10, noise=5e-11, dim=1):
@@ -897,17 +1117,20 @@ class _KinkTable:
         )
         probe = probe[probe != b]
         pv, _ = direct(probe)
-        self.floor = 1e-13 * float(np.max(np.abs(pv)))
         with np.errstate(divide="ignore"):
-            # 1e-16 of the radial density's peak: below it (and below floor) mu is returned as 0
-            peak = np.max(np.log(np.abs(pv)) + (dim - 1) * np.log(np.maximum(probe, 1.0)))
-            self.log_radial_floor = float(peak) - 16 * math.log(10.0)
+            la = np.log(np.abs(pv))
+            self.log_r = float(np.max(la + (dim - 1) * np.log(np.maximum(probe, _TINY))) - np.max(la))
+        self.floor_g = 1e-13 * float(np.max(np.abs(pv) * self.weight(probe)))
+        #: the largest absolute error floor of mu (w >= 1)
+        self.floor = self.floor_g
+        #: a bound on rho^(dim-1) floor_at(rho) (rho^(dim-1) / w <= 100 R)
+        self.radial_floor = self.floor_g * math.exp(self.log_r + _RADIAL_SLACK)
         self.quad_error = 0.0
         self.u_min = lo = math.log(b) - 52 * math.log(2.0)
         opts = {
             "degree": 24,
             "tol": tol,
-            "floor": lambda v: self.floor,
+            "floor": lambda v: self.floor_g,
             "noise": lambda v: noise,
             "max_panels": 400,
         }
@@ -919,10 +1142,26 @@ class _KinkTable:
         )
         self.error = max(e_left, e_right) + noise + self.quad_error
 
+    def weight(self, rho):
+        """w(rho) = 1 + rho^(dim-1) / (100 R) (inf far out: mu is returned as 0 there anyway)."""
+        with np.errstate(divide="ignore", over="ignore"):
+            return np.exp(
+                np.logaddexp(
+                    0.0, (self.dim - 1) * np.log(np.maximum(rho, _TINY)) - self.log_r - _RADIAL_SLACK
+                )
+            )
+
+    def floor_at(self, rho):
+        """The absolute error floor of mu at rho: 1e-13 max|g| / w(rho)."""
+        return self.floor_g / self.weight(rho)
+
     def _eval(self, rho):
-        val, err = self.direct(np.maximum(rho, 0.0))
-        self.quad_error = max(self.quad_error, float(np.max(err / np.maximum(np.abs(val), self.floor))))
-        return val
+        rho = np.maximum(rho, 0.0)
+        val, err = self.direct(rho)
+        w = self.weight(rho)
+        scale = np.maximum(np.abs(val), self.floor_g / w)
+        self.quad_error = max(self.quad_error, float(np.max(err / scale)))
+        return val * w
 
     def at_offset(self, off):
         """mu(b + off) for offsets off = rho - b computed without cancellation (0 beyond rho_max)."""
@@ -936,11 +1175,11 @@ class _KinkTable:
             out[left] = self.left(np.maximum(np.log(-off[left]), self.u_min))
         if np.any(right):
             out[right] = self.right(np.maximum(np.log(off[right]), self.u_min))
-        return out
+        return out / self.weight(self.b + off)
 
     def __call__(self, rho):
         rho = np.asarray(rho, dtype=np.float64)
-        out = np.empty(rho.shape)
+        out = np.zeros(rho.shape)
         b = self.b
         left = rho < b
         right = (rho > b) & (rho <= self.rho_max)
@@ -948,11 +1187,10 @@ class _KinkTable:
             out[left] = self.left(np.log(b - rho[left]))
         if np.any(right):
             out[right] = self.right(np.log(rho[right] - b))
-        # below the floor the tables carry no relative accuracy: 0 where that is also negligible in
-        # the radial density max(rho, 1)^(d-1) |mu|
-        with np.errstate(divide="ignore"):
-            weighted = np.log(np.abs(out)) + (self.dim - 1) * np.log(np.maximum(rho, 1.0))
-        out[(rho > self.rho_max) | ((np.abs(out) < self.floor) & (weighted < self.log_radial_floor))] = 0.0
+        # below the floor the tables carry no relative accuracy: 0 there (also what keeps the measure
+        # layer's tail integrals from chasing the tables' noise)
+        out[np.abs(out) < self.floor_g] = 0.0
+        out = out / self.weight(rho)
         out[rho == b] = np.nan
         return out
 
@@ -1022,6 +1260,10 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
             return out_l, np.where(rho == b, 1.0, np.sign(val) * sign_c)
 
         rel_error, abs_floor = max(table.error, 1e-12), table.floor
+        # the radial mass of the tables' absolute noise (at most 2 floor_at):
+        # S_(d-1) int_0^rho_max rho^(d-1) 2 floor_at drho <= S_(d-1) 2 radial_floor rho_max
+        log_area = math.log(2.0) + 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d)
+        mass_error = 2 * abs(c) * table.radial_floor * math.exp(log_area) * rho_max
     else:
         walk = _RQWalk(c, kind, b, alpha, s, d)
 
@@ -1033,7 +1275,7 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
                 out_l[ok], out_s[ok] = walk.log_abs_and_sign(rho[ok])
             return out_l, out_s
 
-        rel_error, abs_floor = BUILDERS["rq_oscillation"].rel_error, 0.0
+        rel_error, abs_floor, mass_error = BUILDERS["rq_oscillation"].rel_error, 0.0, 0.0
 
     mu = vectorised(log_abs_and_sign)
     grid = np.linspace(0, rho_max, 401)
@@ -1051,6 +1293,7 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
         radial_cdf=None,
         zeros=None,
         singular_points=(float(b),),
+        mass_error=mass_error,
     )
 
 
