@@ -138,6 +138,10 @@ CASES = [
     # sampler must tabulate up to); odd d by the dimension walk, even d by projection
     (kernels.RadialKernel.from_string("cos(r)/(1 + r**2)**2"), 3, "rff"),
     (kernels.RadialKernel.from_string("cos(r)/(1 + r**2)**2"), 2, "orf"),
+    # K-Bessel form (exact in every d, transforms/_exp_poly.py)
+    (kernels.RadialKernel.from_string("exp(-sqrt(1 + r**2))"), 16, "gorf"),
+    # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
+    (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]
 
 
