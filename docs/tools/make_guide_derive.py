@@ -140,16 +140,25 @@ a difference of such kernels has a signed nu and may be indefinite.""",
         """for formula in ("(1 + r)**-1.5", "(1 + r)**-2 - 0.5*(1 + 2*r)**-1"):
     for d in (3, 256):
         report = sk.check_rkks(sk.RadialKernel.from_string(formula), dim=d)
-        print(f"{formula:32s} d = {d:3d}: {report.verdict:4s} m+ = {report.mass_plus}, m- = {report.mass_minus}")""",
+        print(
+            f"{formula:32s} d = {d:3d}: {report.verdict:4s} m+ = {report.mass_plus}, m- = {report.mass_minus}"
+        )""",
     ),
     (
         """## 11. Oscillation under a Gaussian or a power-law envelope
 
-A Gaussian times cos(r) in d = 64 is summed exactly (a Laguerre series in double-double/mpmath
-arithmetic); cos(r)/(1 + r^2)^2 in d = 3 has a kink at rho = 1, computed by the shift formula and the
-dimension walk; below the exponent threshold (2 alpha <= (d - 1)/2) there is no finite measure.""",
+A Gaussian times cos(r) in d = 64 is summed exactly (a Laguerre series in double-double
+arithmetic with a running rounding bound, its monomial form, or exact-integer fixed point where
+those cannot certify the sum); so is e^(-r^2) sin(3r)/r in d = 256 (about 2 s).
+cos(r)/(1 + r^2)^2 in d = 3 has a kink at rho = 1, computed by the shift formula and the dimension
+walk; in even d (cos(2r)/(1 + r^2)^3 in d = 8) the density is the projection of the odd walk, tabulated
+relative to the radial density; below the exponent threshold (2 alpha <= (d - 1)/2) there is no
+finite measure.""",
         """print(sk.check_rkks(sk.RadialKernel.from_string("exp(-r**2/2)*cos(r)"), 64).verdict)
+rep = sk.check_rkks(sk.RadialKernel.from_string("exp(-r**2)*sin(3*r)/r"), 256)
+print(rep.mass_plus, rep.mass_minus)
 print(sk.check_rkks(sk.RadialKernel.from_string("cos(r)/(1 + r**2)**2"), 3).mass_plus)
+print(sk.check_rkks(sk.RadialKernel.from_string("cos(2*r)/(1 + r**2)**3"), 8).mass_minus)
 print(sk.check_rkks(sk.RadialKernel.from_string("cos(r)/(1 + r**2)"), 7).reason)""",
     ),
     (
