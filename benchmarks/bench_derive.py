@@ -97,6 +97,9 @@ KERNELS = [
     ("(1 + r**2)*exp(-r**2/2)*besselj(0, 2*r)", None, "polynomial x Gaussian x J0"),
     ("cos(r)/(1 + r**2)**2", None, "cos x rational quadratic (shift + walk, odd d)"),
     ("sin(2*r)/(r*(1 + r**2)**3)", None, "sin/r x rational quadratic"),
+    ("cos(2*r)/(1 + r**2)**5", None, "cos x rational quadratic (even d: projection of the walk)"),
+    # fractional support edges (transforms/_edge_power.py)
+    ("(1 - r)**4.5*(1 + 4.5*r)", 1.0, "generalized Wendland, half-integer exponent"),
 ]
 
 CHILD = r"""
