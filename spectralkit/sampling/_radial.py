@@ -497,14 +497,15 @@ class RadialSampler:
         scale += sum(m for _, m in shells)
         cumulative = measure.cumulative if getattr(measure, "has_cumulative", False) else None
         specs = [(lb.a, lb.b, min(self.tol * scale / lb.mass, 1e-4)) for lb in lobes]
-        uses = None
+        uses, surrogate = None, None
         if cumulative is None and lobes:
-            cumulative, uses = _density_surrogate(density, [(lb.a, lb.b) for lb in lobes])
+            surrogate, uses = _density_surrogate(density, [(lb.a, lb.b) for lb in lobes])
+            cumulative = surrogate
         tables = _LobeTable.many(density, specs, cumulative=cumulative, uses=uses)
-        if uses is not None:
+        if surrogate is not None and uses is not None:
             for t, used in zip(tables, uses):
                 if used:  # the fit's error, integrated over the lobe, in mass and in the lobe's u
-                    extra = cumulative.error * (t.b - t.a)
+                    extra = surrogate.error * (t.b - t.a)
                     t.integration_error += extra
                     t.u_error += 2.0 * extra / t.mass
                     t.converged = t.u_error <= max(t.tol, t.u_error_floor)
