@@ -170,8 +170,9 @@ Compact kernels with a fractional edge, c (1 - r/b)^beta g(r/b), have an exact r
 kernels (1 - r)^nu and the generalised Wendland kernels (1 - r)^nu P(r) of non-integer order (and
 their sums), and the circular covariance. (1 - r)^2.5 is positive definite up to d = 4 (Askey's
 bound nu >= (d + 1)/2), RKKS in d = 5, and its edge makes the mass infinite from d = 6 on (above
-d = 32 answered from the edge exponent alone, without a transform). In d = 2 the circular covariance is the normalised self-convolution
-of the disk of diameter 1: its density is the squared Bessel ratio J_1(rho/2)^2 / (pi rho^2).""",
+d = 32 answered from the edge exponent alone, without a transform). In d = 2 the circular
+covariance is the normalised self-convolution of the disk of diameter 1: its density is the
+squared Bessel ratio J_1(rho/2)^2 / (pi rho^2).""",
         """import scipy.special
 
 k = sk.RadialKernel.from_string("max(1 - r**2, 0)**2.5")
