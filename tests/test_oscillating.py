@@ -13,7 +13,6 @@ References, independent of the code under test:
   (F_1 from mpmath.besselk) for higher odd d.
 """
 
-import functools
 import math
 import time
 
@@ -209,7 +208,6 @@ def gauss_cos_d64_mass(part):
     return mpmath.mpf(plus if part == "plus" else minus)
 
 
-@functools.lru_cache(maxsize=1)
 def _gauss_cos_d64_masses():
     pieces, a, d = [(1, 0, "cos", 1)], 0.5, 64
     log_s = math.log(2) + (d / 2) * math.log(math.pi) - math.lgamma(d / 2)

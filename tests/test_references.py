@@ -22,6 +22,9 @@ from conftest import REFERENCE_DIR, reference_key
 MODULES = (test_closed_forms, test_hankel, test_error_bars, test_monotone, test_oscillating, test_exp_poly)
 SETS = {name: (mod, *spec) for mod in MODULES for name, spec in mod.REFERENCE_SETS.items()}
 LIVE_PER_SET = 2
+#: entries that took longer to compute are not recomputed on every run (a set whose entries all did,
+#: such as the d = 64 masses of exp(-r^2/2) cos(r), is checked for its cases and format only)
+LIVE_MAX_CPU_SECONDS = 3.0
 
 
 def _blob(name):
@@ -50,6 +53,7 @@ def test_stored_set_holds_exactly_the_declared_cases(name):
 def test_cheapest_stored_entries_are_reproduced_live(name):
     _, fn, _, _ = SETS[name]
     entries = sorted(_blob(name)["entries"], key=lambda e: e["cpu_seconds"])[:LIVE_PER_SET]
+    entries = [e for e in entries if e["cpu_seconds"] <= LIVE_MAX_CPU_SECONDS]
     for e in entries:
         live = fn(**e["params"])
         stored = mpmath.mpf(e["value"])
