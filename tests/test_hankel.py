@@ -162,10 +162,11 @@ SPHERE_RHO = np.array([0.0, 0.013, 0.7, 2.9, 11.3])
     "name", ["ntk_relu_sphere", "arccos0_sphere", pytest.param("arccos1_sphere", marks=pytest.mark.slow)]
 )
 @pytest.mark.parametrize("d", [1, 3])
-def test_sphere_kernels_against_mpmath(name, d):
+def test_sphere_kernels_against_mpmath(name, d, stored_reference):
     ctor, kmp, beta, alpha = SPHERE[name]
     T = numeric_transform(ctor(), d)
-    ref = np.array([mu_mpmath(kmp, d, x, 2) for x in SPHERE_RHO])
+    stored = stored_reference("hankel_sphere_mpmath")
+    ref = np.array([stored(kernel=name, d=d, rho=x, top=2, dps=20) for x in SPHERE_RHO])
     # these few points include rho = 0, where |mu| is largest for these kernels
     assert_accurate(T, SPHERE_RHO, ref)
     assert T.tail_exponent == pytest.approx(min((d + 1) / 2 + beta, d + alpha))
@@ -309,6 +310,16 @@ REFERENCE_SETS = {
             {"kernel": "exp(-r**1.5)", "d": d, "rho": x, "top": 30, "dps": 20}
             for d in (1, 3)
             for x in LARGER_RHO
+        ],
+    ),
+    "hankel_sphere_mpmath": (
+        mu_mpmath_named,
+        20,
+        [
+            {"kernel": name, "d": d, "rho": x, "top": 2, "dps": 20}
+            for name in sorted(SPHERE)
+            for d in (1, 3)
+            for x in SPHERE_RHO
         ],
     ),
 }
