@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 import spectralkit as sk
+from spectralkit.exceptions import TransformError
 from spectralkit.kernels import from_spec
+from spectralkit.transforms import _oscillating
 from spectralkit.transforms._dispatch import transform_atom
 
 RHO = np.array([0.5, 4.0, 8.0, 12.0, 16.0, 24.0])
@@ -123,3 +125,12 @@ def test_rq_half_step_d16_bochner():
     resid = abs(1.0 - (rep.mass_plus.value - rep.mass_minus.value))
     assert resid <= rep.mass_plus.error + rep.mass_minus.error
     assert resid < 1e-9
+
+
+def test_precision_cap_is_a_transform_error(monkeypatch):
+    """Past the fixed point's precision cap the Gaussian-oscillation series raises the library's
+    TransformError naming the series, never a bare ArithmeticError."""
+    monkeypatch.setattr(_oscillating, "_MAX_BITS", 64)
+    with pytest.raises(TransformError, match="Gaussian-oscillation series in d = 256"):
+        tr = transform_atom(from_spec("exp(-r**2)*sin(3*r)/r"), 256)
+        tr.mu(np.linspace(0.0, 40.0, 7))

@@ -607,7 +607,10 @@ def _gaussian_oscillation(a, terms, dim):
         out_s = np.ones(rho.shape)
         live = rho <= cut_rho
         if np.any(live):
-            ls, ss = series.log_abs_and_sign(x[live])
+            try:
+                ls, ss = series.log_abs_and_sign(x[live])
+            except ArithmeticError as exc:  # the fixed-point precision cap: the library's own error
+                raise TransformError(f"Gaussian-oscillation series in d = {d}: {exc}") from exc
             out_l[live] = ls - x[live] + log_pref
             out_s[live] = ss
         return out_l, out_s
