@@ -127,19 +127,22 @@ def _density_surrogate(density, lobes):
     scale = float(np.max(values[np.isfinite(values)], initial=0.0))
     if not (np.all(np.isfinite(values)) and scale > 0 and math.isfinite(scale)):
         return None, [False] * len(lobes)
-    interp, worst = fit_adaptive(
-        density,
-        float(ends[0]),
-        float(ends[-1]),
-        degree=24,
-        tol=_SURROGATE_TOL,
-        floor=lambda v: scale,
-        relative=False,
-        max_depth=40,
-        max_panels=_SURROGATE_PANELS,
-        fallback=True,
-        breaks=ends,
-    )
+    try:
+        interp, worst = fit_adaptive(
+            density,
+            float(ends[0]),
+            float(ends[-1]),
+            degree=24,
+            tol=_SURROGATE_TOL,
+            floor=lambda v: scale,
+            relative=False,
+            max_depth=40,
+            max_panels=_SURROGATE_PANELS,
+            fallback=True,
+            breaks=ends,
+        )
+    except TransformError:  # a non-finite value off the tables' own points: the direct route decides
+        return None, [False] * len(lobes)
     uses = []
     for a, b in lobes:
         inside = (interp.edges[:-1] >= a) & (interp.edges[1:] <= b)
