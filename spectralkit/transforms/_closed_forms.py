@@ -50,7 +50,7 @@ from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
 from ._forms import log_form, vectorised
 from ._normalise import validate_match
-from ._registry import BUILDERS, MATCHERS, builder, matcher
+from ._registry import BUILDERS, MATCHERS, builder, exact_rationals, matcher
 from ._types import RadialTransform, check_atom_and_dim
 
 __all__ = ["closed_form", "constant_transform"]
@@ -155,22 +155,11 @@ def _match_expression(atom):
     return None
 
 
-def _exact(expr):
-    """expr with every Float replaced by its exact binary value (a Rational).
-
-    Expanding products of floats in sympy rounds at every step: (4 - r^2)^15 with float
-    coefficients, expanded, no longer vanishes exactly at r = 2 (a spurious jump of relative size
-    1e-16 at the support edge, and the verdict DIVERGENT). In rationals the expansion is exact.
-    """
-    floats = expr.atoms(sympy.Float)
-    return expr.xreplace({f: sympy.Rational(f) for f in floats}) if floats else expr
-
-
 def _even_poly_coeffs(expr):
     """Coefficients [p_0, p_1, ...] of expr = sum p_j r^(2j), or None."""
     if not expr.is_polynomial(R):
         return None
-    poly = sympy.Poly(sympy.expand(_exact(expr)), R)
+    poly = sympy.Poly(sympy.expand(exact_rationals(expr)), R)
     coeffs = poly.all_coeffs()[::-1]  # ascending powers of r
     if any(c != 0 for c in coeffs[1::2]):
         return None
@@ -184,7 +173,7 @@ def _match_compact_polynomial(expr, support):
     """Any polynomial in r on [0, R] (zero beyond): odd powers allowed."""
     if support is None or not expr.is_polynomial(R):
         return None
-    coeffs = sympy.Poly(sympy.expand(_exact(expr)), R).all_coeffs()[::-1]
+    coeffs = sympy.Poly(sympy.expand(exact_rationals(expr)), R).all_coeffs()[::-1]
     if not all(c.is_number for c in coeffs) or all(c == 0 for c in coeffs):
         return None
     return "compact_polynomial", {"coeffs": coeffs, "support": to_sympy_number(support)}

@@ -12,22 +12,17 @@ import sympy
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._polynomial import compact_polynomial_transform
-from ._registry import builder, matcher
+from ._registry import builder, exact_rationals, matcher
 from ._types import RadialTransform
 
 __all__ = []  # private module (pieces_transform serves _closed_forms too)
-
-
-def _exact(expr):
-    floats = expr.atoms(sympy.Float)
-    return expr.xreplace({f: sympy.Rational(f) for f in floats}) if floats else expr
 
 
 def _poly_coeffs(expr):
     """Ascending coefficients of a polynomial in r with numeric coefficients, else None."""
     if not expr.is_polynomial(R):
         return None
-    coeffs = sympy.Poly(sympy.expand(_exact(expr)), R).all_coeffs()[::-1]
+    coeffs = sympy.Poly(sympy.expand(exact_rationals(expr)), R).all_coeffs()[::-1]
     if not all(c.is_number for c in coeffs):
         return None
     return coeffs

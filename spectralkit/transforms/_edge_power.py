@@ -65,7 +65,7 @@ from .._numerics.special import lambda_nu, log_sphere_area
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
-from ._registry import MATCH_FAILURES, builder, matcher
+from ._registry import MATCH_FAILURES, builder, exact_rationals, matcher
 from ._types import RadialTransform
 
 __all__ = []  # private module
@@ -388,11 +388,6 @@ class _EdgePower:
 _X = sympy.Symbol("x", positive=True)
 
 
-def _exact(expr):
-    floats = expr.atoms(sympy.Float)
-    return expr.xreplace({f: sympy.Rational(f) for f in floats}) if floats else expr
-
-
 def _support(support):
     return sympy.Rational(support) if not isinstance(support, sympy.Basic) else support
 
@@ -427,7 +422,7 @@ def _read_edge_power(expr, support):
     b = _support(support)
     if not (b > 0) == sympy.true:
         return None
-    e = _exact(expr).subs(R, b * _X)
+    e = exact_rationals(expr).subs(R, b * _X)
     parts = sympy.Add.make_args(
         sympy.expand(e, mul=True, multinomial=False, power_base=False, power_exp=False, log=False)
     )

@@ -48,7 +48,7 @@ from scipy.optimize import brentq
 from .._numerics.chebyshev import fit_adaptive
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
-from ._registry import BUILDERS, builder, matcher
+from ._registry import BUILDERS, builder, exact_rationals, matcher
 from ._types import RadialTransform
 
 __all__ = []  # private module: registers the builder and the matcher
@@ -69,9 +69,6 @@ _NOT_BUILT = (ArithmeticError, ValueError, mpmath.libmp.NoConvergence)
 # ---------------------------------------------------------------------------------------------
 # recognition
 # ---------------------------------------------------------------------------------------------
-def _exact(expr):
-    floats = expr.atoms(sympy.Float)
-    return expr.xreplace({f: sympy.Rational(f) for f in floats}) if floats else expr
 
 
 def _cnum(x):
@@ -167,7 +164,7 @@ def _match(expr, support):
         return None
     if expr.has(sympy.besselj, sympy.besselk, sympy.Abs, sympy.Max, sympy.Min, sympy.Piecewise):
         return None
-    e = _exact(expr).rewrite(sympy.exp)
+    e = exact_rationals(expr).rewrite(sympy.exp)
     e = sympy.expand(sympy.powsimp(sympy.expand(e), combine="exp"))
     exp_terms, kb_terms, nu_terms, const = {}, [], {}, sympy.Integer(0)
     for term in sympy.Add.make_args(e):

@@ -57,7 +57,7 @@ from .._numerics.chebyshev import fit_adaptive
 from .._numerics.quadrature import gauss_legendre
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
-from ._registry import MATCH_FAILURES, builder, matcher
+from ._registry import MATCH_FAILURES, builder, exact_rationals, matcher
 from ._types import RadialTransform
 
 __all__ = []  # private module
@@ -73,11 +73,6 @@ _LOG_CUT = 60.0  # nu is cut where it is below e^-60 of its peak
 # ---------------------------------------------------------------------------------------------
 # recognition
 # ---------------------------------------------------------------------------------------------
-def _exact(expr):
-    floats = expr.atoms(sympy.Float)
-    return expr.xreplace({f: sympy.Rational(f) for f in floats}) if floats else expr
-
-
 def _mpf(x):
     return mpmath.mpf(sympy.N(x, _DPS + 10))
 
@@ -198,7 +193,7 @@ def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple] | None:
     ``terms``: ((w, beta, p, s), ...) for w (r + p)^(-beta) exp(-s r), beta > 0, p > 0, s >= 0;
     ``atoms``: ((w, s), ...) for w exp(-s r), s > 0; ``c0`` the constant (mpmath numbers).
     """
-    expr = _exact(expr)
+    expr = exact_rationals(expr)
     if expr.has(sympy.Piecewise, sympy.Abs, sympy.Min, sympy.Max):
         return None
     parts = _summands(expr)

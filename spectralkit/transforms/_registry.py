@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import mpmath
 import sympy
 
-__all__ = ["BUILDERS", "MATCHERS", "MATCH_FAILURES", "Builder", "builder", "matcher"]
+__all__ = ["BUILDERS", "MATCHERS", "MATCH_FAILURES", "Builder", "builder", "exact_rationals", "matcher"]
 
 #: What sympy / mpmath / numpy raise on formulas a matcher cannot read: the matcher then declines
 #: (returns None) and the kernel goes to the next route.
@@ -67,3 +67,14 @@ def matcher(*, priority: int) -> Callable:
         return fn
 
     return register
+
+
+def exact_rationals(expr: sympy.Expr) -> sympy.Expr:
+    """``expr`` with every Float replaced by its exact binary value (a Rational), for matchers.
+
+    Expanding products of floats in sympy rounds at every step: (4 - r^2)^15 with float
+    coefficients, expanded, no longer vanishes exactly at r = 2 (a spurious jump of relative size
+    1e-16 at the support edge, and the verdict DIVERGENT). In rationals the expansion is exact.
+    """
+    floats = expr.atoms(sympy.Float)
+    return expr.xreplace({f: sympy.Rational(f) for f in floats}) if floats else expr

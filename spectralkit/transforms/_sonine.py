@@ -37,7 +37,7 @@ from .._numerics.exact import two_product
 from .._numerics.special import series_0f1
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
-from ._registry import MATCH_FAILURES, builder, matcher
+from ._registry import MATCH_FAILURES, builder, exact_rationals, matcher
 from ._types import RadialTransform
 
 __all__ = []  # private module
@@ -49,11 +49,6 @@ _UNDERFLOW = 1e-290
 _MAX_ORDER = 260.0  # d/2 + nu: measured up to ~300 (1e-12), jv underflows near x = 2 sqrt(mu_) beyond ~350
 _EPS = float(np.finfo(np.float64).eps)
 _TABLE_TOL = 1e-13  # the Hankel table's accuracy (relative to |g| ~ 1), else g is called
-
-
-def _exact(expr):
-    floats = expr.atoms(sympy.Float)
-    return expr.xreplace({f: sympy.Rational(f) for f in floats}) if floats else expr
 
 
 @matcher(priority=-1)
@@ -71,7 +66,7 @@ def _match_truncated_power_r2(expr, support):
 
 
 def _read_truncated_power(expr, support):
-    e = _exact(expr)
+    e = exact_rationals(expr)
     c, rest = e.as_coeff_Mul()
     if not isinstance(rest, sympy.Pow) or not rest.exp.is_number or not rest.exp.is_real:
         return None
