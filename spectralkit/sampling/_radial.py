@@ -96,7 +96,7 @@ class _SurrogateCumulative:
     at the test points between the nodes by at most ``_SURROGATE_TOL`` times the largest density
     value) is integrated exactly, so an interval mass costs two evaluations of a Chebyshev series.
     Its error, ``error`` per unit length in absolute density units, enters the tables' stated
-    integration and inverse-CDF errors (:meth:`RadialSampler.__init__`).
+    integration and inverse-CDF errors (end of :meth:`_LobeTable._build`).
     """
 
     def __init__(self, interp, error):
@@ -208,26 +208,22 @@ class _LobeTable:
     _CHECK_T = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
     _DENSE_T = np.linspace(0.05, 0.95, 9) + 0.0137  # offset: not the refinement points
 
-    def __init__(self, density, a, b, tol, max_knots=100_000, cumulative=None):
-        self._setup(density, a, b, tol, cumulative)
-        _drive([self._build(max_knots)], density, cumulative)
+    def __init__(self, density, a, b, tol, cumulative=None):
+        """The lobe [a, b] of ``density`` at local tolerance ``tol``; :meth:`many` builds the table."""
+        self.a, self.b, self.tol = float(a), float(b), float(tol)
+        self._density = density
+        self._cumulative = cumulative
 
     @classmethod
     def many(cls, density, specs, cumulative=None, uses=None, max_knots=100_000):
         """The tables of the lobes ``specs`` = [(a, b, tol), ...], built in lockstep; ``uses``: per
         lobe, whether its masses come from ``cumulative`` (default: all, when it is given)."""
-        tables = []
-        for j, (a, b, tol) in enumerate(specs):
-            table = cls.__new__(cls)
-            table._setup(density, a, b, tol, cumulative if uses is None or uses[j] else None)
-            tables.append(table)
+        tables = [
+            cls(density, a, b, tol, cumulative if uses is None or uses[j] else None)
+            for j, (a, b, tol) in enumerate(specs)
+        ]
         _drive([t._build(max_knots) for t in tables], density, cumulative)
         return tables
-
-    def _setup(self, density, a, b, tol, cumulative):
-        self.a, self.b, self.tol = float(a), float(b), float(tol)
-        self._density = density
-        self._cumulative = cumulative
 
     def _build(self, max_knots):
         tol = self.tol
@@ -267,8 +263,12 @@ class _LobeTable:
         self.u_error = float(dense.max() / i16.sum())
         #: the smallest u-error float64 can reach at this lobe's singular end (0 without one)
         self.u_error_floor = float(np.max(4 * (yield from self._ulp_mass(x, g))) / i16.sum())
-        self.converged = self.u_error <= max(tol, self.u_error_floor)
         self._finalize(x, g, i16, i8)
+        # masses from a fitted density (_SurrogateCumulative) carry its error over the lobe
+        fit = getattr(self._cumulative, "error", 0.0) * (self.b - self.a)
+        self.integration_error += fit
+        self.u_error += 2.0 * fit / self.mass
+        self.converged = self.u_error <= max(tol, self.u_error_floor)
 
     def _ulp_mass(self, x, g):
         """Per interval, the mass within one ulp of its ends where the density is infinite (else 0).
@@ -500,18 +500,10 @@ class RadialSampler:
         scale += sum(m for _, m in shells)
         cumulative = measure.cumulative if getattr(measure, "has_cumulative", False) else None
         specs = [(lb.a, lb.b, min(self.tol * scale / lb.mass, 1e-4)) for lb in lobes]
-        uses, surrogate = None, None
+        uses = None
         if cumulative is None and lobes:
-            surrogate, uses = _density_surrogate(density, [(lb.a, lb.b) for lb in lobes])
-            cumulative = surrogate
+            cumulative, uses = _density_surrogate(density, [(lb.a, lb.b) for lb in lobes])
         tables = _LobeTable.many(density, specs, cumulative=cumulative, uses=uses)
-        if surrogate is not None and uses is not None:
-            for t, used in zip(tables, uses):
-                if used:  # the fit's error, integrated over the lobe, in mass and in the lobe's u
-                    extra = surrogate.error * (t.b - t.a)
-                    t.integration_error += extra
-                    t.u_error += 2.0 * extra / t.mass
-                    t.converged = t.u_error <= max(t.tol, t.u_error_floor)
         masses = [float(lb.mass) for lb in lobes]
         discrepancy = [abs(t.mass - lb.mass) for t, lb in zip(tables, lobes)]
         total = float(np.sum(masses) + sum(m for _, m in shells) + tail_mass)
