@@ -246,7 +246,9 @@ class _TailParts:
 
 def _avg_plus(a, b):
     """b H+(a/b): the period average of max(a - b cos theta, 0) (b >= 0)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # a / b overflows for b at the bottom of the double range (far tail of a compact kernel):
+    # the clip makes that c = +-1, which is what it means
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         c = np.clip(np.where(b > 0, a / b, np.sign(a) * 2.0), -1.0, 1.0)
         th = np.arccos(c)
         mid = (a * (math.pi - th) + b * np.sqrt(1.0 - c * c)) / math.pi
