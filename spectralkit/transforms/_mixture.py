@@ -200,18 +200,31 @@ def _log_tail_density(rho, gam, T, dim):
     return out - (dim / 2.0) * math.log(4.0 * math.pi)
 
 
+def _upper_gamma_negative(g, x):
+    """Gamma(-g, x) for g > 0 (not an integer) and x > 0 (arrays): from Gamma(b, x), b = m - g in
+    (0, 1), by Gamma(b - 1, x) = (Gamma(b, x) - x^(b-1) e^(-x)) / (b - 1). Where x is small the power
+    dominates the difference; where x is large both are ~x^(b-1) e^(-x) and the result loses ~eps x
+    relative, against k's tail part e^(-x) (absolute: negligible)."""
+    b = math.ceil(g) - g if g != math.floor(g) else 1.0
+    b = b if b > 0 else 1.0
+    out = sc.gammaincc(b, x) * sc.gamma(b)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        while b > -g + 0.5:
+            out = (out - x ** (b - 1.0) * np.exp(-x)) / (b - 1.0)
+            b -= 1.0
+    return out
+
+
 def _tail_kernel(r, A, gam, T):
     """The tail's part of k: sum_j A_j int_T^inf t^(-1-gamma_j) e^(-t r^2) dt = sum_j A_j r^(2 gamma_j)
-    Gamma(-gamma_j, T r^2) (upper incomplete gamma, in mpmath), A_j T^(-gamma_j) / gamma_j at 0."""
-    out = np.empty(r.size)
-    for i, x in enumerate(r):
-        if x == 0:
-            out[i] = float(np.sum(A * T ** (-gam) / gam))
-        else:
-            out[i] = sum(
-                float(a_ * x ** (2 * g) * mpmath.gammainc(-g, T * x * x))
-                for a_, g in zip(A, gam, strict=True)
-            )
+    Gamma(-gamma_j, T r^2) (upper incomplete gamma), A_j T^(-gamma_j) / gamma_j at r = 0."""
+    r = np.asarray(r, dtype=np.float64)
+    out = np.zeros(r.size)
+    pos = r > 0
+    for a_, g in zip(A, gam, strict=True):
+        out[~pos] += a_ * T ** (-g) / g
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            out[pos] += a_ * r[pos] ** (2 * g) * _upper_gamma_negative(float(g), T * r[pos] ** 2)
     return out
 
 
