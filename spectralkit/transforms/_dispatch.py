@@ -31,7 +31,7 @@ from ..kernels import REGISTRY, RadialKernel
 from ..kernels._analysis import analysis_budget, analyze, origin_terms_to_order
 from ._closed_forms import closed_form
 from ._hankel import NumericHankel
-from ._mixture import gaussian_mixture_transform
+from ._mixture import _power_tail, gaussian_mixture_transform
 from ._symbolic import complex_evaluator, sympy_transform
 from ._types import RadialTransform, check_atom_and_dim
 
@@ -119,6 +119,9 @@ def _mixture_route(atom, dim, budget):
         info.decay == "power" and not info.decay_rate > 0
     ):
         return None
+    lead = _power_tail(info.origin_terms[:1])
+    if lead is None or not lead[0][0] > 0:
+        return None  # psi < 0 at infinity (or a log term): not a positive mixture; no series needed
     terms = origin_terms_to_order(atom, _ORIGIN_ORDER, budget) or info.origin_terms
     return gaussian_mixture_transform(
         atom, dim, length=_length_scale(atom), smooth_at_origin=False, origin_terms=terms

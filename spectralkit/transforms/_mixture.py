@@ -33,9 +33,26 @@ cancels to e^(-rho^2/4) of its terms in the region that holds the mass.
   their error are noise and dropped (their bound counts in the mass error). Every component is
   reported with a margin of 10.
 
+Kernels not smooth at 0 (k = k(0) + sum_j c_j r^(beta_j) + ..., e.g. exp(-r^1.5),
+(1 + r^1.5)^-2, exp(-r^1.5)/(1 + r)): F(s) = k(0) + sum_j c_j s^(gamma_j) + ..., gamma_j = beta_j/2,
+so psi has the power tail sum_j A_j t^(-1-gamma_j), A_j = c_j / Gamma(-gamma_j) (and mu the tail
+rho^-(d + beta_1)).
+
+* Tail. Beyond a join T (a panel end where Talbot's psi and the expansion agree best over the
+  decade below, to 1e-7 at worst) psi is the expansion; its share of mu is the closed form
+  :func:`_log_tail_density`, of k :func:`_tail_kernel`, of the mass sum_j A_j T^(-gamma_j) /
+  gamma_j; the agreement at T is its stated relative error (the expansion's error falls beyond T).
+* Head. G = exp(-s^(3/4)) grows on the contour: the terms are formed in logs, values come from 32
+  nodes (24 as the check), and where psi is small the rule is redone with more nodes
+  (:func:`_psi`). What stays unresolved at the smallest u is dropped; its mass m_head is bounded by
+  the defect at r = 0 (or, psi >= 0 there, by k at large r) and its density, m_head max_(t <=
+  t_head) g_d(rho, t), is added to the pointwise error. Values dropped as noise above the head
+  count pointwise.
+
 Applies to analytic formulas without compact support that are smooth at 0 (mu decays faster than
-any power). Anything the checks do not confirm returns None: the caller falls back to the
-Hankel route (which then answers or refuses).
+any power), or not smooth at 0 with a power tail of psi that is positive (A_1 > 0), no log terms
+and no Gaussian factor. Anything the checks do not confirm returns None: the caller falls back to
+the Hankel route (which then answers or refuses).
 """
 
 import math
