@@ -123,9 +123,14 @@ def _mixture_route(atom, dim, budget):
     if lead is None or not lead[0][0] > 0:
         return None  # psi < 0 at infinity (or a log term): not a positive mixture; no series needed
     terms = origin_terms_to_order(atom, _ORIGIN_ORDER, budget) or info.origin_terms
-    return gaussian_mixture_transform(
-        atom, dim, length=_length_scale(atom), smooth_at_origin=False, origin_terms=terms
-    )
+    try:
+        return gaussian_mixture_transform(
+            atom, dim, length=_length_scale(atom), smooth_at_origin=False, origin_terms=terms
+        )
+    except (ArithmeticError, ValueError, TypeError):
+        # a formula the route's symbolic steps (log of the formula, lambdify) or its float64
+        # arithmetic cannot take: not confirmed, so the Hankel route answers or refuses
+        return None
 
 
 #: The order of the expansion of a non-smooth kernel at 0 that the mixture route's tail uses.
