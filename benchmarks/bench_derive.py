@@ -84,6 +84,9 @@ KERNELS = [
     ("exp(-r**2)/(1 + r**2)", None, "numeric: Gaussian x rational"),
     ("exp(-r**2)/(1 + log(1 + r**2))", None, "numeric: Gaussian x log"),
     ("exp(-r**1.5)/(1 + r)", None, "numeric: stretched exponential / rational"),
+    # not smooth at 0, PD in every d: the Gaussian-mixture route with the power tail of psi
+    ("(1 + r**1.5)**-2", None, "mixture, not smooth at 0: generalised Cauchy"),
+    ("exp(-sqrt(r))/(1 + r**2)", None, "mixture, not smooth at 0: stable x rational"),
     # completely monotone kernels (Bernstein mixtures) and library families written out as formulas
     ("(1 + r)**-1.5", None, "completely monotone: (1 + r)^-beta"),
     ("2*exp(-r)/(1 + 3*r)**0.5", None, "completely monotone: shifted Bernstein measure"),

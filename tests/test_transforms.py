@@ -18,9 +18,11 @@ MATERN32 = "exp(-r)*(1 + r)"  # Matérn-3/2 with l = sqrt(3), written by hand
 
 @pytest.fixture
 def no_closed_forms(monkeypatch):
-    """MATERN32 written by hand has an exact closed form (transforms/_exp_poly.py); the tests that use
-    it exercise the sympy and numeric routes, so closed forms are switched off for them."""
+    """MATERN32 written by hand has an exact closed form (transforms/_exp_poly.py) and is a Gaussian
+    mixture (transforms/_mixture.py); the tests that use it exercise the sympy and numeric routes,
+    so closed forms and the mixture route are switched off for them."""
     monkeypatch.setattr(_dispatch, "closed_form", lambda atom, dim: None)
+    monkeypatch.setattr(_dispatch, "_mixture_route", lambda atom, dim, budget: None)
 
 
 def student_t(rho, d):

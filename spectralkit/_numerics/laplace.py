@@ -38,13 +38,18 @@ def talbot_nodes(n):
     return z, dz
 
 
-def talbot_invert(g, t, n=24):
+def talbot_invert(g, t, n=24, log_g=None):
     """psi(t) from G by the n-point Talbot rule, and the sum of the terms' moduli (rounding scale).
 
     Parameters
     ----------
     g : callable
         Vectorised G(s) for complex s (principal branches), real on the positive axis.
+    log_g : callable, optional
+        A logarithm of G (any branch: only exp(log_g) is used). With it the terms are
+        exp(log G(s_k) + s_k t) ds_k: G may overflow on the contour (exp(-s^(3/4)) near the
+        negative axis) where the product with e^(s t) does not. ``size`` then weights each
+        term by max(1, |log G(s_k) + s_k t|), the relative rounding of its exponential in eps.
     t : ndarray
         Times t > 0 (float64).
     n : int
@@ -61,8 +66,17 @@ def talbot_invert(g, t, n=24):
     z, dz = talbot_nodes(n)
     s = z[None, :] / t.ravel()[:, None]
     with np.errstate(all="ignore"):
-        vals = np.asarray(g(s), dtype=np.complex128) * np.exp(z)[None, :] * (dz[None, :] / t.ravel()[:, None])
+        if log_g is None:
+            vals = np.asarray(g(s), dtype=np.complex128) * np.exp(z)[None, :]
+            weight = 1.0
+        else:
+            expo = np.asarray(log_g(s), dtype=np.complex128) + z[None, :]
+            vals = np.exp(expo)
+            # exp(w) in float64 is accurate to ~eps |w| (the rounding of w itself): large phases
+            # of G (exp(-s^(3/4)) at large |s|) make the terms that inaccurate
+            weight = np.maximum(1.0, np.abs(expo))
+        vals = vals * (dz[None, :] / t.ravel()[:, None])
     finite = np.all(np.isfinite(vals), axis=1)
     psi = np.where(finite, np.real(vals.sum(axis=1) / (1j * n)), np.nan)
-    size = np.where(finite, np.abs(vals).sum(axis=1) / n, np.nan)
+    size = np.where(finite, (np.abs(vals) * weight).sum(axis=1) / n, np.nan)
     return psi.reshape(t.shape), size.reshape(t.shape)

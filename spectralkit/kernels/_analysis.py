@@ -457,3 +457,23 @@ def _analyze_cached(atom, budget):
         method=method,
         oscillating=bool(oscillating),
     )
+
+
+def _rough_terms(expr, order):
+    """The non-smooth terms of the expansion of ``expr`` at r = 0+ to O(r^order) (budget child)."""
+    terms = _series_terms(expr, R, order)
+    return tuple((float(c), float(e), int(lp)) for c, e, lp in terms if not _is_smooth(e, lp))
+
+
+@functools.lru_cache(maxsize=64)
+def origin_terms_to_order(atom, order, budget):
+    """Every non-smooth term ``(coef, exponent, log_power)`` of k at 0+ with exponent < ``order``
+    (sympy's series under ``budget`` CPU seconds), or None when sympy fails or runs out of time.
+
+    ``analyze`` keeps the leading three; the Gaussian-mixture route of non-smooth kernels takes
+    the power tail of psi from all of them (its error falls like the first omitted term's).
+    """
+    try:
+        return run_with_budget(_rough_terms, (atom.expr, order), budget)
+    except Exception:  # noqa: BLE001 - timeout or any sympy failure: the caller keeps its terms
+        return None

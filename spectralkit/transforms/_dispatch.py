@@ -28,10 +28,10 @@ import numpy as np
 from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels import REGISTRY, RadialKernel
-from ..kernels._analysis import analysis_budget, analyze
+from ..kernels._analysis import analysis_budget, analyze, origin_terms_to_order
 from ._closed_forms import closed_form
 from ._hankel import NumericHankel
-from ._mixture import gaussian_mixture_transform
+from ._mixture import _power_tail, gaussian_mixture_transform
 from ._symbolic import complex_evaluator, sympy_transform
 from ._types import RadialTransform, check_atom_and_dim
 
@@ -102,19 +102,39 @@ def transform_atom(atom, dim, *, sympy_budget=5.0, symbolic=False):
 
 
 def _mixture_route(atom, dim, budget):
-    """The Gaussian scale-mixture transform (:mod:`._mixture`) of a smooth, decaying kernel of
-    infinite support, or None (not smooth at 0, not decaying, or not confirmed by its checks)."""
+    """The Gaussian scale-mixture transform (:mod:`._mixture`) of a decaying, bounded,
+    non-oscillating kernel of infinite support, or None (not such a kernel, or not confirmed by
+    its checks). Smooth kernels need exponential decay; kernels not smooth at 0 (exp(-r^1.5),
+    (1 + r^1.5)^-2) any decay, and bring their origin terms to order r^6 (the power tail of psi)."""
     if not isinstance(atom, RadialKernel) or atom.support is not None:
         return None
     info = analyze(atom, budget=budget)
-    if (
-        not info.smooth_at_origin
-        or info.oscillating
-        or info.decay not in ("exponential", "super-exponential")
-        or not info.bounded
+    if info.oscillating or not info.bounded:
+        return None
+    if info.smooth_at_origin:
+        if info.decay not in ("exponential", "super-exponential"):
+            return None
+        return gaussian_mixture_transform(atom, dim, length=_length_scale(atom), smooth_at_origin=True)
+    if info.decay not in ("exponential", "super-exponential", "power") or (
+        info.decay == "power" and not info.decay_rate > 0
     ):
         return None
-    return gaussian_mixture_transform(atom, dim, length=_length_scale(atom), smooth_at_origin=True)
+    lead = _power_tail(info.origin_terms[:1])
+    if lead is None or not lead[0][0] > 0:
+        return None  # psi < 0 at infinity (or a log term): not a positive mixture; no series needed
+    terms = origin_terms_to_order(atom, _ORIGIN_ORDER, budget) or info.origin_terms
+    try:
+        return gaussian_mixture_transform(
+            atom, dim, length=_length_scale(atom), smooth_at_origin=False, origin_terms=terms
+        )
+    except (ArithmeticError, ValueError, TypeError):
+        # a formula the route's symbolic steps (log of the formula, lambdify) or its float64
+        # arithmetic cannot take: not confirmed, so the Hankel route answers or refuses
+        return None
+
+
+#: The order of the expansion of a non-smooth kernel at 0 that the mixture route's tail uses.
+_ORIGIN_ORDER = 6
 
 
 def numeric_transform(atom, dim, *, analysis=20.0):

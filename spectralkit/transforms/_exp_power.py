@@ -33,6 +33,12 @@ _TINY = 1e-300
 _MAX_TERMS = 3000  # longest series we accept
 _MAX_DPS = 400  # largest working precision (digits) we accept
 _TARGET_DIGITS = 14  # relative accuracy aimed at for each evaluation
+# at most this many exact coefficients times digits (~3 us each, mpmath.gamma): 6.3e5 (1.9 s) for
+# alpha = 1.5 in d = 64, 3.6e6 (24 s) for alpha = 0.5 in d = 64 and > 6e6 in d >= 128, where the
+# Gaussian-mixture route (_mixture) answers in 1-2 s instead; up to d = 16 twice as much (alpha =
+# 1.25 in d = 3 needs 1.5e6, 4 s), where the series' 1e-11 is worth it
+_MAX_WORK = 1_000_000
+_MAX_WORK_LOW_D = 2_000_000
 
 
 class _ExpPowerSeries:
@@ -79,6 +85,7 @@ class _ExpPowerSeries:
         self.sb = np.where(k % 2 == 0, 1.0, -1.0) * -np.sign(sin_)
         self.log_q0 = -0.5 * d * math.log(math.pi)
         self._coef_cache = {}
+        self.work = 0  # exact coefficients computed, times their digits (see _MAX_WORK)
 
     # -- exact coefficients at a given precision ----------------------------------------------
     def _coeffs(self, which, n, dps):
@@ -86,6 +93,9 @@ class _ExpPowerSeries:
         key = (which, dps)
         cached = self._coef_cache.get(key, [])
         if len(cached) < n:
+            self.work += (n - len(cached)) * dps
+            if self.work > (_MAX_WORK_LOW_D if self.d <= 16 else _MAX_WORK):
+                raise ArithmeticError("exponential power series needs too many exact coefficients")
             d = self.d
             with mpmath.workdps(dps + 10):
                 alpha = self._alpha_mp(dps)
@@ -294,7 +304,10 @@ def exponential_power(c: float, alpha: float, lengthscale: float, dim: int) -> R
 
     mu_l(rho) = c l^d mu_1(l rho). At construction the plan is checked on rho l in [1e-4, 1e4]
     (beyond, the asymptotic series only get better); None when some rho needs more than
-    3000 terms or 400 digits (alpha within ~0.0x of 1, where both series converge too slowly).
+    3000 terms or 400 digits (alpha within ~0.0x of 1, where both series converge too slowly),
+    or the plan more than ``_MAX_WORK`` exact coefficients x digits (twice that up to d = 16;
+    alpha = 0.5 in d = 64 took 24 s, 1.5 in d = 256 58 s before giving up: the Gaussian-mixture
+    route answers those).
     On rho l in [1e-6, 1e8] mu is then evaluated through a :func:`_log_interpolant` interpolant of
     log mu verified against the series (relative error <= 1e-13 plus the series' own rounding;
     measured <= 6e-13), outside it by the series directly. Tail: mu ~ rho^(-d-alpha). Not a
