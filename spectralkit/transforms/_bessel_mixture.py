@@ -117,12 +117,14 @@ class _ShiftedWalk:
         return total, absum
 
 
-#: rho below this fraction of b: the Taylor series from the Cauchy circle (the sigma-integral's terms
-#: cancel like (b/rho)^(2m-1) there)
-_SMALL = 0.5
-#: the Cauchy circle |x| = _CIRCLE b^2 (x = rho^2); the series is used for x <= (_SMALL b)^2 = x_circle/2
-_CIRCLE = 0.5
-_N_CIRCLE = 64
+#: the Cauchy circle |x| = _CIRCLE b^2 (x = rho^2, the singularity at x = b^2 a tenth of b^2 away);
+#: the Taylor series is used for x <= _SMALL_X b^2 (the sigma-integral's terms cancel like
+#: (b/rho)^(2m-1) at small rho), where the terms of the series fall like (_SMALL_X/_CIRCLE)^k = (2/3)^k
+_CIRCLE = 0.7
+_SMALL_X = 0.4
+_N_CIRCLE = 128
+#: the largest relative error (above 1e-13 of the peak) of the mixture's values that is tabulated
+_MAX_NOISE = 1e-7
 #: grading ratio of the panels towards sigma = b when rho is near b
 _GRADE = 8.0
 
@@ -158,7 +160,10 @@ class _BesselMixture:
             weight = np.power(bm, e) * np.power(bp, e) if e else np.ones(bm.shape)
             f = q * weight * L[:, None]
             fa = absum * np.abs(weight * L[:, None])
-        f = np.where(np.isfinite(f), f, 0.0)  # a node at the kink itself (rounding): weight 0 in the limit
+        # nodes within ~1e-60 of the kink: F_n overflows where tau^k underflows (their share of the
+        # integral, ~ t^(1 + gamma_c), is nil)
+        ok = np.isfinite(f) & np.isfinite(fa)
+        f, fa = np.where(ok, f, 0.0), np.where(ok, fa, 0.0)
         fine = f @ wts
         crude = f @ np.where(coarse, 2 * wts, 0.0)
         err = np.abs(fine - crude) + _TERM_REL * (fa @ wts)
@@ -262,7 +267,9 @@ class _BesselMixture:
             full = np.concatenate([val, np.conj(val[-2:0:-1])])  # mu(conj x) = conj mu(x)
             c = (np.fft.fft(full) / n).real / radius ** np.arange(n)
             half = (np.fft.fft(full[::2]) / (n // 2)).real / radius ** np.arange(n // 2)
-            self._coef = (c, half, float(np.max(err)))
+            # |error of c_k| R^k <= the circle's mean absolute error (both halves of the circle)
+            mean_err = float((err[0] + err[-1] + 2 * np.sum(err[1:-1])) / n)
+            self._coef = (c, half, mean_err)
         return self._coef
 
     def _small(self, rho):
@@ -270,8 +277,8 @@ class _BesselMixture:
         x = rho * rho
         fine = np.polynomial.polynomial.polyval(x, c)
         crude = np.polynomial.polynomial.polyval(x, half)
-        # x <= radius/2: the circle's errors reach the sum at most doubled (sum 2^-k)
-        return fine, np.abs(fine - crude) + 2 * circle_err
+        # x <= (2/3) radius: the circle's errors reach the sum at most tripled (sum (2/3)^k)
+        return fine, np.abs(fine - crude) + 3 * circle_err
 
     #: the kink tables pass rho - b exactly (:class:`._oscillating._KinkTable`)
     takes_offset = True
@@ -282,7 +289,7 @@ class _BesselMixture:
         off = rho - self.b if off is None else np.asarray(off, dtype=np.float64)
         val = np.empty(rho.shape)
         err = np.empty(rho.shape)
-        small = rho < _SMALL * self.b
+        small = rho * rho < _SMALL_X * self.b**2
         if np.any(small):
             val[small], err[small] = self._small(rho[small])
         if np.any(~small):
@@ -382,12 +389,28 @@ def _bessel_rq_mixture(c, nu, b, alpha, s, dim):
         )
     sq = math.sqrt(s)
     rho_max = b + (60.0 + d + 2 * abs(gamma)) / sq
+    mixture = _BesselMixture(nu, b, alpha, s, n)
+    # the sum's rounding (its terms cancel increasingly with d) measured on a probe grid before the
+    # tables are fitted: they are not asked for more than the values carry
+    probe = b * np.concatenate([np.linspace(0.0, 3.0, 49), [1 - 1e-6, 1 + 1e-6]])
+    probe = probe[probe != b]
+    val, err = mixture(probe)
+    rel = err / np.maximum(np.abs(val), 1e-13 * float(np.max(np.abs(val))))
+    rel = np.where(np.isfinite(rel), rel, np.inf)
+    worst = int(np.argmax(rel))
+    if not rel[worst] <= _MAX_NOISE:
+        raise TransformError(
+            f"{finite}; spectralkit computes it as a mixture of cos(b t r) (1 + r^2/{s:g})^-{alpha:g} over t "
+            f"(the {n}-dimensional walk of shifted transforms), whose terms cancel in high d: relative error "
+            f"{rel[worst]:.1e} at rho = {probe[worst]:.4g}, above {_MAX_NOISE:g}: not computed"
+        )
+    noise = max(1e-12, 2 * float(rel[worst]))
     try:
         if d % 2:
-            direct, noise = _BesselMixture(nu, b, alpha, s, d), 1e-12
+            direct = mixture
         else:
-            direct = _RQHalfStep("cos", b, alpha, s, d, odd=lambda m: _BesselMixture(nu, b, alpha, s, m), p=p)
-            noise = 2 * direct.table.error
+            direct = _RQHalfStep("cos", b, alpha, s, d, odd=lambda m: mixture, p=p, noise=noise)
+            noise = max(noise, 2 * direct.table.error)
         table = _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise, dim=d)
     except ArithmeticError as exc:
         raise TransformError(f"{head} in d = {d}: {exc}") from exc

@@ -995,9 +995,10 @@ class _RQHalfStep:
     mu_(d-1)(rho)/(pi v^2)).
     """
 
-    def __init__(self, kind, b, alpha, s, d, odd=None, p=None):
-        """``odd(n)``: the n-dimensional density (n odd) as rho -> (mu, error bound), and ``p`` the
-        kernel's decay exponent, for other oscillations (default: the walk of cos or sin/r)."""
+    def __init__(self, kind, b, alpha, s, d, odd=None, p=None, noise=5e-11):
+        """``odd(n)``: the n-dimensional density (n odd) as rho -> (mu, error bound), ``p`` the
+        kernel's decay exponent and ``noise`` the relative error of ``odd``'s values, for other
+        oscillations (default: the walk of cos or sin/r)."""
         if p is None:
             p = 2 * alpha + (1.0 if kind == "sin" else 0.0)
         if odd is None:
@@ -1013,7 +1014,7 @@ class _RQHalfStep:
         self.width = 1.0 / math.sqrt(s)  # the decay length of F_n: the exp-sinh scale
         # beyond max(rho, b) + reach the neighbour is below e^-60 of its values near b: set to 0
         self.reach = (60.0 + 2.0 * alpha + d) / math.sqrt(s)
-        self.table = _KinkTable(odd(n), b, b + self.reach, dim=n)
+        self.table = _KinkTable(odd(n), b, b + self.reach, noise=noise, dim=n)
         self.centre = None if self.projection else odd(d + 1)
 
     def __call__(self, rho):
