@@ -106,3 +106,14 @@ def test_bessel_of_order_one_is_recognised():
     diff = rep.mass_plus.value - rep.mass_minus.value - 1.0
     assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error + 1e-12
     assert math.isfinite(rep.mass_plus.value)
+
+
+def test_half_order_is_the_sine_route(dim=3):
+    """J_(1/2)(2r)/r^(1/2) = sqrt(1/pi) sin(2r)/r: the uniform-weight mixture against the sin(b r)/r
+    walk of _oscillating (its antiderivative of F_1), within both stated errors."""
+    mix = transform_atom(RadialKernel.from_string("besselj(0.5, 2*r)/(r**0.5*(1 + r**2)**3)"), dim)
+    ref = transform_atom(RadialKernel.from_string("sin(2*r)/(r*(1 + r**2)**3)"), dim)
+    assert mix.method == "closed-form:bessel-rq-mixture"
+    rho = np.array([0.0, 0.3, 1.0, 1.9, 1.999, 2.001, 2.5, 4.0, 8.0])
+    a, b = mix.mu(rho), ref.mu(rho) / math.sqrt(math.pi)
+    assert np.all(np.abs(a - b) <= (mix.rel_error + ref.rel_error) * np.abs(b))
