@@ -340,15 +340,17 @@ def _match_bessel_rq(expr, support):
     return "bessel_rq_mixture", {"c": c * A ** (-alpha), "nu": nu, "b": b, "alpha": alpha, "s": A / B}
 
 
-@builder("bessel_rq_mixture", rel_error=1e-9)
+@builder("bessel_rq_mixture", rel_error=1e-7)
 def _bessel_rq_mixture(c, nu, b, alpha, s, dim):
     """mu of c J_nu(b r)/r^nu (1 + r^2/s)^-alpha in every d where it is a finite, absolutely continuous
     measure and the cosine mixture exists (module docstring); the verdict from the exponents."""
     d = dim
     p = 2 * alpha + nu + 0.5  # the kernel decays like an oscillating r^-p
     gamma = p - 0.5 * (d + 1)  # mu ~ |rho - b|^gamma at rho = b
-    name = f"J0({b:g} r)" if nu == 0 else f"J_{nu:g}({b:g} r)/r^{nu:g}"
-    head = f"k = {name} (1 + r^2/{s:g})^-{alpha:g}"
+    arg = "r" if b == 1 else f"{b:g} r"
+    name = f"J0({arg})" if nu == 0 else f"J_{nu:g}({arg})/r^{nu:g}"
+    env = "1 + r^2" if s == 1 else f"1 + r^2/{s:g}"
+    head = f"k = {name} ({env})^-{alpha:g}"
     if p < 0.5 * (d - 1) - 1e-12:
         reason = (
             f"{head} decays like an oscillating r^-{p:g}, slower than the r^-{(d - 1) / 2:g} of every finite "
@@ -382,7 +384,7 @@ def _bessel_rq_mixture(c, nu, b, alpha, s, dim):
         )
     if not gamma_c > -1 + 1e-12:
         raise TransformError(
-            f"{finite}; spectralkit computes it as a mixture of cos(b t r) (1 + r^2/{s:g})^-{alpha:g} over t, "
+            f"{finite}; spectralkit computes it as a mixture of cos(b t r) ({env})^-{alpha:g} over t, "
             f"whose {n}-dimensional densities behave like |rho - b t|^{gamma_c:g}, not integrable over t for "
             f"2 alpha <= {(n - 1) / 2:g} (the band {(n - 1) / 2 - nu - 0.5:g} < 2 alpha <= {(n - 1) / 2:g}): "
             "not computed"
@@ -400,7 +402,7 @@ def _bessel_rq_mixture(c, nu, b, alpha, s, dim):
     worst = int(np.argmax(rel))
     if not rel[worst] <= _MAX_NOISE:
         raise TransformError(
-            f"{finite}; spectralkit computes it as a mixture of cos(b t r) (1 + r^2/{s:g})^-{alpha:g} over t "
+            f"{finite}; spectralkit computes it as a mixture of cos(b t r) ({env})^-{alpha:g} over t "
             f"(the {n}-dimensional walk of shifted transforms), whose terms cancel in high d: relative error "
             f"{rel[worst]:.1e} at rho = {probe[worst]:.4g}, above {_MAX_NOISE:g}: not computed"
         )
