@@ -20,13 +20,15 @@ so for odd n = 2m + 1
 with rational multiples q of powers of 1/(2 pi), independent of sigma. Near sigma = rho every term is
 O(|rho - sigma|^gamma_c), gamma_c = 2 alpha - n/2 - 1/2 (no cancellation at the kink); the integral
 exists iff gamma_c > -1. The sigma-integral is split at the kink (rho < b) and graded towards
-sigma = b geometrically when rho is near b; panels touching a singular point (the kink, +-b) use
-tanh-sinh, its error estimated by the coarser level and its truncation at the end nodes corrected
-by the known end exponent. For rho < b/2 the terms cancel (u, tau ~ 1/rho): there mu_n, analytic in
-x = rho^2 on |x| < b^2, is summed from its Taylor series, whose coefficients are the discrete
-Cauchy integrals of mu_n on the circle |x| = b^2/2 (the same sigma-integral along the path
+sigma = b geometrically when rho is near b; every panel is integrated by tanh-sinh, its error
+estimated by the coarser level and its truncation at the end nodes corrected by the known end
+exponent. For rho^2 < 0.4 b^2 the terms cancel (u, tau ~ 1/rho): there mu_n, analytic in x = rho^2
+on |x| < b^2, is summed from its Taylor series, whose coefficients are the discrete Cauchy
+integrals of mu_n on the circle |x| = 0.7 b^2 (the same sigma-integral along the path
 -b -> sqrt(x) -> b, with the principal branches of F_n and the weight). Even d: the projection of
-the odd (d+1)-dimensional density (:class:`._oscillating._RQHalfStep`).
+the odd (d+1)-dimensional density (:class:`._oscillating._RQHalfStep`). The sigma-integral cancels
+increasingly with d (mu_n is small against Q_n): where the values' measured relative error exceeds
+``_MAX_NOISE`` the kernel is refused with that number.
 """
 
 import math
@@ -151,9 +153,9 @@ class _ShiftedWalk:
         return total, absum
 
 
-#: the Cauchy circle |x| = _CIRCLE b^2 (x = rho^2, the singularity at x = b^2 a tenth of b^2 away);
-#: the Taylor series is used for x <= _SMALL_X b^2 (the sigma-integral's terms cancel like
-#: (b/rho)^(2m-1) at small rho), where the terms of the series fall like (_SMALL_X/_CIRCLE)^k = (2/3)^k
+#: the Cauchy circle |x| = _CIRCLE b^2 (x = rho^2, the singularity at x = b^2 0.3 b^2 away); the
+#: Taylor series is used for x < _SMALL_X b^2 (the sigma-integral's terms cancel like (b/rho)^(2m-1)
+#: at small rho), where its terms fall like (_SMALL_X/_CIRCLE)^k = (4/7)^k
 _CIRCLE = 0.7
 _SMALL_X = 0.4
 _N_CIRCLE = 128
@@ -311,7 +313,7 @@ class _BesselMixture:
         x = rho * rho
         fine = np.polynomial.polynomial.polyval(x, c)
         crude = np.polynomial.polynomial.polyval(x, half)
-        # x <= (2/3) radius: the circle's errors reach the sum at most tripled (sum (2/3)^k)
+        # x < (4/7) radius: the circle's errors reach the sum at most tripled (sum (4/7)^k = 7/3)
         return fine, np.abs(fine - crude) + 3 * circle_err
 
     #: the kink tables pass rho - b exactly (:class:`._oscillating._KinkTable`)
