@@ -101,6 +101,7 @@ KERNELS = [
     ("cos(r)/(1 + r**2)**2", None, "cos x rational quadratic (shift + walk, odd d)"),
     ("sin(2*r)/(r*(1 + r**2)**3)", None, "sin/r x rational quadratic"),
     ("cos(2*r)/(1 + r**2)**5", None, "cos x rational quadratic (even d: projection of the walk)"),
+    ("besselj(0, r)/(1 + r**2)**2", None, "J0 x rational quadratic (cosine mixture of the walk)"),
     # fractional support edges (transforms/_edge_power.py)
     ("(1 - r)**4.5*(1 + 4.5*r)", 1.0, "generalized Wendland, half-integer exponent"),
 ]

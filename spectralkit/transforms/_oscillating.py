@@ -34,8 +34,8 @@ Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes
   mu_(d+1)(sqrt(rho^2 + v^2)) dv of the odd walk (:class:`_RQHalfStep`, where mu_(d+1) is locally
   integrable, p >= (d+1)/2; refused with the reason between that and the finiteness threshold);
   sin(b r)/r in d = 1: (1/2) int_(rho-b)^(rho+b) F_1 (:class:`_RQSinD1`); both tabulated in
-  log|rho - b| (:class:`_KinkTable`). J0 factors get the verdict (finite or not, from the
-  exponents) but are refused.
+  log|rho - b| (:class:`_KinkTable`). J_nu(b r)/r^nu factors: cosine mixtures of the same walk
+  (:mod:`._bessel_mixture`).
 """
 
 import math
@@ -162,7 +162,7 @@ def _match_gaussian_oscillation(expr, support):
 
 @matcher(priority=26)
 def _match_rq_oscillation(expr, support):
-    """c cos(b r) (A + B r^2)^(-alpha) or c sin(b r)/r (A + B r^2)^(-alpha), also J0 (verdict only)."""
+    """c cos(b r) (A + B r^2)^(-alpha) or c sin(b r)/r (A + B r^2)^(-alpha) (J0: :mod:`._bessel_mixture`)."""
     if support is not None:
         return None
     split = _osc_factor(expr)
@@ -181,8 +181,7 @@ def _match_rq_oscillation(expr, support):
     if zero != 0:
         return None
     kind, b = osc
-    want = {"cos": 0, "sin": -1, "j0": 0}[kind]
-    if power != want:
+    if kind == "j0" or power != {"cos": 0, "sin": -1}[kind]:
         return None
     try:
         A, B, alpha, c, b = (_number(v) for v in (A, B, -expo, coef, b))
@@ -996,8 +995,17 @@ class _RQHalfStep:
     mu_(d-1)(rho)/(pi v^2)).
     """
 
-    def __init__(self, kind, b, alpha, s, d):
-        p = 2 * alpha + (1.0 if kind == "sin" else 0.0)
+    def __init__(self, kind, b, alpha, s, d, odd=None, p=None, noise=5e-11):
+        """``odd(n)``: the n-dimensional density (n odd) as rho -> (mu, error bound), ``p`` the
+        kernel's decay exponent and ``noise`` the relative error of ``odd``'s values, for other
+        oscillations (default: the walk of cos or sin/r)."""
+        if p is None:
+            p = 2 * alpha + (1.0 if kind == "sin" else 0.0)
+        if odd is None:
+
+            def odd(n):
+                return _accurate(_RQWalk(1.0, kind, b, alpha, s, n))
+
         self.b, self.s, self.d = b, s, d
         self.projection = p - 0.5 * (d + 2) >= -0.5
         n = d + 1 if self.projection else d - 1
@@ -1006,8 +1014,8 @@ class _RQHalfStep:
         self.width = 1.0 / math.sqrt(s)  # the decay length of F_n: the exp-sinh scale
         # beyond max(rho, b) + reach the neighbour is below e^-60 of its values near b: set to 0
         self.reach = (60.0 + 2.0 * alpha + d) / math.sqrt(s)
-        self.table = _KinkTable(_accurate(_RQWalk(1.0, kind, b, alpha, s, n)), b, b + self.reach, dim=n)
-        self.centre = None if self.projection else _accurate(_RQWalk(1.0, kind, b, alpha, s, d + 1))
+        self.table = _KinkTable(odd(n), b, b + self.reach, noise=noise, dim=n)
+        self.centre = None if self.projection else odd(d + 1)
 
     def __call__(self, rho):
         """(mu_d(rho), absolute error estimate) for an array of rho >= 0, rho != b."""
@@ -1138,10 +1146,10 @@ class _KinkTable:
             "max_panels": 400,
         }
         self.left, e_left = fit_adaptive(
-            lambda u: self._eval(b - np.exp(u)), lo, math.log(b), n_init=8, **opts
+            lambda u: self._eval(b - np.exp(u), -np.exp(u)), lo, math.log(b), n_init=8, **opts
         )
         self.right, e_right = fit_adaptive(
-            lambda u: self._eval(b + np.exp(u)), lo, math.log(rho_max - b), n_init=8, **opts
+            lambda u: self._eval(b + np.exp(u), np.exp(u)), lo, math.log(rho_max - b), n_init=8, **opts
         )
         self.error = max(e_left, e_right) + noise + self.quad_error
 
@@ -1158,9 +1166,12 @@ class _KinkTable:
         """The absolute error floor of mu at rho: 1e-13 max|g| / w(rho)."""
         return self.floor_g / self.weight(rho)
 
-    def _eval(self, rho):
+    def _eval(self, rho, off):
         rho = np.maximum(rho, 0.0)
-        val, err = self.direct(rho)
+        # a direct route that takes the offset rho - b itself (``takes_offset``) is evaluated at
+        # exactly b + off, not at the rounded rho: |rho - b|^gamma with a fractional gamma would
+        # otherwise jitter by the rounding of rho (relative 2^-52 b / |rho - b| in |rho - b|)
+        val, err = self.direct(rho, off) if getattr(self.direct, "takes_offset", False) else self.direct(rho)
         w = self.weight(rho)
         scale = np.maximum(np.abs(val), self.floor_g / w)
         self.quad_error = max(self.quad_error, float(np.max(err / scale)))
@@ -1200,11 +1211,10 @@ class _KinkTable:
 
 @builder("rq_oscillation", rel_error=1e-10)
 def _rq_oscillation(c, kind, b, alpha, s, dim):
-    """mu of c cos(b r) (1 + r^2/s)^-alpha, c sin(b r)/r (1 + r^2/s)^-alpha (module docstring); the
-    verdict (finite or not) also for c J0(b r) (1 + r^2/s)^-alpha."""
+    """mu of c cos(b r) (1 + r^2/s)^-alpha, c sin(b r)/r (1 + r^2/s)^-alpha (module docstring)."""
     d = dim
-    p = 2 * alpha + {"cos": 0.0, "sin": 1.0, "j0": 0.5}[kind]
-    name = {"cos": f"cos({b:g} r)", "sin": f"sin({b:g} r)/r", "j0": f"J0({b:g} r)"}[kind]
+    p = 2 * alpha + {"cos": 0.0, "sin": 1.0}[kind]
+    name = {"cos": f"cos({b:g} r)", "sin": f"sin({b:g} r)/r"}[kind]
     gamma = p - 0.5 * (d + 1)  # mu ~ |rho - b|^gamma at the oscillation's frequency
     if p < 0.5 * (d - 1) - 1e-12:
         reason = (
@@ -1228,12 +1238,6 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
             f"d = {d}: its spectral measure is not absolutely continuous at rho = {b:g} (a sphere shell or a "
             "non-integrable |rho - b|^-1 density, depending on the phase), which spectralkit does not compute"
         )
-    if kind == "j0":
-        raise TransformError(
-            f"k = {name} (1 + r^2/{s:g})^-{alpha:g} in d = {d} has a finite, absolutely continuous spectral "
-            f"measure (density ~ |rho - {b:g}|^{gamma:g} at rho = {b:g}), but spectralkit computes the "
-            "oscillating rational-quadratic kernels only for cos(b r) and sin(b r)/r factors"
-        )
     sq = math.sqrt(s)
     rho_max = b + (60.0 + d + 2 * abs(gamma)) / sq
     if d % 2 == 0 and p < 0.5 * (d + 1):
@@ -1255,30 +1259,16 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
                 f"k = {name} (1 + r^2/{s:g})^-{alpha:g} in d = {d}: the half step reached a relative "
                 f"accuracy of only {table.error:.1e}"
             )
-        sign_c = 1.0 if c > 0 else -1.0
+        return kink_table_transform(table, c, b, d, rho_max, min(b, 1.0 / sq), "closed-form:rq-oscillation")
+    walk = _RQWalk(c, kind, b, alpha, s, d)
 
-        def log_abs_and_sign(rho):
-            val = table(rho)
-            out_l = np.where(rho == b, np.inf, np.log(np.abs(val)) + math.log(abs(c)))
-            return out_l, np.where(rho == b, 1.0, np.sign(val) * sign_c)
-
-        rel_error, abs_floor = max(table.error, 1e-12), table.floor
-        # the radial mass of the tables' absolute noise (at most 2 floor_at):
-        # S_(d-1) int_0^rho_max rho^(d-1) 2 floor_at drho <= S_(d-1) 2 radial_floor rho_max
-        log_area = math.log(2.0) + 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d)
-        mass_error = 2 * abs(c) * table.radial_floor * math.exp(log_area) * rho_max
-    else:
-        walk = _RQWalk(c, kind, b, alpha, s, d)
-
-        def log_abs_and_sign(rho):
-            out_l = np.full(rho.shape, np.inf)  # rho = b: never evaluated (singular point)
-            out_s = np.ones(rho.shape)
-            ok = rho != b
-            if np.any(ok):
-                out_l[ok], out_s[ok] = walk.log_abs_and_sign(rho[ok])
-            return out_l, out_s
-
-        rel_error, abs_floor, mass_error = BUILDERS["rq_oscillation"].rel_error, 0.0, 0.0
+    def log_abs_and_sign(rho):
+        out_l = np.full(rho.shape, np.inf)  # rho = b: never evaluated (singular point)
+        out_s = np.ones(rho.shape)
+        ok = rho != b
+        if np.any(ok):
+            out_l[ok], out_s[ok] = walk.log_abs_and_sign(rho[ok])
+        return out_l, out_s
 
     mu = vectorised(log_abs_and_sign)
     grid = np.linspace(0, rho_max, 401)
@@ -1287,9 +1277,43 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
         mu=mu,
         log_abs_mu=log_form(log_abs_and_sign),
         method="closed-form:rq-oscillation",
-        rel_error=rel_error,
-        abs_error=min(1.0, max(_TINY, 2 * abs_floor * abs(c)) / peak) if peak > 0 else 0.0,
+        rel_error=BUILDERS["rq_oscillation"].rel_error,
+        abs_error=min(1.0, _TINY / peak) if peak > 0 else 0.0,
         scale=min(b, 1.0 / sq),
+        tail_exponent=math.inf,
+        tail_oscillation=0.0,
+        nonnegative=False,
+        radial_cdf=None,
+        zeros=None,
+        singular_points=(float(b),),
+    )
+
+
+def kink_table_transform(table, c, b, d, rho_max, scale, method):
+    """The :class:`RadialTransform` of c mu with mu tabulated by ``table`` (a :class:`_KinkTable` with the
+    singular point b, mu = 0 beyond ``rho_max``): its relative error, absolute floor and the radial
+    mass of its noise (``mass_error``)."""
+    sign_c = 1.0 if c > 0 else -1.0
+
+    def log_abs_and_sign(rho):
+        val = table(rho)
+        out_l = np.where(rho == b, np.inf, np.log(np.abs(val)) + math.log(abs(c)))
+        return out_l, np.where(rho == b, 1.0, np.sign(val) * sign_c)
+
+    # the radial mass of the tables' absolute noise (at most 2 floor_at):
+    # S_(d-1) int_0^rho_max rho^(d-1) 2 floor_at drho <= S_(d-1) 2 radial_floor rho_max
+    log_area = math.log(2.0) + 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d)
+    mass_error = 2 * abs(c) * table.radial_floor * math.exp(log_area) * rho_max
+    mu = vectorised(log_abs_and_sign)
+    grid = np.linspace(0, rho_max, 401)
+    peak = float(np.max(np.abs(mu(grid[grid != b]))))
+    return RadialTransform(
+        mu=mu,
+        log_abs_mu=log_form(log_abs_and_sign),
+        method=method,
+        rel_error=max(table.error, 1e-12),
+        abs_error=min(1.0, max(_TINY, 2 * table.floor * abs(c)) / peak) if peak > 0 else 0.0,
+        scale=scale,
         tail_exponent=math.inf,
         tail_oscillation=0.0,
         nonnegative=False,

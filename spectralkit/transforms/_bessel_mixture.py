@@ -1,0 +1,459 @@
+"""Bessel oscillations under a rational-quadratic envelope as cosine mixtures, in every d.
+
+k(r) = c J_nu(b r) / r^nu g(r), g(r) = (1 + r^2/s)^(-alpha), nu >= 0 (docs/theory.md, "Bessel
+oscillations as cosine mixtures"). The Poisson integral
+
+    J_nu(b r) / r^nu = w_nu int_(-b)^b cos(sigma r) (b^2 - sigma^2)^(nu - 1/2) d sigma,
+    w_nu = b^-nu / (2^nu Gamma(nu + 1/2) sqrt(pi)),
+
+writes k as a mixture of the cosines of :mod:`._oscillating`, and the dimension walk of a single
+shifted transform F_1(|rho - sigma|) of g stays closed in the variables u = 1/rho and
+tau = (rho - sigma)/rho: with D = -(1/(2 pi rho)) d/drho and F_n' (t) = -2 pi t F_(n+2)(t),
+
+    D[u^i tau^k F_n] = (u^(i+2)/(2 pi)) ((i + k) tau^k - k tau^(k-1)) F_n + u^i tau^(k+1) F_(n+2),
+
+so for odd n = 2m + 1
+
+    mu_n(rho) = c w_nu int_(-b)^b Q_n(rho, sigma) (b^2 - sigma^2)^(nu - 1/2) d sigma,
+    Q_n = sum_(j,i,k) q_(jik) u^i tau^k F_(2j+1)(|rho - sigma|)
+
+with rational multiples q of powers of 1/(2 pi), independent of sigma. Near sigma = rho every term is
+O(|rho - sigma|^gamma_c), gamma_c = 2 alpha - n/2 - 1/2 (no cancellation at the kink); the integral
+exists iff gamma_c > -1. The sigma-integral is split at the kink (rho < b) and graded towards
+sigma = b geometrically when rho is near b; every panel is integrated by tanh-sinh, its error
+estimated by the coarser level and its truncation at the end nodes corrected by the known end
+exponent. For rho^2 < 0.4 b^2 the terms cancel (u, tau ~ 1/rho): there mu_n, analytic in x = rho^2
+on |x| < b^2, is summed from its Taylor series, whose coefficients are the discrete Cauchy
+integrals of mu_n on the circle |x| = 0.7 b^2 (the same sigma-integral along the path
+-b -> sqrt(x) -> b, with the principal branches of F_n and the weight). Even d: the projection of
+the odd (d+1)-dimensional density (:class:`._oscillating._RQHalfStep`). The sigma-integral cancels
+increasingly with d (mu_n is small against Q_n): where the values' measured relative error exceeds
+``_MAX_NOISE`` the kernel is refused with that number.
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import scipy.special as sc
+import sympy
+
+from .._numerics.quadrature import tanh_sinh
+from ..exceptions import TransformError
+from ..kernels._parse import R
+from ._oscillating import _KinkTable, _not_a_measure, _number, _RQHalfStep, kink_table_transform
+from ._registry import builder, matcher
+from ._types import RadialTransform
+
+__all__ = []  # private module
+
+_EPS = np.finfo(float).eps
+_TS_LEVEL = 4
+#: relative accuracy of scipy's kve (AMOS) and of the float sums' rounding, per term
+_TERM_REL = 4e-14
+
+
+def _walk_terms(m):
+    """(j, i, k, q) of Q_(2m+1) = sum q u^i tau^k F_(2j+1) (the recursion of the module docstring)."""
+    state = {(0, 0, 0): Fraction(1)}  # (j, i, k) -> rational; the power of 1/(2 pi) is m - j
+    for _ in range(m):
+        new = {}
+        for (j, i, k), val in state.items():
+            if i + k:
+                new[j, i + 2, k] = new.get((j, i + 2, k), 0) + val * (i + k)
+            if k:
+                new[j, i + 2, k - 1] = new.get((j, i + 2, k - 1), 0) - val * k
+            new[j + 1, i, k + 1] = new.get((j + 1, i, k + 1), 0) + val
+        state = {key: v for key, v in new.items() if v != 0}
+    return [(j, i, k, float(val) * (2 * math.pi) ** (j - m)) for (j, i, k), val in sorted(state.items())]
+
+
+class _ShiftedWalk:
+    """Q_n(z, sigma) of the module docstring (c = 1) for real or complex z, as a vectorised sum.
+
+    F_n(w) = C_n s^(-m/2) w^m K_m(sqrt(s) w), m = alpha - n/2, C_n = 2 (s/2)^alpha / (Gamma(alpha)
+    (2 pi)^(n/2)): the n-dimensional transform of g, continued to Re w > 0 (principal branches).
+    """
+
+    def __init__(self, alpha, s, n):
+        self.alpha, self.s, self.n = alpha, s, n
+        self.m = (n - 1) // 2
+        self.terms = _walk_terms(self.m)
+        self.sq = math.sqrt(s)
+
+    def log_fs(self, w):
+        """[log F_(2j+1)(w) for j = 0..m] (complex logs for complex w; Re w > 0).
+
+        K of the orders |alpha - 1/2 - j| (two classes mod 1: those from alpha - 1/2 down to 0 and
+        those below 0) by scipy's kve for the two lowest of each class and the upward recurrence
+        K_v = K_(v-2) + (2 (v - 1)/z) K_(v-1) above them (stable: K grows with the order; for real z
+        every term is positive)."""
+        z = self.sq * w
+        orders = [abs(self.alpha - (j + 0.5)) for j in range(self.m + 1)]
+        kv = {}
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            needed = sorted(set(orders))
+
+            def have(v):
+                return next((u for u in kv if abs(u - v) < 1e-9), None)
+
+            for v in needed:
+                if have(v) is not None:
+                    continue
+                a, c = have(v - 1), have(v - 2)
+                if a is not None and c is not None:
+                    kv[v] = kv[c] + (2 * (v - 1) / z) * kv[a]
+                else:  # the lowest order of its class: it and the next one directly
+                    kv[v] = sc.kve(v, z)
+                    if any(abs(u - (v + 1)) < 1e-9 for u in needed):
+                        kv[v + 1] = sc.kve(v + 1, z)
+            out = []
+            for j in range(self.m + 1):
+                m = self.alpha - (j + 0.5)
+                am = abs(m)
+                log_c = (
+                    math.log(2.0)
+                    + self.alpha * math.log(self.s / 2)
+                    - math.lgamma(self.alpha)
+                    - (j + 0.5) * math.log(2 * math.pi)
+                    - 0.5 * m * math.log(self.s)
+                )
+                key = min(kv, key=lambda u, am=am: abs(u - am))
+                lk = np.log(kv[key]) - z
+                bad = ~np.isfinite(lk)
+                if np.any(bad):  # kve overflows at tiny z: K_m(z) ~ Gamma(|m|) 2^(|m|-1) z^-|m|
+                    zb = z[bad]
+                    lk[bad] = (
+                        math.lgamma(am) + (am - 1) * math.log(2.0) - am * np.log(zb)
+                        if am > 0
+                        else np.log(-np.log(zb / 2) - np.euler_gamma)
+                    )
+                out.append(log_c + m * np.log(w) + lk)
+        return out
+
+    def __call__(self, z, w, tau):
+        """(Q, sum of |terms|) at arrays z (rho), w = +-(z - sigma) (Re w > 0) and tau = (z - sigma)/z."""
+        u = 1.0 / z
+        total = np.zeros(np.broadcast(z, w).shape, dtype=np.result_type(z, w, tau))
+        absum = np.zeros(total.shape)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            f = [np.exp(lf) for lf in self.log_fs(w)]
+            top_i = max(i for _, i, _, _ in self.terms)
+            top_k = max(k for _, _, k, _ in self.terms)
+            u_pow = [np.ones(u.shape, dtype=u.dtype)]
+            for _ in range(top_i):
+                u_pow.append(u_pow[-1] * u)
+            t_pow = [np.ones(tau.shape, dtype=tau.dtype)]
+            for _ in range(top_k):
+                t_pow.append(t_pow[-1] * tau)
+            for j, i, k, q in self.terms:
+                term = q * u_pow[i] * t_pow[k] * f[j]
+                total = total + term
+                absum = absum + np.abs(term)
+        return total, absum
+
+
+#: the Cauchy circle |x| = _CIRCLE b^2 (x = rho^2, the singularity at x = b^2 0.3 b^2 away); the
+#: Taylor series is used for x < _SMALL_X b^2 (the sigma-integral's terms cancel like (b/rho)^(2m-1)
+#: at small rho), where its terms fall like (_SMALL_X/_CIRCLE)^k = (4/7)^k
+_CIRCLE = 0.7
+_SMALL_X = 0.4
+_N_CIRCLE = 128
+#: the largest relative error (above 1e-13 of the peak) of the mixture's values that is tabulated
+_MAX_NOISE = 1e-7
+#: grading ratio of the panels towards sigma = b when rho is near b
+_GRADE = 8.0
+
+
+class _BesselMixture:
+    """mu_n (n odd) of J_nu(b r)/r^nu (1 + r^2/s)^-alpha (c = 1): ``direct(rho) -> (mu, error bound)``."""
+
+    def __init__(self, nu, b, alpha, s, n):
+        self.nu, self.b, self.alpha, self.s, self.n = nu, b, alpha, s, n
+        self.walk = _ShiftedWalk(alpha, s, n)
+        self.gamma_c = 2 * alpha - 0.5 * n - 0.5
+        if not self.gamma_c > -1:
+            raise ValueError("internal: the cosine mixture needs 2 alpha > (n - 1)/2")
+        self.log_w = -nu * math.log(b) - nu * math.log(2.0) - math.lgamma(nu + 0.5) - 0.5 * math.log(math.pi)
+        self._coef = None
+
+    # -- the sigma-integral over a batch of pieces -------------------------------------------------
+    def _pieces(self, z, row, A, L, kz_a, kz_b, ba, bb, pa, pb, sgn, e0, e1, n_rows):
+        """sum over pieces of int_piece Q(z, sigma) (b - sigma)^(nu-1/2) (b + sigma)^(nu-1/2) d sigma,
+        sigma = A + L x, per row. Offsets at the ends: kz = z - sigma, b - sigma, b + sigma (exact,
+        from the caller); sgn: w = sgn (z - sigma); e0, e1: the end exponents (nan: smooth end).
+        Returns (value, error bound) per row (weight w_nu not included)."""
+        x, xc, wts, coarse = tanh_sinh(_TS_LEVEL)
+        near0 = (x < 0.5)[None, :]
+        Lx, Lxc = L[:, None] * x[None, :], L[:, None] * xc[None, :]
+        kz = np.where(near0, kz_a[:, None] - Lx, kz_b[:, None] + Lxc)
+        bm = np.where(near0, ba[:, None] - Lx, bb[:, None] + Lxc)
+        bp = np.where(near0, pa[:, None] + Lx, pb[:, None] - Lxc)
+        zz = z[row][:, None]
+        q, absum = self.walk(zz, sgn[:, None] * kz, kz / zz)
+        e = self.nu - 0.5
+        with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+            weight = np.power(bm, e) * np.power(bp, e) if e else np.ones(bm.shape)
+            f = q * weight * L[:, None]
+            fa = absum * np.abs(weight * L[:, None])
+        # nodes within ~1e-60 of the kink: F_n overflows where tau^k underflows (their share of the
+        # integral, ~ t^(1 + gamma_c), is nil)
+        ok = np.isfinite(f) & np.isfinite(fa)
+        f, fa = np.where(ok, f, 0.0), np.where(ok, fa, 0.0)
+        fine = f @ wts
+        crude = f @ np.where(coarse, 2 * wts, 0.0)
+        err = np.abs(fine - crude) + _TERM_REL * (fa @ wts)
+        # the ends beyond the outermost nodes: int_0^x0 A x^e = f(x0) x0 / (1 + e)
+        tail = np.zeros(fine.shape, dtype=fine.dtype)
+        for idx, dist, ex in ((0, x[0], e0), (-1, xc[-1], e1)):
+            has = np.isfinite(ex)
+            tail = tail + np.where(has, f[:, idx] * dist / (1 + np.where(has, ex, 0.0)), 0.0)
+        fine = fine + tail
+        err = err + 1e-3 * np.abs(tail)
+        val = np.zeros(n_rows, dtype=fine.dtype)
+        out_e = np.zeros(n_rows)
+        np.add.at(val, row, fine)
+        np.add.at(out_e, row, err)
+        return val, out_e
+
+    def _real(self, rho, off):
+        """(mu_n, error) for real rho >= b/2 at b + off (off = rho - b, exact), off != 0 (w_nu included)."""
+        b = self.b
+        gc, ea = self.gamma_c, self.nu - 0.5
+        nan = math.nan
+        cols = {k: [] for k in ("row", "A", "L", "kza", "kzb", "ba", "bb", "pa", "pb", "sgn", "e0", "e1")}
+
+        def piece(i, A, L, kza, kzb, ba, bb, pa, pb, sgn, e0, e1):
+            for key, v in zip(cols, (i, A, L, kza, kzb, ba, bb, pa, pb, sgn, e0, e1)):
+                cols[key].append(v)
+
+        for i, (r, sd) in enumerate(zip(rho.tolist(), off.tolist())):
+            below = sd < 0
+            delta = abs(sd)
+            if below:  # [rho, b]: kink and arcsine end
+                piece(i, r, delta, 0.0, sd, delta, 0.0, b + r, 2 * b, -1.0, gc, ea)
+            # sigma <= min(rho, b): panels graded towards b, [b - g_(j+1), b - g_j], g_0 = delta (rho < b:
+            # the first ends at the kink) or 0 (rho > b: it ends at the arcsine end b)
+            g = [delta if below else 0.0]
+            nxt = delta * _GRADE if below else delta
+            while nxt < 0.5 * b:
+                g.append(nxt)
+                nxt *= _GRADE
+            g.append(2 * b)
+            for j in range(len(g) - 1):
+                g0, g1 = g[j], g[j + 1]
+                e1 = (gc if below else ea) if j == 0 else nan
+                e0 = ea if j == len(g) - 2 else nan
+                piece(i, b - g1, g1 - g0, sd + g1, sd + g0, g1, g0, 2 * b - g1, 2 * b - g0, 1.0, e0, e1)
+        arr = {k: np.array(v, dtype=np.float64) for k, v in cols.items()}
+        arr["row"] = arr["row"].astype(np.int64)
+        val, err = self._pieces(
+            rho,
+            arr["row"],
+            arr["A"],
+            arr["L"],
+            arr["kza"],
+            arr["kzb"],
+            arr["ba"],
+            arr["bb"],
+            arr["pa"],
+            arr["pb"],
+            arr["sgn"],
+            arr["e0"],
+            arr["e1"],
+            rho.size,
+        )
+        scale = math.exp(self.log_w)
+        return val * scale, err * scale
+
+    def _complex(self, z):
+        """mu_n at complex z (|z| < b, Re z > 0, Im z >= 0) along -b -> z -> b (w_nu included)."""
+        b = self.b
+        k = z.size
+        row = np.concatenate([np.arange(k), np.arange(k)])
+        zero = np.zeros(k, dtype=complex)
+        gc, ea = self.gamma_c, self.nu - 0.5
+        val, err = self._pieces(
+            z,
+            row,
+            np.concatenate([zero - b, z]),
+            np.concatenate([z + b, b - z]),
+            np.concatenate([z + b, zero]),  # z - A
+            np.concatenate([zero, z - b]),  # z - B
+            np.concatenate([zero + 2 * b, b - z]),
+            np.concatenate([b - z, zero]),
+            np.concatenate([zero, b + z]),
+            np.concatenate([z + b, zero + 2 * b]),
+            np.concatenate([np.ones(k), -np.ones(k)]),
+            np.concatenate([np.full(k, ea), np.full(k, gc)]),
+            np.concatenate([np.full(k, gc), np.full(k, ea)]),
+            k,
+        )
+        scale = math.exp(self.log_w)
+        return val * scale, err * scale
+
+    def _series(self):
+        """Taylor coefficients of mu_n in x = rho^2 (N and N/2 circle points) and the circle's error."""
+        if self._coef is None:
+            n = _N_CIRCLE
+            radius = _CIRCLE * self.b**2
+            phi = 2 * np.pi * np.arange(n // 2 + 1) / n
+            z = np.sqrt(radius) * np.exp(0.5j * phi)
+            val, err = self._complex(z)
+            full = np.concatenate([val, np.conj(val[-2:0:-1])])  # mu(conj x) = conj mu(x)
+            c = (np.fft.fft(full) / n).real / radius ** np.arange(n)
+            half = (np.fft.fft(full[::2]) / (n // 2)).real / radius ** np.arange(n // 2)
+            # |error of c_k| R^k <= the circle's mean absolute error (both halves of the circle)
+            mean_err = float((err[0] + err[-1] + 2 * np.sum(err[1:-1])) / n)
+            self._coef = (c, half, mean_err)
+        return self._coef
+
+    def _small(self, rho):
+        c, half, circle_err = self._series()
+        x = rho * rho
+        fine = np.polynomial.polynomial.polyval(x, c)
+        crude = np.polynomial.polynomial.polyval(x, half)
+        # x < (4/7) radius: the circle's errors reach the sum at most tripled (sum (4/7)^k = 7/3)
+        return fine, np.abs(fine - crude) + 3 * circle_err
+
+    #: the kink tables pass rho - b exactly (:class:`._oscillating._KinkTable`)
+    takes_offset = True
+
+    def __call__(self, rho, off=None):
+        """(mu_n, error bound) at rho, or at exactly b + off where the offset is given."""
+        rho = np.asarray(rho, dtype=np.float64)
+        off = rho - self.b if off is None else np.asarray(off, dtype=np.float64)
+        val = np.empty(rho.shape)
+        err = np.empty(rho.shape)
+        small = rho * rho < _SMALL_X * self.b**2
+        if np.any(small):
+            val[small], err[small] = self._small(rho[small])
+        if np.any(~small):
+            val[~small], err[~small] = self._real(rho[~small], off[~small])
+        return val, err
+
+
+# ---------------------------------------------------------------------------------------------
+# recognition and the builder
+# ---------------------------------------------------------------------------------------------
+@matcher(priority=25)
+def _match_bessel_rq(expr, support):
+    """c besselj(nu, b r) r^-nu (A + B r^2)^(-alpha), nu >= 0, A, B, b, alpha > 0."""
+    if support is not None:
+        return None
+    coef, power, bessel, rest = sympy.Integer(1), sympy.Integer(0), None, []
+    for f in sympy.Mul.make_args(expr):
+        if f.is_number:
+            coef *= f
+        elif f == R:
+            power += 1
+        elif isinstance(f, sympy.Pow) and f.base == R and f.exp.is_number:
+            power += f.exp
+        elif isinstance(f, sympy.besselj) and bessel is None:
+            bessel = f
+        else:
+            rest.append(f)
+    if bessel is None or len(rest) != 1 or not isinstance(rest[0], sympy.Pow):
+        return None
+    nu, arg = bessel.args
+    b, rr = arg.as_coeff_Mul()
+    base, expo = rest[0].args
+    if rr != R or not nu.is_number or not b.is_number or not expo.is_number or not base.is_polynomial(R):
+        return None
+    poly = sympy.Poly(sympy.expand(base), R)
+    if poly.degree() != 2:
+        return None
+    B, zero, A = poly.all_coeffs()
+    try:
+        A, B, alpha, c, b, nu, power = (_number(v) for v in (A, B, -expo, coef, b, nu, power))
+    except TypeError:
+        return None
+    if zero != 0 or abs(power + nu) > 1e-12 * max(1.0, nu):
+        return None
+    if not (A > 0 and B > 0 and alpha > 0 and b > 0 and nu >= 0 and c != 0):
+        return None
+    # c A^-alpha (1 + r^2/s)^-alpha with s = A/B
+    return "bessel_rq_mixture", {"c": c * A ** (-alpha), "nu": nu, "b": b, "alpha": alpha, "s": A / B}
+
+
+@builder("bessel_rq_mixture", rel_error=1e-7)
+def _bessel_rq_mixture(c, nu, b, alpha, s, dim):
+    """mu of c J_nu(b r)/r^nu (1 + r^2/s)^-alpha in every d where it is a finite, absolutely continuous
+    measure and the cosine mixture exists (module docstring); the verdict from the exponents."""
+    d = dim
+    p = 2 * alpha + nu + 0.5  # the kernel decays like an oscillating r^-p
+    gamma = p - 0.5 * (d + 1)  # mu ~ |rho - b|^gamma at rho = b
+    arg = "r" if b == 1 else f"{b:g} r"
+    name = f"J0({arg})" if nu == 0 else f"J_{nu:g}({arg})/r^{nu:g}"
+    env = "1 + r^2" if s == 1 else f"1 + r^2/{s:g}"
+    head = f"k = {name} ({env})^-{alpha:g}"
+    if p < 0.5 * (d - 1) - 1e-12:
+        reason = (
+            f"{head} decays like an oscillating r^-{p:g}, slower than the r^-{(d - 1) / 2:g} of every finite "
+            f"radial measure on R^{d}: its Fourier transform behaves like |rho - {b:g}|^{gamma:g} at "
+            f"rho = {b:g}, not integrable (not a finite measure; finite for 2 alpha > {(d - 1) / 2 - p + 2 * alpha:g})"
+        )
+        return RadialTransform(
+            mu=_not_a_measure(reason),
+            method="closed-form:bessel-rq-mixture",
+            rel_error=0.0,
+            abs_error=0.0,
+            scale=b,
+            tail_exponent=math.inf,
+            divergent=reason,
+        )
+    if abs(p - 0.5 * (d - 1)) <= 1e-12:
+        raise TransformError(
+            f"{head} decays exactly like an oscillating r^-{(d - 1) / 2:g} in d = {d}: its spectral measure is "
+            f"not absolutely continuous at rho = {b:g}, which spectralkit does not compute"
+        )
+    n = d if d % 2 else d + 1  # the odd dimension of the mixture
+    gamma_c = 2 * alpha - 0.5 * (n + 1)
+    finite = (
+        f"{head} in d = {d} has a finite, absolutely continuous spectral measure (density ~ "
+        f"|rho - {b:g}|^{gamma:g} at rho = {b:g})"
+    )
+    if d % 2 == 0 and p < 0.5 * (d + 1):
+        raise TransformError(
+            f"{finite}; in even d spectralkit computes it by projecting the (d+1)-dimensional density, which "
+            f"is not locally integrable here (|rho - {b:g}|^{gamma - 0.5:g}): not computed"
+        )
+    if not gamma_c > -1 + 1e-12:
+        raise TransformError(
+            f"{finite}; spectralkit computes it as a mixture of cos(b t r) ({env})^-{alpha:g} over t, "
+            f"whose {n}-dimensional densities behave like |rho - b t|^{gamma_c:g}, not integrable over t for "
+            f"2 alpha <= {(n - 1) / 2:g} (the band {(n - 1) / 2 - nu - 0.5:g} < 2 alpha <= {(n - 1) / 2:g}): "
+            "not computed"
+        )
+    sq = math.sqrt(s)
+    rho_max = b + (60.0 + d + 2 * abs(gamma)) / sq
+    mixture = _BesselMixture(nu, b, alpha, s, n)
+    # the sum's rounding (its terms cancel increasingly with d) measured on a probe grid before the
+    # tables are fitted: they are not asked for more than the values carry
+    probe = b * np.concatenate([np.linspace(0.0, 3.0, 49), [1 - 1e-6, 1 + 1e-6]])
+    probe = probe[probe != b]
+    val, err = mixture(probe)
+    rel = err / np.maximum(np.abs(val), 1e-13 * float(np.max(np.abs(val))))
+    rel = np.where(np.isfinite(rel), rel, np.inf)
+    worst = int(np.argmax(rel))
+    if not rel[worst] <= _MAX_NOISE:
+        raise TransformError(
+            f"{finite}; spectralkit computes it as a mixture of cos(b t r) ({env})^-{alpha:g} over t "
+            f"(the {n}-dimensional walk of shifted transforms), whose terms cancel in high d: relative error "
+            f"{rel[worst]:.1e} at rho = {probe[worst]:.4g}, above {_MAX_NOISE:g}: not computed"
+        )
+    noise = max(1e-12, 2 * float(rel[worst]))
+    try:
+        if d % 2:
+            direct = mixture
+        else:
+            direct = _RQHalfStep("cos", b, alpha, s, d, odd=lambda m: mixture, p=p, noise=noise)
+            noise = max(noise, 2 * direct.table.error)
+        table = _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise, dim=d)
+    except ArithmeticError as exc:
+        raise TransformError(f"{head} in d = {d}: {exc}") from exc
+    if not table.error <= 1e-6:
+        raise TransformError(
+            f"{head} in d = {d}: the cosine mixture reached a relative accuracy of only {table.error:.1e}"
+        )
+    return kink_table_transform(table, c, b, d, rho_max, min(b, 1.0 / sq), "closed-form:bessel-rq-mixture")

@@ -1,0 +1,142 @@
+"""J_nu(b r)/r^nu under a rational-quadratic envelope as a cosine mixture (transforms/_bessel_mixture.py).
+
+References, independent of the code under test: mu_d(rho) = (2 pi)^(-d/2) int_0^inf k(r) r^(d-1)
+Lambda_(d/2-1)(rho r) dr by mpmath.quadosc at 25 digits (rho/b rational, so the two oscillations
+b +- rho share a period), stored below (about 15 s of mpmath each).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import spectralkit as sk
+from spectralkit.exceptions import TransformError
+from spectralkit.kernels import RadialKernel
+from spectralkit.transforms import transform_atom
+from spectralkit.transforms._bessel_mixture import _ShiftedWalk, _walk_terms
+from spectralkit.transforms._oscillating import _RQWalk
+
+J0_RQ = "besselj(0, r)/(1 + r**2)**2"
+
+#: (formula, d, [(rho, mu_d(rho))]) from mpmath.quadosc of the Hankel integral, 25 digits
+HANKEL = [
+    (J0_RQ, 1, [(0.0, 0.21351193531125559989), (0.5, 0.20540713826178551299), (2.0, 0.10938604626819072853)]),
+    (
+        J0_RQ,
+        2,
+        [
+            (0.0, 0.04789825548432060726),
+            (0.5, 0.046618745021572279076),
+            (2.0, 0.023060809734092489599),
+            (3.0, 0.010574947896823577054),
+        ],
+    ),
+    (
+        J0_RQ,
+        3,
+        [
+            (0.0, 0.010249484528526647626),
+            (0.5, 0.010378993893977503747),
+            (2.0, 0.0052958966650005814353),
+        ],
+    ),
+]
+
+
+J1_RQ = "besselj(1, 2*r)/(r*(1 + r**2/2)**3)"
+HANKEL += [
+    (
+        J0_RQ,
+        5,
+        [
+            (0.0, -0.0002026497157645453758),
+            (0.5, -0.00012449998367487221262),
+            (2.0, 0.00036088993530786922745),
+        ],
+    ),
+    (J1_RQ, 1, [(0.5, 0.20129099719378383974)]),
+    (J1_RQ, 3, [(1.0, 0.0081464481909434836631), (4.0, 0.0009113213274141267431)]),
+    (J1_RQ, 4, [(1.0, 0.0016590948451967164045)]),
+    pytest.param(
+        "besselj(0, 2*r)/(1 + r**2)**6",
+        9,
+        [(1.0, -5.8831778440903846999e-9), (4.0, 1.7899480120053119056e-9)],
+        marks=pytest.mark.slow,
+    ),
+]
+
+
+@pytest.mark.parametrize("formula,dim,pairs", HANKEL)
+def test_density_against_hankel_quadosc(formula, dim, pairs):
+    tr = transform_atom(RadialKernel.from_string(formula), dim)
+    assert tr.method == "closed-form:bessel-rq-mixture"
+    assert tr.rel_error <= 1e-7
+    rho = np.array([p[0] for p in pairs])
+    ref = np.array([p[1] for p in pairs])
+    got = tr.mu(rho)
+    # the stated error bounds the true one (references good to 20 digits)
+    assert np.all(np.abs(got - ref) <= tr.rel_error * np.abs(ref) + 1e-15), (got - ref) / ref
+
+
+@pytest.mark.parametrize("n", [3, 5, 7])
+def test_shifted_walk_averaged_over_the_sign_is_the_cosine_walk(n):
+    """(Q_n(rho, beta) + Q_n(rho, -beta))/2 is mu_n of cos(beta r) g (the walk of _oscillating)."""
+    assert len(_walk_terms((n - 1) // 2)) > 0
+    walk = _ShiftedWalk(2.0, 1.0, n)
+    rho = np.array([0.9, 1.1, 2.0, 3.5])
+    beta = 1.3
+    total = 0.0
+    for sig in (beta, -beta):
+        q, _ = walk(rho, np.abs(rho - sig), (rho - sig) / rho)
+        total = total + 0.5 * q
+    la, sg = _RQWalk(1.0, "cos", beta, 2.0, 1.0, n).log_abs_and_sign(rho)
+    np.testing.assert_allclose(total, sg * np.exp(la), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dim,verdict", [(2, "PD"), (5, "RKKS")])
+def test_bochner_identity(dim, verdict):
+    """m+ - m- = k(0) = 1 within the stated errors; J0/(1 + r^2)^2 is PD up to d = 4."""
+    rep = sk.check_rkks(J0_RQ, dim)
+    assert rep.verdict == verdict and rep.method == "closed-form:bessel-rq-mixture"
+    diff = rep.mass_plus.value - rep.mass_minus.value - 1.0
+    assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error + 1e-12
+    assert rep.mass_plus.error <= 1e-8
+
+
+def test_refusals_and_verdicts_follow_the_exponents():
+    """p = 2 alpha + 1/2 = 4.5: finite iff d < 10; the cosines' densities |rho - b t|^(4 - (n+1)/2)
+    are integrable only for n < 9, so d = 8 (projection of n = 9) and d = 9 are refused."""
+    k = RadialKernel.from_string(J0_RQ)
+    for d in (8, 9):
+        with pytest.raises(TransformError, match="finite, absolutely continuous.*not integrable over t"):
+            transform_atom(k, d)
+    with pytest.raises(TransformError, match="not absolutely continuous at rho = 1"):
+        transform_atom(k, 10)
+    assert sk.check_rkks(k, 11).verdict == "DIVERGENT"
+
+
+def test_high_d_cancellation_is_refused_quickly_with_the_number():
+    """J0(2r)/(1 + r^2)^6 in d = 16: finite, but the mixture's values carry too little accuracy."""
+    with pytest.raises(TransformError, match="terms cancel in high d: relative error"):
+        transform_atom(RadialKernel.from_string("besselj(0, 2*r)/(1 + r**2)**6"), 16)
+
+
+def test_bessel_of_order_one_is_recognised():
+    """J_1(2r)/r (1 + r^2/2)^-3: the weight (b^2 - sigma^2)^(1/2); k(0) = b/2 = 1."""
+    rep = sk.check_rkks("besselj(1, 2*r)/(r*(1 + r**2/2)**3)", 3)
+    assert rep.method == "closed-form:bessel-rq-mixture"
+    diff = rep.mass_plus.value - rep.mass_minus.value - 1.0
+    assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error + 1e-12
+    assert math.isfinite(rep.mass_plus.value)
+
+
+def test_half_order_is_the_sine_route(dim=3):
+    """J_(1/2)(2r)/r^(1/2) = sqrt(1/pi) sin(2r)/r: the uniform-weight mixture against the sin(b r)/r
+    walk of _oscillating (its antiderivative of F_1), within both stated errors."""
+    mix = transform_atom(RadialKernel.from_string("besselj(0.5, 2*r)/(r**0.5*(1 + r**2)**3)"), dim)
+    ref = transform_atom(RadialKernel.from_string("sin(2*r)/(r*(1 + r**2)**3)"), dim)
+    assert mix.method == "closed-form:bessel-rq-mixture"
+    rho = np.array([0.0, 0.3, 1.0, 1.9, 1.999, 2.001, 2.5, 4.0, 8.0])
+    a, b = mix.mu(rho), ref.mu(rho) / math.sqrt(math.pi)
+    assert np.all(np.abs(a - b) <= (mix.rel_error + ref.rel_error) * np.abs(b))
