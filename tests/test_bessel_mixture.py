@@ -14,8 +14,7 @@ import spectralkit as sk
 from spectralkit.exceptions import TransformError
 from spectralkit.kernels import RadialKernel
 from spectralkit.transforms import transform_atom
-from spectralkit.transforms._bessel_mixture import _ShiftedWalk, _walk_terms
-from spectralkit.transforms._oscillating import _RQWalk
+from spectralkit.transforms._oscillating import _RQWalk, _ShiftedWalk, _walk_terms
 
 J0_RQ = "besselj(0, r)/(1 + r**2)**2"
 

@@ -347,6 +347,33 @@ def test_rq_oscillation_higher_odd_d_against_the_walk(dim, alpha):
     _check_against(tr, rho, [_walk_reference(alpha, 1.0, 1.0, dim, r) for r in rho])
 
 
+@pytest.mark.parametrize("dim,alpha", [(3, 0.75), (5, 1.75)])
+def test_rq_oscillation_odd_d_infinite_at_the_kink_against_the_walk(dim, alpha):
+    """p = 2 alpha between (d-1)/2 and (d+1)/2: mu ~ |rho - 1|^(p - (d+1)/2) is infinite at the
+    kink, where the walk's terms cancel (this used to evaluate mpmath at every point and ran for
+    minutes); values near the kink against the mpmath walk, masses against k(0)."""
+    tr = transform_atom(RadialKernel.from_string(f"cos(r)/(1 + r**2)**{alpha}"), dim)
+    rho = [0.6, 0.9, 1 - 1e-3, 1 - 1e-6, 1 + 1e-6, 1 + 1e-3, 1.1, 2.0]
+    _check_against(tr, rho, [_walk_reference(alpha, 1.0, 1.0, dim, r, dps=60) for r in rho])
+    t0 = time.process_time()
+    rep = sk.check_rkks(RadialKernel.from_string(f"cos(r)/(1 + r**2)**{alpha}"), dim)
+    assert time.process_time() - t0 < 30  # generous (measured 0.5-2 s)
+    assert rep.verdict == "RKKS"
+    diff = rep.mass_plus.value - rep.mass_minus.value - 1.0
+    assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error + 1e-12
+
+
+def test_rq_oscillation_sign_change_at_a_continuous_kink():
+    """cos(2 r)/(1 + r^2)^2.7 in d = 9: mu is continuous at rho = 2 with an infinite slope and
+    changes sign there; a node rounded onto the kink once returned an infinite density (PD with
+    m+ = inf)."""
+    rep = sk.check_rkks(RadialKernel.from_string("cos(2*r)/(1 + r**2)**2.7"), 9)
+    assert rep.verdict == "RKKS"
+    assert np.isfinite(rep.mass_plus.value) and rep.mass_minus.value > 0.1
+    diff = rep.mass_plus.value - rep.mass_minus.value - 1.0
+    assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error + 1e-12
+
+
 @pytest.mark.parametrize(
     "formula,dim,plus,minus",
     [

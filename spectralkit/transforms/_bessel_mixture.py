@@ -32,16 +32,14 @@ increasingly with d (mu_n is small against Q_n): where the values' measured rela
 """
 
 import math
-from fractions import Fraction
 
 import numpy as np
-import scipy.special as sc
 import sympy
 
 from .._numerics.quadrature import tanh_sinh
 from ..exceptions import TransformError
 from ..kernels._parse import R
-from ._oscillating import _KinkTable, _not_a_measure, _number, _RQHalfStep, kink_table_transform
+from ._oscillating import _KinkTable, _not_a_measure, _number, _RQHalfStep, _ShiftedWalk, kink_table_transform
 from ._registry import builder, matcher
 from ._types import RadialTransform
 
@@ -51,106 +49,6 @@ _EPS = np.finfo(float).eps
 _TS_LEVEL = 4
 #: relative accuracy of scipy's kve (AMOS) and of the float sums' rounding, per term
 _TERM_REL = 4e-14
-
-
-def _walk_terms(m):
-    """(j, i, k, q) of Q_(2m+1) = sum q u^i tau^k F_(2j+1) (the recursion of the module docstring)."""
-    state = {(0, 0, 0): Fraction(1)}  # (j, i, k) -> rational; the power of 1/(2 pi) is m - j
-    for _ in range(m):
-        new = {}
-        for (j, i, k), val in state.items():
-            if i + k:
-                new[j, i + 2, k] = new.get((j, i + 2, k), 0) + val * (i + k)
-            if k:
-                new[j, i + 2, k - 1] = new.get((j, i + 2, k - 1), 0) - val * k
-            new[j + 1, i, k + 1] = new.get((j + 1, i, k + 1), 0) + val
-        state = {key: v for key, v in new.items() if v != 0}
-    return [(j, i, k, float(val) * (2 * math.pi) ** (j - m)) for (j, i, k), val in sorted(state.items())]
-
-
-class _ShiftedWalk:
-    """Q_n(z, sigma) of the module docstring (c = 1) for real or complex z, as a vectorised sum.
-
-    F_n(w) = C_n s^(-m/2) w^m K_m(sqrt(s) w), m = alpha - n/2, C_n = 2 (s/2)^alpha / (Gamma(alpha)
-    (2 pi)^(n/2)): the n-dimensional transform of g, continued to Re w > 0 (principal branches).
-    """
-
-    def __init__(self, alpha, s, n):
-        self.alpha, self.s, self.n = alpha, s, n
-        self.m = (n - 1) // 2
-        self.terms = _walk_terms(self.m)
-        self.sq = math.sqrt(s)
-
-    def log_fs(self, w):
-        """[log F_(2j+1)(w) for j = 0..m] (complex logs for complex w; Re w > 0).
-
-        K of the orders |alpha - 1/2 - j| (two classes mod 1: those from alpha - 1/2 down to 0 and
-        those below 0) by scipy's kve for the two lowest of each class and the upward recurrence
-        K_v = K_(v-2) + (2 (v - 1)/z) K_(v-1) above them (stable: K grows with the order; for real z
-        every term is positive)."""
-        z = self.sq * w
-        orders = [abs(self.alpha - (j + 0.5)) for j in range(self.m + 1)]
-        kv = {}
-        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            needed = sorted(set(orders))
-
-            def have(v):
-                return next((u for u in kv if abs(u - v) < 1e-9), None)
-
-            for v in needed:
-                if have(v) is not None:
-                    continue
-                a, c = have(v - 1), have(v - 2)
-                if a is not None and c is not None:
-                    kv[v] = kv[c] + (2 * (v - 1) / z) * kv[a]
-                else:  # the lowest order of its class: it and the next one directly
-                    kv[v] = sc.kve(v, z)
-                    if any(abs(u - (v + 1)) < 1e-9 for u in needed):
-                        kv[v + 1] = sc.kve(v + 1, z)
-            out = []
-            for j in range(self.m + 1):
-                m = self.alpha - (j + 0.5)
-                am = abs(m)
-                log_c = (
-                    math.log(2.0)
-                    + self.alpha * math.log(self.s / 2)
-                    - math.lgamma(self.alpha)
-                    - (j + 0.5) * math.log(2 * math.pi)
-                    - 0.5 * m * math.log(self.s)
-                )
-                key = min(kv, key=lambda u, am=am: abs(u - am))
-                lk = np.log(kv[key]) - z
-                bad = ~np.isfinite(lk)
-                if np.any(bad):  # kve overflows at tiny z: K_m(z) ~ Gamma(|m|) 2^(|m|-1) z^-|m|
-                    zb = z[bad]
-                    lk[bad] = (
-                        math.lgamma(am) + (am - 1) * math.log(2.0) - am * np.log(zb)
-                        if am > 0
-                        else np.log(-np.log(zb / 2) - np.euler_gamma)
-                    )
-                out.append(log_c + m * np.log(w) + lk)
-        return out
-
-    def __call__(self, z, w, tau):
-        """(Q, sum of |terms|) at arrays z (rho), w = +-(z - sigma) (Re w > 0) and tau = (z - sigma)/z."""
-        u = 1.0 / z
-        total = np.zeros(np.broadcast(z, w).shape, dtype=np.result_type(z, w, tau))
-        absum = np.zeros(total.shape)
-        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-            f = [np.exp(lf) for lf in self.log_fs(w)]
-            top_i = max(i for _, i, _, _ in self.terms)
-            top_k = max(k for _, _, k, _ in self.terms)
-            u_pow = [np.ones(u.shape, dtype=u.dtype)]
-            for _ in range(top_i):
-                u_pow.append(u_pow[-1] * u)
-            t_pow = [np.ones(tau.shape, dtype=tau.dtype)]
-            for _ in range(top_k):
-                t_pow.append(t_pow[-1] * tau)
-            for j, i, k, q in self.terms:
-                term = q * u_pow[i] * t_pow[k] * f[j]
-                total = total + term
-                absum = absum + np.abs(term)
-        return total, absum
 
 
 #: the Cauchy circle |x| = _CIRCLE b^2 (x = rho^2, the singularity at x = b^2 0.3 b^2 away); the

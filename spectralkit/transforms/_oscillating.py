@@ -39,6 +39,7 @@ Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes
 """
 
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -664,6 +665,106 @@ def _cut_radius(log_bound0, a, d, log_floor):
 # ---------------------------------------------------------------------------------------------
 # rational-quadratic envelope: shift formula, dimension walk, projection
 # ---------------------------------------------------------------------------------------------
+def _walk_terms(m):
+    """(j, i, k, q) of Q_(2m+1) = sum q u^i tau^k F_(2j+1) (the recursion of the module docstring)."""
+    state = {(0, 0, 0): Fraction(1)}  # (j, i, k) -> rational; the power of 1/(2 pi) is m - j
+    for _ in range(m):
+        new = {}
+        for (j, i, k), val in state.items():
+            if i + k:
+                new[j, i + 2, k] = new.get((j, i + 2, k), 0) + val * (i + k)
+            if k:
+                new[j, i + 2, k - 1] = new.get((j, i + 2, k - 1), 0) - val * k
+            new[j + 1, i, k + 1] = new.get((j + 1, i, k + 1), 0) + val
+        state = {key: v for key, v in new.items() if v != 0}
+    return [(j, i, k, float(val) * (2 * math.pi) ** (j - m)) for (j, i, k), val in sorted(state.items())]
+
+
+class _ShiftedWalk:
+    """Q_n(z, sigma) of the module docstring (c = 1) for real or complex z, as a vectorised sum.
+
+    F_n(w) = C_n s^(-m/2) w^m K_m(sqrt(s) w), m = alpha - n/2, C_n = 2 (s/2)^alpha / (Gamma(alpha)
+    (2 pi)^(n/2)): the n-dimensional transform of g, continued to Re w > 0 (principal branches).
+    """
+
+    def __init__(self, alpha, s, n):
+        self.alpha, self.s, self.n = alpha, s, n
+        self.m = (n - 1) // 2
+        self.terms = _walk_terms(self.m)
+        self.sq = math.sqrt(s)
+
+    def log_fs(self, w):
+        """[log F_(2j+1)(w) for j = 0..m] (complex logs for complex w; Re w > 0).
+
+        K of the orders |alpha - 1/2 - j| (two classes mod 1: those from alpha - 1/2 down to 0 and
+        those below 0) by scipy's kve for the two lowest of each class and the upward recurrence
+        K_v = K_(v-2) + (2 (v - 1)/z) K_(v-1) above them (stable: K grows with the order; for real z
+        every term is positive)."""
+        z = self.sq * w
+        orders = [abs(self.alpha - (j + 0.5)) for j in range(self.m + 1)]
+        kv = {}
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            needed = sorted(set(orders))
+
+            def have(v):
+                return next((u for u in kv if abs(u - v) < 1e-9), None)
+
+            for v in needed:
+                if have(v) is not None:
+                    continue
+                a, c = have(v - 1), have(v - 2)
+                if a is not None and c is not None:
+                    kv[v] = kv[c] + (2 * (v - 1) / z) * kv[a]
+                else:  # the lowest order of its class: it and the next one directly
+                    kv[v] = sc.kve(v, z)
+                    if any(abs(u - (v + 1)) < 1e-9 for u in needed):
+                        kv[v + 1] = sc.kve(v + 1, z)
+            out = []
+            for j in range(self.m + 1):
+                m = self.alpha - (j + 0.5)
+                am = abs(m)
+                log_c = (
+                    math.log(2.0)
+                    + self.alpha * math.log(self.s / 2)
+                    - math.lgamma(self.alpha)
+                    - (j + 0.5) * math.log(2 * math.pi)
+                    - 0.5 * m * math.log(self.s)
+                )
+                key = min(kv, key=lambda u, am=am: abs(u - am))
+                lk = np.log(kv[key]) - z
+                bad = ~np.isfinite(lk)
+                if np.any(bad):  # kve overflows at tiny z: K_m(z) ~ Gamma(|m|) 2^(|m|-1) z^-|m|
+                    zb = z[bad]
+                    lk[bad] = (
+                        math.lgamma(am) + (am - 1) * math.log(2.0) - am * np.log(zb)
+                        if am > 0
+                        else np.log(-np.log(zb / 2) - np.euler_gamma)
+                    )
+                out.append(log_c + m * np.log(w) + lk)
+        return out
+
+    def __call__(self, z, w, tau):
+        """(Q, sum of |terms|) at arrays z (rho), w = +-(z - sigma) (Re w > 0) and tau = (z - sigma)/z."""
+        u = 1.0 / z
+        total = np.zeros(np.broadcast(z, w).shape, dtype=np.result_type(z, w, tau))
+        absum = np.zeros(total.shape)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            f = [np.exp(lf) for lf in self.log_fs(w)]
+            top_i = max(i for _, i, _, _ in self.terms)
+            top_k = max(k for _, _, k, _ in self.terms)
+            u_pow = [np.ones(u.shape, dtype=u.dtype)]
+            for _ in range(top_i):
+                u_pow.append(u_pow[-1] * u)
+            t_pow = [np.ones(tau.shape, dtype=tau.dtype)]
+            for _ in range(top_k):
+                t_pow.append(t_pow[-1] * tau)
+            for j, i, k, q in self.terms:
+                term = q * u_pow[i] * t_pow[k] * f[j]
+                total = total + term
+                absum = absum + np.abs(term)
+        return total, absum
+
+
 class _RQWalk:
     """mu_n (n odd) of c cos(b r) g(r) or c sin(b r)/r g(r), g = (1 + r^2/s)^-alpha (module docstring).
 
@@ -756,11 +857,32 @@ class _RQWalk:
         digits cancel, else mpmath."""
         rho = np.asarray(rho, dtype=np.float64)
         la, sg, lost = self.float_values(rho)
+        near = (lost > _LOST_FLOAT) & (rho >= 0.5 * self.b)
+        if self.kind == "cos" and np.any(near):
+            # near the kink the walk's terms P_j(1/rho) F_(2j+1)(|rho - b|) are singular to different
+            # orders and cancel (m log10(1/|rho - b|) digits): the same sum in u = 1/rho and
+            # tau = (rho - sigma)/rho has every term of the kink's own order (:class:`_ShiftedWalk`)
+            la[near], sg[near], lost[near] = self._shifted(rho[near])
         bad = np.nonzero(lost > _LOST_FLOAT)[0]
         for i in bad:
             r = float(rho[i])
             la[i], sg[i] = self._series_point(r) if r < 0.5 * self.b else self._mp_point(r, float(lost[i]))
         return la + math.log(abs(self.c)), sg * (1.0 if self.c > 0 else -1.0)
+
+    def _shifted(self, rho):
+        """log|mu|, sign and digits lost of mu_n = (Q_n(rho, b) + Q_n(rho, -b))/2 (c = 1)."""
+        if not hasattr(self, "_shift_walk"):
+            self._shift_walk = _ShiftedWalk(self.alpha, self.s, self.n)
+        total = np.zeros(rho.shape)
+        absum = np.zeros(rho.shape)
+        for sigma in (self.b, -self.b):
+            # rho = b only by rounding: the nearest float's distance (as the walk's own form)
+            w = np.maximum(np.abs(rho - sigma), 4 * _EPS * abs(sigma))
+            q, a = self._shift_walk(rho, w, np.copysign(w, rho - sigma) / rho)
+            total, absum = total + q, absum + a
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lost = np.where(total != 0, np.log10(absum / np.abs(total)), np.inf)
+            return np.log(0.5 * np.abs(total)), np.sign(total), np.nan_to_num(lost, nan=np.inf)
 
     def values(self, rho, t=None):
         """(mu, absolute error bound) in float64 only (c included): for quadrature nodes. ``t``:
@@ -1263,12 +1385,10 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
     walk = _RQWalk(c, kind, b, alpha, s, d)
 
     def log_abs_and_sign(rho):
-        out_l = np.full(rho.shape, np.inf)  # rho = b: never evaluated (singular point)
-        out_s = np.ones(rho.shape)
-        ok = rho != b
-        if np.any(ok):
-            out_l[ok], out_s[ok] = walk.log_abs_and_sign(rho[ok])
-        return out_l, out_s
+        # rho = b (a quadrature node rounded onto the kink): the walk's value at the nearest float,
+        # finite for a continuous density and a finite stand-in for an integrable singularity (an
+        # infinite value there turned a lobe's mass into inf)
+        return walk.log_abs_and_sign(rho)
 
     mu = vectorised(log_abs_and_sign)
     grid = np.linspace(0, rho_max, 401)
