@@ -365,8 +365,8 @@ def test_rq_oscillation_odd_d_infinite_at_the_kink_against_the_walk(dim, alpha):
 
 def test_rq_oscillation_sign_change_at_a_continuous_kink():
     """cos(2 r)/(1 + r^2)^2.7 in d = 9: mu is continuous at rho = 2 with an infinite slope and
-    changes sign there; a node rounded onto the kink once returned an infinite density (PD with
-    m+ = inf)."""
+    changes sign there (no answer in minutes before); a node rounded onto the kink must not get an
+    infinite density (that gave PD with m+ = inf)."""
     rep = sk.check_rkks(RadialKernel.from_string("cos(2*r)/(1 + r**2)**2.7"), 9)
     assert rep.verdict == "RKKS"
     assert np.isfinite(rep.mass_plus.value) and rep.mass_minus.value > 0.1
