@@ -852,33 +852,35 @@ class _RQWalk:
         return const * t**m * _besselk_mp(m, rs * t)
 
     # -- evaluation -------------------------------------------------------------------------
-    def log_abs_and_sign(self, rho):
+    def log_abs_and_sign(self, rho, t=None):
         """log|mu| and sign: float64 (series below b/2, walk above) where at most ``_LOST_FLOAT``
-        digits cancel, else mpmath."""
+        digits cancel, else mpmath. ``t``: the exact rho - b where rho is its rounding."""
         rho = np.asarray(rho, dtype=np.float64)
-        la, sg, lost = self.float_values(rho)
+        la, sg, lost = self.float_values(rho, t)
         near = (lost > _LOST_FLOAT) & (rho >= 0.5 * self.b)
         if self.kind == "cos" and np.any(near):
             # near the kink the walk's terms P_j(1/rho) F_(2j+1)(|rho - b|) are singular to different
             # orders and cancel (m log10(1/|rho - b|) digits): the same sum in u = 1/rho and
             # tau = (rho - sigma)/rho has every term of the kink's own order (:class:`_ShiftedWalk`)
-            la[near], sg[near], lost[near] = self._shifted(rho[near])
+            la[near], sg[near], lost[near] = self._shifted(rho[near], None if t is None else t[near])
         bad = np.nonzero(lost > _LOST_FLOAT)[0]
         for i in bad:
             r = float(rho[i])
             la[i], sg[i] = self._series_point(r) if r < 0.5 * self.b else self._mp_point(r, float(lost[i]))
         return la + math.log(abs(self.c)), sg * (1.0 if self.c > 0 else -1.0)
 
-    def _shifted(self, rho):
-        """log|mu|, sign and digits lost of mu_n = (Q_n(rho, b) + Q_n(rho, -b))/2 (c = 1)."""
+    def _shifted(self, rho, t=None):
+        """log|mu|, sign and digits lost of mu_n = (Q_n(rho, b) + Q_n(rho, -b))/2 (c = 1); ``t``: the
+        exact rho - b."""
         if not hasattr(self, "_shift_walk"):
             self._shift_walk = _ShiftedWalk(self.alpha, self.s, self.n)
         total = np.zeros(rho.shape)
         absum = np.zeros(rho.shape)
         for sigma in (self.b, -self.b):
+            diff = rho - sigma if (t is None or sigma < 0) else t
             # rho = b only by rounding: the nearest float's distance (as the walk's own form)
-            w = np.maximum(np.abs(rho - sigma), 4 * _EPS * abs(sigma))
-            q, a = self._shift_walk(rho, w, np.copysign(w, rho - sigma) / rho)
+            w = np.maximum(np.abs(diff), 4 * _EPS * abs(sigma))
+            q, a = self._shift_walk(rho, w, np.copysign(w, diff) / rho)
             total, absum = total + q, absum + a
         with np.errstate(divide="ignore", invalid="ignore"):
             lost = np.where(total != 0, np.log10(absum / np.abs(total)), np.inf)
@@ -1139,13 +1141,18 @@ class _RQHalfStep:
         self.table = _KinkTable(odd(n), b, b + self.reach, noise=noise, dim=n)
         self.centre = None if self.projection else odd(d + 1)
 
-    def __call__(self, rho):
-        """(mu_d(rho), absolute error estimate) for an array of rho >= 0, rho != b."""
+    takes_offset = True
+
+    def __call__(self, rho, off=None):
+        """(mu_d(rho), absolute error estimate) for an array of rho >= 0, rho != b; ``off``: the exact
+        rho - b where rho is its rounding (:class:`_KinkTable`: near the kink, |rho - b|^gamma with a
+        fractional gamma would jitter with the rounding of rho)."""
         rho = np.asarray(rho, dtype=np.float64)
+        off = rho - self.b if off is None else np.asarray(off, dtype=np.float64)
         b = self.b
-        below = rho < b
+        below = off < 0
         # split point: the kink v_b (rho < b), or the distance of the complex singularities
-        a0 = np.sqrt(np.abs(b - rho) * (b + rho))
+        a0 = np.sqrt(np.abs(off) * (b + rho))
         # above b the integrand falls off like exp(-sqrt(s) v^2/(2 rho)): a shorter first piece
         a = np.where(below, a0, np.minimum(a0, np.sqrt(rho * self.width)))
         v1, d1, w1, c1 = _ts_symmetric(a)
@@ -1165,7 +1172,7 @@ class _RQHalfStep:
         if self.projection:
             g, ge = 2 * f, 2 * fe
         else:
-            f0 = self.table.at_offset(rho - b)
+            f0 = self.table.at_offset(off)
             f0e = self.table.error * np.maximum(np.abs(f0), self.table.floor_at(rho))
             with np.errstate(divide="ignore", invalid="ignore"):
                 g = -(f - f0[:, None]) / (np.pi * v * v)
@@ -1214,13 +1221,14 @@ def _accurate(walk):
     """rho -> (mu_n(rho), error bound) from the walk's own evaluation (float64 where at most
     ``_LOST_FLOAT`` digits cancel, mpmath otherwise): relative error ``1e-10`` (its stated accuracy)."""
 
-    def direct(rho):
+    def direct(rho, off=None):
         rho = np.asarray(rho, dtype=np.float64)
-        la, sg = walk.log_abs_and_sign(rho)
+        la, sg = walk.log_abs_and_sign(rho, None if off is None else np.asarray(off, dtype=np.float64))
         with np.errstate(over="ignore", under="ignore"):
             val = sg * np.exp(la)
         return val, 1e-10 * np.abs(val)
 
+    direct.takes_offset = True  # (:class:`_KinkTable`) the walk at exactly b + off
     return direct
 
 
