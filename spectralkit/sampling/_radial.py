@@ -143,10 +143,15 @@ def _density_surrogate(density, lobes):
         )
     except TransformError:  # a non-finite value off the tables' own points: the direct route decides
         return None, [False] * len(lobes)
+    # a lobe ending at a singular point of mu keeps direct quadrature whether or not the fit converged
+    # there (the density's value on the point itself is no guide: finite at a kink, a stand-in at an
+    # integrable singularity)
+    singular = np.asarray(getattr(density, "singular", ()), dtype=np.float64)
     uses = []
     for a, b in lobes:
         inside = (interp.edges[:-1] >= a) & (interp.edges[1:] <= b)
-        uses.append(bool(inside.any() and not interp.direct[inside].any()))
+        at_singular = bool(np.isin([a, b], singular).any())
+        uses.append(bool(inside.any() and not interp.direct[inside].any() and not at_singular))
     if not any(uses):
         return None, uses
     return _SurrogateCumulative(interp, worst * scale), uses
