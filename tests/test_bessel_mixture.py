@@ -139,3 +139,13 @@ def test_half_order_is_the_sine_route(dim=3):
     rho = np.array([0.0, 0.3, 1.0, 1.9, 1.999, 2.001, 2.5, 4.0, 8.0])
     a, b = mix.mu(rho), ref.mu(rho) / math.sqrt(math.pi)
     assert np.all(np.abs(a - b) <= (mix.rel_error + ref.rel_error) * np.abs(b))
+
+
+def test_node_rounded_onto_the_kink_gets_a_finite_density():
+    """J0(r)/(1 + r^2)^0.9 in d = 3: mu ~ |rho - 1|^0.3 has an infinite slope at the kink, the lobe
+    quadrature bisects onto rho = 1, and the tabulated transform returned inf there (PD with m+ = inf)."""
+    rep = sk.check_rkks(RadialKernel.from_string("besselj(0, r)/(1 + r**2)**0.9"), 3)
+    assert rep.verdict == "PD"
+    assert np.isfinite(rep.mass_plus.value)
+    diff = rep.mass_plus.value - rep.mass_minus.value - 1.0
+    assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error + 1e-12

@@ -1425,8 +1425,14 @@ def kink_table_transform(table, c, b, d, rho_max, scale, method):
 
     def log_abs_and_sign(rho):
         val = table(rho)
-        out_l = np.where(rho == b, np.inf, np.log(np.abs(val)) + math.log(abs(c)))
-        return out_l, np.where(rho == b, 1.0, np.sign(val) * sign_c)
+        on_kink = rho == b
+        if np.any(on_kink):
+            # a quadrature node rounded onto the kink: the value one ulp below (finite where mu is
+            # continuous, a finite stand-in at an integrable singularity; inf there made a lobe's
+            # mass inf: PD with m+ = inf)
+            val = np.where(on_kink, table.at_offset(np.array([-_EPS * b]))[0], val)
+        with np.errstate(divide="ignore"):
+            return np.log(np.abs(val)) + math.log(abs(c)), np.sign(val) * sign_c
 
     # the radial mass of the tables' absolute noise (at most 2 floor_at):
     # S_(d-1) int_0^rho_max rho^(d-1) 2 floor_at drho <= S_(d-1) 2 radial_floor rho_max
