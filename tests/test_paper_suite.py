@@ -371,6 +371,16 @@ def test_runner_reports_a_missing_data_folder(tmp_path, capsys):
     assert "absent" in capsys.readouterr().err
 
 
+def test_recorded_command_leaves_out_the_machines_data_folder():
+    from benchmarks.papers import run
+
+    for argv in (
+        ["--quick", "--data-dir", "/some/where", "--jobs", "2"],
+        ["--quick", "--data-dir=/x", "--jobs", "2"],
+    ):
+        assert run._command(argv) == "python -m benchmarks.papers.run --quick --jobs 2"
+
+
 @needs_data
 def test_quick_run_writes_json_markdown_and_plots(tmp_path, monkeypatch):
     from benchmarks.papers import run

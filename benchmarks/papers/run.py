@@ -403,9 +403,19 @@ def run_suite(args, progress_factory=None, checkpoint=None, learning_checkpoint=
     return results
 
 
-def _command():
-    """The command line of this run, as the results record it."""
-    return " ".join(["python -m benchmarks.papers.run", *sys.argv[1:]])
+def _command(argv=None):
+    """The command line of this run, as the results record it: without ``--data-dir`` (a path on
+    the machine that ran it; elsewhere the data folder comes from the default or the environment)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    kept, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--data-dir":
+            skip = True
+        elif not a.startswith("--data-dir="):
+            kept.append(a)
+    return " ".join(["python -m benchmarks.papers.run", *kept])
 
 
 def _learning_state(args, quick, checkpoint_path):
