@@ -39,9 +39,15 @@ import sympy
 from .._numerics.quadrature import tanh_sinh
 from ..exceptions import TransformError
 from ..kernels._parse import R
-from ._oscillating import _KinkTable, _not_a_measure, _number, _RQHalfStep, _ShiftedWalk, kink_table_transform
+from ._oscillating import (
+    _KinkTable,
+    _number,
+    _RQHalfStep,
+    _ShiftedWalk,
+    kink_table_transform,
+    power_law_threshold,
+)
 from ._registry import builder, matcher
-from ._types import RadialTransform
 
 __all__ = []  # private module
 
@@ -285,26 +291,9 @@ def _bessel_rq_mixture(c, nu, b, alpha, s, dim):
     name = f"J0({arg})" if nu == 0 else f"J_{nu:g}({arg})/r^{nu:g}"
     env = "1 + r^2" if s == 1 else f"1 + r^2/{s:g}"
     head = f"k = {name} ({env})^-{alpha:g}"
-    if p < 0.5 * (d - 1) - 1e-12:
-        reason = (
-            f"{head} decays like an oscillating r^-{p:g}, slower than the r^-{(d - 1) / 2:g} of every finite "
-            f"radial measure on R^{d}: its Fourier transform behaves like |rho - {b:g}|^{gamma:g} at "
-            f"rho = {b:g}, not integrable (not a finite measure; finite for 2 alpha > {(d - 1) / 2 - p + 2 * alpha:g})"
-        )
-        return RadialTransform(
-            mu=_not_a_measure(reason),
-            method="closed-form:bessel-rq-mixture",
-            rel_error=0.0,
-            abs_error=0.0,
-            scale=b,
-            tail_exponent=math.inf,
-            divergent=reason,
-        )
-    if abs(p - 0.5 * (d - 1)) <= 1e-12:
-        raise TransformError(
-            f"{head} decays exactly like an oscillating r^-{(d - 1) / 2:g} in d = {d}: its spectral measure is "
-            f"not absolutely continuous at rho = {b:g}, which spectralkit does not compute"
-        )
+    divergent = power_law_threshold(head, p, alpha, b, d, "closed-form:bessel-rq-mixture")
+    if divergent is not None:
+        return divergent
     n = d if d % 2 else d + 1  # the odd dimension of the mixture
     gamma_c = 2 * alpha - 0.5 * (n + 1)
     finite = (

@@ -665,6 +665,35 @@ def _cut_radius(log_bound0, a, d, log_floor):
 # ---------------------------------------------------------------------------------------------
 # rational-quadratic envelope: shift formula, dimension walk, projection
 # ---------------------------------------------------------------------------------------------
+def _log_fn_const(alpha, s, j):
+    """log of C_n s^(-m/2), n = 2j + 1, m = alpha - n/2: F_n(t) = C_n s^(-m/2) t^m K_m(sqrt(s) t)."""
+    m = alpha - (j + 0.5)
+    return (
+        math.log(2.0)
+        + alpha * math.log(s / 2)
+        - math.lgamma(alpha)
+        - (j + 0.5) * math.log(2 * math.pi)
+        - 0.5 * m * math.log(s)
+    )
+
+
+def _log_besselk(order, z, kve):
+    """log K_order(z) from the scaled values ``kve`` = K e^z; where they overflow (tiny z) the
+    asymptote K_m(z) ~ Gamma(|m|) 2^(|m|-1) z^-|m| (|m| > 0), -log(z/2) - gamma_E (m = 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lk = np.log(kve) - z
+    bad = ~np.isfinite(lk)
+    if np.any(bad):
+        zb = z[bad]
+        am = abs(order)
+        lk[bad] = (
+            math.lgamma(am) + (am - 1) * math.log(2.0) - am * np.log(zb)
+            if am > 0
+            else np.log(-np.log(zb / 2) - np.euler_gamma)
+        )
+    return lk
+
+
 def _walk_terms(m):
     """(j, i, k, q) of Q_(2m+1) = sum q u^i tau^k F_(2j+1) (the recursion of the module docstring)."""
     state = {(0, 0, 0): Fraction(1)}  # (j, i, k) -> rational; the power of 1/(2 pi) is m - j
@@ -723,24 +752,9 @@ class _ShiftedWalk:
             for j in range(self.m + 1):
                 m = self.alpha - (j + 0.5)
                 am = abs(m)
-                log_c = (
-                    math.log(2.0)
-                    + self.alpha * math.log(self.s / 2)
-                    - math.lgamma(self.alpha)
-                    - (j + 0.5) * math.log(2 * math.pi)
-                    - 0.5 * m * math.log(self.s)
-                )
                 key = min(kv, key=lambda u, am=am: abs(u - am))
-                lk = np.log(kv[key]) - z
-                bad = ~np.isfinite(lk)
-                if np.any(bad):  # kve overflows at tiny z: K_m(z) ~ Gamma(|m|) 2^(|m|-1) z^-|m|
-                    zb = z[bad]
-                    lk[bad] = (
-                        math.lgamma(am) + (am - 1) * math.log(2.0) - am * np.log(zb)
-                        if am > 0
-                        else np.log(-np.log(zb / 2) - np.euler_gamma)
-                    )
-                out.append(log_c + m * np.log(w) + lk)
+                lk = _log_besselk(m, z, kv[key])
+                out.append(_log_fn_const(self.alpha, self.s, j) + m * np.log(w) + lk)
         return out
 
     def __call__(self, z, w, tau):
@@ -784,13 +798,6 @@ class _RQWalk:
         self._polys = {}
         self._f_consts = {}
         self._taylor = {}
-        self.log_cn = [
-            math.log(2.0)
-            + alpha * math.log(s / 2)
-            - math.lgamma(alpha)
-            - 0.5 * (2 * j + 1) * math.log(2 * math.pi)
-            for j in range(self.m + 2)
-        ]
 
     # -- the walk's polynomials, per shift sigma: {j: [coefficients of u^i]} (mpmath) -------------
     def polys(self, dps):
@@ -823,18 +830,9 @@ class _RQWalk:
         """log F_(2j+1)(t), t > 0 (float arrays)."""
         m = self.alpha - (j + 0.5)
         z = math.sqrt(self.s) * t
-        am = abs(m)
-        with np.errstate(over="ignore", divide="ignore"):
-            lk = np.log(sc.kve(am, z)) - z
-        bad = ~np.isfinite(lk)
-        if np.any(bad):  # kve overflow at tiny z: K_m(z) ~ Gamma(|m|) 2^(|m|-1) z^-|m|
-            zb = z[bad]
-            lk[bad] = (
-                math.lgamma(am) + (am - 1) * math.log(2.0) - am * np.log(zb)
-                if am > 0
-                else np.log(-np.log(zb / 2) - np.euler_gamma)
-            )
-        return self.log_cn[j] - 0.5 * m * math.log(self.s) + m * np.log(t) + lk
+        with np.errstate(over="ignore"):
+            lk = _log_besselk(m, z, sc.kve(abs(m), z))
+        return _log_fn_const(self.alpha, self.s, j) + m * np.log(t) + lk
 
     def f_mp(self, j, t):
         """F_(2j+1)(t) in mpmath at the current precision (the constants cached per precision)."""
@@ -1346,28 +1344,17 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
     p = 2 * alpha + {"cos": 0.0, "sin": 1.0}[kind]
     name = {"cos": f"cos({b:g} r)", "sin": f"sin({b:g} r)/r"}[kind]
     gamma = p - 0.5 * (d + 1)  # mu ~ |rho - b|^gamma at the oscillation's frequency
-    if p < 0.5 * (d - 1) - 1e-12:
-        reason = (
-            f"k = {name} (1 + r^2/{s:g})^-{alpha:g} decays like an oscillating r^-{p:g}, slower than the "
-            f"r^-{(d - 1) / 2:g} of every finite radial measure on R^{d}: its Fourier transform behaves like "
-            f"|rho - {b:g}|^{gamma:g} at rho = {b:g}, not integrable (not a finite measure; finite for "
-            f"2 alpha > {(d - 1) / 2 - p + 2 * alpha:g})"
-        )
-        return RadialTransform(
-            mu=_not_a_measure(reason),
-            method="closed-form:rq-oscillation",
-            rel_error=0.0,
-            abs_error=0.0,
-            scale=b,
-            tail_exponent=math.inf,
-            divergent=reason,
-        )
-    if abs(p - 0.5 * (d - 1)) <= 1e-12:
-        raise TransformError(
-            f"k = {name} (1 + r^2/{s:g})^-{alpha:g} decays exactly like an oscillating r^-{(d - 1) / 2:g} in "
-            f"d = {d}: its spectral measure is not absolutely continuous at rho = {b:g} (a sphere shell or a "
-            "non-integrable |rho - b|^-1 density, depending on the phase), which spectralkit does not compute"
-        )
+    divergent = power_law_threshold(
+        f"k = {name} (1 + r^2/{s:g})^-{alpha:g}",
+        p,
+        alpha,
+        b,
+        d,
+        "closed-form:rq-oscillation",
+        " (a sphere shell or a non-integrable |rho - b|^-1 density, depending on the phase)",
+    )
+    if divergent is not None:
+        return divergent
     sq = math.sqrt(s)
     rho_max = b + (60.0 + d + 2 * abs(gamma)) / sq
     if d % 2 == 0 and p < 0.5 * (d + 1):
@@ -1456,6 +1443,37 @@ def kink_table_transform(table, c, b, d, rho_max, scale, method):
         singular_points=(float(b),),
         mass_error=mass_error,
     )
+
+
+def power_law_threshold(head, p, alpha, b, d, method, shell=""):
+    """The verdict of an oscillation at frequency b under an envelope decaying like r^-p (amplitude),
+    envelope power alpha, in d dimensions, where the exponents alone decide it: a DIVERGENT
+    :class:`RadialTransform` below the threshold p = (d-1)/2 (mu ~ |rho - b|^(p - (d+1)/2), not
+    integrable), :class:`TransformError` at it (not absolutely continuous; ``shell`` says what the
+    measure has there), None above (a finite measure, computed by the caller). ``head``: the
+    kernel as the reasons name it."""
+    gamma = p - 0.5 * (d + 1)
+    if p < 0.5 * (d - 1) - 1e-12:
+        reason = (
+            f"{head} decays like an oscillating r^-{p:g}, slower than the r^-{(d - 1) / 2:g} of every finite "
+            f"radial measure on R^{d}: its Fourier transform behaves like |rho - {b:g}|^{gamma:g} at "
+            f"rho = {b:g}, not integrable (not a finite measure; finite for 2 alpha > {(d - 1) / 2 - p + 2 * alpha:g})"
+        )
+        return RadialTransform(
+            mu=_not_a_measure(reason),
+            method=method,
+            rel_error=0.0,
+            abs_error=0.0,
+            scale=b,
+            tail_exponent=math.inf,
+            divergent=reason,
+        )
+    if abs(p - 0.5 * (d - 1)) <= 1e-12:
+        raise TransformError(
+            f"{head} decays exactly like an oscillating r^-{(d - 1) / 2:g} in d = {d}: its spectral measure is "
+            f"not absolutely continuous at rho = {b:g}{shell}, which spectralkit does not compute"
+        )
+    return None
 
 
 def _not_a_measure(reason):
