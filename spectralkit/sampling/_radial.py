@@ -117,8 +117,8 @@ class _SurrogateCumulative:
 def _density_surrogate(density, lobes):
     """(surrogate, [uses it per lobe]) for the lobes [(a, b), ...] of one part, or (None, all False).
 
-    One fit over all lobes, their ends as panel breaks; a lobe with a panel the fit cannot resolve
-    (a singular end, noisy values) keeps the quadrature of the density itself.
+    One fit over all lobes, their ends as panel breaks; a lobe ending at a singular point of mu, or
+    with a panel the fit cannot resolve (noisy values), keeps the quadrature of the density itself.
     """
     ends = np.unique(np.array([e for lb in lobes for e in lb], dtype=np.float64))
     probe = np.concatenate([np.linspace(a, b, 33) for a, b in lobes])

@@ -695,7 +695,13 @@ def _log_besselk(order, z, kve):
 
 
 def _walk_terms(m):
-    """(j, i, k, q) of Q_(2m+1) = sum q u^i tau^k F_(2j+1) (the recursion of the module docstring)."""
+    """(j, i, k, q) of Q_(2m+1) = sum q u^i tau^k F_(2j+1): m steps of the dimension walk
+    D = -(1/(2 pi rho)) d/drho applied to F_1(|rho - sigma|), in u = 1/rho and tau = (rho - sigma)/rho,
+
+        D[u^i tau^k F_n] = (u^(i+2)/(2 pi)) ((i + k) tau^k - k tau^(k-1)) F_n + u^i tau^(k+1) F_(n+2)
+
+    (F_n'(t) = -2 pi t F_(n+2)(t)); the coefficients are rational times powers of 1/(2 pi) and do not
+    depend on sigma. Near sigma = rho every term is of order |rho - sigma|^gamma: no cancellation."""
     state = {(0, 0, 0): Fraction(1)}  # (j, i, k) -> rational; the power of 1/(2 pi) is m - j
     for _ in range(m):
         new = {}
@@ -710,7 +716,9 @@ def _walk_terms(m):
 
 
 class _ShiftedWalk:
-    """Q_n(z, sigma) of the module docstring (c = 1) for real or complex z, as a vectorised sum.
+    """Q_n(z, sigma) (:func:`_walk_terms`; c = 1): the walk of the single shifted term F_1(|rho - sigma|)
+    of the shift formula, so that cos(b r) g has mu_n = (Q_n(rho, b) + Q_n(rho, -b))/2. Real or complex
+    z, vectorised.
 
     F_n(w) = C_n s^(-m/2) w^m K_m(sqrt(s) w), m = alpha - n/2, C_n = 2 (s/2)^alpha / (Gamma(alpha)
     (2 pi)^(n/2)): the n-dimensional transform of g, continued to Re w > 0 (principal branches).
@@ -1377,13 +1385,9 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
                 f"accuracy of only {table.error:.1e}"
             )
         return kink_table_transform(table, c, b, d, rho_max, min(b, 1.0 / sq), "closed-form:rq-oscillation")
-    walk = _RQWalk(c, kind, b, alpha, s, d)
-
-    def log_abs_and_sign(rho):
-        # rho = b (a quadrature node rounded onto the kink): the walk's value at the nearest float,
-        # finite for a continuous density and a finite stand-in for an integrable singularity (an
-        # infinite value there turned a lobe's mass into inf)
-        return walk.log_abs_and_sign(rho)
+    # a quadrature node rounded onto the kink gets the walk's value at the nearest float: finite for
+    # a continuous density, a finite stand-in at an integrable singularity (inf made a lobe's mass inf)
+    log_abs_and_sign = _RQWalk(c, kind, b, alpha, s, d).log_abs_and_sign
 
     mu = vectorised(log_abs_and_sign)
     grid = np.linspace(0, rho_max, 401)
