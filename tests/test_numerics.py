@@ -193,3 +193,20 @@ def test_double_exponential_rules_integrate_end_point_singularities():
     fine = (x**-0.5 * np.exp(-x)) @ w
     assert abs(fine - ref) <= 1e-13 * ref
     assert abs((x[coarse] ** -0.5 * np.exp(-x[coarse])) @ (2 * w[coarse]) - ref) > abs(fine - ref)
+
+
+def test_fit_adaptive_does_not_chase_the_values_own_errors():
+    """Values with stated relative errors 1e-7 (noise): with ``with_errors`` the panels stop
+    bisecting at that level instead of splitting to the panel cap; the error it reports is the fit's,
+    which the caller adds to the values' own."""
+    rng = np.random.default_rng(0)
+
+    def noisy(x):
+        v = np.exp(x) * (1 + 1e-7 * rng.uniform(-1, 1, x.shape))
+        return v, 1e-7 * np.abs(v)
+
+    plain, _ = fit_adaptive(lambda x: noisy(x)[0], 0.0, 1.0, tol=1e-10, max_panels=64)
+    aware, err = fit_adaptive(noisy, 0.0, 1.0, tol=1e-10, max_panels=64, with_errors=True)
+    assert len(aware.edges) - 1 <= 2 < len(plain.edges) - 1
+    x = np.linspace(0.0, 1.0, 101)
+    assert np.max(np.abs(aware(x) / np.exp(x) - 1)) <= 1e-6
