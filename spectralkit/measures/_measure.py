@@ -399,6 +399,23 @@ class SpectralMeasure:
             logf = log_sphere_area(self.dim) + (self.dim - 1) * np.log(rho) + log_abs
             return np.where((sign == 0) | (rho == 0), 0.0, sign * np.exp(logf))
 
+    def _radial_density_near(self, point, off):
+        """f(point + off) at the exact offsets ``off`` from the singular point ``point``: the terms
+        singular there through their ``mu_at_offset`` (float rho cannot carry |rho - point|^gamma
+        to the last digits), the others at the rounded rho."""
+        off = np.asarray(off, dtype=np.float64)
+        rho = point + off
+        mu = np.zeros(off.shape)
+        for c, t in self.transforms:
+            near = t.mu_at_offset is not None and t.singular_points[:1] == (point,)
+            with np.errstate(invalid="ignore", over="ignore"):
+                mu += c * np.asarray(t.mu_at_offset(off) if near else t.mu(rho), dtype=np.float64)
+        if self._truncation is not None:
+            mu[rho > self._truncation] = 0.0
+        if self.dim == 1:
+            return 2.0 * mu
+        return np.exp(log_sphere_area(self.dim) + (self.dim - 1) * np.log(rho)) * mu
+
     @staticmethod
     def _check_rho(rho):
         rho = np.asarray(rho, dtype=np.float64)
@@ -624,6 +641,7 @@ class SpectralMeasure:
                 k0=k0,
                 transforms=transforms,
                 density=self.radial_density,
+                density_near=self._radial_density_near,
                 cumulative=self.cumulative if self.has_cumulative else None,
                 truncation=self._truncation,
             )

@@ -30,11 +30,12 @@ Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes
 
   with polynomials P built exactly by D[P(u) F_n] = (u^3 P'(u)/(2 pi)) F_n + (1 - sigma u) P(u) F_(n+2),
   u = 1/rho. sin(b r)/r = int_0^b cos(t r) dt adds the antiderivative G of F_1, which the walk's first
-  step turns back into F_1 (d >= 3). Even d: the projection mu_d(rho) = 2 int_0^inf
-  mu_(d+1)(sqrt(rho^2 + v^2)) dv of the odd walk (:class:`_RQHalfStep`, where mu_(d+1) is locally
-  integrable, p >= (d+1)/2; refused with the reason between that and the finiteness threshold);
-  sin(b r)/r in d = 1: (1/2) int_(rho-b)^(rho+b) F_1 (:class:`_RQSinD1`); both tabulated in
-  log|rho - b| (:class:`_KinkTable`). J_nu(b r)/r^nu factors: cosine mixtures of the same walk
+  step turns back into F_1 (d >= 3). Even d: at each rho the more accurate of the Hankel integral
+  on a deformed contour (:class:`_RQContour`) and the projection mu_d(rho) = 2 int_0^inf
+  mu_(d+1)(sqrt(rho^2 + v^2)) dv of the odd walk (:class:`_RQHalfStep`; above the kink only where
+  mu_(d+1) is not locally integrable, p < (d+1)/2) (:class:`_RQEven`); sin(b r)/r in d = 1:
+  (1/2) int_(rho-b)^(rho+b) F_1 (:class:`_RQSinD1`); both tabulated in log|rho - b|
+  (:class:`_KinkTable`). J_nu(b r)/r^nu factors: cosine mixtures of the same walk
   (:mod:`._bessel_mixture`).
 """
 
@@ -50,6 +51,7 @@ from .._numerics.bigfloat import int_pair
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.exact import two_product, two_sum
 from .._numerics.quadrature import exp_sinh as _exp_sinh
+from .._numerics.quadrature import panel_rule, unit_rule
 from .._numerics.quadrature import tanh_sinh as _tanh_sinh
 from ..exceptions import TransformError
 from ..kernels._parse import R
@@ -872,7 +874,10 @@ class _RQWalk:
         bad = np.nonzero(lost > _LOST_FLOAT)[0]
         for i in bad:
             r = float(rho[i])
-            la[i], sg[i] = self._series_point(r) if r < 0.5 * self.b else self._mp_point(r, float(lost[i]))
+            off = None if t is None else float(t[i])
+            la[i], sg[i] = (
+                self._series_point(r) if r < 0.5 * self.b else self._mp_point(r, float(lost[i]), off)
+            )
         return la + math.log(abs(self.c)), sg * (1.0 if self.c > 0 else -1.0)
 
     def _shifted(self, rho, t=None):
@@ -883,9 +888,11 @@ class _RQWalk:
         total = np.zeros(rho.shape)
         absum = np.zeros(rho.shape)
         for sigma in (self.b, -self.b):
-            diff = rho - sigma if (t is None or sigma < 0) else t
-            # rho = b only by rounding: the nearest float's distance (as the walk's own form)
-            w = np.maximum(np.abs(diff), 4 * _EPS * abs(sigma))
+            exact = t is not None and sigma > 0
+            diff = t if exact else rho - sigma
+            # rho = b only by rounding: the nearest float's distance (as the walk's own form); an
+            # exact offset is used as it is, down to the last float
+            w = np.maximum(np.abs(diff), _TINY if exact else 4 * _EPS * abs(sigma))
             q, a = self._shift_walk(rho, w, np.copysign(w, diff) / rho)
             total, absum = total + q, absum + a
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -953,8 +960,10 @@ class _RQWalk:
         u = np.log(1.0 / rho)
         logs, signs = [], []
         for sigma, state in self.polys(30):
-            t = np.abs(rho - sigma) if (t_exact is None or sigma < 0) else np.abs(t_exact)
-            t = np.maximum(t, 4 * _EPS * abs(sigma))  # rho = b only by rounding: the nearest float
+            exact = t_exact is not None and sigma > 0
+            t = np.abs(t_exact) if exact else np.abs(rho - sigma)
+            # rho = b only by rounding: the nearest float (an exact offset is used as it is)
+            t = np.maximum(t, _TINY if exact else 4 * _EPS * abs(sigma))
             for j, p in state.items():
                 lf = self.log_f(j, t)
                 for i, coef in enumerate(p):
@@ -973,11 +982,13 @@ class _RQWalk:
             lost = np.where(total != 0, np.log10(absum / np.abs(total)), np.inf)
             return np.log(np.abs(total)) + top, np.sign(total), np.nan_to_num(lost, nan=np.inf)
 
-    def _mp_point(self, rho, lost):
+    def _mp_point(self, rho, lost, off=None):
+        """mu_n at rho at the precision the cancellation needs; ``off``: the exact rho - b (rho is
+        its rounding: a few ulps from the kink the rounding is a large part of |rho - b|)."""
         dps = 20 * math.ceil((25 + min(lost, 400.0)) / 20)
         while True:
             with mpmath.workdps(dps):
-                r = mpmath.mpf(rho)
+                r = mpmath.mpf(rho) if off is None else mpmath.mpf(self.b) + mpmath.mpf(off)
                 u = 1 / r
                 total = biggest = mpmath.mpf(0)
                 polys = self.polys(dps)
@@ -1068,6 +1079,8 @@ def _besselk_mp(m, z):
 #: log of the factor 100 by which the kink tables' floor relative to the radial density (1e-11 of its
 #: peak) is looser than the one relative to max|mu| (1e-13): tighter cost 3x in d = 6, 8
 _RADIAL_SLACK = math.log(100.0)
+_MIN_OFFSET = 2.0**-40  # even-d tables start here: closer in, the contour's pieces cancel
+_ACCEPT_TABLE = 1e-5  # the largest table error stated rather than refused (the masses carry it)
 _LOST_FLOAT = 3.5  # float64 kve (~2e-14) times 10^3.5: within the stated 1e-10
 
 
@@ -1125,7 +1138,7 @@ class _RQHalfStep:
     mu_(d-1)(rho)/(pi v^2)).
     """
 
-    def __init__(self, kind, b, alpha, s, d, odd=None, p=None, noise=5e-11):
+    def __init__(self, kind, b, alpha, s, d, odd=None, p=None, noise=5e-11, projection=None):
         """``odd(n)``: the n-dimensional density (n odd) as rho -> (mu, error bound), ``p`` the
         kernel's decay exponent and ``noise`` the relative error of ``odd``'s values, for other
         oscillations (default: the walk of cos or sin/r)."""
@@ -1137,7 +1150,7 @@ class _RQHalfStep:
                 return _accurate(_RQWalk(1.0, kind, b, alpha, s, n))
 
         self.b, self.s, self.d = b, s, d
-        self.projection = p - 0.5 * (d + 2) >= -0.5
+        self.projection = p - 0.5 * (d + 2) >= -0.5 if projection is None else projection
         n = d + 1 if self.projection else d - 1
         if n == 1 and kind == "sin":  # p = 2 alpha + 1 > d/2 = 1 always: never here
             raise TransformError("internal: the half step of sin(b r)/r in d = 2 needs mu_3")
@@ -1191,6 +1204,218 @@ class _RQHalfStep:
                 ge = np.where(zero, lim_e[:, None], ge)
         val = np.sum(g * w, axis=1)
         err = np.abs(val - np.sum(g * wc, axis=1)) + np.sum(ge * w, axis=1)
+        return val, err
+
+
+def _hankel2e(m, w):
+    """H2_m(w) e^(i w) (scipy's hankel2e) with Hankel's expansion where |w| > 1e5 (1 + m^2): AMOS's
+    argument reduction loses ~ eps |w| there (1e-2 relative at |w| ~ 1e15, the slow ray's reach).
+
+    H2_m(w) e^(i w) ~ sqrt(2/(pi w)) e^(i (m pi/2 + pi/4)) sum_k (-i)^k a_k(m) / w^k,
+    a_k(m) = prod_(j=1..k) (4 m^2 - (2j - 1)^2) / (k! 8^k): with |w| > 1e5 (1 + m^2) the terms
+    fall by at least 10^-5 each, so five reach 1e-25."""
+    w = np.asarray(w, dtype=np.complex128)
+    big = np.abs(w) > 1e5 * (1.0 + m * m)
+    out = np.empty(w.shape, dtype=np.complex128)
+    out[~big] = sc.hankel2e(m, w[~big])
+    if np.any(big):
+        wb = w[big]
+        term = np.ones(wb.shape, dtype=np.complex128)
+        total = term.copy()
+        for k in range(1, 6):
+            term = term * (-1j) * (4 * m * m - (2 * k - 1) ** 2) / (8 * k * wb)
+            total += term
+        out[big] = np.sqrt(2 / (np.pi * wb)) * np.exp(1j * (m * np.pi / 2 + np.pi / 4)) * total
+    return out
+
+
+class _RQContour:
+    """mu_d of cos(b r) g(r) or sin(b r)/r g(r) in even d (c = 1) by contour deformation.
+
+    With m = d/2 - 1 and h(r) = g(r) r^(m+1) (cos) or g(r) r^m (sin/r), the Hankel integral is
+
+        mu_d(rho) = (2 pi)^(-d/2) rho^(-m) {Re, Im} int_0^inf e^(i b r) h(r) J_m(rho r) dr,
+
+    g, J_m real on the axis. It converges only conditionally (or, where the measure is finite but
+    k decays slower than r^-(d+1)/2, as an Abel limit), so it is not summed on the real axis. The
+    integrand is analytic in Re r > 0 (g's poles and branch cuts lie on the imaginary axis):
+
+    * rho < b/4: one ray r = t e^(i pi/4) from 0; e^(i b r) J_m(rho r) decays there like
+      e^(-(b - rho) t sin(pi/4)).
+    * otherwise: the real segment [0, t0], t0 = (m + 2)/rho (Gauss-Legendre panels shorter than
+      the oscillation and than the distance sqrt(s) of g's singularities), then J_m = (H1 + H2)/2:
+      e^(i b r) H1_m(rho r) ~ e^(i (b + rho) r) on the ray t0 + t e^(i pi/4), and e^(i b r)
+      H2_m(rho r) ~ e^(i (b - rho) r) on the ray t0 + t e^(+-i pi/4), upwards for rho < b and
+      downwards for rho > b. Beyond t0 = (m + 2)/rho the Hankel functions are waves (no
+      cancellation between H1 and H2, which near 0 are ~ r^-m).
+
+    Every ray integral has one decay rate and is summed by exp-sinh with that length scale (down to
+    |rho - b| = b 2^-52, where the H2 ray reaches t ~ 10^16: the |rho - b|^gamma behaviour at the
+    kink, gamma = p - (d+1)/2 > -1, comes out of the quadrature as it is). Scaled Bessel functions
+    (jve, hankel1e, hankel2e) with the exponentials combined keep every factor finite. Error: the
+    difference of two exp-sinh levels and of two Gauss-Legendre orders, plus 1e-14 of the integral
+    of |integrand| (rounding and the Bessel functions' own relative accuracy).
+    """
+
+    takes_offset = True  # (:class:`_KinkTable`) evaluated at exactly b + off
+    _THETA = math.pi / 4
+    _LEVEL = 5  # exp-sinh level (h = 1/32, 289 nodes); level 4 (every other node) for the estimate
+    _PANEL_NODES = 16
+
+    def __init__(self, kind, b, alpha, s, d):
+        self.kind, self.b, self.alpha, self.s, self.d = kind, b, alpha, s, d
+        self.m = d // 2 - 1
+        self.sq = math.sqrt(s)
+        self.up, self.down = np.exp(1j * self._THETA), np.exp(-1j * self._THETA)
+
+    def _h(self, z):
+        """g(z) z^(m+1) (cos) or g(z) z^m (sin(b r)/r), principal branches (Re z >= 0)."""
+        return (1.0 + z * z / self.s) ** (-self.alpha) * z ** (self.m + (1 if self.kind == "cos" else 0))
+
+    def _ray(self, f, start, direction, scale):
+        """int over start + t direction, t in [0, inf), of f: (value, error estimate)."""
+        x, w, coarse = _exp_sinh(self._LEVEL)
+        t = scale[:, None] * x[None, :]
+        with np.errstate(all="ignore"):
+            v = f(start[:, None] + t * direction) * direction
+        # nodes far beyond the decay length: the exponential factor underflowed to 0 (times inf)
+        v = np.where(np.isfinite(v), v, 0.0)
+        fine = v @ w * scale
+        return fine, np.abs(fine - v @ np.where(coarse, 2 * w, 0.0) * scale) + 1e-14 * (np.abs(v) @ w) * scale
+
+    def _slow_ray(self, f, start, direction, rate):
+        """The ray of e^(i (b - rho) z) H2: structure on the scale of g (sqrt(s)) near its start and
+        the decay e^(-rate t) with rate -> 0 at the kink. In u = log t, Gauss-Legendre panels of
+        width <= 1/2 from t = 1e-3 min(sqrt(s), 1) to 46/rate (e^-46 < 2^-66), plus [0, 1e-3 ...].
+        ``f(z, rows)``: the integrand of the given rows. Rows are grouped by their panel count
+        (rounded up to a multiple of 8): the slowest ray does not set every row's cost."""
+        lo = math.log(1e-3 * min(self.sq, 1.0))
+        hi = np.log(46.0 / rate)
+        count = 8 * np.ceil(np.ceil((hi - lo) / 0.5) / 8).astype(int)
+        fine = np.zeros(len(start), dtype=np.complex128)
+        err = np.zeros(len(start))
+        for n_panels in np.unique(count):
+            rows = np.flatnonzero(count == n_panels)
+            span = (hi - lo)[rows][:, None]
+            out = []
+            for n in (self._PANEL_NODES, self._PANEL_NODES - 4):
+                x, w = panel_rule(np.linspace(0.0, 1.0, n_panels + 1), n)
+                t = np.exp(lo + span * x[None, :])
+                x0, w0 = unit_rule(n)  # [0, e^lo]
+                t_all = np.concatenate([np.broadcast_to(math.exp(lo) * x0, (rows.size, n)), t], axis=1)
+                w_all = np.concatenate(
+                    [np.broadcast_to(math.exp(lo) * w0, (rows.size, n)), span * w[None, :] * t], axis=1
+                )
+                with np.errstate(all="ignore"):
+                    v = f(start[rows][:, None] + t_all * direction, rows) * direction
+                v = np.where(np.isfinite(v), v, 0.0)
+                out.append((np.sum(v * w_all, axis=1), np.sum(np.abs(v) * w_all, axis=1)))
+            (value, size), (coarse, _) = out
+            fine[rows] = value
+            err[rows] = np.abs(value - coarse) + 1e-14 * size
+        return fine, err
+
+    def __call__(self, rho, off=None):
+        """(mu_d(rho), absolute error estimate) for an array of rho >= 0, rho != b; ``off``: the
+        exact rho - b where rho is its rounding (near the kink)."""
+        rho = np.asarray(rho, dtype=np.float64)
+        off = rho - self.b if off is None else np.asarray(off, dtype=np.float64)
+        b, m, th = self.b, self.m, self._THETA
+        total = np.zeros(rho.shape, dtype=np.complex128)
+        err = np.zeros(rho.shape)
+        low = rho < 0.25 * b
+        if np.any(low):
+            # rho^-m J_m(rho z) -> (z/2)^m/m! as rho -> 0: at 1e-9 b the difference is below 1e-16
+            r = np.maximum(rho[low], 1e-9 * b)[:, None]
+
+            def f(z, rows):
+                rr = r[rows]
+                return np.exp(1j * b * z + np.abs(z.imag) * rr) * sc.jve(m, rr * z) / rr**m * self._h(z)
+
+            rate = -off[low] * math.sin(th)
+            total[low], err[low] = self._slow_ray(f, np.zeros(r.shape[0]), self.up, rate)
+        high = ~low
+        if np.any(high):
+            r1 = rho[high]
+            o1 = off[high]
+            r = r1[:, None]
+            t0 = (m + 2.0) / r1
+            # equal panels on [0, t0] (the same count for every rho: short ones are only finer)
+            step = 0.5 * np.minimum(self.sq, math.pi / (b + r1))
+            n_panels = int(np.max(np.ceil(t0 / step)))
+            for n, slot in ((self._PANEL_NODES, 0), (self._PANEL_NODES - 4, 1)):
+                x, w = panel_rule(np.linspace(0.0, 1.0, n_panels + 1), n)
+                t = t0[:, None] * x[None, :]
+                with np.errstate(all="ignore"):
+                    v = np.exp(1j * b * t) * sc.jv(m, r * t) / r**m * self._h(t.astype(np.complex128))
+                seg = v @ w * t0
+                if slot == 0:
+                    value, size = seg, (np.abs(v) @ w) * t0
+                else:
+                    seg_err = np.abs(value - seg) + 1e-14 * size
+            sin_th = math.sin(th)
+
+            def f1(z):
+                return 0.5 * np.exp(1j * (b + r) * z) * sc.hankel1e(m, r * z) / r**m * self._h(z)
+
+            v1, e1 = self._ray(f1, t0, self.up, np.minimum(1.0 / ((b + r1) * sin_th), self.sq))
+            v2 = np.zeros(r1.shape, dtype=np.complex128)
+            e2 = np.zeros(r1.shape)
+            for mask, direction in ((o1 < 0, self.up), (o1 > 0, self.down)):
+                if np.any(mask):
+                    rr = r1[mask][:, None]
+                    oo = o1[mask][:, None]
+
+                    def f2(z, rows, rr=rr, oo=oo):
+                        rr, oo = rr[rows], oo[rows]
+                        return 0.5 * np.exp(-1j * oo * z) * _hankel2e(m, rr * z) / rr**m * self._h(z)
+
+                    v2[mask], e2[mask] = self._slow_ray(
+                        f2, t0[mask], direction, np.abs(b - r1[mask]) * sin_th
+                    )
+            total[high] = value + v1 + v2
+            err[high] = seg_err + e1 + e2
+        norm = (2 * math.pi) ** (-0.5 * self.d)
+        val = (total.real if self.kind == "cos" else total.imag) * norm
+        return val, err * norm
+
+
+class _RQEven:
+    """mu_d of cos(b r) g(r) or sin(b r)/r g(r) in even d (c = 1): at each rho the more accurate (by
+    the stated error) of the contour (:class:`_RQContour`) and the half step (:class:`_RQHalfStep`).
+
+    The contour is accurate to ~1e-13 near and below the kink in low d, but its pieces cancel where
+    mu is exponentially small (rho >> b) and, in high d, at small rho. The half step is accurate
+    far out; near the kink it is accurate only where its neighbour's singularity is mild, and below
+    the kink it exists only for p >= (d+1)/2 (where (d-1)/2 < p < (d+1)/2, mu_(d+1) is not locally
+    integrable at b: the projection holds above the kink only, where t = sqrt(rho^2 + v^2) > b
+    never meets it). Takes the exact offset rho - b (:class:`_KinkTable`)."""
+
+    takes_offset = True
+
+    def __init__(self, kind, b, alpha, s, d):
+        self.b = b
+        p = 2 * alpha + (1.0 if kind == "sin" else 0.0)
+        band = p < 0.5 * (d + 1)
+        # from d = 12 on the contour's pieces cancel to worse than the half step's accuracy (its
+        # integrand grows like |z|^(d/2 - 2 alpha) before it decays): only where nothing else is
+        self.contour = _RQContour(kind, b, alpha, s, d) if band or d < 12 else None
+        self.half = _RQHalfStep(kind, b, alpha, s, d, projection=True if band else None)
+        self.half_below = not band
+        self.table = self.half.table  # the neighbour's table (its error is the half step's noise)
+
+    def __call__(self, rho, off=None):
+        rho = np.asarray(rho, dtype=np.float64)
+        off = rho - self.b if off is None else np.asarray(off, dtype=np.float64)
+        if self.contour is None:
+            return self.half(rho, off)
+        val, err = self.contour(rho, off)
+        use = off > 0 if not self.half_below else np.ones(rho.shape, dtype=bool)
+        if np.any(use):
+            hv, he = self.half(rho[use], off[use])
+            better = he < err[use]
+            val[use] = np.where(better, hv, val[use])
+            err[use] = np.where(better, he, err[use])
         return val, err
 
 
@@ -1249,21 +1474,30 @@ class _KinkTable:
     noise below it grow by rho^(dim-1) into them (cos(2 r)/(1 + r^2)^5 in d = 16 missed the Bochner
     identity by 7e-6 so). The adaptive panels (:func:`fit_adaptive`,
     relative tolerance ``tol`` above a floor of 1e-13 of max|g|, less the values' own relative
-    error ``noise``) reach every float rho != b (|rho - b| >= b 2^-52) with a few hundred
-    evaluations of the pointwise route ``direct`` (rho -> (value, error estimate)); beyond
+    error ``noise`` and without chasing the errors ``direct`` states for its values) reach every
+    float rho with |rho - b| >= ``min_offset`` b (closer, the value at that distance) with a few
+    hundred evaluations of the pointwise route ``direct`` (rho -> (value, error estimate)); beyond
     ``rho_max`` (where the caller knows mu to be below e^-60 of its scale, the radial weight
-    included) and where |g| is below its floor mu is returned as 0. ``error``: the tables' measured error plus ``noise`` plus the
-    largest error estimate of ``direct`` at the points they were fitted to, all relative to
-    max(|mu|, ``floor_at(rho)``) with floor_at = 1e-13 max|g| / w.
+    included) and where |g| is below its floor mu is returned as 0. ``error``: the tables'
+    measured error plus ``noise`` plus 6 times the largest error estimate of ``direct`` at the
+    points they were fitted to (see ``with_errors`` of :func:`fit_adaptive`), all relative to
+    max(|mu|, ``floor_at(rho)``) with floor_at = 1e-13 max|g| / w. The scale of the floor leaves
+    out an infinite spike at the kink (it carries no mass to speak of, and would raise the floor).
     """
 
-    def __init__(self, direct, b, rho_max, tol=1e-10, noise=5e-11, dim=1):
+    def __init__(self, direct, b, rho_max, tol=1e-10, noise=5e-11, dim=1, min_offset=2.0**-52):
         self.direct, self.b, self.rho_max, self.dim = direct, b, rho_max, dim
         probe = np.concatenate(
             [np.linspace(0.0, rho_max, 97), b * (1 + np.array([-1e-6, -1e-3, 1e-3, 1e-6]))]
         )
         probe = probe[probe != b]
         pv, _ = direct(probe)
+        near = np.abs(probe - b) <= 1e-3 * b
+        closest = np.abs(probe - b) < 1e-5 * b
+        if np.max(np.abs(pv[closest])) > 2 * np.max(np.abs(pv[near & ~closest])):
+            # mu infinite at the kink: its spike would set the scale (and the floor) of the whole
+            # density, whose mass it does not carry (the floor's radial mass is a mass error)
+            probe, pv = probe[~near], pv[~near]
         with np.errstate(divide="ignore"):
             la = np.log(np.abs(pv))
             self.log_r = float(np.max(la + (dim - 1) * np.log(np.maximum(probe, _TINY))) - np.max(la))
@@ -1273,13 +1507,16 @@ class _KinkTable:
         #: a bound on rho^(dim-1) floor_at(rho) (rho^(dim-1) / w <= 100 R)
         self.radial_floor = self.floor_g * math.exp(self.log_r + _RADIAL_SLACK)
         self.quad_error = 0.0
-        self.u_min = lo = math.log(b) - 52 * math.log(2.0)
+        # closer than min_offset b to the kink: the value at that distance (the measure layer
+        # integrates the last stretch from min_offset on with the fitted power law)
+        self.u_min = lo = math.log(b * min_offset)
         opts = {
             "degree": 24,
             "tol": tol,
             "floor": lambda v: self.floor_g,
             "noise": lambda v: noise,
             "max_panels": 400,
+            "with_errors": True,  # (value noise of the direct route is not chased)
         }
         self.left, e_left = fit_adaptive(
             lambda u: self._eval(b - np.exp(u), -np.exp(u)), lo, math.log(b), n_init=8, **opts
@@ -1287,7 +1524,8 @@ class _KinkTable:
         self.right, e_right = fit_adaptive(
             lambda u: self._eval(b + np.exp(u), np.exp(u)), lo, math.log(rho_max - b), n_init=8, **opts
         )
-        self.error = max(e_left, e_right) + noise + self.quad_error
+        # the fits do not chase the values' own errors (up to 5 quad_error): see fit_adaptive
+        self.error = max(e_left, e_right) + noise + 6 * self.quad_error
 
     def weight(self, rho):
         """w(rho) = 1 + rho^(dim-1) / (100 R) (inf far out: mu is returned as 0 there anyway)."""
@@ -1311,7 +1549,7 @@ class _KinkTable:
         w = self.weight(rho)
         scale = np.maximum(np.abs(val), self.floor_g / w)
         self.quad_error = max(self.quad_error, float(np.max(err / scale)))
-        return val * w
+        return val * w, err * w
 
     def at_offset(self, off):
         """mu(b + off) for offsets off = rho - b computed without cancellation (0 beyond rho_max)."""
@@ -1334,15 +1572,35 @@ class _KinkTable:
         left = rho < b
         right = (rho > b) & (rho <= self.rho_max)
         if np.any(left):
-            out[left] = self.left(np.log(b - rho[left]))
+            out[left] = self.left(np.maximum(np.log(b - rho[left]), self.u_min))
         if np.any(right):
-            out[right] = self.right(np.log(rho[right] - b))
+            out[right] = self.right(np.maximum(np.log(rho[right] - b), self.u_min))
         # below the floor the tables carry no relative accuracy: 0 there (also what keeps the measure
         # layer's tail integrals from chasing the tables' noise)
         out[np.abs(out) < self.floor_g] = 0.0
         out = out / self.weight(rho)
         out[rho == b] = np.nan
         return out
+
+
+def _even_or_sin_table(head, kind, b, alpha, s, d, rho_max):
+    """The :class:`_KinkTable` of mu_d for even d (:class:`_RQEven`: the contour and the half step,
+    whichever is more accurate at each rho) or for sin(b r)/r in d = 1 (:class:`_RQSinD1`); refused
+    where its measured error exceeds ``_ACCEPT_TABLE`` (in high d the contour's pieces cancel)."""
+    try:
+        if d == 1:
+            direct, noise, min_offset = _RQSinD1(b, alpha, s), 1e-13, 2.0**-52
+        else:
+            direct = _RQEven(kind, b, alpha, s, d)
+            noise, min_offset = 2 * direct.table.error, _MIN_OFFSET
+        table = _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise, dim=d, min_offset=min_offset)
+    except ArithmeticError as exc:
+        raise TransformError(f"{head}: {exc}") from exc
+    if not table.error <= _ACCEPT_TABLE:
+        raise TransformError(
+            f"{head}: its density's table reached a relative accuracy of only {table.error:.1e}"
+        )
+    return table
 
 
 @builder("rq_oscillation", rel_error=1e-10)
@@ -1365,29 +1623,20 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
         return divergent
     sq = math.sqrt(s)
     rho_max = b + (60.0 + d + 2 * abs(gamma)) / sq
-    if d % 2 == 0 and p < 0.5 * (d + 1):
-        raise TransformError(
-            f"k = {name} (1 + r^2/{s:g})^-{alpha:g} in d = {d} has a finite, absolutely continuous spectral "
-            f"measure (density ~ |rho - {b:g}|^{gamma:g} at rho = {b:g}); in even d spectralkit computes it "
-            f"by projecting the (d+1)-dimensional density, which is not locally integrable here "
-            f"(|rho - {b:g}|^{gamma - 0.5:g}): not computed yet"
-        )
     if d % 2 == 0 or (kind == "sin" and d == 1):
-        try:
-            direct = _RQSinD1(b, alpha, s) if d == 1 else _RQHalfStep(kind, b, alpha, s, d)
-            noise = 1e-13 if d == 1 else 2 * direct.table.error
-            table = _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise, dim=d)
-        except ArithmeticError as exc:
-            raise TransformError(f"k = {name} (1 + r^2/{s:g})^-{alpha:g} in d = {d}: {exc}") from exc
-        if not table.error <= 1e-6:
-            raise TransformError(
-                f"k = {name} (1 + r^2/{s:g})^-{alpha:g} in d = {d}: the half step reached a relative "
-                f"accuracy of only {table.error:.1e}"
-            )
+        head = f"k = {name} (1 + r^2/{s:g})^-{alpha:g} in d = {d}"
+        table = _even_or_sin_table(head, kind, b, alpha, s, d, rho_max)
         return kink_table_transform(table, c, b, d, rho_max, min(b, 1.0 / sq), "closed-form:rq-oscillation")
     # a quadrature node rounded onto the kink gets the walk's value at the nearest float: finite for
     # a continuous density, a finite stand-in at an integrable singularity (inf made a lobe's mass inf)
-    log_abs_and_sign = _RQWalk(c, kind, b, alpha, s, d).log_abs_and_sign
+    walk = _RQWalk(c, kind, b, alpha, s, d)
+    log_abs_and_sign = walk.log_abs_and_sign
+
+    def mu_at_offset(off):
+        off = np.asarray(off, dtype=np.float64)
+        la, sg = walk.log_abs_and_sign(b + off, off)
+        with np.errstate(over="ignore", under="ignore"):
+            return sg * np.exp(la)
 
     mu = vectorised(log_abs_and_sign)
     grid = np.linspace(0, rho_max, 401)
@@ -1405,6 +1654,7 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
         radial_cdf=None,
         zeros=None,
         singular_points=(float(b),),
+        mu_at_offset=mu_at_offset,
     )
 
 
@@ -1445,6 +1695,7 @@ def kink_table_transform(table, c, b, d, rho_max, scale, method):
         radial_cdf=None,
         zeros=None,
         singular_points=(float(b),),
+        mu_at_offset=lambda off: c * table.at_offset(off),
         mass_error=mass_error,
     )
 

@@ -59,6 +59,11 @@ class RadialTransform:
     singular_points : tuple of float
         Radii where mu is infinite (an integrable singularity) or jumps: never evaluated there,
         lobes end there.
+    mu_at_offset : callable or None
+        ``off -> mu(p + off)`` at the exact offsets ``off`` (nonzero) from the transform's singular
+        point p (one point: ``singular_points[0]``). Near an integrable |rho - p|^gamma singularity
+        rho = p + off is not representable to the relative accuracy |rho - p|^gamma needs; the
+        measure layer integrates the last stretch towards p in log|off| with it.
     ac_mass : float or None
         int f drho of the absolutely continuous part (what ``radial_cdf`` is normalised by); None:
         the kernel's k(0) (no shells).
@@ -90,6 +95,7 @@ class RadialTransform:
     tail_start: float = 0.0
     shells: tuple = ()
     singular_points: tuple = ()
+    mu_at_offset: Callable[[np.ndarray], np.ndarray] | None = None
     ac_mass: float | None = None
     divergent: str | None = None
     edges: tuple = ()
