@@ -104,6 +104,12 @@ KERNELS = [
     ("besselj(0, r)/(1 + r**2)**2", None, "J0 x rational quadratic (cosine mixture of the walk)"),
     # fractional support edges (transforms/_edge_power.py)
     ("(1 - r)**4.5*(1 + 4.5*r)", 1.0, "generalized Wendland, half-integer exponent"),
+    # power-law oscillations with a density infinite at the kink (even d: Hankel contour; the masses
+    # next to the kink at exact offsets) or a fractional kink exponent
+    ("cos(r)/(1 + r**2)", None, "cos x rational quadratic, density infinite at the kink"),
+    ("cos(r)/(1 + r**2)**1.3", None, "cos x rational quadratic, fractional kink exponent"),
+    ("cos(r)/(1 + r**2)**0.55", None, "cos x rational quadratic, kink exponent near -1"),
+    ("sin(2*r)/(r*(1 + r**2)**0.7)", None, "sin/r x rational quadratic, infinite at the kink"),
 ]
 
 CHILD = r"""

@@ -138,6 +138,9 @@ CASES = [
     # sampler must tabulate up to); odd d by the dimension walk, even d by projection
     (kernels.RadialKernel.from_string("cos(r)/(1 + r**2)**2"), 3, "rff"),
     (kernels.RadialKernel.from_string("cos(r)/(1 + r**2)**2"), 2, "orf"),
+    # ... and in the band where the density is infinite at rho = b (even d: Hankel contour below the
+    # kink; the sampler tabulates the lobes next to b in y, rho = b -+ L y^8)
+    (kernels.RadialKernel.from_string("cos(r)/(1 + r**2)"), 4, "gorf"),
     # K-Bessel form (exact in every d, transforms/_exp_poly.py)
     (kernels.RadialKernel.from_string("exp(-sqrt(1 + r**2))"), 16, "gorf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)

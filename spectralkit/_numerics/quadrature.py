@@ -16,6 +16,7 @@ import numpy as np
 
 __all__ = [
     "gauss_legendre",
+    "power_law_end",
     "unit_rule",
     "panel_rule",
     "graded_breaks",
@@ -211,3 +212,20 @@ def exp_sinh(level, t_max=4.5):
     for a in (x, w, coarse):
         a.flags.writeable = False
     return x, w, coarse
+
+
+def power_law_end(f0, f1, f2, noise):
+    """F(x) = a (x/x0)^gamma + c through F(x0), F(2 x0), F(4 x0): ``(gamma, a, c)``, exact for that
+    form (2^gamma = (F(2x0) - F(4x0))/(F(x0) - F(2x0))); None where the differences are within
+    16 ``noise`` (relative) of F(x0) or do not fit the form (no power law resolvable there).
+
+    The behaviour of a density next to an integrable singularity or kink, A|x|^gamma + B, fitted
+    where its values are still accurate, to extend it to x -> 0 (masses, sampler tables)."""
+    d1, d2 = f0 - f1, f1 - f2
+    if d1 == 0 or not d2 / d1 > 0 or abs(d1) <= 16 * noise * abs(f0):
+        return None
+    r = d2 / d1
+    if abs(1.0 - r) < 1e-12:
+        return None
+    a = d1 / (1.0 - r)
+    return math.log2(r), a, f0 - a

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._numerics.quadrature import integrate_adaptive, integrate_intervals
+from .._numerics.quadrature import integrate_adaptive, integrate_intervals, power_law_end
 from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ._results import Estimate, Lobe, TailModel
@@ -229,20 +229,17 @@ def _power_law_sliver(F, x0, rel, src):
 
     def fit(f0, f1, f2, scale):
         """int_0^x0 of the model through F at scale, 2 scale, 4 scale."""
-        d1, d2 = f0 - f1, f1 - f2
-        if d1 == 0 or not d2 / d1 > 0 or abs(d1) <= 16 * bump * abs(f0):
+        model = power_law_end(f0, f1, f2, bump)
+        if model is None:
             # flat at this resolution (gamma >= 1, no power law on this side, or differences
             # within the values' own error): the sliver is x0 F(x0), to within its own size
             return x0 * f0
-        r = d2 / d1
-        gamma = math.log2(r)
+        gamma, a, b = model
         if not gamma > -1:
             raise TransformError(
                 f"the radial density of {src.name} in d = {src.dim} behaves like |rho - p|^{gamma:.3g} "
                 "at a singular point p: not integrable"
             )
-        a = d1 / (1.0 - r)  # A scale^gamma
-        b = f0 - a
         return a * (x0 / scale) ** gamma * x0 / (1.0 + gamma) + b * x0
 
     bump = max(rel, 1e-15)

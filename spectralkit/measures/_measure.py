@@ -399,22 +399,32 @@ class SpectralMeasure:
             logf = log_sphere_area(self.dim) + (self.dim - 1) * np.log(rho) + log_abs
             return np.where((sign == 0) | (rho == 0), 0.0, sign * np.exp(logf))
 
-    def _radial_density_near(self, point, off):
-        """f(point + off) at the exact offsets ``off`` from the singular point ``point``: the terms
-        singular there through their ``mu_at_offset`` (float rho cannot carry |rho - point|^gamma
-        to the last digits), the others at the rounded rho."""
+    def radial_density_near(self, point: float, off: ArrayLike) -> NDArray[np.float64]:
+        """f(point + off) at the exact offsets ``off`` (nonzero) from a singular point ``point``.
+
+        The terms singular there are evaluated through their transform's ``mu_at_offset``: next to
+        an integrable |rho - point|^gamma a float rho cannot carry the offset to the accuracy the
+        power needs (a few ulps away its rounding changes f by O(1)); the other terms at the
+        rounded rho. Used by the masses and the sampler's tables next to singular points.
+        """
         off = np.asarray(off, dtype=np.float64)
         rho = point + off
         mu = np.zeros(off.shape)
         for c, t in self.transforms:
-            near = t.mu_at_offset is not None and t.singular_points[:1] == (point,)
+            at_offset = t.mu_at_offset
             with np.errstate(invalid="ignore", over="ignore"):
-                mu += c * np.asarray(t.mu_at_offset(off) if near else t.mu(rho), dtype=np.float64)
-        if self._truncation is not None:
-            mu[rho > self._truncation] = 0.0
+                if at_offset is not None and t.singular_points[:1] == (point,):
+                    mu += c * np.asarray(at_offset(off), dtype=np.float64)
+                else:
+                    mu += c * np.asarray(t.mu(rho), dtype=np.float64)
+        cut = self.truncation
+        if cut is not None:
+            mu[rho > cut] = 0.0
         if self.dim == 1:
             return 2.0 * mu
-        return np.exp(log_sphere_area(self.dim) + (self.dim - 1) * np.log(rho)) * mu
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.exp(log_sphere_area(self.dim) + (self.dim - 1) * np.log(rho)) * mu
+        return np.where(rho > 0, out, 0.0)
 
     @staticmethod
     def _check_rho(rho):
@@ -641,7 +651,7 @@ class SpectralMeasure:
                 k0=k0,
                 transforms=transforms,
                 density=self.radial_density,
-                density_near=self._radial_density_near,
+                density_near=self.radial_density_near,
                 cumulative=self.cumulative if self.has_cumulative else None,
                 truncation=self._truncation,
             )

@@ -14,7 +14,9 @@ own inverse-CDF table (a single table across a zero of f would put samples into 
 sign). A table is a monotone cubic Hermite interpolant of rho(u) on adaptively refined
 knots; the CDF at the knots is integrated by Gauss–Legendre quadrature per knot interval. Beyond
 rho_c the tail is sampled exactly by rejection from a Pareto proposal (never truncated). The lobe
-(or tail) of a draw is picked with probabilities lobe mass / total mass.
+(or tail) of a draw is picked with probabilities lobe mass / total mass. A lobe with one end at a
+singular point p of mu (an integrable |rho - p|^gamma) is tabulated in y with rho = p +- L y^8
+(:class:`_MappedEnd`), with the density at exact offsets from p.
 """
 
 from __future__ import annotations
@@ -423,6 +425,37 @@ class _SignedPart:
         return np.maximum(self.sign * v, 0.0)
 
 
+class _MappedEnd:
+    """The density of one Jordan part on a lobe with a singular end p, in y in [0, 1] with
+    rho = p + span y^q (span = -(lobe length) when p is the right end): g(rho) |span| q y^(q-1).
+
+    Next to an integrable |rho - p|^gamma (gamma > -1) the rho-table cannot be resolved in float64
+    (for gamma near -1 most of the lobe's mass lies within a few ulps of p). In y the density is
+    ~ y^(q (1 + gamma) - 1), bounded for gamma >= 1/q - 1 and mildly singular below, and y near 0
+    has full float resolution; f is evaluated at the exact offsets span y^q
+    (``radial_density_near`` of the measure). A class, so it pickles."""
+
+    Q = 8.0
+
+    def __init__(self, near, sign, p, span):
+        self.near, self.sign, self.p, self.span = near, sign, float(p), float(span)
+        self.singular = np.array([0.0])
+
+    def __call__(self, y):
+        y = np.asarray(y, dtype=np.float64)
+        out = np.zeros(y.shape)
+        # offsets below 1e-280 (y < 1e-35 for a unit span): no mass to speak of, and not a float
+        live = np.abs(self.span) * y**self.Q > 1e-280
+        yl = y[live]
+        with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+            g = np.maximum(self.sign * self.near(self.p, self.span * yl**self.Q), 0.0)
+            out[live] = g * abs(self.span) * self.Q * yl ** (self.Q - 1.0)
+        return np.where(np.isfinite(out), out, 0.0)
+
+    def to_rho(self, y):
+        return self.p + self.span * np.asarray(y) ** self.Q
+
+
 class RadialSampler:
     """Tabulated inverse-CDF sampler of the radial law p_plus or p_minus of a signed measure.
 
@@ -508,7 +541,7 @@ class RadialSampler:
         uses = None
         if cumulative is None and lobes:
             cumulative, uses = _density_surrogate(density, [(lb.a, lb.b) for lb in lobes])
-        tables = _LobeTable.many(density, specs, cumulative=cumulative, uses=uses)
+        tables = self._tables_for(measure, density, lobes, specs, cumulative, uses)
         masses = [float(lb.mass) for lb in lobes]
         discrepancy = [abs(t.mass - lb.mass) for t, lb in zip(tables, lobes)]
         total = float(np.sum(masses) + sum(m for _, m in shells) + tail_mass)
@@ -563,6 +596,34 @@ class RadialSampler:
         self.tail_envelope_violations = 0
         self.build_time = time.perf_counter() - t0
 
+    def _tables_for(self, measure, density, lobes, specs, cumulative, uses):
+        """The lobes' tables: in rho, or in y (:class:`_MappedEnd`) for a lobe with one singular end
+        where the measure gives f at exact offsets from it."""
+        singular = set(float(p) for p in getattr(measure, "singular_points", ()))
+        near = getattr(measure, "radial_density_near", None)
+        mapped = {}
+        for j, lb in enumerate(lobes):
+            ends = [e for e in (lb.b, lb.a) if float(e) in singular and e > 0]
+            if near is not None and len(ends) == 1:
+                p = ends[0]
+                mapped[j] = _MappedEnd(near, self.sign, p, (lb.a - lb.b) if p == lb.b else (lb.b - lb.a))
+        plain = [j for j in range(len(lobes)) if j not in mapped]
+        tables = [None] * len(lobes)
+        if plain:
+            built = _LobeTable.many(
+                density,
+                [specs[j] for j in plain],
+                cumulative=cumulative,
+                uses=None if uses is None else [uses[j] for j in plain],
+            )
+            for j, t in zip(plain, built):
+                tables[j] = t
+        for j, dens in mapped.items():
+            (t,) = _LobeTable.many(dens, [(0.0, 1.0, specs[j][2])])
+            t.a, t.b, t.mapped = float(lobes[j].a), float(lobes[j].b), dens
+            tables[j] = t
+        return tables
+
     def __repr__(self):
         return (
             f"RadialSampler(sign={self.sign:+d}, dim={self.dim}, mass={self.mass:.6g}, "
@@ -602,6 +663,9 @@ class RadialSampler:
         out = np.empty_like(u)
         if self._u_knots is not None:
             self._lookup(u, out)
+            for lo, hi, mapped in self._mapped:
+                inside = (u >= lo) & (u <= hi)
+                out[inside] = mapped.to_rho(np.clip(out[inside], 0.0, 1.0))
         for (radius, _), lo, hi in zip(self.shells, self._shell_edges[:-1], self._shell_edges[1:]):
             out[(u >= lo) & (u < hi)] = radius  # a sphere shell: every norm equals its radius
         if self.tail is not None:
@@ -627,12 +691,15 @@ class RadialSampler:
             self._u_knots = None
             return
         us, xs, ms = [], [], []
+        self._mapped = []  # (u_lo, u_hi, _MappedEnd): lookups in y, mapped back to rho
         for j, t in enumerate(tables):
             c, w = self._cum[j], self.weights[j]
             u = c + w * t.u
             u[-1] = self._cum[j + 1]
             if j:
                 u[0] = np.nextafter(us[-1][-1], 2.0)
+            if getattr(t, "mapped", None) is not None:
+                self._mapped.append((float(u[0]) if j else 0.0, float(u[-1]), t.mapped))
             us.append(u)
             xs.append(t.x)
             ms.append(t.slopes / w)

@@ -51,7 +51,7 @@ from .._numerics.bigfloat import int_pair
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.exact import two_product, two_sum
 from .._numerics.quadrature import exp_sinh as _exp_sinh
-from .._numerics.quadrature import panel_rule, unit_rule
+from .._numerics.quadrature import panel_rule, power_law_end, unit_rule
 from .._numerics.quadrature import tanh_sinh as _tanh_sinh
 from ..exceptions import TransformError
 from ..kernels._parse import R
@@ -996,7 +996,9 @@ class _RQWalk:
                 for _ in range(max(len(p) for _, state in polys for p in state.values())):
                     pw.append(pw[-1] * u)
                 for sigma, state in polys:
-                    t = abs(r - sigma)
+                    # the exact offset itself at the kink (b + off rounds to b at this precision
+                    # once |off| < b 10^-dps)
+                    t = abs(mpmath.mpf(off)) if off is not None and sigma == self.b else abs(r - sigma)
                     for j, p in state.items():
                         fj = self.f_mp(j, t)
                         for i, coef in enumerate(p):
@@ -1080,6 +1082,7 @@ def _besselk_mp(m, z):
 #: peak) is looser than the one relative to max|mu| (1e-13): tighter cost 3x in d = 6, 8
 _RADIAL_SLACK = math.log(100.0)
 _MIN_OFFSET = 2.0**-40  # even-d tables start here: closer in, the contour's pieces cancel
+_GOOD_TABLE = 1e-6  # a half-step table this accurate is taken without the contour (the old bar)
 _ACCEPT_TABLE = 1e-5  # the largest table error stated rather than refused (the masses carry it)
 _LOST_FLOAT = 3.5  # float64 kve (~2e-14) times 10^3.5: within the stated 1e-10
 
@@ -1475,7 +1478,8 @@ class _KinkTable:
     identity by 7e-6 so). The adaptive panels (:func:`fit_adaptive`,
     relative tolerance ``tol`` above a floor of 1e-13 of max|g|, less the values' own relative
     error ``noise`` and without chasing the errors ``direct`` states for its values) reach every
-    float rho with |rho - b| >= ``min_offset`` b (closer, the value at that distance) with a few
+    float rho with |rho - b| >= ``min_offset`` b (closer: A |rho - b|^gamma + B fitted at the
+    first three doublings, :func:`power_law_end`) with a few
     hundred evaluations of the pointwise route ``direct`` (rho -> (value, error estimate)); beyond
     ``rho_max`` (where the caller knows mu to be below e^-60 of its scale, the radial weight
     included) and where |g| is below its floor mu is returned as 0. ``error``: the tables'
@@ -1507,8 +1511,7 @@ class _KinkTable:
         #: a bound on rho^(dim-1) floor_at(rho) (rho^(dim-1) / w <= 100 R)
         self.radial_floor = self.floor_g * math.exp(self.log_r + _RADIAL_SLACK)
         self.quad_error = 0.0
-        # closer than min_offset b to the kink: the value at that distance (the measure layer
-        # integrates the last stretch from min_offset on with the fitted power law)
+        # closer than min_offset b to the kink: the power law fitted at the tables' start
         self.u_min = lo = math.log(b * min_offset)
         opts = {
             "degree": 24,
@@ -1526,6 +1529,21 @@ class _KinkTable:
         )
         # the fits do not chase the values' own errors (up to 5 quad_error): see fit_adaptive
         self.error = max(e_left, e_right) + noise + 6 * self.quad_error
+        # closer than min_offset b: A |rho - b|^gamma + B fitted at the tables' first three doublings
+        u3 = lo + math.log(2.0) * np.arange(3)
+        self._ends = [power_law_end(*side(u3), self.error) for side in (self.left, self.right)]
+        self._ends = [m if m is not None and m[0] > -1 else None for m in self._ends]
+
+    def _side(self, which, u):
+        """The left (0) or right (1) table at u = log|rho - b|, its power law below u_min."""
+        fit = self.left if which == 0 else self.right
+        out = fit(np.maximum(u, self.u_min))
+        below = u < self.u_min
+        model = self._ends[which]
+        if model is not None and np.any(below):
+            gamma, a, c = model
+            out = np.where(below, a * np.exp(gamma * (np.minimum(u, self.u_min) - self.u_min)) + c, out)
+        return out
 
     def weight(self, rho):
         """w(rho) = 1 + rho^(dim-1) / (100 R) (inf far out: mu is returned as 0 there anyway)."""
@@ -1557,12 +1575,10 @@ class _KinkTable:
         out = np.zeros(off.shape)
         left = (off < 0) & (off >= -self.b)
         right = (off > 0) & (off <= self.rho_max - self.b)
-        # closer than b 2^-52 to the kink (quadrature nodes only): the value at that distance (the
-        # integrable |rho - b|^gamma over a width of 1e-16 b contributes nothing measurable)
         if np.any(left):
-            out[left] = self.left(np.maximum(np.log(-off[left]), self.u_min))
+            out[left] = self._side(0, np.log(-off[left]))
         if np.any(right):
-            out[right] = self.right(np.maximum(np.log(off[right]), self.u_min))
+            out[right] = self._side(1, np.log(off[right]))
         return out / self.weight(self.b + off)
 
     def __call__(self, rho):
@@ -1572,9 +1588,9 @@ class _KinkTable:
         left = rho < b
         right = (rho > b) & (rho <= self.rho_max)
         if np.any(left):
-            out[left] = self.left(np.maximum(np.log(b - rho[left]), self.u_min))
+            out[left] = self._side(0, np.log(b - rho[left]))
         if np.any(right):
-            out[right] = self.right(np.maximum(np.log(rho[right] - b), self.u_min))
+            out[right] = self._side(1, np.log(rho[right] - b))
         # below the floor the tables carry no relative accuracy: 0 there (also what keeps the measure
         # layer's tail integrals from chasing the tables' noise)
         out[np.abs(out) < self.floor_g] = 0.0
@@ -1584,16 +1600,28 @@ class _KinkTable:
 
 
 def _even_or_sin_table(head, kind, b, alpha, s, d, rho_max):
-    """The :class:`_KinkTable` of mu_d for even d (:class:`_RQEven`: the contour and the half step,
-    whichever is more accurate at each rho) or for sin(b r)/r in d = 1 (:class:`_RQSinD1`); refused
-    where its measured error exceeds ``_ACCEPT_TABLE`` (in high d the contour's pieces cancel)."""
+    """The :class:`_KinkTable` of mu_d for even d or for sin(b r)/r in d = 1 (:class:`_RQSinD1`).
+
+    Even d: the half step alone where it applies (p >= (d+1)/2) and its table reaches
+    ``_GOOD_TABLE`` (fast: no contour), else :class:`_RQEven` (the contour and the half step, the
+    more accurate at each rho). Refused where the measured error exceeds ``_ACCEPT_TABLE`` (in high
+    d the contour's pieces cancel)."""
+    p = 2 * alpha + (1.0 if kind == "sin" else 0.0)
+
+    def table_of(direct, noise, min_offset):
+        return _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise, dim=d, min_offset=min_offset)
+
     try:
         if d == 1:
-            direct, noise, min_offset = _RQSinD1(b, alpha, s), 1e-13, 2.0**-52
+            table = table_of(_RQSinD1(b, alpha, s), 1e-13, 2.0**-52)
         else:
-            direct = _RQEven(kind, b, alpha, s, d)
-            noise, min_offset = 2 * direct.table.error, _MIN_OFFSET
-        table = _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise, dim=d, min_offset=min_offset)
+            table = None
+            if p >= 0.5 * (d + 1):
+                half = _RQHalfStep(kind, b, alpha, s, d)
+                table = table_of(half, 2 * half.table.error, _MIN_OFFSET)
+            if table is None or not table.error <= _GOOD_TABLE:
+                even = _RQEven(kind, b, alpha, s, d)
+                table = table_of(even, 2 * even.table.error, _MIN_OFFSET)
     except ArithmeticError as exc:
         raise TransformError(f"{head}: {exc}") from exc
     if not table.error <= _ACCEPT_TABLE:
