@@ -17,7 +17,15 @@ import scipy.special as sc
 
 from .quadrature import gauss_legendre
 
-__all__ = ["lambda_nu", "omega", "series_0f1", "sphere_area", "log_sphere_area", "origin_term_coefficient"]
+__all__ = [
+    "lambda_nu",
+    "omega",
+    "series_0f1",
+    "sphere_area",
+    "log_sphere_area",
+    "log_besselk",
+    "origin_term_coefficient",
+]
 
 
 def lambda_nu(nu, x):
@@ -111,6 +119,28 @@ def _omega_quadrature(t, nu):
 def log_sphere_area(dim):
     """log S_(d-1) = log(2 pi^(d/2) / Gamma(d/2))."""
     return math.log(2.0) + 0.5 * dim * math.log(math.pi) - math.lgamma(0.5 * dim)
+
+
+def log_besselk(order, z, kve=None):
+    """log K_order(z) for an array z (Re z > 0), from scipy's scaled K e^z (``kve``: its values, when the
+    caller has them). Where those overflow (z small against the order) the leading term
+    K_m(z) ~ Gamma(|m|) 2^(|m|-1) z^-|m| (|m| > 0), -log(z/2) - gamma_E (m = 0)."""
+    z = np.asarray(z)
+    am = abs(order)
+    if kve is None:
+        with np.errstate(over="ignore"):
+            kve = sc.kve(am, z)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lk = np.log(kve) - z
+    over = ~np.isfinite(lk)
+    if np.any(over):
+        zb = z[over]
+        lk[over] = (
+            math.lgamma(am) + (am - 1) * math.log(2.0) - am * np.log(zb)
+            if am > 0
+            else np.log(-np.log(zb / 2) - np.euler_gamma)
+        )
+    return lk
 
 
 def sphere_area(dim: int) -> float:

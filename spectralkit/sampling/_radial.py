@@ -433,7 +433,7 @@ class _MappedEnd:
     (for gamma near -1 most of the lobe's mass lies within a few ulps of p). In y the density is
     ~ y^(q (1 + gamma) - 1), bounded for gamma >= 1/q - 1 and mildly singular below, and y near 0
     has full float resolution; f is evaluated at the exact offsets span y^q
-    (``radial_density_near`` of the measure). A class, so it pickles."""
+    (``radial_density_near`` of the measure)."""
 
     Q = 8.0
 
@@ -538,10 +538,7 @@ class RadialSampler:
         scale += sum(m for _, m in shells)
         cumulative = measure.cumulative if getattr(measure, "has_cumulative", False) else None
         specs = [(lb.a, lb.b, min(self.tol * scale / lb.mass, 1e-4)) for lb in lobes]
-        uses = None
-        if cumulative is None and lobes:
-            cumulative, uses = _density_surrogate(density, [(lb.a, lb.b) for lb in lobes])
-        tables = self._tables_for(measure, density, lobes, specs, cumulative, uses)
+        tables = self._tables_for(measure, density, lobes, specs, cumulative)
         masses = [float(lb.mass) for lb in lobes]
         discrepancy = [abs(t.mass - lb.mass) for t, lb in zip(tables, lobes)]
         total = float(np.sum(masses) + sum(m for _, m in shells) + tail_mass)
@@ -596,9 +593,10 @@ class RadialSampler:
         self.tail_envelope_violations = 0
         self.build_time = time.perf_counter() - t0
 
-    def _tables_for(self, measure, density, lobes, specs, cumulative, uses):
-        """The lobes' tables: in rho, or in y (:class:`_MappedEnd`) for a lobe with one singular end
-        where the measure gives f at exact offsets from it."""
+    def _tables_for(self, measure, density, lobes, specs, cumulative):
+        """The lobes' tables: in rho (masses from ``cumulative``, else from a fitted surrogate of f
+        where it converges), or in y (:class:`_MappedEnd`) for a lobe with one singular end where
+        the measure gives f at exact offsets from it."""
         singular = set(float(p) for p in getattr(measure, "singular_points", ()))
         near = getattr(measure, "radial_density_near", None)
         mapped = {}
@@ -610,12 +608,10 @@ class RadialSampler:
         plain = [j for j in range(len(lobes)) if j not in mapped]
         tables = [None] * len(lobes)
         if plain:
-            built = _LobeTable.many(
-                density,
-                [specs[j] for j in plain],
-                cumulative=cumulative,
-                uses=None if uses is None else [uses[j] for j in plain],
-            )
+            uses = None
+            if cumulative is None:
+                cumulative, uses = _density_surrogate(density, [(lobes[j].a, lobes[j].b) for j in plain])
+            built = _LobeTable.many(density, [specs[j] for j in plain], cumulative=cumulative, uses=uses)
             for j, t in zip(plain, built):
                 tables[j] = t
         for j, dens in mapped.items():

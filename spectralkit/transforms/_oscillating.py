@@ -53,6 +53,7 @@ from .._numerics.exact import two_product, two_sum
 from .._numerics.quadrature import exp_sinh as _exp_sinh
 from .._numerics.quadrature import panel_rule, power_law_end, unit_rule
 from .._numerics.quadrature import tanh_sinh as _tanh_sinh
+from .._numerics.special import log_besselk
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
@@ -679,23 +680,6 @@ def _log_fn_const(alpha, s, j):
     )
 
 
-def _log_besselk(order, z, kve):
-    """log K_order(z) from the scaled values ``kve`` = K e^z; where they overflow (tiny z) the
-    asymptote K_m(z) ~ Gamma(|m|) 2^(|m|-1) z^-|m| (|m| > 0), -log(z/2) - gamma_E (m = 0)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lk = np.log(kve) - z
-    bad = ~np.isfinite(lk)
-    if np.any(bad):
-        zb = z[bad]
-        am = abs(order)
-        lk[bad] = (
-            math.lgamma(am) + (am - 1) * math.log(2.0) - am * np.log(zb)
-            if am > 0
-            else np.log(-np.log(zb / 2) - np.euler_gamma)
-        )
-    return lk
-
-
 def _walk_terms(m):
     """(j, i, k, q) of Q_(2m+1) = sum q u^i tau^k F_(2j+1): m steps of the dimension walk
     D = -(1/(2 pi rho)) d/drho applied to F_1(|rho - sigma|), in u = 1/rho and tau = (rho - sigma)/rho,
@@ -763,7 +747,7 @@ class _ShiftedWalk:
                 m = self.alpha - (j + 0.5)
                 am = abs(m)
                 key = min(kv, key=lambda u, am=am: abs(u - am))
-                lk = _log_besselk(m, z, kv[key])
+                lk = log_besselk(m, z, kv[key])
                 out.append(_log_fn_const(self.alpha, self.s, j) + m * np.log(w) + lk)
         return out
 
@@ -840,8 +824,7 @@ class _RQWalk:
         """log F_(2j+1)(t), t > 0 (float arrays)."""
         m = self.alpha - (j + 0.5)
         z = math.sqrt(self.s) * t
-        with np.errstate(over="ignore"):
-            lk = _log_besselk(m, z, sc.kve(abs(m), z))
+        lk = log_besselk(m, z)
         return _log_fn_const(self.alpha, self.s, j) + m * np.log(t) + lk
 
     def f_mp(self, j, t):
@@ -1083,6 +1066,7 @@ def _besselk_mp(m, z):
 _RADIAL_SLACK = math.log(100.0)
 _MIN_OFFSET = 2.0**-40  # even-d tables start here: closer in, the contour's pieces cancel
 _GOOD_TABLE = 1e-6  # a half-step table this accurate is taken without the contour (the old bar)
+_CONTOUR_MAX_D = 12  # from here on the contour only in the band (see _even_or_sin_table)
 _ACCEPT_TABLE = 1e-5  # the largest table error stated rather than refused (the masses carry it)
 _LOST_FLOAT = 3.5  # float64 kve (~2e-14) times 10^3.5: within the stated 1e-10
 
@@ -1144,7 +1128,9 @@ class _RQHalfStep:
     def __init__(self, kind, b, alpha, s, d, odd=None, p=None, noise=5e-11, projection=None):
         """``odd(n)``: the n-dimensional density (n odd) as rho -> (mu, error bound), ``p`` the
         kernel's decay exponent and ``noise`` the relative error of ``odd``'s values, for other
-        oscillations (default: the walk of cos or sin/r)."""
+        oscillations (default: the walk of cos or sin/r). ``projection``: force the projection
+        (True: valid above the kink only where mu_(d+1) is not locally integrable) or the Abel
+        form; default by the exponent as above."""
         if p is None:
             p = 2 * alpha + (1.0 if kind == "sin" else 0.0)
         if odd is None:
@@ -1396,22 +1382,18 @@ class _RQEven:
 
     takes_offset = True
 
-    def __init__(self, kind, b, alpha, s, d):
+    def __init__(self, kind, b, alpha, s, d, half=None):
+        """``half``: the :class:`_RQHalfStep` when the caller has built it already."""
         self.b = b
-        p = 2 * alpha + (1.0 if kind == "sin" else 0.0)
-        band = p < 0.5 * (d + 1)
-        # from d = 12 on the contour's pieces cancel to worse than the half step's accuracy (its
-        # integrand grows like |z|^(d/2 - 2 alpha) before it decays): only where nothing else is
-        self.contour = _RQContour(kind, b, alpha, s, d) if band or d < 12 else None
-        self.half = _RQHalfStep(kind, b, alpha, s, d, projection=True if band else None)
+        band = 2 * alpha + (1.0 if kind == "sin" else 0.0) < 0.5 * (d + 1)
+        self.contour = _RQContour(kind, b, alpha, s, d)
+        self.half = half or _RQHalfStep(kind, b, alpha, s, d, projection=True if band else None)
         self.half_below = not band
         self.table = self.half.table  # the neighbour's table (its error is the half step's noise)
 
     def __call__(self, rho, off=None):
         rho = np.asarray(rho, dtype=np.float64)
         off = rho - self.b if off is None else np.asarray(off, dtype=np.float64)
-        if self.contour is None:
-            return self.half(rho, off)
         val, err = self.contour(rho, off)
         use = off > 0 if not self.half_below else np.ones(rho.shape, dtype=bool)
         if np.any(use):
@@ -1604,8 +1586,10 @@ def _even_or_sin_table(head, kind, b, alpha, s, d, rho_max):
 
     Even d: the half step alone where it applies (p >= (d+1)/2) and its table reaches
     ``_GOOD_TABLE`` (fast: no contour), else :class:`_RQEven` (the contour and the half step, the
-    more accurate at each rho). Refused where the measured error exceeds ``_ACCEPT_TABLE`` (in high
-    d the contour's pieces cancel)."""
+    more accurate at each rho), which from d = ``_CONTOUR_MAX_D`` on only in the band, where
+    nothing else is: there the contour's integrand grows like |z|^(d/2 - 2 alpha) before it decays,
+    and its pieces cancel to worse than the half step. Refused where the measured error exceeds
+    ``_ACCEPT_TABLE``."""
     p = 2 * alpha + (1.0 if kind == "sin" else 0.0)
 
     def table_of(direct, noise, min_offset):
@@ -1615,12 +1599,11 @@ def _even_or_sin_table(head, kind, b, alpha, s, d, rho_max):
         if d == 1:
             table = table_of(_RQSinD1(b, alpha, s), 1e-13, 2.0**-52)
         else:
-            table = None
-            if p >= 0.5 * (d + 1):
-                half = _RQHalfStep(kind, b, alpha, s, d)
-                table = table_of(half, 2 * half.table.error, _MIN_OFFSET)
-            if table is None or not table.error <= _GOOD_TABLE:
-                even = _RQEven(kind, b, alpha, s, d)
+            band = p < 0.5 * (d + 1)
+            half = None if band else _RQHalfStep(kind, b, alpha, s, d)
+            table = None if band else table_of(half, 2 * half.table.error, _MIN_OFFSET)
+            if band or (table.error > _GOOD_TABLE and d < _CONTOUR_MAX_D):
+                even = _RQEven(kind, b, alpha, s, d, half=half)
                 table = table_of(even, 2 * even.table.error, _MIN_OFFSET)
     except ArithmeticError as exc:
         raise TransformError(f"{head}: {exc}") from exc
