@@ -14,7 +14,8 @@ import spectralkit as sk
 from spectralkit.exceptions import TransformError
 from spectralkit.kernels import RadialKernel
 from spectralkit.transforms import transform_atom
-from spectralkit.transforms._oscillating import _RQWalk, _ShiftedWalk, _walk_terms
+from spectralkit.transforms._bessel_mixture import _BesselMixture
+from spectralkit.transforms._oscillating import _RQContour, _RQWalk, _ShiftedWalk, _walk_terms
 
 J0_RQ = "besselj(0, r)/(1 + r**2)**2"
 
@@ -57,6 +58,23 @@ HANKEL += [
     (J1_RQ, 1, [(0.5, 0.20129099719378383974)]),
     (J1_RQ, 3, [(1.0, 0.0081464481909434836631), (4.0, 0.0009113213274141267431)]),
     (J1_RQ, 4, [(1.0, 0.0016590948451967164045)]),
+    # the contour alone (no mixture in d + 1 = 9, or none in d = 3 for J_1 under the power 0.5) and
+    # beside the half step (d = 4, fractional kink exponent): 20-digit quadosc
+    (J0_RQ, 8, [(0.5, 0.000013152063615872973154), (2.0, 0.000011095176281093714576)]),
+    (
+        "besselj(0, r)/(1 + r**2)**1.1",
+        4,
+        [
+            (0.5, -0.0036782852283467507913),
+            (0.99, 0.00016189444873926205741),
+            (1.5, 0.0053142894295875230708),
+        ],
+    ),
+    (
+        "besselj(1, r)/(r*(1 + r**2)**0.5)",
+        3,
+        [(0.5, 0.039295275330972440277), (2.0, 0.0022618181820917753772)],
+    ),
     pytest.param(
         "besselj(0, 2*r)/(1 + r**2)**6",
         9,
@@ -103,22 +121,66 @@ def test_bochner_identity(dim, verdict):
     assert rep.mass_plus.error <= 1e-8
 
 
-def test_refusals_and_verdicts_follow_the_exponents():
-    """p = 2 alpha + 1/2 = 4.5: finite iff d < 10; the cosines' densities |rho - b t|^(4 - (n+1)/2)
-    are integrable only for n < 9, so d = 8 (projection of n = 9) and d = 9 are refused."""
+def test_verdicts_follow_the_exponents_beyond_the_mixture():
+    """p = 2 alpha + 1/2 = 4.5: finite iff d < 10. The cosines' densities |rho - b t|^(4 - (n+1)/2)
+    are integrable over t only for n < 9, so d = 8 (projection of n = 9) and d = 9 have no mixture:
+    the contour alone (imaginary axis) answers them, with m+ - m- = k(0) = 1."""
     k = RadialKernel.from_string(J0_RQ)
     for d in (8, 9):
-        with pytest.raises(TransformError, match="finite, absolutely continuous.*not integrable over t"):
-            transform_atom(k, d)
+        rep = sk.check_rkks(k, d)
+        assert rep.verdict == "RKKS" and rep.method == "closed-form:bessel-rq-mixture"
+        diff = rep.mass_plus.value - rep.mass_minus.value - 1.0
+        assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error + 1e-12
+        assert rep.mass_plus.error <= 1e-8
     with pytest.raises(TransformError, match="not absolutely continuous at rho = 1"):
         transform_atom(k, 10)
     assert sk.check_rkks(k, 11).verdict == "DIVERGENT"
 
 
-def test_high_d_cancellation_is_refused_quickly_with_the_number():
-    """J0(2r)/(1 + r^2)^6 in d = 16: finite, but the mixture's values carry too little accuracy."""
-    with pytest.raises(TransformError, match="terms cancel in high d: relative error"):
-        transform_atom(RadialKernel.from_string("besselj(0, 2*r)/(1 + r**2)**6"), 16)
+def test_high_d_where_the_mixture_cancels_the_contour_answers():
+    """J0(2r)/(1 + r^2)^6 in d = 16: the mixture's sigma-integral cancels (refused before); the
+    imaginary-axis contour has no cancelling pieces."""
+    rep = sk.check_rkks(RadialKernel.from_string("besselj(0, 2*r)/(1 + r**2)**6"), 16)
+    assert rep.verdict == "RKKS"
+    diff = rep.mass_plus.value - rep.mass_minus.value - 1.0
+    assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error + 1e-12
+    assert rep.mass_plus.error <= 1e-8
+
+
+@pytest.mark.parametrize(
+    "nu,alpha,s,dim", [(0.0, 1.1, 1.0, 3), (1.0, 1.0, 2.0, 3), (0.5, 1.3, 1.0, 3), (2.0, 2.5, 1.0, 5)]
+)
+def test_contour_routes_agree_with_the_mixture_in_odd_d(nu, alpha, s, dim):
+    """The contour's three routes (imaginary axis above and below the kink, real axis) against the
+    cosine mixture, an independent construction, within the stated errors, also within 1e-12 of b."""
+    mix = _BesselMixture(nu, 1.0, alpha, s, dim)
+    contour = _RQContour("bessel", 1.0, alpha, s, dim, nu=nu)
+    off = np.array([-0.9, -0.5, -0.1, -1e-6, -1e-12, 1e-12, 1e-6, 0.1, 1.0, 5.0, 30.0])
+    rho = 1.0 + off
+    ref, ref_err = mix(rho, off)  # at exactly 1 + off (|off|^gamma moves with the rounding of rho)
+    norm = (2 * math.pi) ** (-0.5 * dim)
+    for route in ("_real_axis", "axis"):
+        if route == "axis":
+            val, err = np.empty(rho.shape), np.empty(rho.shape)
+            for side, f in ((off < 0, contour._axis_below), (off > 0, contour._cut)):
+                val[side], err[side] = f(rho[side], off[side])
+        else:
+            val, err = contour._real_axis(rho, off)
+        val, err = val * norm, err * norm
+        assert np.all(np.abs(val - ref) <= err + ref_err + 1e-15 * np.abs(ref)), (route, (val - ref) / ref)
+    # the imaginary axis keeps relative accuracy where mu is e^-30 of its peak
+    assert err[-1] <= 1e-12 * abs(ref[-1])
+
+
+def test_even_d_with_a_fractional_kink_exponent():
+    """J0(r)/(1 + r^2)^1.1 in d = 4: mu ~ |rho - 1|^0.2 (refused before at 1.7e-5: the half step of
+    the d = 5 mixture); masses from the contour's table, m+ - m- = k(0) = 1."""
+    k = RadialKernel.from_string("besselj(0, r)/(1 + r**2)**1.1")
+    rep = sk.check_rkks(k, 4)
+    assert rep.verdict == "RKKS"
+    diff = rep.mass_plus.value - rep.mass_minus.value - 1.0
+    assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error + 1e-12
+    assert rep.mass_plus.error <= 1e-7
 
 
 def test_bessel_of_order_one_is_recognised():

@@ -23,6 +23,7 @@ from spectralkit._numerics.quadrature import (
     tanh_sinh,
     unit_rule,
 )
+from spectralkit._numerics.special import scaled_bessel
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,3 +211,21 @@ def test_fit_adaptive_does_not_chase_the_values_own_errors():
     assert len(aware.edges) - 1 <= 2 < len(plain.edges) - 1
     x = np.linspace(0.0, 1.0, 101)
     assert np.max(np.abs(aware(x) / np.exp(x) - 1)) <= 1e-6
+
+
+@pytest.mark.parametrize("kind", ["i", "k", "h1", "h2"])
+def test_scaled_bessel_beyond_the_amos_range(kind):
+    """Hankel's expansion where scipy's scaled functions lose eps |z| or return nan (|z| > 1e10),
+    against mpmath at 30 digits; the AMOS range is passed through unchanged."""
+    mpmath.mp.dps = 30
+    ref = {
+        "i": lambda m, x: mpmath.besseli(m, x) * mpmath.exp(-x),
+        "k": lambda m, x: mpmath.besselk(m, x) * mpmath.exp(x),
+        "h1": lambda m, x: mpmath.hankel1(m, x) * mpmath.exp(-1j * x),
+        "h2": lambda m, x: mpmath.hankel2(m, x) * mpmath.exp(1j * x),
+    }[kind]
+    for m in (0.0, 0.5, 7.0, 3.3):
+        x = np.array([0.7, 30.0, 2e5 * (1 + m * m), 1e12, 1e15])
+        got = scaled_bessel(kind, m, x)
+        want = np.array([complex(ref(m, mpmath.mpf(v))) for v in x])
+        assert np.all(np.abs(got / want - 1) <= 4e-15), (m, got / want - 1)

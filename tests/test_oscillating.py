@@ -26,7 +26,7 @@ from spectralkit.exceptions import TransformError
 from spectralkit.kernels import RadialKernel
 from spectralkit.sampling import radial_sampler
 from spectralkit.transforms import transform_atom
-from spectralkit.transforms._oscillating import _accurate, _KinkTable, _RQEven, _RQWalk
+from spectralkit.transforms._oscillating import _accurate, _KinkTable, _RQContour, _RQHalfStep, _RQWalk
 
 
 def _kummer(a, b, z):
@@ -448,20 +448,26 @@ def test_rq_sin_over_r_in_d1_against_quadosc(formula, b, ref):
 
 
 #: mu_d(rho) of even-d cases, from the Hankel integral (2 pi)^(-d/2) rho^(-nu) int g osc J_nu r^(nu+1)
-#: dr with J_nu = Re H1_nu and the oscillation written as exponentials (each product has one
-#: asymptotic frequency |rho +- b|, integrated by mpmath.quadosc at 20 digits; slow, so stored)
+#: dr by mpmath.quadosc at 25 digits with the slower frequency |rho - b| (slow, so stored). An
+#: earlier split into exponentials times Re H1_nu was 3e-10 off in d = 2 (the imaginary-axis routes
+#: of the contour found it)
 RQ_EVEN = [
     (
         "cos(r)/(1 + r**2)**2",
         2,
         [0.3, 0.9, 1.2, 2.5],
-        [0.028907908800523335, 0.033868461864130874, 0.03425190102850016, 0.01685274189736599],
+        [0.028907908800498194288, 0.033868461853913845133, 0.03425190102722378429, 0.016852741897363200343],
     ),
     (
         "cos(r)/(1 + r**2)**3",
         4,
         [0.3, 0.8, 1.3, 2.5],
-        [0.00020839628739565145, 0.0004018511085108555, 0.0006293413067014577, 0.00047298009761908595],
+        [
+            0.00020839628739523099484,
+            0.00040185110851085527716,
+            0.00062934130670145771287,
+            0.00047298009761908594725,
+        ],
     ),
     # the projection 2 int_0^inf mu_3(sqrt(rho^2 + v^2)) dv by mpmath.quad (split at the kink) of the
     # d = 3 walk, itself checked against quadosc above (the Hankel-integral split is not accurate
@@ -519,9 +525,10 @@ def test_rq_oscillation_even_d_band_against_references(formula, dim, ref):
     # at exact offsets from the kink too (what the measure layer integrates the last stretch with)
     assert np.allclose(tr.mu_at_offset(np.array([-1e-6])), ref[2], rtol=4 * tr.rel_error, atol=0)
     alpha = float(formula.split("**")[-1])
-    even = _RQEven("cos", 1.0, alpha, 1.0, dim)
+    contour = _RQContour("cos", 1.0, alpha, 1.0, dim)
+    half = _RQHalfStep("cos", 1.0, alpha, 1.0, dim, projection=True)
     rho = np.array([1 + 1e-6, 1 + 1e-3, 1.01, 1.5])
-    (cv, ce), (hv, he) = even.contour(rho, rho - 1), even.half(rho, rho - 1)
+    (cv, ce), (hv, he) = contour(rho, rho - 1), half(rho, rho - 1)
     assert np.all(np.abs(cv - hv) <= ce + he)
     assert np.all(np.abs(cv - hv) <= 1e-8 * np.abs(cv))
     _check_against(tr, rho, cv)

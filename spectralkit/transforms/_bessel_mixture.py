@@ -25,10 +25,12 @@ estimated by the coarser level and its truncation at the end nodes corrected by 
 exponent. For rho^2 < 0.4 b^2 the terms cancel (u, tau ~ 1/rho): there mu_n, analytic in x = rho^2
 on |x| < b^2, is summed from its Taylor series, whose coefficients are the discrete Cauchy
 integrals of mu_n on the circle |x| = 0.7 b^2 (the same sigma-integral along the path
--b -> sqrt(x) -> b, with the principal branches of F_n and the weight). Even d: the projection of
-the odd (d+1)-dimensional density (:class:`._oscillating._RQHalfStep`). The sigma-integral cancels
+-b -> sqrt(x) -> b, with the principal branches of F_n and the weight). The sigma-integral cancels
 increasingly with d (mu_n is small against Q_n): where the values' measured relative error exceeds
-``_MAX_NOISE`` the kernel is refused with that number.
+``_MAX_NOISE``, or where the mixture does not exist (gamma_c <= -1), and in every even d, the
+Hankel integral on the imaginary axis (:class:`._oscillating._RQContour` with J_nu) answers, with
+the projection of the odd (d+1)-dimensional mixture beside it where its table falls short
+(:func:`._oscillating._even_or_sin_table`).
 """
 
 import math
@@ -40,9 +42,10 @@ from .._numerics.quadrature import tanh_sinh
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._oscillating import (
+    _ACCEPT_TABLE,
+    _even_or_sin_table,
     _KinkTable,
     _number,
-    _RQHalfStep,
     _ShiftedWalk,
     kink_table_transform,
     power_law_threshold,
@@ -283,7 +286,7 @@ def _match_bessel_rq(expr, support):
 @builder("bessel_rq_mixture", rel_error=1e-7)
 def _bessel_rq_mixture(c, nu, b, alpha, s, dim):
     """mu of c J_nu(b r)/r^nu (1 + r^2/s)^-alpha in every d where it is a finite, absolutely continuous
-    measure and the cosine mixture exists (module docstring); the verdict from the exponents."""
+    measure (module docstring); the verdict from the exponents."""
     d = dim
     p = 2 * alpha + nu + 0.5  # the kernel decays like an oscillating r^-p
     gamma = p - 0.5 * (d + 1)  # mu ~ |rho - b|^gamma at rho = b
@@ -295,52 +298,41 @@ def _bessel_rq_mixture(c, nu, b, alpha, s, dim):
     if divergent is not None:
         return divergent
     n = d if d % 2 else d + 1  # the odd dimension of the mixture
-    gamma_c = 2 * alpha - 0.5 * (n + 1)
-    finite = (
-        f"{head} in d = {d} has a finite, absolutely continuous spectral measure (density ~ "
-        f"|rho - {b:g}|^{gamma:g} at rho = {b:g})"
-    )
-    if d % 2 == 0 and p < 0.5 * (d + 1):
-        raise TransformError(
-            f"{finite}; in even d spectralkit computes it by projecting the (d+1)-dimensional density, which "
-            f"is not locally integrable here (|rho - {b:g}|^{gamma - 0.5:g}): not computed"
-        )
-    if not gamma_c > -1 + 1e-12:
-        raise TransformError(
-            f"{finite}; spectralkit computes it as a mixture of cos(b t r) ({env})^-{alpha:g} over t, "
-            f"whose {n}-dimensional densities behave like |rho - b t|^{gamma_c:g}, not integrable over t for "
-            f"2 alpha <= {(n - 1) / 2:g} (the band {(n - 1) / 2 - nu - 0.5:g} < 2 alpha <= {(n - 1) / 2:g}): "
-            "not computed"
-        )
     sq = math.sqrt(s)
     rho_max = b + (60.0 + d + 2 * abs(gamma)) / sq
+    mixture, noise = _usable_mixture(nu, b, alpha, s, n)
+    if d % 2 and mixture is not None:
+        try:
+            table = _KinkTable(mixture, b, rho_max, tol=1e-9, noise=noise, dim=d)
+        except ArithmeticError as exc:
+            raise TransformError(f"{head} in d = {d}: {exc}") from exc
+        if not table.error <= _ACCEPT_TABLE:
+            raise TransformError(
+                f"{head} in d = {d}: the cosine mixture reached a relative accuracy of only {table.error:.1e}"
+            )
+    else:
+        # even d (the mixture's projection and the contour), or odd d where the mixture does not
+        # exist or cancels (the contour alone)
+        table = _even_or_sin_table(
+            f"{head} in d = {d}", "bessel", b, alpha, s, d, rho_max, nu=nu, mixture=mixture, noise=noise
+        )
+    return kink_table_transform(table, c, b, d, rho_max, min(b, 1.0 / sq), "closed-form:bessel-rq-mixture")
+
+
+def _usable_mixture(nu, b, alpha, s, n):
+    """The n-dimensional cosine mixture (n odd) and the relative error of its values, measured on a
+    probe grid before any table is fitted (its terms cancel increasingly with n: the tables are not
+    asked for more than the values carry); (None, 0) where it does not exist (gamma_c <= -1) or
+    cancels beyond ``_MAX_NOISE``."""
+    if not 2 * alpha - 0.5 * (n + 1) > -1 + 1e-12:
+        return None, 0.0
     mixture = _BesselMixture(nu, b, alpha, s, n)
-    # the sum's rounding (its terms cancel increasingly with d) measured on a probe grid before the
-    # tables are fitted: they are not asked for more than the values carry
     probe = b * np.concatenate([np.linspace(0.0, 3.0, 49), [1 - 1e-6, 1 + 1e-6]])
     probe = probe[probe != b]
     val, err = mixture(probe)
     rel = err / np.maximum(np.abs(val), 1e-13 * float(np.max(np.abs(val))))
     rel = np.where(np.isfinite(rel), rel, np.inf)
-    worst = int(np.argmax(rel))
-    if not rel[worst] <= _MAX_NOISE:
-        raise TransformError(
-            f"{finite}; spectralkit computes it as a mixture of cos(b t r) ({env})^-{alpha:g} over t "
-            f"(the {n}-dimensional walk of shifted transforms), whose terms cancel in high d: relative error "
-            f"{rel[worst]:.1e} at rho = {probe[worst]:.4g}, above {_MAX_NOISE:g}: not computed"
-        )
-    noise = max(1e-12, 2 * float(rel[worst]))
-    try:
-        if d % 2:
-            direct = mixture
-        else:
-            direct = _RQHalfStep("cos", b, alpha, s, d, odd=lambda m: mixture, p=p, noise=noise)
-            noise = max(noise, 2 * direct.table.error)
-        table = _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise, dim=d)
-    except ArithmeticError as exc:
-        raise TransformError(f"{head} in d = {d}: {exc}") from exc
-    if not table.error <= 1e-6:
-        raise TransformError(
-            f"{head} in d = {d}: the cosine mixture reached a relative accuracy of only {table.error:.1e}"
-        )
-    return kink_table_transform(table, c, b, d, rho_max, min(b, 1.0 / sq), "closed-form:bessel-rq-mixture")
+    worst = float(np.max(rel))
+    if not worst <= _MAX_NOISE:
+        return None, 0.0
+    return mixture, max(1e-12, 2 * worst)

@@ -30,10 +30,11 @@ Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes
 
   with polynomials P built exactly by D[P(u) F_n] = (u^3 P'(u)/(2 pi)) F_n + (1 - sigma u) P(u) F_(n+2),
   u = 1/rho. sin(b r)/r = int_0^b cos(t r) dt adds the antiderivative G of F_1, which the walk's first
-  step turns back into F_1 (d >= 3). Even d: at each rho the more accurate of the Hankel integral
-  on a deformed contour (:class:`_RQContour`) and the projection mu_d(rho) = 2 int_0^inf
-  mu_(d+1)(sqrt(rho^2 + v^2)) dv of the odd walk (:class:`_RQHalfStep`; above the kink only where
-  mu_(d+1) is not locally integrable, p < (d+1)/2) (:class:`_RQEven`); sin(b r)/r in d = 1:
+  step turns back into F_1 (d >= 3). Even d: the Hankel integral turned onto the imaginary axis
+  (:class:`_RQContour`); where its table falls short, at each rho the more accurate of it and the
+  projection mu_d(rho) = 2 int_0^inf mu_(d+1)(sqrt(rho^2 + v^2)) dv of the odd walk
+  (:class:`_RQHalfStep`; above the kink only where mu_(d+1) is not locally integrable,
+  p < (d+1)/2) (:class:`_RQEven`); sin(b r)/r in d = 1:
   (1/2) int_(rho-b)^(rho+b) F_1 (:class:`_RQSinD1`); both tabulated in log|rho - b|
   (:class:`_KinkTable`). J_nu(b r)/r^nu factors: cosine mixtures of the same walk
   (:mod:`._bessel_mixture`).
@@ -53,7 +54,7 @@ from .._numerics.exact import two_product, two_sum
 from .._numerics.quadrature import exp_sinh as _exp_sinh
 from .._numerics.quadrature import panel_rule, power_law_end, unit_rule
 from .._numerics.quadrature import tanh_sinh as _tanh_sinh
-from .._numerics.special import log_besselk
+from .._numerics.special import log_besselk, scaled_bessel
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
@@ -1065,8 +1066,11 @@ def _besselk_mp(m, z):
 #: peak) is looser than the one relative to max|mu| (1e-13): tighter cost 3x in d = 6, 8
 _RADIAL_SLACK = math.log(100.0)
 _MIN_OFFSET = 2.0**-40  # even-d tables start here: closer in, the contour's pieces cancel
-_GOOD_TABLE = 1e-6  # a half-step table this accurate is taken without the contour (the old bar)
-_CONTOUR_MAX_D = 12  # from here on the contour only in the band (see _even_or_sin_table)
+_GOOD_TABLE = 1e-6  # a contour table this accurate is taken without the half step
+_HALF_MAX_D = 12  # from here on no half step (its odd neighbour in mpmath: minutes)
+#: beyond, the contour's scaled Bessel factors I_m, K_m, H_m (m = d/2 - 1) leave the float range
+#: where they matter (I_m(rho y)/rho^m at small rho underflows from m ~ 60 on)
+_CONTOUR_MAX_D = 48
 _ACCEPT_TABLE = 1e-5  # the largest table error stated rather than refused (the masses carry it)
 _LOST_FLOAT = 3.5  # float64 kve (~2e-14) times 10^3.5: within the stated 1e-10
 
@@ -1196,70 +1200,82 @@ class _RQHalfStep:
         return val, err
 
 
-def _hankel2e(m, w):
-    """H2_m(w) e^(i w) (scipy's hankel2e) with Hankel's expansion where |w| > 1e5 (1 + m^2): AMOS's
-    argument reduction loses ~ eps |w| there (1e-2 relative at |w| ~ 1e15, the slow ray's reach).
-
-    H2_m(w) e^(i w) ~ sqrt(2/(pi w)) e^(i (m pi/2 + pi/4)) sum_k (-i)^k a_k(m) / w^k,
-    a_k(m) = prod_(j=1..k) (4 m^2 - (2j - 1)^2) / (k! 8^k): with |w| > 1e5 (1 + m^2) the terms
-    fall by at least 10^-5 each, so five reach 1e-25."""
-    w = np.asarray(w, dtype=np.complex128)
-    big = np.abs(w) > 1e5 * (1.0 + m * m)
-    out = np.empty(w.shape, dtype=np.complex128)
-    out[~big] = sc.hankel2e(m, w[~big])
-    if np.any(big):
-        wb = w[big]
-        term = np.ones(wb.shape, dtype=np.complex128)
-        total = term.copy()
-        for k in range(1, 6):
-            term = term * (-1j) * (4 * m * m - (2 * k - 1) ** 2) / (8 * k * wb)
-            total += term
-        out[big] = np.sqrt(2 / (np.pi * wb)) * np.exp(1j * (m * np.pi / 2 + np.pi / 4)) * total
-    return out
+def _log_panels(lo, hi, n, f):
+    """sum over rows of int_lo^hi f(u, rows) du by Gauss-Legendre (``n`` nodes) on panels of width
+    <= 1/2, rows grouped by their panel count (rounded up to a multiple of 4: one long row does not
+    set every row's cost): (complex sums, sums of |f| du)."""
+    count = 4 * np.ceil(np.maximum(np.ceil((hi - lo) / 0.5), 1.0) / 4).astype(int)
+    total = np.zeros(lo.shape, dtype=np.complex128)
+    size = np.zeros(lo.shape)
+    for n_panels in np.unique(count):
+        rows = np.flatnonzero(count == n_panels)
+        x, w = panel_rule(np.linspace(0.0, 1.0, n_panels + 1), n)
+        span = (hi - lo)[rows][:, None]
+        with np.errstate(all="ignore"):
+            v = f(lo[rows][:, None] + span * x[None, :], rows) * span * w[None, :]
+        v = np.where(np.isfinite(v), v, 0.0)
+        total[rows] = v.sum(axis=1)
+        size[rows] = np.abs(v).sum(axis=1)
+    return total, size
 
 
 class _RQContour:
-    """mu_d of cos(b r) g(r) or sin(b r)/r g(r) in even d (c = 1) by contour deformation.
+    """mu_d of cos(b r) g(r), sin(b r)/r g(r) or J_nu(b r)/r^nu g(r) (c = 1) by contour deformation.
 
-    With m = d/2 - 1 and h(r) = g(r) r^(m+1) (cos) or g(r) r^m (sin/r), the Hankel integral is
+    With m = d/2 - 1 and h(r) = g(r) r^(m+1) (cos), g(r) r^m (sin/r) or g(r) r^(m+1-nu) (J_nu), the
+    Hankel integral is
 
-        mu_d(rho) = (2 pi)^(-d/2) rho^(-m) {Re, Im} int_0^inf e^(i b r) h(r) J_m(rho r) dr,
+        mu_d(rho) = (2 pi)^(-d/2) rho^(-m) {Re, Im, Re} int_0^inf w(r) h(r) J_m(rho r) dr,
 
-    g, J_m real on the axis. It converges only conditionally (or, where the measure is finite but
-    k decays slower than r^-(d+1)/2, as an Abel limit), so it is not summed on the real axis. The
-    integrand is analytic in Re r > 0 (g's poles and branch cuts lie on the imaginary axis):
+    w(r) = e^(i b r) (cos, sin/r) or H1_nu(b r) = J_nu(b r) + i Y_nu(b r) (J_nu), g, J_m real on the
+    axis. It converges only conditionally (or, where the measure is finite but k decays slower than
+    r^-(d+1)/2, as an Abel limit), so it is not summed on the real axis. The integrand is analytic
+    in Re r > 0 (g's poles and branch cuts lie on the imaginary axis), and w(r) ~ e^(i b r) times a
+    slowly varying factor (H1_nu(b r) e^(-i b r), bounded beyond r ~ (nu + 2)/b):
 
-    * rho < b/4: one ray r = t e^(i pi/4) from 0; e^(i b r) J_m(rho r) decays there like
-      e^(-(b - rho) t sin(pi/4)).
-    * otherwise: the real segment [0, t0], t0 = (m + 2)/rho (Gauss-Legendre panels shorter than
-      the oscillation and than the distance sqrt(s) of g's singularities), then J_m = (H1 + H2)/2:
-      e^(i b r) H1_m(rho r) ~ e^(i (b + rho) r) on the ray t0 + t e^(i pi/4), and e^(i b r)
-      H2_m(rho r) ~ e^(i (b - rho) r) on the ray t0 + t e^(+-i pi/4), upwards for rho < b and
-      downwards for rho > b. Beyond t0 = (m + 2)/rho the Hankel functions are waves (no
-      cancellation between H1 and H2, which near 0 are ~ r^-m).
+    * rho < b/4: the real segment [0, t1] (t1 = 0 for the exponential, (nu + 2)/b for H1_nu, whose
+      Y_nu is singular at 0 and not yet a wave), then the ray r = t1 + t e^(i pi/4); w(r) J_m(rho r)
+      decays there like e^(-(b - rho) t sin(pi/4)).
+    * otherwise: the real segment [0, t0], t0 = max((m + 2)/rho, t1) (Gauss-Legendre panels
+      shorter than the oscillation and than the distance sqrt(s) of g's singularities), then
+      J_m = (H1 + H2)/2: w(r) H1_m(rho r) ~ e^(i (b + rho) r) on the ray t0 + t e^(i pi/4), and
+      w(r) H2_m(rho r) ~ e^(i (b - rho) r) on the ray t0 + t e^(+-i pi/4), upwards for rho < b and
+      downwards for rho > b. Beyond t0 the Hankel functions are waves (no cancellation between H1
+      and H2, which near 0 are ~ r^-m).
 
-    Every ray integral has one decay rate and is summed by exp-sinh with that length scale (down to
-    |rho - b| = b 2^-52, where the H2 ray reaches t ~ 10^16: the |rho - b|^gamma behaviour at the
-    kink, gamma = p - (d+1)/2 > -1, comes out of the quadrature as it is). Scaled Bessel functions
-    (jve, hankel1e, hankel2e) with the exponentials combined keep every factor finite. Error: the
-    difference of two exp-sinh levels and of two Gauss-Legendre orders, plus 1e-14 of the integral
-    of |integrand| (rounding and the Bessel functions' own relative accuracy).
+    On the segment w is taken as e^(i b r) (the sine is its imaginary part) or as the real J_nu(b r)
+    (the real part of H1_nu, whose Y_nu need not be integrable at 0). Every ray integral has one
+    decay rate and is summed by exp-sinh with that length scale (down to |rho - b| = b 2^-52,
+    where the H2 ray reaches t ~ 10^16: the |rho - b|^gamma behaviour at the kink, gamma = p -
+    (d+1)/2 > -1, comes out of the quadrature as it is). Scaled Bessel functions (jve, hankel1e,
+    hankel2e) with the exponentials combined keep every factor finite. Error: the difference of two
+    exp-sinh levels and of two Gauss-Legendre orders, plus 1e-14 of the integral of |integrand|
+    (rounding and the Bessel functions' own relative accuracy). Any d >= 2 (half-integer m in odd d).
     """
 
     takes_offset = True  # (:class:`_KinkTable`) evaluated at exactly b + off
     _THETA = math.pi / 4
     _LEVEL = 5  # exp-sinh level (h = 1/32, 289 nodes); level 4 (every other node) for the estimate
     _PANEL_NODES = 16
+    _AXIS_GOOD = 1e-10  # the imaginary axis alone where it states this relative accuracy
+    _ARC = 0.5  # the largest radius of the arc round the branch point, in sqrt(s)
 
-    def __init__(self, kind, b, alpha, s, d):
-        self.kind, self.b, self.alpha, self.s, self.d = kind, b, alpha, s, d
-        self.m = d // 2 - 1
+    def __init__(self, kind, b, alpha, s, d, nu=0.0):
+        """``kind``: "cos", "sin" (sin(b r)/r) or "bessel" (J_nu(b r)/r^nu)."""
+        self.kind, self.b, self.alpha, self.s, self.d, self.nu = kind, b, alpha, s, d, nu
+        self.m = 0.5 * d - 1
         self.sq = math.sqrt(s)
         self.up, self.down = np.exp(1j * self._THETA), np.exp(-1j * self._THETA)
+        self.t1 = (nu + 2.0) / b if kind == "bessel" else 0.0
+        self.power = self.m + {"cos": 1.0, "sin": 0.0, "bessel": 1.0 - nu}[kind]
 
     def _h(self, z):
-        """g(z) z^(m+1) (cos) or g(z) z^m (sin(b r)/r), principal branches (Re z >= 0)."""
-        return (1.0 + z * z / self.s) ** (-self.alpha) * z ** (self.m + (1 if self.kind == "cos" else 0))
+        """g(z) z^power (class docstring), principal branches (Re z >= 0)."""
+        return (1.0 + z * z / self.s) ** (-self.alpha) * z**self.power
+
+    def _wave(self, z):
+        """w(z) e^(-i b z): 1, or H1_nu(b z) e^(-i b z) (Hankel's expansion far out)."""
+        return scaled_bessel("h1", self.nu, self.b * z) if self.kind == "bessel" else 1.0
 
     def _ray(self, f, start, direction, scale):
         """int over start + t direction, t in [0, inf), of f: (value, error estimate)."""
@@ -1304,48 +1320,193 @@ class _RQContour:
             err[rows] = np.abs(value - coarse) + 1e-14 * size
         return fine, err
 
-    def __call__(self, rho, off=None):
-        """(mu_d(rho), absolute error estimate) for an array of rho >= 0, rho != b; ``off``: the
-        exact rho - b where rho is its rounding (near the kink)."""
-        rho = np.asarray(rho, dtype=np.float64)
-        off = rho - self.b if off is None else np.asarray(off, dtype=np.float64)
-        b, m, th = self.b, self.m, self._THETA
+    def _segment(self, rho, t0):
+        """int_0^t0 w(t) h(t) J_m(rho t) / rho^m dt on the real axis (w: the class docstring's
+        segment form) by equal Gauss-Legendre panels (the same count for every rho: short segments
+        are only finer): (value, error estimate)."""
+        b, m = self.b, self.m
+        r = rho[:, None]
+        step = 0.5 * np.minimum(self.sq, math.pi / (b + rho))
+        n_panels = int(np.max(np.ceil(t0 / step)))
+        for n, slot in ((self._PANEL_NODES, 0), (self._PANEL_NODES - 4, 1)):
+            x, w = panel_rule(np.linspace(0.0, 1.0, n_panels + 1), n)
+            t = t0[:, None] * x[None, :]
+            wave = sc.jv(self.nu, b * t) + 0j if self.kind == "bessel" else np.exp(1j * b * t)
+            with np.errstate(all="ignore"):
+                v = wave * sc.jv(m, r * t) / r**m * self._h(t.astype(np.complex128))
+            seg = v @ w * t0
+            if slot == 0:
+                value, size = seg, (np.abs(v) @ w) * t0
+        return value, np.abs(value - seg) + 1e-14 * size
+
+    def _cut(self, rho, off):
+        """mu_d(rho) / norm for rho > b (arrays, ``off`` = rho - b > 0) on the imaginary axis.
+
+        With W(z) = cos(b z), sin(b z) or J_nu(b z) (W h real on the real axis), mu_d is
+        norm rho^-m Re int_0^inf W(z) h(z) H1_m(rho z) dz, and W H1_m ~ e^(-(rho - b) Im z) lets the
+        path turn onto the imaginary axis z = i y. There W h H1_m dz is i times a real function for
+        y < sqrt(s) (Re = 0: that stretch is skipped) and i e^(-i pi alpha) times one beyond, on
+        the right bank of g's branch cut: Re = sin(pi alpha) (2/pi) V(y) K_m(rho y) y^power
+        (y^2/s - 1)^(-alpha), V = cosh, sinh, I_nu (b y). The branch point is passed on the arc
+        z = i sqrt(s) + eps e^(i phi), phi in [-pi/2, pi/2], eps = min(sqrt(s)/2, 1/(rho - b)) (the
+        integrand's modulus varies by at most e^2 on it). No term is larger than the result by
+        more than a modest factor: relative accuracy where mu is exponentially small, which the
+        real-axis pieces reach only by cancelling. Arc: Gauss-Legendre; bank: panels in
+        log(y - sqrt(s)) up to e^-46 of the decay; errors as in :meth:`_slow_ray`."""
+        b, m, sq, alpha, kind = self.b, self.m, self.sq, self.alpha, self.kind
+        r = rho[:, None]
+        o = off[:, None]
+        eps = np.minimum(self._ARC * sq, 1.0 / off)
+        out = []
+        for n in (self._PANEL_NODES, self._PANEL_NODES - 4):
+            # the arc (4 panels in phi)
+            x, w = panel_rule(np.linspace(0.0, 1.0, 5), n)
+            e_phi = np.exp(1j * math.pi * (x - 0.5))
+            z = 1j * sq + eps[:, None] * e_phi[None, :]
+            dz = 1j * math.pi * eps[:, None] * e_phi[None, :] * w[None, :]
+            # W(z) H1_m(rho z) with the exponentials combined: e^(i rho z) = e^(i off z) e^(i b z)
+            ez = np.exp(1j * o * z)
+            if kind == "bessel":
+                wave = sc.jve(self.nu, b * z) * ez * np.exp(1j * b * z.real)
+            else:
+                ep, em = ez * np.exp(2j * b * z), ez
+                wave = 0.5 * (ep + em) if kind == "cos" else (ep - em) / 2j
+            with np.errstate(all="ignore"):
+                v = wave * sc.hankel1e(m, r * z) * self._h(z) * dz
+            arc = np.sum(v.real, axis=1)
+            arc_size = np.sum(np.abs(v), axis=1)
+            # the right bank of the cut, y = sqrt(s) + e^u
+            lo = np.log(eps)
+            hi = np.log(np.maximum(46.0 / off, 2.0 * eps))
+
+            def bank(t, rows):
+                u = np.exp(t)
+                y = sq + u
+                if kind == "bessel":
+                    vb = scaled_bessel("i", self.nu, b * y)
+                else:
+                    vb = 0.5 * (1.0 + (1.0 if kind == "cos" else -1.0) * np.exp(-2 * b * y))
+                oo = o[rows]
+                return (
+                    vb * scaled_bessel("k", m, r[rows] * y) * np.exp(-oo * u - oo * sq) * y**self.power
+                    * (u * (y + sq) / self.s) ** (-alpha) * u
+                )  # fmt: skip
+
+            v, sz = _log_panels(lo, hi, n, bank)
+            scale = (2 / math.pi) * math.sin(math.pi * alpha)
+            out.append((arc + scale * v.real, arc_size + abs(scale) * sz))
+        (value, size), (coarse, _) = out
+        return value / r[:, 0] ** m, (np.abs(value - coarse) + 1e-14 * size) / r[:, 0] ** m
+
+    def _axis_below(self, rho, off):
+        """mu_d(rho) / norm for rho < b (``off`` = rho - b < 0) on the imaginary axis.
+
+        W = W+ + W-, W+ = e^(i b z)/2, e^(i b z)/(2i) or H1_nu(b z)/2 (W- its mirror image), and
+        int_0^inf W h J_m dz = 2 Re int_0^inf W+ h J_m dz, whose integrand decays like
+        e^(-(b - rho) Im z) upwards: on z = i y it is e^(i pi (m + power)/2) i A(y) y^power G(y), A
+        real (the scaled I_m(rho y) times e^(-b y)/2 or K_nu(b y)/pi), G = (1 - y^2/s)^(-alpha)
+        below the branch point and |.|^(-alpha) e^(-i pi alpha) on the cut's right bank. Pieces:
+        [0, sqrt(s)/2] in log y, [sqrt(s)/2, sqrt(s) - eps] in log(sqrt(s) - y), the arc of
+        :meth:`_cut` and the bank in log(y - sqrt(s)); eps = min(sqrt(s)/2, 1/(b - rho)). Each piece
+        has one sign: no oscillation cancels (the real-axis pieces of the contour cancel in high d)."""
+        b, m, sq, alpha, kind, pw = self.b, self.m, self.sq, self.alpha, self.kind, self.power
+        r = np.maximum(rho, 1e-9 * b)[:, None]
+        o = np.where(rho < r[:, 0], r[:, 0] - b, off)[:, None]  # (r - b) where rho is raised to r
+        eps = np.minimum(self._ARC * sq, 1.0 / -off)
+        phase = np.exp(0.5j * math.pi * (m + pw)) * 1j
+        if kind == "bessel":
+            phase *= np.exp(-0.5j * math.pi * (self.nu + 1)) * 2 / math.pi
+        elif kind == "sin":
+            phase /= 1j
+
+        def axis(y, bank, rows):
+            """2 W+ h J_m i / rho^m on z = i y, without the phase; y^power G(y)."""
+            with np.errstate(all="ignore"):
+                rr = r[rows]
+                a = scaled_bessel("i", m, rr * y) / rr**m * np.exp(o[rows] * y)
+                if kind == "bessel":
+                    a = a * scaled_bessel("k", self.nu, b * y)
+                g = np.abs(1.0 - y * y / self.s) ** (-alpha) * (
+                    np.exp(-1j * math.pi * alpha) if bank else 1.0
+                )
+                return a * y**pw * g
+
+        ones = np.ones(rho.shape)
+        out = []
+        for n in (self._PANEL_NODES, self._PANEL_NODES - 4):
+            tiny = 1e-6 * sq
+            x0, w0 = unit_rule(n)
+            v0 = axis(tiny * x0[None, :], False, slice(None)) * tiny * w0[None, :]
+            total, size = v0.sum(axis=1), np.abs(v0).sum(axis=1)
+            pieces = [
+                (math.log(tiny) * ones, math.log(0.5 * sq) * ones, lambda u, k: axis(np.exp(u), False, k) * np.exp(u)),
+                (np.log(eps), math.log(0.5 * sq) * ones, lambda u, k: axis(sq - np.exp(u), False, k) * np.exp(u)),
+                (np.log(eps), np.log(np.maximum(46.0 / -off, 2.0 * eps)),
+                 lambda u, k: axis(sq + np.exp(u), True, k) * np.exp(u)),
+            ]  # fmt: skip
+            for lo, hi, f in pieces:
+                v, sz = _log_panels(lo, hi, n, f)
+                total = total + v
+                size = size + sz
+            # the arc, with the functions of complex argument
+            x, w = panel_rule(np.linspace(0.0, 1.0, 5), n)
+            e_phi = np.exp(1j * math.pi * (x - 0.5))
+            z = 1j * sq + eps[:, None] * e_phi[None, :]
+            dz = 1j * math.pi * eps[:, None] * e_phi[None, :] * w[None, :]
+            with np.errstate(all="ignore"):
+                # W+ J_m(rho z): e^(i b z) e^(|Im rho z|) = e^(i b Re z) e^((rho - b) Im z)
+                ez = np.exp(1j * b * z.real + o * z.imag)
+                wave = {"cos": 1.0, "sin": -1j, "bessel": None}[kind]
+                wave = sc.hankel1e(self.nu, b * z) if wave is None else wave
+                v = wave * ez * sc.jve(m, r * z) / r**m * self._h(z) * dz
+            arc = np.where(np.isfinite(v), v, 0.0)
+            total = total * phase + arc.sum(axis=1)
+            size = size * abs(phase) + np.abs(arc).sum(axis=1)
+            out.append((total.real, size))
+        (value, size), (coarse, _) = out
+        return value, np.abs(value - coarse) + 1e-14 * size
+
+    def _real_axis(self, rho, off):
+        """mu_d(rho) / norm from the real segment and the rays (class docstring)."""
+        b, m, th, t1 = self.b, self.m, self._THETA, self.t1
         total = np.zeros(rho.shape, dtype=np.complex128)
         err = np.zeros(rho.shape)
         low = rho < 0.25 * b
         if np.any(low):
             # rho^-m J_m(rho z) -> (z/2)^m/m! as rho -> 0: at 1e-9 b the difference is below 1e-16
-            r = np.maximum(rho[low], 1e-9 * b)[:, None]
+            r1 = np.maximum(rho[low], 1e-9 * b)
+            r = r1[:, None]
 
             def f(z, rows):
                 rr = r[rows]
-                return np.exp(1j * b * z + np.abs(z.imag) * rr) * sc.jve(m, rr * z) / rr**m * self._h(z)
+                return (
+                    np.exp(1j * b * z + np.abs(z.imag) * rr)
+                    * self._wave(z)
+                    * sc.jve(m, rr * z)
+                    / rr**m
+                    * self._h(z)
+                )
 
             rate = -off[low] * math.sin(th)
-            total[low], err[low] = self._slow_ray(f, np.zeros(r.shape[0]), self.up, rate)
+            start = np.full(r1.shape, t1)
+            total[low], err[low] = self._slow_ray(f, start, self.up, rate)
+            if t1 > 0:
+                seg, seg_err = self._segment(r1, start)
+                total[low] += seg
+                err[low] += seg_err
         high = ~low
         if np.any(high):
             r1 = rho[high]
             o1 = off[high]
             r = r1[:, None]
-            t0 = (m + 2.0) / r1
-            # equal panels on [0, t0] (the same count for every rho: short ones are only finer)
-            step = 0.5 * np.minimum(self.sq, math.pi / (b + r1))
-            n_panels = int(np.max(np.ceil(t0 / step)))
-            for n, slot in ((self._PANEL_NODES, 0), (self._PANEL_NODES - 4, 1)):
-                x, w = panel_rule(np.linspace(0.0, 1.0, n_panels + 1), n)
-                t = t0[:, None] * x[None, :]
-                with np.errstate(all="ignore"):
-                    v = np.exp(1j * b * t) * sc.jv(m, r * t) / r**m * self._h(t.astype(np.complex128))
-                seg = v @ w * t0
-                if slot == 0:
-                    value, size = seg, (np.abs(v) @ w) * t0
-                else:
-                    seg_err = np.abs(value - seg) + 1e-14 * size
+            t0 = np.maximum((m + 2.0) / r1, t1)
+            value, seg_err = self._segment(r1, t0)
             sin_th = math.sin(th)
 
             def f1(z):
-                return 0.5 * np.exp(1j * (b + r) * z) * sc.hankel1e(m, r * z) / r**m * self._h(z)
+                return (
+                    0.5 * np.exp(1j * (b + r) * z) * self._wave(z) * sc.hankel1e(m, r * z) / r**m * self._h(z)
+                )
 
             v1, e1 = self._ray(f1, t0, self.up, np.minimum(1.0 / ((b + r1) * sin_th), self.sq))
             v2 = np.zeros(r1.shape, dtype=np.complex128)
@@ -1357,39 +1518,60 @@ class _RQContour:
 
                     def f2(z, rows, rr=rr, oo=oo):
                         rr, oo = rr[rows], oo[rows]
-                        return 0.5 * np.exp(-1j * oo * z) * _hankel2e(m, rr * z) / rr**m * self._h(z)
+                        return (
+                            0.5
+                            * np.exp(-1j * oo * z)
+                            * self._wave(z)
+                            * scaled_bessel("h2", m, rr * z)
+                            / rr**m
+                            * self._h(z)
+                        )
 
                     v2[mask], e2[mask] = self._slow_ray(
                         f2, t0[mask], direction, np.abs(b - r1[mask]) * sin_th
                     )
             total[high] = value + v1 + v2
             err[high] = seg_err + e1 + e2
+        return (total.imag if self.kind == "sin" else total.real), err
+
+    def __call__(self, rho, off=None):
+        """(mu_d(rho), absolute error estimate) for an array of rho >= 0, rho != b; ``off``: the
+        exact rho - b where rho is its rounding (near the kink). The imaginary axis first
+        (:meth:`_cut`, :meth:`_axis_below`); where its stated error exceeds ``_AXIS_GOOD`` of the
+        value, the real axis (:meth:`_real_axis`) too, and the smaller error wins."""
+        rho = np.asarray(rho, dtype=np.float64)
+        off = rho - self.b if off is None else np.asarray(off, dtype=np.float64)
+        val = np.zeros(rho.shape)
+        err = np.full(rho.shape, np.inf)
+        for side, route in ((off > 0, self._cut), (off < 0, self._axis_below)):
+            if np.any(side):
+                val[side], err[side] = route(rho[side], off[side])
+        redo = ~(err <= self._AXIS_GOOD * np.abs(val))
+        if np.any(redo):
+            rv, re = self._real_axis(rho[redo], off[redo])
+            better = re < err[redo]
+            val[redo] = np.where(better, rv, val[redo])
+            err[redo] = np.where(better, re, err[redo])
         norm = (2 * math.pi) ** (-0.5 * self.d)
-        val = (total.real if self.kind == "cos" else total.imag) * norm
-        return val, err * norm
+        return val * norm, err * norm
 
 
 class _RQEven:
-    """mu_d of cos(b r) g(r) or sin(b r)/r g(r) in even d (c = 1): at each rho the more accurate (by
-    the stated error) of the contour (:class:`_RQContour`) and the half step (:class:`_RQHalfStep`).
-
-    The contour is accurate to ~1e-13 near and below the kink in low d, but its pieces cancel where
-    mu is exponentially small (rho >> b) and, in high d, at small rho. The half step is accurate
-    far out; near the kink it is accurate only where its neighbour's singularity is mild, and below
-    the kink it exists only for p >= (d+1)/2 (where (d-1)/2 < p < (d+1)/2, mu_(d+1) is not locally
-    integrable at b: the projection holds above the kink only, where t = sqrt(rho^2 + v^2) > b
-    never meets it). Takes the exact offset rho - b (:class:`_KinkTable`)."""
+    """mu_d in even d (c = 1): at each rho the more accurate (by the stated error) of the contour
+    (:class:`_RQContour`) and the half step (:class:`_RQHalfStep`), for kernels where the contour's
+    table alone falls short (its pieces cancel in high d near the kink). The half step is accurate
+    far out; near the kink only where its neighbour's singularity is mild, and below the kink it
+    exists only outside the band (where (d-1)/2 < p < (d+1)/2, mu_(d+1) is not locally integrable
+    at b: the projection holds above the kink only, where t = sqrt(rho^2 + v^2) > b never meets
+    it). Takes the exact offset rho - b (:class:`_KinkTable`)."""
 
     takes_offset = True
 
-    def __init__(self, kind, b, alpha, s, d, half=None):
-        """``half``: the :class:`_RQHalfStep` when the caller has built it already."""
-        self.b = b
-        band = 2 * alpha + (1.0 if kind == "sin" else 0.0) < 0.5 * (d + 1)
-        self.contour = _RQContour(kind, b, alpha, s, d)
-        self.half = half or _RQHalfStep(kind, b, alpha, s, d, projection=True if band else None)
+    def __init__(self, contour, half, band):
+        self.b = contour.b
+        self.contour, self.half = contour, half
         self.half_below = not band
-        self.table = self.half.table  # the neighbour's table (its error is the half step's noise)
+        self.table = half.table  # the neighbour's table (its error is the half step's noise)
 
     def __call__(self, rho, off=None):
         rho = np.asarray(rho, dtype=np.float64)
@@ -1581,30 +1763,45 @@ class _KinkTable:
         return out
 
 
-def _even_or_sin_table(head, kind, b, alpha, s, d, rho_max):
-    """The :class:`_KinkTable` of mu_d for even d or for sin(b r)/r in d = 1 (:class:`_RQSinD1`).
+def _even_or_sin_table(head, kind, b, alpha, s, d, rho_max, nu=0.0, mixture=None, noise=0.0):
+    """The :class:`_KinkTable` of mu_d for even d, for sin(b r)/r in d = 1 (:class:`_RQSinD1`) and
+    for J_nu(b r)/r^nu in odd d where its cosine mixture does not apply.
 
-    Even d: the half step alone where it applies (p >= (d+1)/2) and its table reaches
-    ``_GOOD_TABLE`` (fast: no contour), else :class:`_RQEven` (the contour and the half step, the
-    more accurate at each rho), which from d = ``_CONTOUR_MAX_D`` on only in the band, where
-    nothing else is: there the contour's integrand grows like |z|^(d/2 - 2 alpha) before it decays,
-    and its pieces cancel to worse than the half step. Refused where the measured error exceeds
-    ``_ACCEPT_TABLE``."""
-    p = 2 * alpha + (1.0 if kind == "sin" else 0.0)
+    The contour (:class:`_RQContour`) first; where its table does not reach ``_GOOD_TABLE`` and
+    d < ``_HALF_MAX_D`` (beyond, the half step's odd neighbour is summed in mpmath: minutes), even d
+    adds the half step (:class:`_RQEven`) and keeps the more accurate table. J_nu: the half step
+    projects the caller's ``mixture`` (the (d+1)-dimensional density as rho -> (mu, error),
+    relative error ``noise``; None where it does not exist). Refused where the measured error
+    exceeds ``_ACCEPT_TABLE``, and beyond d = ``_CONTOUR_MAX_D``."""
+    p = 2 * alpha + {"cos": 0.0, "sin": 1.0, "bessel": nu + 0.5}[kind]
+    band = p < 0.5 * (d + 1)
 
-    def table_of(direct, noise, min_offset):
-        return _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise, dim=d, min_offset=min_offset)
+    def table_of(direct, noise):
+        return _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise, dim=d, min_offset=_MIN_OFFSET)
 
+    if d > _CONTOUR_MAX_D:
+        raise TransformError(
+            f"{head}: spectralkit computes it on a deformed Hankel contour whose Bessel factors of order "
+            f"d/2 - 1 leave the float range beyond d = {_CONTOUR_MAX_D}: not computed"
+        )
     try:
-        if d == 1:
-            table = table_of(_RQSinD1(b, alpha, s), 1e-13, 2.0**-52)
+        if d == 1 and kind == "sin":
+            table = _KinkTable(_RQSinD1(b, alpha, s), b, rho_max, tol=1e-9, noise=1e-13, dim=d)
         else:
-            band = p < 0.5 * (d + 1)
-            half = None if band else _RQHalfStep(kind, b, alpha, s, d)
-            table = None if band else table_of(half, 2 * half.table.error, _MIN_OFFSET)
-            if band or (table.error > _GOOD_TABLE and d < _CONTOUR_MAX_D):
-                even = _RQEven(kind, b, alpha, s, d, half=half)
-                table = table_of(even, 2 * even.table.error, _MIN_OFFSET)
+            contour = _RQContour(kind, b, alpha, s, d, nu=nu)
+            table = table_of(contour, 1e-13)
+            if table.error > _GOOD_TABLE and d % 2 == 0 and d < _HALF_MAX_D:
+                if kind != "bessel":
+                    half = _RQHalfStep(kind, b, alpha, s, d, projection=True if band else None)
+                elif mixture is not None:
+                    half = _RQHalfStep(
+                        "cos", b, alpha, s, d, odd=lambda n: mixture, p=p, noise=noise, projection=True
+                    )
+                else:
+                    half = None
+                if half is not None:
+                    even = table_of(_RQEven(contour, half, band), max(noise, 2 * half.table.error))
+                    table = even if even.error < table.error else table
     except ArithmeticError as exc:
         raise TransformError(f"{head}: {exc}") from exc
     if not table.error <= _ACCEPT_TABLE:
