@@ -302,6 +302,23 @@ def test_rational_quadratic_bessel_formula_all_d(alpha, d):
     assert_close(tr, rho, ref)
 
 
+def test_rational_quadratic_in_logs_where_kve_overflows():
+    """d = 256, alpha = 1: K_127(z) overflows scipy's kve below z ~ 0.33, where mu itself is beyond
+    float64 and only its log is used; the small-z series there (the leading term alone was 2e-4
+    off), against the Bessel formula in mpmath."""
+    tr = closed_form(kernels.rational_quadratic(1.0, 1.0), 256)
+    rho = np.array([0.02, 0.1, 0.2])
+    log_abs, sign = tr.log_abs_mu(rho)
+    with mpmath.workdps(40):
+        s_ = mpmath.mpf(1) - 128
+        ref = [
+            float(mpmath.log(2 / (2 * mpmath.pi) ** 128 * (z / 2) ** s_ * mpmath.besselk(s_, z)))
+            for z in (mpmath.mpf(float(r)) * mpmath.sqrt(2) for r in rho)
+        ]
+    assert np.all(sign == 1)
+    assert np.all(np.abs(log_abs - ref) <= tr.rel_error), log_abs - ref
+
+
 @pytest.mark.parametrize("d", [1, 3, 16])
 def test_rational_quadratic_mass_and_pattern(d):
     tr = closed_form(F("4*(2 + r**2)**(-3)"), d)  # = (4/8) (1 + r^2/(2*3*(1/3)))^-3: alpha 3, l^2 = 1/3

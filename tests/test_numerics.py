@@ -23,7 +23,7 @@ from spectralkit._numerics.quadrature import (
     tanh_sinh,
     unit_rule,
 )
-from spectralkit._numerics.special import scaled_bessel
+from spectralkit._numerics.special import log_besselk, scaled_bessel
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,3 +229,13 @@ def test_scaled_bessel_beyond_the_amos_range(kind):
         got = scaled_bessel(kind, m, x)
         want = np.array([complex(ref(m, mpmath.mpf(v))) for v in x])
         assert np.all(np.abs(got / want - 1) <= 4e-15), (m, got / want - 1)
+
+
+def test_log_besselk_where_kve_overflows():
+    """Large orders at small z (kve overflows: the small-z series) and huge z (beyond AMOS), against
+    mpmath at 30 digits."""
+    mpmath.mp.dps = 30
+    for m in (0.0, 0.5, 30.5, 127.0, 127.5, 200.0):
+        z = np.array([1e-3, 0.1, 0.33, 1.0, 4.0, 50.0, 1e11])
+        ref = np.array([float(mpmath.log(mpmath.besselk(m, mpmath.mpf(v)))) for v in z])
+        assert np.all(np.abs(log_besselk(m, z) - ref) <= 1e-13 * np.maximum(1.0, np.abs(ref))), m

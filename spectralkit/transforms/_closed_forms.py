@@ -41,7 +41,7 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
-from .._numerics.special import log_sphere_area
+from .._numerics.special import log_besselk, log_sphere_area
 from ..exceptions import TransformError
 from ..kernels import REGISTRY, DensityKernel
 from ..kernels._parse import R, to_sympy_number
@@ -442,9 +442,8 @@ def _matern(c, nu, lengthscale, dim):
 def _rational_quadratic(c, alpha, lengthscale, dim):
     """c 2 (a l^2)^a/(Gamma(a)(2 pi)^(d/2)) (z/(2 a l^2))^(a-d/2) K_(a-d/2)(z), z = rho l sqrt(2a).
 
-    Logs throughout: log K_s(z) = log kve(s, z) - z; where ``kve`` overflows (tiny z, large |s|)
-    the leading small-z term K_s(z) ~ Gamma(|s|) 2^(|s|-1) z^(-|s|) is exact to < 1e-16
-    there. mu(0) = c 2 (a l^2)^a Gamma(s) 2^(s-1) (2 a l^2)^(-s)/(Gamma(a)(2 pi)^(d/2)) for
+    Logs throughout: log K_s(z) (:func:`log_besselk`: the small-z series where ``kve`` overflows,
+    tiny z and large |s|). mu(0) = c 2 (a l^2)^a Gamma(s) 2^(s-1) (2 a l^2)^(-s)/(Gamma(a)(2 pi)^(d/2)) for
     s = a - d/2 > 0 and +inf (integrable singularity rho^(2a-d), or log for s = 0) otherwise.
     """
     d, a, l = dim, alpha, lengthscale
@@ -456,27 +455,12 @@ def _rational_quadratic(c, alpha, lengthscale, dim):
     sign = 1.0 if c > 0 else -1.0
     abs_s = abs(s)
 
-    def log_k(z):
-        with np.errstate(over="ignore"):
-            kv_scaled = sc.kve(abs_s, z)
-        out = np.log(kv_scaled) - z
-        out[~np.isfinite(out) & (z >= 1)] = -np.inf  # huge z: e^(-z) underflows anyway
-        bad = ~np.isfinite(out) & (z < 1)  # kve overflow at tiny z, large |s|
-        if np.any(bad):
-            zb = z[bad]
-            out[bad] = (
-                sc.gammaln(abs_s) + (abs_s - 1) * math.log(2.0) - abs_s * np.log(zb)
-                if abs_s > 0
-                else np.log(-np.log(zb / 2) - np.euler_gamma)
-            )
-        return out
-
     def log_abs_and_sign(rho):
         z = rho * l * math.sqrt(2 * a)
         out = np.empty_like(z)
         pos = z > 0
         zp = z[pos]
-        out[pos] = log_c + s * np.log(zp / (2 * al2)) + log_k(zp)
+        out[pos] = log_c + s * np.log(zp / (2 * al2)) + log_besselk(abs_s, zp)
         if s > 0:
             out[~pos] = log_c + sc.gammaln(s) + (s - 1) * math.log(2.0) - s * math.log(2 * al2)
         else:
