@@ -397,40 +397,53 @@ class _ExpBesselMixture:
         )
         self.k = np.arange(x.size) - x.size // 2  # the node index: level j keeps k % 2^(level-j) == 0
 
-    def _level(self, rho, j):
-        """(log|mu|, sign, relative error) of the level-j subset of the nodes (j <= ``level``)."""
-        step = 2 ** (self.level - j)
-        keep = self.k % step == 0
-        r = rho[:, None]
-        A = self.A[keep][None, :]
-        lg = self.log_node[keep][None, :] + math.log(step) - self.m * np.log(A * A + r * r)
-        shift = np.max(lg.real, axis=1)
-        v = np.exp(lg - shift[:, None])
-        fine = np.sum(v, axis=1).real
-        coarse = 2 * np.sum(np.where(self.k[keep] % (2 * step) == 0, v, 0.0), axis=1).real
-        size = np.sum(np.abs(v), axis=1)
-        err = np.abs(fine - coarse) + 1e-15 * (10 + self.m) * size
-        with np.errstate(divide="ignore"):
-            log_abs = np.log(np.abs(fine)) + shift + self.log_const
-        # relative to the local amplitude near the zeros of mu (where |mu| < 1e-3 of the moduli)
-        return log_abs, np.sign(fine), err / np.maximum(np.abs(fine), 1e-3 * size)
-
     def __call__(self, rho, accept=0.0):
         """(log|mu|, sign, relative error estimate) for a flat array rho >= 0; the error is relative
-        to max(|mu|, 1e-3 of the sum of the terms' moduli). Levels from 5 (or ``level``) up: a row
-        is final at the first level whose error is within ``accept``, at ``level`` in any case."""
+        to max(|mu|, 1e-3 of the sum of the terms' moduli). Levels from 5 (or ``level``) up, each
+        adding only its new nodes to the running sums (kept scaled by e^-shift, shift the largest
+        log-modulus so far): a row is final at the first level whose error is within ``accept``,
+        at ``level`` in any case."""
         rho = np.asarray(rho, dtype=np.float64)
-        out = [np.empty(rho.shape) for _ in range(3)]
-        todo = np.arange(rho.size)
-        for j in range(min(5, self.level), self.level + 1):
-            la, sg, rel = self._level(rho[todo], j)
-            done = (rel <= accept) | (j == self.level)
-            for o, v in zip(out, (la, sg, rel)):
-                o[todo[done]] = v[done]
+        n, top, m = rho.size, self.level, self.m
+        log_abs, sign, rel_out = np.empty(n), np.empty(n), np.empty(n)
+        total = np.zeros(n, dtype=np.complex128)  # sum of the terms at the current level's nodes
+        moduli = np.zeros(n)
+        shift = np.full(n, -np.inf)
+        previous = np.zeros(n, dtype=np.complex128)  # the last level's value (same scaling)
+        todo = np.arange(n)
+        first = min(5, top)
+        for j in range(first, top + 1):
+            step = 2 ** (top - j)
+            new = self.k % step == 0
+            if j > first:
+                new &= self.k % (2 * step) != 0
+            r = rho[todo][:, None]
+            A = self.A[new][None, :]
+            lg = self.log_node[new][None, :] - m * np.log(A * A + r * r)
+            sh = np.maximum(shift[todo], np.max(lg.real, axis=1))
+            with np.errstate(invalid="ignore"):
+                rescale = np.exp(shift[todo] - sh)  # 0 on the first level
+            v = np.exp(lg - sh[:, None])
+            t = total[todo] * rescale + np.sum(v, axis=1)
+            mod = moduli[todo] * rescale + np.sum(np.abs(v), axis=1)
+            if j == first:  # the level below from the same nodes
+                below = 2 * step * np.sum(np.where(self.k[new] % (2 * step) == 0, v, 0.0), axis=1)
+            else:
+                below = previous[todo] * rescale
+            fine = (step * t).real
+            err = np.abs(fine - below.real) + 1e-15 * (10 + m) * step * mod
+            # relative to the local amplitude near the zeros of mu (where |mu| < 1e-3 of the moduli)
+            rel = err / np.maximum(np.abs(fine), 1e-3 * step * mod)
+            total[todo], moduli[todo], shift[todo], previous[todo] = t, mod, sh, step * t
+            done = (rel <= accept) | (j == top)
+            rows = todo[done]
+            with np.errstate(divide="ignore"):
+                log_abs[rows] = np.log(np.abs(fine[done])) + sh[done] + self.log_const
+            sign[rows], rel_out[rows] = np.sign(fine[done]), rel[done]
             todo = todo[~done]
             if todo.size == 0:
                 break
-        return tuple(out)
+        return log_abs, sign, rel_out
 
 
 @matcher(priority=25)
@@ -467,7 +480,7 @@ def _bessel_exp_mixture(c, nu, a, b, dim):
     probe = scale * np.concatenate([[0.0], np.geomspace(1e-3, 1e4, 71)])
     for level in _EXP_LEVELS:
         mix = _ExpBesselMixture(nu, a, b, d, level)
-        _, _, rel = mix(probe)
+        _, _, rel = mix(probe)  # (every point at the top level)
         worst = float(np.max(np.where(np.isfinite(rel), rel, np.inf)))
         if worst <= _EXP_TOL:
             break
