@@ -784,11 +784,13 @@ def inverse_cdf_lookup(u, u_knots, x_knots, slopes, out):
     dx = x1 - x0
     c2 = 3.0 * dx - 2.0 * m0 - m1
     c3 = m0 + m1 - 2.0 * dx
+    # a zero-width interval (a flat stretch of the CDF) is never the one a u falls in
+    inv_h = np.divide(1.0, h, out=np.zeros_like(h), where=h > 0)
     with parallel_region():
         _lookup_kernel(
             u,
             u_knots,
-            1.0 / h,
+            inv_h,
             np.ascontiguousarray(x0),
             m0,
             c2,
