@@ -624,3 +624,16 @@ REFERENCE_SETS = {
         [{"formula": c[0], "rho": t * c[4]} for c in RQ_LOW for t in RQ_RHO],
     ),
 }
+
+
+def test_contour_far_above_the_kink_in_high_d_against_the_walk():
+    """cos(r)/(1 + r^2)^12 in d = 41: above the kink the answer is the residue of a 12th-order pole,
+    taken on the full circle of radius (alpha - 1)/(rho - b) (the half-arc's 64 Gauss-Legendre nodes
+    stated 10-80 relative and the real axis 2e2 at rho - b = 60, where d = 40 keeps its mass), against
+    the odd walk."""
+    walk = _accurate(_RQWalk(1.0, "cos", 1.0, 12.0, 1.0, 41))
+    contour = _RQContour("cos", 1.0, 12.0, 1.0, 41)
+    off = np.array([3.0, 10.0, 30.0, 60.0])
+    (wv, we), (cv, ce) = walk(1 + off, off), contour(1 + off, off)
+    assert np.all(np.abs(cv - wv) <= ce + we)
+    assert np.all(ce <= 1e-9 * np.abs(cv))

@@ -1356,12 +1356,23 @@ class _RQContour:
         b, m, sq, alpha, kind = self.b, self.m, self.sq, self.alpha, self.kind
         r = rho[:, None]
         o = off[:, None]
-        eps = np.minimum(self._ARC * sq, 1.0 / off)
+        # integer alpha: a pole, no cut (sin(pi alpha) = 0: no bank); the real part of the right
+        # half-arc is half the full circle's (the integrand is i times real on the axis), and the
+        # trapezoid rule on the circle converges geometrically where the half-arc's Gauss-Legendre
+        # nodes do not resolve z^(m+1) in high d
+        # the radius: e^(i off z) makes the circle's terms vary like e^(off eps), and a pole of order
+        # alpha is its (alpha - 1)-th Taylor coefficient: radius (alpha - 1)/off keeps the terms
+        # within ~sqrt(2 pi alpha) of the result (1/off, the arc's, only for alpha <= 2)
+        pole = abs(alpha - round(alpha)) < 1e-12
+        eps = np.minimum(self._ARC * sq, (max(1.0, alpha - 1) if pole else 1.0) / off)
         out = []
         for n in (self._PANEL_NODES, self._PANEL_NODES - 4):
-            # the arc (4 panels in phi)
-            x, w = panel_rule(np.linspace(0.0, 1.0, 5), n)
-            e_phi = np.exp(1j * math.pi * (x - 0.5))
+            if pole:
+                e_phi = np.exp(2j * math.pi * np.arange(4 * n) / (4 * n))
+                w = np.full(4 * n, 1.0 / (4 * n))  # 0.5 * 2 pi / N, with the pi below
+            else:  # the arc (4 panels in phi)
+                x, w = panel_rule(np.linspace(0.0, 1.0, 5), n)
+                e_phi = np.exp(1j * math.pi * (x - 0.5))
             z = 1j * sq + eps[:, None] * e_phi[None, :]
             dz = 1j * math.pi * eps[:, None] * e_phi[None, :] * w[None, :]
             # W(z) H1_m(rho z) with the exponentials combined: e^(i rho z) = e^(i off z) e^(i b z)
@@ -1375,6 +1386,9 @@ class _RQContour:
                 v = wave * sc.hankel1e(m, r * z) * self._h(z) * dz
             arc = np.sum(v.real, axis=1)
             arc_size = np.sum(np.abs(v), axis=1)
+            if pole:
+                out.append((arc, arc_size))
+                continue
             # the right bank of the cut, y = sqrt(s) + e^u
             lo = np.log(eps)
             hi = np.log(np.maximum(46.0 / off, 2.0 * eps))
