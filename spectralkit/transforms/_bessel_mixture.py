@@ -245,8 +245,11 @@ class _BesselMixture:
 # ---------------------------------------------------------------------------------------------
 # recognition and the builder
 # ---------------------------------------------------------------------------------------------
-def _bessel_factors(expr):
-    """expr as coef * r^power * besselj(...) * prod(rest): (coef, power, the besselj or None, rest)."""
+def _bessel_times(expr, support, other):
+    """expr = coef r^power besselj(nu, b r) f with one factor f of sympy type ``other`` and numbers
+    nu, b (no support): (coef, power, nu, b, f), else None."""
+    if support is not None:
+        return None
     coef, power, bessel, rest = sympy.Integer(1), sympy.Integer(0), None, []
     for f in sympy.Mul.make_args(expr):
         if f.is_number:
@@ -259,21 +262,24 @@ def _bessel_factors(expr):
             bessel = f
         else:
             rest.append(f)
-    return coef, power, bessel, rest
+    if bessel is None or len(rest) != 1 or not isinstance(rest[0], other):
+        return None
+    nu, arg = bessel.args
+    b, rr = arg.as_coeff_Mul()
+    if rr != R or not nu.is_number or not b.is_number:
+        return None
+    return coef, power, nu, b, rest[0]
 
 
 @matcher(priority=25)
 def _match_bessel_rq(expr, support):
     """c besselj(nu, b r) r^-nu (A + B r^2)^(-alpha), nu >= 0, A, B, b, alpha > 0."""
-    if support is not None:
+    parts = _bessel_times(expr, support, sympy.Pow)
+    if parts is None:
         return None
-    coef, power, bessel, rest = _bessel_factors(expr)
-    if bessel is None or len(rest) != 1 or not isinstance(rest[0], sympy.Pow):
-        return None
-    nu, arg = bessel.args
-    b, rr = arg.as_coeff_Mul()
-    base, expo = rest[0].args
-    if rr != R or not nu.is_number or not b.is_number or not expo.is_number or not base.is_polynomial(R):
+    coef, power, nu, b, envelope = parts
+    base, expo = envelope.args
+    if not expo.is_number or not base.is_polynomial(R):
         return None
     poly = sympy.Poly(sympy.expand(base), R)
     if poly.degree() != 2:
@@ -375,7 +381,7 @@ class _ExpBesselMixture:
     logarithms' real parts)."""
 
     def __init__(self, nu, a, b, d, level):
-        self.nu, self.a, self.b, self.d, self.level = nu, a, b, d, level
+        self.level = level
         self.m = 0.5 * (d + 1)
         self.log_const = (
             math.lgamma(self.m) - self.m * math.log(math.pi) - nu * math.log(b)
@@ -448,16 +454,12 @@ class _ExpBesselMixture:
 @matcher(priority=25)
 def _match_bessel_exp(expr, support):
     """c besselj(nu, b r) r^-nu exp(-a r), nu >= 0, a, b > 0."""
-    if support is not None:
+    parts = _bessel_times(expr, support, sympy.exp)
+    if parts is None:
         return None
-    coef, power, bessel, rest = _bessel_factors(expr)
-    if bessel is None or len(rest) != 1 or not isinstance(rest[0], sympy.exp):
-        return None
-    rate = sympy.expand(-rest[0].args[0])
-    nu, arg = bessel.args
-    b, rr = arg.as_coeff_Mul()
-    a, ra = rate.as_coeff_Mul()
-    if rr != R or ra != R or not nu.is_number or not b.is_number:
+    coef, power, nu, b, envelope = parts
+    a, ra = sympy.expand(-envelope.args[0]).as_coeff_Mul()
+    if ra != R:
         return None
     try:
         c, nu, b, a, power = (_number(v) for v in (coef, nu, b, a, power))
@@ -468,7 +470,7 @@ def _match_bessel_exp(expr, support):
     return "bessel_exp_mixture", {"c": c, "nu": nu, "a": a, "b": b}
 
 
-@builder("bessel_exp_mixture", rel_error=1e-9)
+@builder("bessel_exp_mixture", rel_error=10 * _EXP_TOL)
 def _bessel_exp_mixture(c, nu, a, b, dim):
     """mu of c J_nu(b r)/r^nu exp(-a r) in every d (:class:`_ExpBesselMixture`): a finite measure
     (k is integrable and has a kink at 0: mu ~ rho^-(d+1)); the largest tanh-sinh level is the first
@@ -489,19 +491,19 @@ def _bessel_exp_mixture(c, nu, a, b, dim):
             f"reached a relative accuracy of only {worst:.1e}"
         )
     sign_c, log_c = math.copysign(1.0, c), math.log(abs(c))
-    # a row is final at the first level whose estimate (the difference to the level below, which
-    # overstates a double-exponential rule's error) is within _EXP_TOL: stated 10 times that
-    accept = max(worst, _EXP_TOL)
 
     def log_abs_and_sign(rho):
-        la, sg, _ = mix(rho, accept)
+        # a point is final at the first level whose estimate (the difference to the level below,
+        # which overstates a double-exponential rule's error) is within _EXP_TOL: stated 10 times
+        # that, the builder's rel_error
+        la, sg, _ = mix(rho, _EXP_TOL)
         return la + log_c, sg * sign_c
 
     return RadialTransform(
         mu=vectorised(log_abs_and_sign),
         log_abs_mu=log_form(log_abs_and_sign),
         method="closed-form:bessel-exp-mixture",
-        rel_error=max(10 * accept, BUILDERS["bessel_exp_mixture"].rel_error),
+        rel_error=BUILDERS["bessel_exp_mixture"].rel_error,
         abs_error=0.0,
         scale=scale,
         tail_exponent=float(d + 1),
