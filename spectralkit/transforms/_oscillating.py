@@ -1200,11 +1200,11 @@ class _RQHalfStep:
         return val, err
 
 
-def _log_panels(lo, hi, n, f):
+def _log_panels(lo, hi, n, f, multiple=4):
     """sum over rows of int_lo^hi f(u, rows) du by Gauss-Legendre (``n`` nodes) on panels of width
-    <= 1/2, rows grouped by their panel count (rounded up to a multiple of 4: one long row does not
-    set every row's cost): (complex sums, sums of |f| du)."""
-    count = 4 * np.ceil(np.maximum(np.ceil((hi - lo) / 0.5), 1.0) / 4).astype(int)
+    <= 1/2, rows grouped by their panel count (rounded up to a multiple of ``multiple``: one long
+    row does not set every row's cost): (complex sums, sums of |f| du)."""
+    count = multiple * np.ceil(np.maximum(np.ceil((hi - lo) / 0.5), 1.0) / multiple).astype(int)
     total = np.zeros(lo.shape, dtype=np.complex128)
     size = np.zeros(lo.shape)
     for n_panels in np.unique(count):
@@ -1296,29 +1296,22 @@ class _RQContour:
         (rounded up to a multiple of 8): the slowest ray does not set every row's cost."""
         lo = math.log(1e-3 * min(self.sq, 1.0))
         hi = np.log(46.0 / rate)
-        count = 8 * np.ceil(np.ceil((hi - lo) / 0.5) / 8).astype(int)
-        fine = np.zeros(len(start), dtype=np.complex128)
-        err = np.zeros(len(start))
-        for n_panels in np.unique(count):
-            rows = np.flatnonzero(count == n_panels)
-            span = (hi - lo)[rows][:, None]
-            out = []
-            for n in (self._PANEL_NODES, self._PANEL_NODES - 4):
-                x, w = panel_rule(np.linspace(0.0, 1.0, n_panels + 1), n)
-                t = np.exp(lo + span * x[None, :])
-                x0, w0 = unit_rule(n)  # [0, e^lo]
-                t_all = np.concatenate([np.broadcast_to(math.exp(lo) * x0, (rows.size, n)), t], axis=1)
-                w_all = np.concatenate(
-                    [np.broadcast_to(math.exp(lo) * w0, (rows.size, n)), span * w[None, :] * t], axis=1
-                )
-                with np.errstate(all="ignore"):
-                    v = f(start[rows][:, None] + t_all * direction, rows) * direction
-                v = np.where(np.isfinite(v), v, 0.0)
-                out.append((np.sum(v * w_all, axis=1), np.sum(np.abs(v) * w_all, axis=1)))
-            (value, size), (coarse, _) = out
-            fine[rows] = value
-            err[rows] = np.abs(value - coarse) + 1e-14 * size
-        return fine, err
+        every = np.arange(len(start))
+        out = []
+        for n in (self._PANEL_NODES, self._PANEL_NODES - 4):
+            x0, w0 = unit_rule(n)  # [0, e^lo]
+            with np.errstate(all="ignore"):
+                v = f(start[:, None] + math.exp(lo) * x0[None, :] * direction, every) * direction
+            v = np.where(np.isfinite(v), v, 0.0) * (math.exp(lo) * w0)[None, :]
+
+            def tail(u, rows):
+                t = np.exp(u)
+                return f(start[rows][:, None] + t * direction, rows) * direction * t
+
+            value, size = _log_panels(np.full(len(start), lo), hi, n, tail, multiple=8)
+            out.append((value + v.sum(axis=1), size + np.abs(v).sum(axis=1)))
+        (value, size), (coarse, _) = out
+        return value, np.abs(value - coarse) + 1e-14 * size
 
     def _segment(self, rho, t0):
         """int_0^t0 w(t) h(t) J_m(rho t) / rho^m dt on the real axis (w: the class docstring's
