@@ -7,15 +7,18 @@ X ~ N(0, I/d). For every (dtype, d, threads), with the output width w = 1024 for
 * ``plain``      ``RandomFeatures(gaussian(1), n_components=w, method="rff").transform(X)``: the
                  call users make (a new output each call);
 * ``buffered``   the same into a reused buffer, ``transform(X, out=buf)``;
-* ``kernel``     the compiled kernel alone (``spectralkit._compiled.fused_features``, buffered);
+* ``kernel``     the compiled kernel alone (``spectralkit._compiled.fused_features``, buffered),
+                 and ``kernel_streaming`` the same with streaming stores
+                 (``_compiled.STREAM_BYTES``, off by default);
 * ``rbf_width``  ``sklearn.kernel_approximation.RBFSampler(gamma=0.5, n_components=w)``: the same
                  output width, a GEMM twice as large (n x d x w);
 * ``rbf_gemm``   ``RBFSampler(n_components=s)``: the same GEMM size (n x d x s), half the width;
 * the lower-bound ingredients: ``gemm`` (numpy ``matmul`` n x d x s into a preallocated buffer,
   BLAS at the same thread count), ``sincos`` (spectralkit's polynomial sincos of the n x s
-  products, parallel) and ``store`` (a parallel fill of an n x w output):
-  ``lower_bound = max(gemm + sincos, store)``, and ``gemm_store = gemm + store`` (the two parts
-  measured apart: a transform that overlaps them runs under it);
+  products, parallel) and ``store`` (a parallel fill of an n x w output with plain stores;
+  ``store_streaming`` with streaming stores, usually 2-3x faster):
+  ``lower_bound = max(gemm + sincos, the faster store)``, and ``gemm_store = gemm + store`` (the
+  yardstick of the issue: the parts measured apart; a transform that overlaps them runs under it);
 * ``fresh_store``: the same fill into a new ``numpy.empty`` array at every call: the price of
   fresh memory (page faults, zeroing) that any transform allocating its output pays, as
   RBFSampler does at every call (and ``plain`` at its first).
@@ -84,7 +87,33 @@ from spectralkit.features import RandomFeatures
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CLOCK = time.perf_counter
-METHODS = ("plain", "buffered", "kernel", "rbf_width", "rbf_gemm", "gemm", "sincos", "store", "fresh_store")
+METHODS = (
+    "plain",
+    "buffered",
+    "kernel",
+    "kernel_streaming",
+    "rbf_width",
+    "rbf_gemm",
+    "gemm",
+    "sincos",
+    "store",
+    "store_streaming",
+    "fresh_store",
+)
+
+
+def _streaming_stores(call):
+    """``call`` with streaming stores whatever the output size (``_compiled.STREAM_BYTES``)."""
+
+    def wrapped():
+        default = _compiled.STREAM_BYTES
+        _compiled.STREAM_BYTES = 0
+        try:
+            return call()
+        finally:
+            _compiled.STREAM_BYTES = default
+
+    return wrapped
 
 
 def machine_info():
@@ -202,11 +231,15 @@ def bench_case(n, d, dtype, threads, repeats, min_time, controller, rng, peers=T
             "plain": lambda: rf.transform(X),
             "buffered": lambda: rf.transform(X, out=buf),
             "kernel": lambda: _compiled.fused_features(X, W, Wm, sp, 0.0, None, None, buf, "sincos"),
+            "kernel_streaming": _streaming_stores(
+                lambda: _compiled.fused_features(X, W, Wm, sp, 0.0, None, None, buf, "sincos")
+            ),
             "rbf_width": lambda: rbf_w.transform(X),
             "rbf_gemm": lambda: rbf_g.transform(X),
             "gemm": lambda: np.matmul(X, WT, out=G),
             "sincos": lambda: _compiled.sincos(flat, SC[0], SC[1]),
             "store": lambda: _compiled.fill(buf, 1.0),
+            "store_streaming": lambda: _compiled.fill(buf, 1.0, stream=True),
             "fresh_store": lambda: _compiled.fill(np.empty((n, width), dtype=dtype), 1.0),
         }
         if not peers:  # RBFSampler's single-threaded cos dominates a thread sweep: timed where asked
@@ -233,9 +266,11 @@ def bench_case(n, d, dtype, threads, repeats, min_time, controller, rng, peers=T
         row[name + "_all"] = [float(v) for v in t]
         row[name + "_spread"] = float((t.max() - t.min()) / np.median(t))
     row["plain_first"] = first["plain"]
-    row["lower_bound"] = max(row["gemm"] + row["sincos"], row["store"])
+    row["lower_bound"] = max(row["gemm"] + row["sincos"], min(row["store"], row["store_streaming"]))
     # the issue's yardstick: the GEMM and a store of the output, measured apart in the same run
     row["gemm_store"] = row["gemm"] + row["store"]
+    row["kernel_over_gemm_store"] = row["kernel"] / row["gemm_store"]
+    row["kernel_streaming_over_gemm_store"] = row["kernel_streaming"] / row["gemm_store"]
     row["plain_over_gemm_store"] = row["plain"] / row["gemm_store"]
     row["buffered_over_gemm_store"] = row["buffered"] / row["gemm_store"]
     row["panel_frequencies"] = _compiled.column_block(dtype, s)
@@ -341,8 +376,10 @@ def markdown(rows, info):
         f"{info.get('repeats')}, more for fast rows); plain/buf (paired) is the median of the "
         "per-round ratios. `plain` = transform(X); `buffered` = "
         "transform(X, out=buf); `GEMM` = numpy's X @ W.T into a buffer (BLAS on the same threads), "
-        "`store` = a parallel fill of the output, `G+S` = GEMM + store (the parts measured apart); "
-        "`bound` = max(GEMM + sincos, store); `RBF w` = RBFSampler with the "
+        "`store` = a parallel fill of the output (`stream` = with streaming stores), `G+S` = GEMM + "
+        "store (the parts measured apart); `kernel` = the compiled kernel alone (buffered), "
+        "`stream` = the same with streaming stores; `bound` = max(GEMM + sincos, the faster "
+        "store); `RBF w` = RBFSampler with the "
         "same output width (GEMM twice as large), `RBF s` = with the same GEMM size (half the "
         "width); speed-ups are RBFSampler time / ours, plain (buffered); `-` = not timed "
         "(`--peer-threads`). `fresh memory` = extra "
@@ -350,18 +387,21 @@ def markdown(rows, info):
         "(max - min) / median over plain, buffered and RBF w; `load` = 1-min load average "
         "before/after the row.",
         "",
-        "| dtype | d | width | thr | plain | buffered | plain/buf (paired) | GEMM | sincos | store | G+S "
-        "| plain/(G+S) | bound | plain/bound | RBF w | RBF s | speed-up, same width | speed-up, same GEMM "
-        "| fresh memory | noise | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| dtype | d | width | thr | plain | buffered | plain/buf (paired) | kernel (stream) | GEMM | sincos "
+        "| store (stream) | G+S | plain/(G+S) | kernel/(G+S) (stream) | bound | plain/bound | RBF w | RBF s "
+        "| speed-up, same width | speed-up, same GEMM | fresh memory | noise | load |",
+        "|---" * 23 + "|",
     ]
     for r in rows:
         lines.append(
             f"| {r['dtype']} | {r['d']} | {r['width']} | {r['threads']} | {1e3 * r['plain']:.1f} | "
             f"{1e3 * r['buffered']:.1f} | {r['plain_over_buffered']:.2f} "
             f"({r['plain_over_buffered_paired']:.2f}) | "
-            f"{1e3 * r['gemm']:.1f} | {1e3 * r['sincos']:.1f} | {1e3 * r['store']:.1f} | "
+            f"{1e3 * r['kernel']:.1f} ({1e3 * r['kernel_streaming']:.1f}) | "
+            f"{1e3 * r['gemm']:.1f} | {1e3 * r['sincos']:.1f} | "
+            f"{1e3 * r['store']:.1f} ({1e3 * r['store_streaming']:.1f}) | "
             f"{1e3 * r['gemm_store']:.1f} | {r['plain_over_gemm_store']:.2f} | "
+            f"{r['kernel_over_gemm_store']:.2f} ({r['kernel_streaming_over_gemm_store']:.2f}) | "
             f"{1e3 * r['lower_bound']:.1f} | {r['plain_over_bound']:.2f} | "
             f"{_fmt(r['rbf_width'], '.0f', 1e3)} | {_fmt(r['rbf_gemm'], '.0f', 1e3)} | "
             f"{_fmt(r['speedup_plain_same_width'], '.1f', suffix='x')} "
@@ -431,6 +471,8 @@ def _device_namespace(spec):
         from array_api_compat import array_namespace
 
         dev = torch.device(device or "cpu")
+        if dev.type == "cuda":  # the GPU's name in the tables
+            dev = torch.device(dev.type, torch.cuda.current_device() if dev.index is None else dev.index)
         xp = array_namespace(torch.zeros(1))
         return xp, dev, lambda a: torch.as_tensor(a, device=dev), lambda a: a.cpu().numpy()
     import importlib
@@ -438,6 +480,15 @@ def _device_namespace(spec):
     xp = importlib.import_module({"jax": "jax.numpy"}.get(name, name))
     dev = xp.asarray(np.zeros(1)).device if not device else device
     return xp, dev, lambda a: xp.asarray(a, device=dev), np.asarray
+
+
+def _device_label(device):
+    """The device, with the GPU's name for torch CUDA devices."""
+    if getattr(device, "type", None) == "cuda":
+        import torch
+
+        return f"{device}, {torch.cuda.get_device_name(device)}"
+    return str(device)
 
 
 def bench_device(spec, n, dims, repeats, min_time):
@@ -470,7 +521,7 @@ def bench_device(spec, n, dims, repeats, min_time):
             err = float(np.max(np.abs(to_host(rf.transform(Xd)) - to_host(by_hand()))))
             _, times = interleaved(calls, repeats, min_time)
             row = {
-                "device_name": f"{spec} ({device})",
+                "device_name": f"{spec} ({_device_label(device)})",
                 "dtype": np.dtype(dtype).name,
                 "d": d,
                 "width": width,

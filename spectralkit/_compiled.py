@@ -32,8 +32,8 @@ feature_map, chunk_rows=256) -> out``
     product with the panel's Wᵀ by a single-threaded BLAS GEMM (``np.dot``; BLAS is limited to
     one thread for the duration of the call with a cached ``threadpoolctl.ThreadpoolController``),
     then applies the polynomial sincos, the scaling and the store in one vectorised pass over
-    0-based row slices while the block is still in cache. No n x s temporary other than ``out``
-    is created.
+    0-based row slices while the block is still in cache (optionally through streaming stores,
+    ``STREAM_BYTES``). No n x s temporary other than ``out`` is created.
 
     Deterministic: the output is bit-identical whatever the number of numba threads and whatever
     ``chunk_rows`` (tested). OpenBLAS sums in an order that depends on the shape of the GEMM
@@ -101,11 +101,14 @@ in :mod:`spectralkit._runtime`.
 """
 
 import numbers
+import platform
 import warnings
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import njit, prange, types
+from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from ._runtime import blas_single_thread, parallel_region
@@ -115,6 +118,7 @@ __all__ = [
     "GUIDE_FACTOR",
     "PANEL_BYTES",
     "SINCOS_MAX_ARG",
+    "STREAM_BYTES",
     "column_block",
     "fill",
     "finite_max_abs",
@@ -167,6 +171,20 @@ def column_block(dtype, s):
     return min(s, -(-per_panel // 16) * 16)
 
 
+#: Outputs of at least this many bytes are written by :func:`fused_features` with streaming
+#: (non-temporal) stores; ``None``: never. With streaming, each worker computes a row slice of
+#: features into a small buffer in its cache and copies it to ``out`` with aligned 64-byte vector
+#: stores that bypass the caches (x86 ``movntps``/``movntpd``): no read for ownership of the
+#: output's cache lines, and the caches stay with X, W and the GEMM block. A parallel fill runs
+#: 2.4-3x faster so (16-core Xeon: 115 against 53 GB/s; 2-core EPYC: 23-28 against 10-12 GB/s),
+#: but inside the fused kernel it measured slower in 21 of 24 configurations of
+#: ``bench_featurize.py`` (n = 2e5, d = 16/54/256, float32/float64, 2-16 threads on the Xeon:
+#: +2 to +35 %; faster for float64 d = 256 at 8-16 threads by 10 % and d = 54 at 16 by 2 %): the
+#: kernel is bound by its GEMM and sincos there, not by the store, and the streaming copy adds a
+#: pass. Hence off by default; the benchmark times both (``kernel_streaming``). The values
+#: written are the same either way (tested).
+STREAM_BYTES = None
+
 #: Guide-table cells per knot interval in :func:`inverse_cdf_lookup`.
 GUIDE_FACTOR = 2
 
@@ -189,6 +207,83 @@ def _fma(typingctx, a, b, c):
         return builder.call(fn, args)
 
     return a(a, b, c), codegen
+
+
+_I64 = ir.IntType(64)
+_LINE = 64  # bytes per streaming store: one cache line, one AVX-512 register
+_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+
+
+@intrinsic
+def _stream_copy(typingctx, src, dst):
+    """dst[:] = src[:] (1-D contiguous, one float dtype, len(src) >= len(dst)) with streaming stores.
+
+    The elements before the first 64-byte boundary of ``dst`` and after the last whole line are
+    stored plainly; the lines in between by aligned vector stores marked ``!nontemporal`` (LLVM
+    lowers them to ``movntps``/``movntpd`` on x86 and to non-temporal pairs on AArch64). A
+    ``dst`` not aligned to its element size (a view at an odd byte offset) is stored plainly.
+    Streaming stores are weakly ordered: the writer calls :func:`_store_fence` before its work
+    is read by another thread.
+    """
+    ok = (
+        isinstance(src, types.Array)
+        and isinstance(dst, types.Array)
+        and src.ndim == dst.ndim == 1
+        and src.layout == dst.layout == "C"
+        and src.dtype == dst.dtype
+        and isinstance(dst.dtype, types.Float)
+    )
+    if not ok:
+        return None
+
+    def codegen(context, builder, signature, args):
+        src_ty, dst_ty = signature.args
+        sp = context.make_array(src_ty)(context, builder, args[0]).data
+        dst = context.make_array(dst_ty)(context, builder, args[1])
+        dp = dst.data
+        n = builder.extract_value(dst.shape, 0)
+        el = context.get_data_type(dst_ty.dtype)
+        size = context.get_abi_sizeof(el)
+        lanes = _LINE // size
+        vec = ir.VectorType(el, lanes).as_pointer()
+        addr = builder.ptrtoint(dp, _I64)
+        head = builder.udiv(builder.and_(builder.sub(_I64(0), addr), _I64(_LINE - 1)), _I64(size))
+        whole = builder.icmp_unsigned("==", builder.urem(addr, _I64(size)), _I64(0))
+        head = builder.select(whole, head, n)
+        head = builder.select(builder.icmp_signed("<", head, n), head, n)
+        with cgutils.for_range_slice(builder, _I64(0), head, _I64(1)) as (i, _):
+            builder.store(builder.load(builder.gep(sp, [i])), builder.gep(dp, [i]))
+        n_lines = builder.sdiv(builder.sub(n, head), _I64(lanes))
+        nontemporal = builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
+        with cgutils.for_range(builder, n_lines) as loop:
+            p = builder.add(head, builder.mul(loop.index, _I64(lanes)))
+            v = builder.load(builder.bitcast(builder.gep(sp, [p]), vec), align=size)
+            st = builder.store(v, builder.bitcast(builder.gep(dp, [p]), vec), align=_LINE)
+            st.set_metadata("nontemporal", nontemporal)
+        tail = builder.add(head, builder.mul(n_lines, _I64(lanes)))
+        with cgutils.for_range_slice(builder, tail, n, _I64(1)) as (i, _):
+            builder.store(builder.load(builder.gep(sp, [i])), builder.gep(dp, [i]))
+        return context.get_dummy_value()
+
+    return types.none(src, dst), codegen
+
+
+@intrinsic
+def _store_fence(typingctx):
+    """Orders this thread's streaming stores before its later stores (x86 ``sfence``; a full
+    fence elsewhere), so that whoever sees the worker done sees its output."""
+
+    def codegen(context, builder, signature, args):
+        if _X86:
+            fn = builder.module.declare_intrinsic(
+                "llvm.x86.sse.sfence", fnty=ir.FunctionType(ir.VoidType(), [])
+            )
+            builder.call(fn, [])
+        else:
+            builder.fence("seq_cst")
+        return context.get_dummy_value()
+
+    return types.none(), codegen
 
 
 # ----------------------------------------------------------------------------------------------
@@ -334,9 +429,11 @@ def _store_cos(a, offsets, scale, out_cos, limit):
 
 
 @njit(fastmath=_FASTMATH, cache=True)
-def _chunk_part(Xc, W, scale, offsets, buf, out, r0, col0, mode, limit, col_block):
+def _chunk_part(Xc, W, scale, offsets, buf, tmp, out, r0, col0, mode, limit, col_block, stream):
     """One (row block, sign part): per panel of ``col_block`` frequencies, a GEMM into ``buf``
-    (small enough to stay in the core's cache) then the fused sincos + scale + store."""
+    (small enough to stay in the core's cache) then the fused sincos + scale + store; with
+    ``stream``, the features of a row go to ``tmp`` (2 col_block, in cache) and from there to
+    ``out`` by streaming stores."""
     m = Xc.shape[0]
     s = W.shape[0]
     n_bad = 0
@@ -346,14 +443,24 @@ def _chunk_part(Xc, W, scale, offsets, buf, out, r0, col0, mode, limit, col_bloc
         B = buf[: m * sb].reshape((m, sb))
         # a row slice of the C-contiguous W: its transpose is an F-contiguous operand, no copy
         np.dot(Xc, W[c0:c1].T, B)
+        t_cos = tmp[:sb]
+        t_sin = tmp[col_block : col_block + sb]
         for i in range(m):
             row = out[r0 + i]
+            o_cos = row[col0 + c0 : col0 + c1]
             if mode == 0:
-                n_bad += _store_sincos(
-                    B[i], scale, row[col0 + c0 : col0 + c1], row[col0 + s + c0 : col0 + s + c1], limit
-                )
+                o_sin = row[col0 + s + c0 : col0 + s + c1]
+                if stream:
+                    n_bad += _store_sincos(B[i], scale, t_cos, t_sin, limit)
+                    _stream_copy(t_cos, o_cos)
+                    _stream_copy(t_sin, o_sin)
+                else:
+                    n_bad += _store_sincos(B[i], scale, o_cos, o_sin, limit)
+            elif stream:
+                n_bad += _store_cos(B[i], offsets[c0:c1], scale, t_cos, limit)
+                _stream_copy(t_cos, o_cos)
             else:
-                n_bad += _store_cos(B[i], offsets[c0:c1], scale, row[col0 + c0 : col0 + c1], limit)
+                n_bad += _store_cos(B[i], offsets[c0:c1], scale, o_cos, limit)
     return n_bad
 
 
@@ -373,6 +480,7 @@ def _fused_kernel(
     col_block,
     n_workers,
     limit,
+    stream,
     n_bad,
 ):
     n = X.shape[0]
@@ -387,6 +495,7 @@ def _fused_kernel(
     # of chunk_rows and of the worker that computes a block.
     for w in prange(n_workers):
         buf = np.empty(gemm_rows * col_block, dtype=X.dtype)
+        tmp = np.empty(2 * col_block, dtype=X.dtype)
         bad = 0
         for c in range(w, n_chunks, n_workers):
             c1 = min(n, (c + 1) * chunk_rows)
@@ -401,13 +510,17 @@ def _fused_kernel(
                             scale_plus if part == 0 else scale_minus,
                             off_plus if part == 0 else off_minus,
                             buf,
+                            tmp,
                             out,
                             r0,
                             0 if part == 0 else col_minus,
                             mode,
                             limit,
                             col_block,
+                            stream,
                         )
+        if stream:
+            _store_fence()
         n_bad[w] = bad
 
 
@@ -550,6 +663,7 @@ def fused_features(
             col_block,
             n_workers,
             limit,
+            STREAM_BYTES is not None and out.nbytes >= STREAM_BYTES,
             n_bad,
         )
     if n_bad.sum():
@@ -659,20 +773,35 @@ def finite_max_abs(X):
     return int(n_bad.sum()), float(peak.max())
 
 
+_FILL_BLOCK = 4096
+
+
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def _fill_kernel(flat, value):
-    for i in prange(flat.shape[0]):
-        flat[i] = value
+def _fill_kernel(flat, value, n_workers, stream):
+    n = flat.shape[0]
+    n_blocks = (n + _FILL_BLOCK - 1) // _FILL_BLOCK
+    for w in prange(n_workers):
+        src = np.full(_FILL_BLOCK, value, dtype=flat.dtype)
+        for b in range(w, n_blocks, n_workers):
+            dst = flat[b * _FILL_BLOCK : min(n, (b + 1) * _FILL_BLOCK)]
+            if stream:
+                _stream_copy(src, dst)
+            else:
+                for i in range(dst.shape[0]):
+                    dst[i] = value
+        if stream:
+            _store_fence()
 
 
-def fill(out, value):
+def fill(out, value, stream=False):
     """Parallel ``out[...] = value`` (numba threads): the store-bandwidth floor of a transform.
 
-    Used by ``benchmarks/bench_featurize.py`` for the lower bound "write the output once".
+    ``stream``: streaming stores (see :data:`STREAM_BYTES`) instead of plain ones. Used by
+    ``benchmarks/bench_featurize.py`` for the lower bound "write the output once".
     """
     _check_arrays("fill", out=out)
     with parallel_region():
-        _fill_kernel(out.reshape(-1), out.dtype.type(value))
+        _fill_kernel(out.reshape(-1), out.dtype.type(value), numba.get_num_threads(), bool(stream))
     return out
 
 

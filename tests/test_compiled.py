@@ -94,6 +94,14 @@ def panel_bytes(request, monkeypatch):
     return request.param
 
 
+@pytest.fixture(params=[None, 0], ids=["stores-default", "streaming-stores"])
+def stream_bytes(request, monkeypatch):
+    """The default stores (plain) and streaming stores always."""
+    if request.param is not None:
+        monkeypatch.setattr(C, "STREAM_BYTES", request.param)
+    return request.param
+
+
 @pytest.fixture
 def restore_threads():
     n = numba.get_num_threads()
@@ -205,7 +213,9 @@ CASES = [
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("feature_map", ["sincos", "cos"])
 @pytest.mark.parametrize("n,d,s_plus,s_minus,chunk_rows", CASES)
-def test_fused_features_matches_numpy(dtype, feature_map, n, d, s_plus, s_minus, chunk_rows, panel_bytes):
+def test_fused_features_matches_numpy(
+    dtype, feature_map, n, d, s_plus, s_minus, chunk_rows, panel_bytes, stream_bytes
+):
     if panel_bytes is not None and s_plus <= 16:
         pytest.skip("one panel either way")  # nothing for panels of 16 frequencies to cut
     rng = np.random.default_rng(n + 7 * d + 13 * s_plus + s_minus)
@@ -278,8 +288,31 @@ def test_fused_features_bit_identical_across_threads_and_chunks(
             out = np.empty((n, width), dtype=dtype)
             C.fused_features(X, Wp, Wm, 0.3, 0.7, bp, bm, out, feature_map, chunk_rows=chunk_rows)
             results.append(out)
+    # streaming stores write the same values, into aligned and misaligned rows alike
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(C, "STREAM_BYTES", 0)
+        for shift in (0, 1, 3):
+            out = np.empty(n * width + shift, dtype=dtype)[shift:].reshape(n, width)
+            C.fused_features(X, Wp, Wm, 0.3, 0.7, bp, bm, out, feature_map)
+            results.append(out)
     for r in results[1:]:
         assert np.array_equal(r, results[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("byte_shift", [0, 4, 8, 1])
+def test_fill_writes_every_element_whatever_the_alignment(dtype, stream, byte_shift):
+    # 64-byte lines in the middle, plain stores before the first boundary and after the last,
+    # and a view at an odd byte offset (not aligned to its elements) stored plainly throughout
+    size = np.dtype(dtype).itemsize
+    for n in (0, 1, 15, 16, 17, 4095, 4096, 4097, 3 * 4096 + 77):
+        raw = np.zeros(n * size + 64 + byte_shift, dtype=np.uint8)
+        base = (-raw.ctypes.data) % 64 + byte_shift  # 64-aligned, then shifted
+        view = raw[base : base + n * size].view(dtype)
+        C.fill(view, 2.5, stream=stream)
+        assert np.all(view == 2.5)
+        assert not raw[:base].any() and not raw[base + n * size :].any()  # nothing outside
 
 
 def test_column_block_panels_fit_the_budget_and_cover_the_frequencies(monkeypatch):
