@@ -43,7 +43,7 @@ import sympy
 
 from .._numerics.special import log_besselk, log_sphere_area
 from ..exceptions import TransformError
-from ..kernels import REGISTRY, DensityKernel
+from ..kernels import REGISTRY, DensityKernel, RadialKernel
 from ..kernels._parse import R, to_sympy_number
 from ._compact import pieces_transform
 from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
@@ -64,7 +64,7 @@ _TINY = 1e-300
 # ---------------------------------------------------------------------------------------------
 # entry point
 # ---------------------------------------------------------------------------------------------
-def closed_form(atom, dim):
+def closed_form(atom: RadialKernel | DensityKernel, dim: int) -> RadialTransform | None:
     """Closed-form (or dedicated series) spectral density of an atomic kernel on R^dim, or None.
 
     Parameters
@@ -566,7 +566,7 @@ def _bessel(c, nu, lengthscale, dim):
     )
 
 
-def constant_transform(dim):
+def constant_transform(dim: int) -> RadialTransform:
     """The measure of the constant kernel 1: an atom of mass 1 at w = 0 (a shell of radius 0)."""
     zero = log_form(lambda rho: (np.full(rho.shape, -np.inf), np.zeros(rho.shape)))
     return RadialTransform(

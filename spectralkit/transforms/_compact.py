@@ -7,6 +7,8 @@ exact compact-polynomial transform (``_polynomial.py``), which accepts a list of
 (b_(i-1), b_i, coefficients) and transforms the jumps at every breakpoint exactly.
 """
 
+from collections.abc import Sequence
+
 import sympy
 
 from ..exceptions import TransformError
@@ -53,7 +55,9 @@ def _match_polynomial_pieces(expr, support):
     return "polynomial_pieces", {"pieces": tuple((a, b, tuple(c)) for a, b, c in pieces)}
 
 
-def pieces_transform(pieces, dim, method, what):
+def pieces_transform(
+    pieces: Sequence[tuple[object, object, Sequence[object]]], dim: int, method: str, what: str
+) -> RadialTransform:
     """The :class:`RadialTransform` of the exact transform of polynomial ``pieces`` (b_(i-1), b_i,
     coefficients), zero beyond (:mod:`._polynomial`); ``what`` names it in a failed verification."""
     try:

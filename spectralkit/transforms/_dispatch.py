@@ -27,7 +27,7 @@ import numpy as np
 
 from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
-from ..kernels import REGISTRY, RadialKernel
+from ..kernels import REGISTRY, DensityKernel, RadialKernel
 from ..kernels._analysis import analysis_budget, analyze, origin_terms_to_order
 from ._closed_forms import closed_form
 from ._hankel import NumericHankel
@@ -38,7 +38,9 @@ from ._types import RadialTransform, check_atom_and_dim
 __all__ = []  # private module
 
 
-def transform_atom(atom, dim, *, sympy_budget=5.0, symbolic=False):
+def transform_atom(
+    atom: RadialKernel | DensityKernel, dim: int, *, sympy_budget: float = 5.0, symbolic: bool = False
+) -> RadialTransform:
     """Spectral density of the atomic kernel ``atom`` on R^dim (see module docstring).
 
     Parameters
@@ -137,7 +139,7 @@ def _mixture_route(atom, dim, budget):
 _ORIGIN_ORDER = 6
 
 
-def numeric_transform(atom, dim, *, analysis=20.0):
+def numeric_transform(atom: RadialKernel, dim: int, *, analysis: float = 20.0) -> RadialTransform:
     """The numeric transform of :mod:`._hankel` as a :class:`RadialTransform` (no closed forms,
     no sympy). Same parameters and errors as :func:`transform_atom`."""
     info = analyze(atom, budget=analysis)

@@ -56,6 +56,7 @@ the Hankel route (which then answers or refuses).
 """
 
 import math
+from collections.abc import Sequence
 
 import mpmath
 import numpy as np
@@ -65,6 +66,7 @@ import sympy
 from .._numerics.laplace import talbot_invert
 from .._numerics.quadrature import panel_rule
 from .._numerics.special import log_sphere_area
+from ..kernels import RadialKernel
 from ..kernels._parse import R
 from ._forms import log_form
 from ._symbolic import complex_formula
@@ -357,7 +359,14 @@ def _psi(G, u, w=None, log_g=None):
     return np.where(keep, psi, 0.0), np.where(keep, err, 0.0), dropped, head
 
 
-def gaussian_mixture_transform(atom, dim, *, length, smooth_at_origin, origin_terms=()):
+def gaussian_mixture_transform(
+    atom: RadialKernel,
+    dim: int,
+    *,
+    length: float,
+    smooth_at_origin: bool,
+    origin_terms: Sequence[tuple[float, float, int]] = (),
+) -> RadialTransform | None:
     """mu_d of ``atom`` from its Gaussian scale-mixture representation (module docstring), or None.
 
     Parameters

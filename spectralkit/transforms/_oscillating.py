@@ -1873,7 +1873,9 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
     )
 
 
-def kink_table_transform(table, c, b, d, rho_max, scale, method):
+def kink_table_transform(
+    table: _KinkTable, c: float, b: float, d: int, rho_max: float, scale: float, method: str
+) -> RadialTransform:
     """The :class:`RadialTransform` of c mu with mu tabulated by ``table`` (a :class:`_KinkTable` with the
     singular point b, mu = 0 beyond ``rho_max``): its relative error, absolute floor and the radial
     mass of its noise (``mass_error``)."""
@@ -1915,7 +1917,9 @@ def kink_table_transform(table, c, b, d, rho_max, scale, method):
     )
 
 
-def power_law_threshold(head, p, alpha, b, d, method, shell=""):
+def power_law_threshold(
+    head: str, p: float, alpha: float, b: float, d: int, method: str, shell: str = ""
+) -> RadialTransform | None:
     """The verdict of an oscillation at frequency b under an envelope decaying like r^-p (amplitude),
     envelope power alpha, in d dimensions, where the exponents alone decide it: a DIVERGENT
     :class:`RadialTransform` below the threshold p = (d-1)/2 (mu ~ |rho - b|^(p - (d+1)/2), not
