@@ -118,6 +118,19 @@ def test_check_rkks_indefinite_in_d64():
     assert abs(rep.mass_minus.value - 0.46870997719376163574) <= rep.mass_minus.error <= 1e-7
 
 
+@pytest.mark.parametrize("d,m_plus", [(3, 0.330599706347951), (256, 1.64385245330056)])
+def test_signed_mixture_without_atom_in_d256(d, m_plus):
+    # log(1 + r^2) e^(-r^2): k(0) = 0, so m+ = m-. Independent value (mpmath, 30 digits) from
+    # Frullani's log(1 + s) = int_0^inf (1 - e^(-u s)) e^-u / u du: mu = int e^-u / u (g(rho, 1) -
+    # g(rho, 1 + u)) du with g the Gaussians' densities, m+ its radial integral up to its one sign
+    # change. In d = 256 the route's far-out error estimate overflowed (sphere area and rho^255
+    # apart) and the kernel was refused.
+    rep = sk.check_rkks(K.RadialKernel.from_string("log(1 + r**2)*exp(-r**2)"), d)
+    assert rep.verdict == "RKKS" and rep.method == "numeric:gaussian-mixture+talbot"
+    for m in (rep.mass_plus, rep.mass_minus):
+        assert abs(m.value - m_plus) <= m.error <= 1e-7
+
+
 def test_off_axis_poles_are_declined():
     # 1/(1 + s^2) has poles at s = +-i, off the negative axis: Talbot misses them for large t, the
     # reconstruction of k fails and the route declines (the Hankel route answers in low d)

@@ -41,11 +41,11 @@ from typing import Any
 
 import mpmath
 import numpy as np
-import scipy.special as sc
 import sympy
 from scipy.optimize import brentq
 
 from .._numerics.chebyshev import fit_adaptive
+from .._numerics.special import log_besselk
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
 from ._registry import BUILDERS, builder, exact_rationals, matcher
@@ -386,7 +386,7 @@ class _KBessel:
     def log_complex(self, s):
         q2 = self.a_f**2 + s
         z = self.c_f * np.sqrt(q2)
-        la = self.log_k_f - 0.5 * self.w_f * np.log(q2) + _log_besselk(self.w_f, z)
+        la = self.log_k_f - 0.5 * self.w_f * np.log(q2) + log_besselk(self.w_f, z)
         return la, np.where(self.sign > 0, 0.0, np.pi) + np.zeros(s.shape)
 
     def value_mp(self, s):
@@ -457,24 +457,6 @@ class _NuPart:
             * q2 ** (-self.A)
             * mpmath.hyp2f1(self.A, self.b, self.c, 1 - u2)
         )
-
-
-def _log_besselk(nu, z):
-    """log K_nu(z) for nu >= 0 (integer or half-integer), z > 0: upward ratio recurrence (stable)."""
-    base = nu - math.floor(nu)
-    with np.errstate(divide="ignore"):
-        l0 = np.log(sc.kve(base, z)) - z
-    steps = int(round(nu - base))
-    if steps == 0:
-        return l0
-    ratio = sc.kve(base + 1, z) / sc.kve(base, z)  # K_(base+1)/K_base
-    out = l0 + np.log(ratio)
-    mu = base + 1
-    for _ in range(steps - 1):
-        ratio = 2 * mu / z + 1 / ratio
-        out = out + np.log(ratio)
-        mu += 1
-    return out
 
 
 # ---------------------------------------------------------------------------------------------

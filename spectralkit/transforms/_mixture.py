@@ -562,8 +562,13 @@ def gaussian_mixture_transform(
     rel_error = _MARGIN * max(float(np.max(rel[core])), 1e-14)
     if not rel_error <= 1e-6:
         return None
-    with np.errstate(over="ignore", under="ignore", divide="ignore"):
-        dens = np.where(core, 0.0, np.exp(log_sphere_area(dim) + lrad) * quad)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        # |fine - coarse| with the radial weight in each exponent: the sphere's area, rho^(d-1) and
+        # mu over- or underflow apart in high d (d = 256), and so does the difference relative to
+        # the amplitude where the Gaussians of the fine rule underflow far out
+        lw = log_sphere_area(dim) + (dim - 1) * np.log(rho)
+        dens = np.abs(sg * np.exp(lw + lm) - sc_ * np.exp(lw + lc))
+        dens = np.where(core, 0.0, dens)
     outside = float(np.sum(0.5 * (dens[1:] + dens[:-1]) * np.diff(rho)))
     if not math.isfinite(outside):
         return None
