@@ -997,29 +997,58 @@ class _RQWalk:
             dps = 20 * math.ceil((min(lost_mp, dps + 100) + 30) / 20)
 
     def _taylor_coeffs(self, dps, n_terms):
-        """a_k of mu_1(rho) = sum_k a_k rho^(2k) (c = 1) for k < n_terms, at ``dps`` digits."""
+        """a_k of mu_1(rho) = sum_k a_k rho^(2k) (c = 1) for k < n_terms, each to ``dps`` digits.
+
+        The recurrence for the Taylor coefficients of t^m K_m(sqrt(s) t) at t = b runs forwards and
+        loses digits as k grows (31 of 50 in d = 65 with non-integer alpha: mu was 6e-9 off below
+        b/2 with a 1e-10 stated error). It is run at two precisions 30 digits apart; their difference
+        measures the loss, and the working precision grows until the coefficients the walk uses
+        (k >= m) agree to ``dps`` + 2 digits in the series' terms a_k k!/(k - m)! b^(2k) 4^-k (rho <=
+        b/2), relative to the largest; the more precise run is kept."""
         key = (dps, n_terms)
         if key not in self._taylor:
-            with mpmath.workdps(dps + 10):
-                b, s = mpmath.mpf(self.b), mpmath.mpf(self.s)
-                m = mpmath.mpf(self.alpha) - mpmath.mpf(1) / 2
-                c1 = 2 * (s / 2) ** self.alpha / (mpmath.gamma(self.alpha) * mpmath.sqrt(2 * mpmath.pi))
-                cs = c1 * s ** (-m / 2)
-                rs = mpmath.sqrt(s)
-                n_f = 2 * n_terms + 2
-                f = [b**m * mpmath.besselk(m, rs * b), -rs * b**m * mpmath.besselk(m - 1, rs * b)]
-                for k in range(n_f):
-                    prev = f[k - 1] if k >= 1 else 0
-                    f.append(
-                        (s * (b * f[k] + prev) - (k + 1) * (k + 1 - 2 * m) * f[k + 1])
-                        / (b * (k + 2) * (k + 1))
+            mm = self.m
+            extra = 10
+            while True:
+                lo, hi = self._taylor_run(dps + extra, n_terms), self._taylor_run(dps + extra + 30, n_terms)
+                with mpmath.workdps(dps + extra + 30):
+                    w = [
+                        mpmath.factorial(k) / mpmath.factorial(k - mm) * (mpmath.mpf(self.b) ** 2 / 4) ** k
+                        for k in range(mm, n_terms)
+                    ]
+                    top = max(abs(y) * wk for y, wk in zip(hi[mm:], w))
+                    diff = max(abs(x - y) * wk for x, y, wk in zip(lo[mm:], hi[mm:], w))
+                    rel = diff / top if top > 0 else mpmath.mpf(0)
+                if rel <= mpmath.mpf(10) ** -(dps + 2):
+                    break
+                lost = dps + extra + (float(mpmath.log10(rel)) if rel < 1 else 0.0)
+                extra = max(extra + 30, math.ceil(lost) + 10)
+                if dps + extra > _MAX_DPS:
+                    raise ArithmeticError(
+                        f"the Taylor coefficients of the dimension walk need more than {_MAX_DPS} digits"
                     )
-                if self.kind == "cos":
-                    a = [cs * f[2 * k] for k in range(n_terms)]
-                else:  # G_k = f_(k-1)/k for the even k (the constant G(b) is killed by the walk, d >= 3)
-                    a = [mpmath.mpf(0)] + [cs * f[2 * k - 1] / (2 * k) for k in range(1, n_terms)]
-            self._taylor[key] = a
+            self._taylor[key] = hi
         return self._taylor[key]
+
+    def _taylor_run(self, wp, n_terms):
+        """The Taylor coefficients of :meth:`_taylor_coeffs` computed at ``wp`` digits."""
+        with mpmath.workdps(wp):
+            b, s = mpmath.mpf(self.b), mpmath.mpf(self.s)
+            m = mpmath.mpf(self.alpha) - mpmath.mpf(1) / 2
+            c1 = 2 * (s / 2) ** self.alpha / (mpmath.gamma(self.alpha) * mpmath.sqrt(2 * mpmath.pi))
+            cs = c1 * s ** (-m / 2)
+            rs = mpmath.sqrt(s)
+            n_f = 2 * n_terms + 2
+            f = [b**m * mpmath.besselk(m, rs * b), -rs * b**m * mpmath.besselk(m - 1, rs * b)]
+            for k in range(n_f):
+                prev = f[k - 1] if k >= 1 else 0
+                f.append(
+                    (s * (b * f[k] + prev) - (k + 1) * (k + 1 - 2 * m) * f[k + 1]) / (b * (k + 2) * (k + 1))
+                )
+            if self.kind == "cos":
+                return [cs * f[2 * k] for k in range(n_terms)]
+            # G_k = f_(k-1)/k for the even k (the constant G(b) is killed by the walk, d >= 3)
+            return [mpmath.mpf(0)] + [cs * f[2 * k - 1] / (2 * k) for k in range(1, n_terms)]
 
     def _series_point(self, rho):
         """mu_n(rho) for rho < b/2 from the Taylor series (terms shrink at least like 4^-k)."""
@@ -1069,8 +1098,12 @@ _MIN_OFFSET = 2.0**-40  # even-d tables start here: closer in, the contour's pie
 _GOOD_TABLE = 1e-6  # a contour table this accurate is taken without the half step
 _HALF_MAX_D = 12  # from here on no half step (its odd neighbour in mpmath: minutes)
 #: beyond, the contour's scaled Bessel factors I_m, K_m, H_m (m = d/2 - 1) leave the float range
-#: where they matter (I_m(rho y)/rho^m at small rho underflows from m ~ 60 on)
+#: where they matter (rho^m at the smallest rho, 1e-9 b, underflows from m = 35 on; at m ~ 60,
+#: I_m(rho y)); up to d = 48 every kind is computed, up to d = 64 cos and sin(r)/r with an integer
+#: alpha (a pole, no branch cut): beyond d = 48 a fractional alpha's arc and bank cancel near the
+#: kink and J_nu's table falls short, in 10-20 s (measured in d = 64 and 70: tables at 1e5-1e7)
 _CONTOUR_MAX_D = 48
+_CONTOUR_MAX_D_POLE = 64
 _ACCEPT_TABLE = 1e-5  # the largest table error stated rather than refused (the masses carry it)
 _LOST_FLOAT = 3.5  # float64 kve (~2e-14) times 10^3.5: within the stated 1e-10
 
@@ -1438,6 +1471,12 @@ class _RQContour:
                 )
                 return a * y**pw * g
 
+        # the bank's end: I_m(rho y) e^(-rho y) <= (rho y / 2)^m / m! bounds the integrand by
+        # y^q e^(-(b - rho) y), q = m + power - 2 alpha; beyond (92 + 2 q)/(b - rho) it is below
+        # e^-46 of its peak at q/(b - rho) (in high d q reaches ~ m and the peak lies far beyond
+        # the 46/(b - rho) that bounds the exponential alone: 1e-4 of mu was cut off in d = 65)
+        q = max(m + pw - 2.0 * alpha, 0.0)
+        y_end = (92.0 + 2.0 * q) / -off
         ones = np.ones(rho.shape)
         out = []
         for n in (self._PANEL_NODES, self._PANEL_NODES - 4):
@@ -1448,7 +1487,7 @@ class _RQContour:
             pieces = [
                 (math.log(tiny) * ones, math.log(0.5 * sq) * ones, lambda u, k: axis(np.exp(u), False, k) * np.exp(u)),
                 (np.log(eps), math.log(0.5 * sq) * ones, lambda u, k: axis(sq - np.exp(u), False, k) * np.exp(u)),
-                (np.log(eps), np.log(np.maximum(46.0 / -off, 2.0 * eps)),
+                (np.log(eps), np.log(np.maximum(y_end, 2.0 * eps)),
                  lambda u, k: axis(sq + np.exp(u), True, k) * np.exp(u)),
             ]  # fmt: skip
             for lo, hi, f in pieces:
@@ -1779,17 +1818,21 @@ def _even_or_sin_table(head, kind, b, alpha, s, d, rho_max, nu=0.0, mixture=None
     adds the half step (:class:`_RQEven`) and keeps the more accurate table. J_nu: the half step
     projects the caller's ``mixture`` (the (d+1)-dimensional density as rho -> (mu, error),
     relative error ``noise``; None where it does not exist). Refused where the measured error
-    exceeds ``_ACCEPT_TABLE``, and beyond d = ``_CONTOUR_MAX_D``."""
+    exceeds ``_ACCEPT_TABLE``, and beyond d = ``_CONTOUR_MAX_D`` (``_CONTOUR_MAX_D_POLE`` for an
+    integer alpha and kinds cos, sin)."""
     p = 2 * alpha + {"cos": 0.0, "sin": 1.0, "bessel": nu + 0.5}[kind]
     band = p < 0.5 * (d + 1)
 
     def table_of(direct, noise):
         return _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise, dim=d, min_offset=_MIN_OFFSET)
 
-    if d > _CONTOUR_MAX_D:
+    pole = kind != "bessel" and abs(alpha - round(alpha)) < 1e-12
+    if d > (_CONTOUR_MAX_D_POLE if pole else _CONTOUR_MAX_D):
         raise TransformError(
-            f"{head}: spectralkit computes it on a deformed Hankel contour whose Bessel factors of order "
-            f"d/2 - 1 leave the float range beyond d = {_CONTOUR_MAX_D}: not computed"
+            f"{head}: spectralkit computes it on a deformed Hankel contour, which it does not use beyond "
+            f"d = {_CONTOUR_MAX_D} (d = {_CONTOUR_MAX_D_POLE} for cos(b r) and sin(b r)/r under an "
+            "integer power): its pieces cancel near the kink and its Bessel factors of order d/2 - 1 "
+            "leave the float range: not computed"
         )
     try:
         if d == 1 and kind == "sin":
