@@ -7,9 +7,7 @@ X ~ N(0, I/d). For every (dtype, d, threads), with the output width w = 1024 for
 * ``plain``      ``RandomFeatures(gaussian(1), n_components=w, method="rff").transform(X)``: the
                  call users make (a new output each call);
 * ``buffered``   the same into a reused buffer, ``transform(X, out=buf)``;
-* ``kernel``     the compiled kernel alone (``spectralkit._compiled.fused_features``, buffered),
-                 and ``kernel_streaming`` the same with streaming stores
-                 (``_compiled.STREAM_BYTES``, off by default);
+* ``kernel``     the compiled kernel alone (``spectralkit._compiled.fused_features``, buffered);
 * ``rbf_width``  ``sklearn.kernel_approximation.RBFSampler(gamma=0.5, n_components=w)``: the same
                  output width, a GEMM twice as large (n x d x w);
 * ``rbf_gemm``   ``RBFSampler(n_components=s)``: the same GEMM size (n x d x s), half the width;
@@ -91,7 +89,6 @@ METHODS = (
     "plain",
     "buffered",
     "kernel",
-    "kernel_streaming",
     "rbf_width",
     "rbf_gemm",
     "gemm",
@@ -100,20 +97,6 @@ METHODS = (
     "store_streaming",
     "fresh_store",
 )
-
-
-def _streaming_stores(call):
-    """``call`` with streaming stores whatever the output size (``_compiled.STREAM_BYTES``)."""
-
-    def wrapped():
-        default = _compiled.STREAM_BYTES
-        _compiled.STREAM_BYTES = 0
-        try:
-            return call()
-        finally:
-            _compiled.STREAM_BYTES = default
-
-    return wrapped
 
 
 def machine_info():
@@ -231,9 +214,6 @@ def bench_case(n, d, dtype, threads, repeats, min_time, controller, rng, peers=T
             "plain": lambda: rf.transform(X),
             "buffered": lambda: rf.transform(X, out=buf),
             "kernel": lambda: _compiled.fused_features(X, W, Wm, sp, 0.0, None, None, buf, "sincos"),
-            "kernel_streaming": _streaming_stores(
-                lambda: _compiled.fused_features(X, W, Wm, sp, 0.0, None, None, buf, "sincos")
-            ),
             "rbf_width": lambda: rbf_w.transform(X),
             "rbf_gemm": lambda: rbf_g.transform(X),
             "gemm": lambda: np.matmul(X, WT, out=G),
@@ -270,7 +250,6 @@ def bench_case(n, d, dtype, threads, repeats, min_time, controller, rng, peers=T
     # the issue's yardstick: the GEMM and a store of the output, measured apart in the same run
     row["gemm_store"] = row["gemm"] + row["store"]
     row["kernel_over_gemm_store"] = row["kernel"] / row["gemm_store"]
-    row["kernel_streaming_over_gemm_store"] = row["kernel_streaming"] / row["gemm_store"]
     row["plain_over_gemm_store"] = row["plain"] / row["gemm_store"]
     row["buffered_over_gemm_store"] = row["buffered"] / row["gemm_store"]
     row["panel_frequencies"] = _compiled.column_block(dtype, s)
@@ -377,9 +356,8 @@ def markdown(rows, info):
         "per-round ratios. `plain` = transform(X); `buffered` = "
         "transform(X, out=buf); `GEMM` = numpy's X @ W.T into a buffer (BLAS on the same threads), "
         "`store` = a parallel fill of the output (`stream` = with streaming stores), `G+S` = GEMM + "
-        "store (the parts measured apart); `kernel` = the compiled kernel alone (buffered), "
-        "`stream` = the same with streaming stores; `bound` = max(GEMM + sincos, the faster "
-        "store); `RBF w` = RBFSampler with the "
+        "store (the parts measured apart); `kernel` = the compiled kernel alone (buffered); "
+        "`bound` = max(GEMM + sincos, the faster store); `RBF w` = RBFSampler with the "
         "same output width (GEMM twice as large), `RBF s` = with the same GEMM size (half the "
         "width); speed-ups are RBFSampler time / ours, plain (buffered); `-` = not timed "
         "(`--peer-threads`). `fresh memory` = extra "
@@ -387,8 +365,8 @@ def markdown(rows, info):
         "(max - min) / median over plain, buffered and RBF w; `load` = 1-min load average "
         "before/after the row.",
         "",
-        "| dtype | d | width | thr | plain | buffered | plain/buf (paired) | kernel (stream) | GEMM | sincos "
-        "| store (stream) | G+S | plain/(G+S) | kernel/(G+S) (stream) | bound | plain/bound | RBF w | RBF s "
+        "| dtype | d | width | thr | plain | buffered | plain/buf (paired) | kernel | GEMM | sincos "
+        "| store (stream) | G+S | plain/(G+S) | kernel/(G+S) | bound | plain/bound | RBF w | RBF s "
         "| speed-up, same width | speed-up, same GEMM | fresh memory | noise | load |",
         "|---" * 23 + "|",
     ]
@@ -397,11 +375,11 @@ def markdown(rows, info):
             f"| {r['dtype']} | {r['d']} | {r['width']} | {r['threads']} | {1e3 * r['plain']:.1f} | "
             f"{1e3 * r['buffered']:.1f} | {r['plain_over_buffered']:.2f} "
             f"({r['plain_over_buffered_paired']:.2f}) | "
-            f"{1e3 * r['kernel']:.1f} ({1e3 * r['kernel_streaming']:.1f}) | "
+            f"{1e3 * r['kernel']:.1f} | "
             f"{1e3 * r['gemm']:.1f} | {1e3 * r['sincos']:.1f} | "
             f"{1e3 * r['store']:.1f} ({1e3 * r['store_streaming']:.1f}) | "
             f"{1e3 * r['gemm_store']:.1f} | {r['plain_over_gemm_store']:.2f} | "
-            f"{r['kernel_over_gemm_store']:.2f} ({r['kernel_streaming_over_gemm_store']:.2f}) | "
+            f"{r['kernel_over_gemm_store']:.2f} | "
             f"{1e3 * r['lower_bound']:.1f} | {r['plain_over_bound']:.2f} | "
             f"{_fmt(r['rbf_width'], '.0f', 1e3)} | {_fmt(r['rbf_gemm'], '.0f', 1e3)} | "
             f"{_fmt(r['speedup_plain_same_width'], '.1f', suffix='x')} "

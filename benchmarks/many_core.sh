@@ -4,7 +4,7 @@
 # on a machine with many cores (and, for the GPU rows, torch with CUDA). Writes into OUTDIR:
 # featurize-gpu-device.{json,md} (the Array API path on the GPU beside hand-written torch) and
 # gpu-tests.txt (the GPU tests), featurize-threads.{json,md} (the transform at 2, 4, 8 and all
-# cores beside GEMM + store, and the kernel with streaming stores), compiled-tests.txt (the compiled
+# cores beside GEMM + store, plain and streaming), compiled-tests.txt (the compiled
 # kernels' tests on this CPU) and, with PANELS=1, panels.txt (GEMM panel sizes of the compiled
 # kernel beside GEMM + store, all cores). N: rows (default 200000, as in the issue).
 # PEERS=1 also times RBFSampler at all cores (about 2 more minutes at N = 200000); the whole run

@@ -32,8 +32,8 @@ feature_map, chunk_rows=256) -> out``
     product with the panel's Wᵀ by a single-threaded BLAS GEMM (``np.dot``; BLAS is limited to
     one thread for the duration of the call with a cached ``threadpoolctl.ThreadpoolController``),
     then applies the polynomial sincos, the scaling and the store in one vectorised pass over
-    0-based row slices while the block is still in cache (optionally through streaming stores,
-    ``STREAM_BYTES``). No n x s temporary other than ``out`` is created.
+    0-based row slices while the block is still in cache. No n x s temporary other than ``out``
+    is created (plain stores: streaming ones measured slower, see :func:`fill`).
 
     Deterministic: the output is bit-identical whatever the number of numba threads and whatever
     ``chunk_rows`` (tested). OpenBLAS sums in an order that depends on the shape of the GEMM
@@ -118,7 +118,6 @@ __all__ = [
     "GUIDE_FACTOR",
     "PANEL_BYTES",
     "SINCOS_MAX_ARG",
-    "STREAM_BYTES",
     "column_block",
     "fill",
     "finite_max_abs",
@@ -170,20 +169,6 @@ def column_block(dtype, s):
     per_panel = -(-s // n_panels)  # ceil: equal panels, the last one at most as wide
     return min(s, -(-per_panel // 16) * 16)
 
-
-#: Outputs of at least this many bytes are written by :func:`fused_features` with streaming
-#: (non-temporal) stores; ``None``: never. With streaming, each worker computes a row slice of
-#: features into a small buffer in its cache and copies it to ``out`` with aligned 64-byte vector
-#: stores that bypass the caches (x86 ``movntps``/``movntpd``): no read for ownership of the
-#: output's cache lines, and the caches stay with X, W and the GEMM block. A parallel fill runs
-#: 2.4-3x faster so (16-core Xeon: 115 against 53 GB/s; 2-core EPYC: 23-28 against 10-12 GB/s),
-#: but inside the fused kernel it measured slower in 21 of 24 configurations of
-#: ``bench_featurize.py`` (n = 2e5, d = 16/54/256, float32/float64, 2-16 threads on the Xeon:
-#: +2 to +35 %; faster for float64 d = 256 at 8-16 threads by 10 % and d = 54 at 16 by 2 %): the
-#: kernel is bound by its GEMM and sincos there, not by the store, and the streaming copy adds a
-#: pass. Hence off by default; the benchmark times both (``kernel_streaming``). The values
-#: written are the same either way (tested).
-STREAM_BYTES = None
 
 #: Guide-table cells per knot interval in :func:`inverse_cdf_lookup`.
 GUIDE_FACTOR = 2
@@ -429,11 +414,9 @@ def _store_cos(a, offsets, scale, out_cos, limit):
 
 
 @njit(fastmath=_FASTMATH, cache=True)
-def _chunk_part(Xc, W, scale, offsets, buf, tmp, out, r0, col0, mode, limit, col_block, stream):
+def _chunk_part(Xc, W, scale, offsets, buf, out, r0, col0, mode, limit, col_block):
     """One (row block, sign part): per panel of ``col_block`` frequencies, a GEMM into ``buf``
-    (small enough to stay in the core's cache) then the fused sincos + scale + store; with
-    ``stream``, the features of a row go to ``tmp`` (2 col_block, in cache) and from there to
-    ``out`` by streaming stores."""
+    (small enough to stay in the core's cache) then the fused sincos + scale + store."""
     m = Xc.shape[0]
     s = W.shape[0]
     n_bad = 0
@@ -443,24 +426,14 @@ def _chunk_part(Xc, W, scale, offsets, buf, tmp, out, r0, col0, mode, limit, col
         B = buf[: m * sb].reshape((m, sb))
         # a row slice of the C-contiguous W: its transpose is an F-contiguous operand, no copy
         np.dot(Xc, W[c0:c1].T, B)
-        t_cos = tmp[:sb]
-        t_sin = tmp[col_block : col_block + sb]
         for i in range(m):
             row = out[r0 + i]
-            o_cos = row[col0 + c0 : col0 + c1]
             if mode == 0:
-                o_sin = row[col0 + s + c0 : col0 + s + c1]
-                if stream:
-                    n_bad += _store_sincos(B[i], scale, t_cos, t_sin, limit)
-                    _stream_copy(t_cos, o_cos)
-                    _stream_copy(t_sin, o_sin)
-                else:
-                    n_bad += _store_sincos(B[i], scale, o_cos, o_sin, limit)
-            elif stream:
-                n_bad += _store_cos(B[i], offsets[c0:c1], scale, t_cos, limit)
-                _stream_copy(t_cos, o_cos)
+                n_bad += _store_sincos(
+                    B[i], scale, row[col0 + c0 : col0 + c1], row[col0 + s + c0 : col0 + s + c1], limit
+                )
             else:
-                n_bad += _store_cos(B[i], offsets[c0:c1], scale, o_cos, limit)
+                n_bad += _store_cos(B[i], offsets[c0:c1], scale, row[col0 + c0 : col0 + c1], limit)
     return n_bad
 
 
@@ -480,7 +453,6 @@ def _fused_kernel(
     col_block,
     n_workers,
     limit,
-    stream,
     n_bad,
 ):
     n = X.shape[0]
@@ -495,7 +467,6 @@ def _fused_kernel(
     # of chunk_rows and of the worker that computes a block.
     for w in prange(n_workers):
         buf = np.empty(gemm_rows * col_block, dtype=X.dtype)
-        tmp = np.empty(2 * col_block, dtype=X.dtype)
         bad = 0
         for c in range(w, n_chunks, n_workers):
             c1 = min(n, (c + 1) * chunk_rows)
@@ -510,17 +481,13 @@ def _fused_kernel(
                             scale_plus if part == 0 else scale_minus,
                             off_plus if part == 0 else off_minus,
                             buf,
-                            tmp,
                             out,
                             r0,
                             0 if part == 0 else col_minus,
                             mode,
                             limit,
                             col_block,
-                            stream,
                         )
-        if stream:
-            _store_fence()
         n_bad[w] = bad
 
 
@@ -663,7 +630,6 @@ def fused_features(
             col_block,
             n_workers,
             limit,
-            STREAM_BYTES is not None and out.nbytes >= STREAM_BYTES,
             n_bad,
         )
     if n_bad.sum():
@@ -796,8 +762,16 @@ def _fill_kernel(flat, value, n_workers, stream):
 def fill(out, value, stream=False):
     """Parallel ``out[...] = value`` (numba threads): the store-bandwidth floor of a transform.
 
-    ``stream``: streaming stores (see :data:`STREAM_BYTES`) instead of plain ones. Used by
-    ``benchmarks/bench_featurize.py`` for the lower bound "write the output once".
+    Used by ``benchmarks/bench_featurize.py`` for the lower bound "write the output once".
+    ``stream``: streaming (non-temporal) stores instead of plain ones: aligned 64-byte vector
+    stores that bypass the caches (x86 ``movntps``/``movntpd``), with no read for ownership of
+    the output's cache lines. A parallel fill runs 2.4-3x faster so (16-core Xeon: 115 against
+    53 GB/s; 2-core EPYC: 23-28 against 10-12 GB/s). :func:`fused_features` stores plainly: a
+    variant that computed each row slice into a cached buffer and streamed it out measured slower
+    in 21 of 24 configurations of ``bench_featurize.py`` on the Xeon (n = 2e5, d = 16/54/256,
+    float32/float64, 2-16 threads: +2 to +35 %; 10 % faster only for float64 d = 256 at 8-16
+    threads), as it is bound by its GEMM and sincos there, and it cost 2 s more compilation per
+    dtype; it was removed.
     """
     _check_arrays("fill", out=out)
     with parallel_region():

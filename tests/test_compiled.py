@@ -94,14 +94,6 @@ def panel_bytes(request, monkeypatch):
     return request.param
 
 
-@pytest.fixture(params=[None, 0], ids=["stores-default", "streaming-stores"])
-def stream_bytes(request, monkeypatch):
-    """The default stores (plain) and streaming stores always."""
-    if request.param is not None:
-        monkeypatch.setattr(C, "STREAM_BYTES", request.param)
-    return request.param
-
-
 @pytest.fixture
 def restore_threads():
     n = numba.get_num_threads()
@@ -213,9 +205,7 @@ CASES = [
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("feature_map", ["sincos", "cos"])
 @pytest.mark.parametrize("n,d,s_plus,s_minus,chunk_rows", CASES)
-def test_fused_features_matches_numpy(
-    dtype, feature_map, n, d, s_plus, s_minus, chunk_rows, panel_bytes, stream_bytes
-):
+def test_fused_features_matches_numpy(dtype, feature_map, n, d, s_plus, s_minus, chunk_rows, panel_bytes):
     if panel_bytes is not None and s_plus <= 16:
         pytest.skip("one panel either way")  # nothing for panels of 16 frequencies to cut
     rng = np.random.default_rng(n + 7 * d + 13 * s_plus + s_minus)
@@ -287,13 +277,6 @@ def test_fused_features_bit_identical_across_threads_and_chunks(
         for chunk_rows in (1, 63, 64, 100, 256, 1000, 5000):
             out = np.empty((n, width), dtype=dtype)
             C.fused_features(X, Wp, Wm, 0.3, 0.7, bp, bm, out, feature_map, chunk_rows=chunk_rows)
-            results.append(out)
-    # streaming stores write the same values, into aligned and misaligned rows alike
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(C, "STREAM_BYTES", 0)
-        for shift in (0, 1, 3):
-            out = np.empty(n * width + shift, dtype=dtype)[shift:].reshape(n, width)
-            C.fused_features(X, Wp, Wm, 0.3, 0.7, bp, bm, out, feature_map)
             results.append(out)
     for r in results[1:]:
         assert np.array_equal(r, results[0])
