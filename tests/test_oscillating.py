@@ -645,10 +645,12 @@ def test_contour_and_walk_agree_in_d65(kind, alpha):
     below the kink carries y^(m + power - 2 alpha) e^(-(b - rho) y), whose peak lies far beyond the
     46/(b - rho) that bounds the exponential alone (the contour was 1e-4 off at small rho, stating
     1e-10), and the walk's small-rho series needs its Taylor coefficients to more than 40 digits
-    (6e-9 off, stating 1e-10). Each now agrees with the other within the stated errors."""
+    (6e-9 off, stating 1e-10). Each now agrees with the other within the stated errors (rho < b/2:
+    where both defects were; further out the walk's mpmath polynomials take seconds, and the
+    routes' agreement above the kink in high d is checked in d = 41 above)."""
     walk = _accurate(_RQWalk(1.0, kind, 1.0, alpha, 1.0, 65))
     contour = _RQContour(kind, 1.0, alpha, 1.0, 65)
-    rho = np.array([1e-6, 0.05, 0.3, 0.45, 0.7, 0.95, 1.05, 1.5, 3.0])
+    rho = np.array([1e-6, 0.05, 0.3, 0.45])
     with np.errstate(all="ignore"):
         (wv, we), (cv, ce) = walk(rho, rho - 1), contour(rho, rho - 1)
     assert np.all(np.abs(cv - wv) <= ce + we), np.abs(cv - wv) / np.abs(wv)
