@@ -26,7 +26,14 @@ from spectralkit.exceptions import TransformError
 from spectralkit.kernels import RadialKernel
 from spectralkit.sampling import radial_sampler
 from spectralkit.transforms import transform_atom
-from spectralkit.transforms._oscillating import _accurate, _KinkTable, _RQContour, _RQHalfStep, _RQWalk
+from spectralkit.transforms._oscillating import (
+    _accurate,
+    _contour_max_d,
+    _KinkTable,
+    _RQContour,
+    _RQHalfStep,
+    _RQWalk,
+)
 
 
 def _kummer(a, b, z):
@@ -670,6 +677,10 @@ def test_contour_in_d64_satisfies_the_dimension_walk():
 
 
 def test_contour_beyond_its_dimensions_is_refused_with_the_reason():
+    # up to d = 64 for cos and sin(r)/r under an integer power, 48 otherwise (the d = 64 derivation
+    # itself takes 6-8 s: the contour there is checked above against the dimension walk)
+    assert _contour_max_d("cos", 20.0) == _contour_max_d("sin", 3.0) == 64
+    assert _contour_max_d("cos", 20.3) == _contour_max_d("bessel", 20.0) == 48
     for formula, d in (("cos(r)/(1 + r**2)**20.3", 64), ("cos(r)/(1 + r**2)**40", 66)):
         with pytest.raises(TransformError, match="does not use beyond d = 48"):
             transform_atom(RadialKernel.from_string(formula), d)

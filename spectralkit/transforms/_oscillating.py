@@ -1008,9 +1008,16 @@ class _RQWalk:
         key = (dps, n_terms)
         if key not in self._taylor:
             mm = self.m
+            runs = {}  # wp -> coefficients: a retry 30 digits up reuses the last precise run
+
+            def run(wp):
+                if wp not in runs:
+                    runs[wp] = self._taylor_run(wp, n_terms)
+                return runs[wp]
+
             extra = 10
             while True:
-                lo, hi = self._taylor_run(dps + extra, n_terms), self._taylor_run(dps + extra + 30, n_terms)
+                lo, hi = run(dps + extra), run(dps + extra + 30)
                 with mpmath.workdps(dps + extra + 30):
                     w = [
                         mpmath.factorial(k) / mpmath.factorial(k - mm) * (mpmath.mpf(self.b) ** 2 / 4) ** k
@@ -1104,6 +1111,18 @@ _HALF_MAX_D = 12  # from here on no half step (its odd neighbour in mpmath: minu
 #: kink and J_nu's table falls short, in 10-20 s (measured in d = 64 and 70: tables at 1e5-1e7)
 _CONTOUR_MAX_D = 48
 _CONTOUR_MAX_D_POLE = 64
+
+
+def _integer_power(alpha):
+    """True where the envelope (1 + r^2/s)^-alpha has a pole at r = i sqrt(s), no branch cut."""
+    return abs(alpha - round(alpha)) < 1e-12
+
+
+def _contour_max_d(kind, alpha):
+    """The largest d in which the contour is used (``_CONTOUR_MAX_D``, ``_CONTOUR_MAX_D_POLE``)."""
+    return _CONTOUR_MAX_D_POLE if kind != "bessel" and _integer_power(alpha) else _CONTOUR_MAX_D
+
+
 _ACCEPT_TABLE = 1e-5  # the largest table error stated rather than refused (the masses carry it)
 _LOST_FLOAT = 3.5  # float64 kve (~2e-14) times 10^3.5: within the stated 1e-10
 
@@ -1389,7 +1408,7 @@ class _RQContour:
         # the radius: e^(i off z) makes the circle's terms vary like e^(off eps), and a pole of order
         # alpha is its (alpha - 1)-th Taylor coefficient: radius (alpha - 1)/off keeps the terms
         # within ~sqrt(2 pi alpha) of the result (1/off, the arc's, only for alpha <= 2)
-        pole = abs(alpha - round(alpha)) < 1e-12
+        pole = _integer_power(alpha)
         eps = np.minimum(self._ARC * sq, (max(1.0, alpha - 1) if pole else 1.0) / off)
         out = []
         for n in (self._PANEL_NODES, self._PANEL_NODES - 4):
@@ -1826,8 +1845,7 @@ def _even_or_sin_table(head, kind, b, alpha, s, d, rho_max, nu=0.0, mixture=None
     def table_of(direct, noise):
         return _KinkTable(direct, b, rho_max, tol=1e-9, noise=noise, dim=d, min_offset=_MIN_OFFSET)
 
-    pole = kind != "bessel" and abs(alpha - round(alpha)) < 1e-12
-    if d > (_CONTOUR_MAX_D_POLE if pole else _CONTOUR_MAX_D):
+    if d > _contour_max_d(kind, alpha):
         raise TransformError(
             f"{head}: spectralkit computes it on a deformed Hankel contour, which it does not use beyond "
             f"d = {_CONTOUR_MAX_D} (d = {_CONTOUR_MAX_D_POLE} for cos(b r) and sin(b r)/r under an "
