@@ -8,7 +8,7 @@
 # kernels' tests on this CPU) and, with PANELS=1, panels.txt (GEMM panel sizes of the compiled
 # kernel beside GEMM + store, all cores). N: rows (default 200000, as in the issue).
 # PEERS=1 also times RBFSampler at all cores (about 2 more minutes at N = 200000); the whole run
-# takes about 6 minutes on 16 cores at N = 200000 without it.
+# takes about 7 minutes on 16 cores at N = 200000 without it.
 set -uo pipefail
 out=${1:?usage: many_core.sh OUTDIR [N]}
 n=${2:-200000}
