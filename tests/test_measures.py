@@ -124,6 +124,23 @@ def test_log_kernel_diverges(dim):
     assert "unbounded" in info.value.reason
 
 
+@pytest.mark.parametrize(
+    "formula, support, where",
+    [
+        ("1 + r**2", None, "as r -> infinity"),
+        # a truncated power written with max() whose polynomial turns positive again beyond r = 1
+        ("max(1 - 7*r**2 + 35*r**3/4 - 7*r**5/2 + 3*r**7/4, 0)", None, "as r -> infinity"),
+        ("r**(-0.5)*exp(-r)", None, "at r = 0"),
+        ("(1 - r)**(-0.5)", 1, "at the edge of its support"),
+        ("exp(-r)/(r - 1)**2", None, "inside its domain"),
+    ],
+)
+def test_unbounded_kernels_diverge_with_the_true_place(formula, support, where):
+    rep = sk.check_rkks(sk.RadialKernel.from_string(formula, support=support), 3)
+    assert rep.verdict == "DIVERGENT"
+    assert rep.reason.startswith(f"k is unbounded {where} (")
+
+
 @pytest.mark.parametrize("dim", [1, 2, 3, 7, 16, 33, 64])
 def test_matern_and_laplacian_are_pd_with_mass_one(dim):
     for k in (K.laplacian(1.3), K.matern(1.5), K.matern(2.5, 0.5), K.matern(0.8)):

@@ -25,6 +25,17 @@ from ._results import FinitenessReport
 __all__ = ["finiteness"]
 
 
+def _unbounded_where(an):
+    """Where k is unbounded, in words, from its analysis (the first cause that holds)."""
+    if not math.isfinite(an.value_at_zero):
+        return "at r = 0"
+    if an.decay == "growth":
+        return "as r -> infinity"
+    if any(beta < 0 for _, beta in an.edge_terms):
+        return "at the edge of its support"
+    return "inside its domain (a pole or a non-finite value for some r > 0)"
+
+
 def _fmt_exp(x):
     return f"{x:g}" if math.isfinite(x) else "inf"
 
@@ -71,7 +82,7 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
     evidence = []
     for a, an in analyses.items():
         if not an.bounded or an.decay == "growth":
-            where = "at r = 0" if not an.bounded else "at infinity"
+            where = _unbounded_where(an)
             reason = (
                 f"k is unbounded {where} ({a.name}), but |k(z)| <= ||mu|| for every finite signed "
                 "measure: mu is a generalized function (singular at rho = 0 for growth at infinity) "
