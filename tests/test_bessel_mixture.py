@@ -255,3 +255,28 @@ def test_exp_bessel_bochner_in_high_d(formula, dim, k0):
     assert rep.verdict == "RKKS" and rep.method == "closed-form:bessel-exp-mixture"
     diff = rep.mass_plus.value - rep.mass_minus.value - k0
     assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error
+
+
+#: mu_256 of exp(-r) J_2(3r)/r^2 from Poisson's integral on the real segment in mpmath (300 digits,
+#: 64 panels; 250 digits and 32 panels agree to 1e-30): the terms cancel by ~1e100
+EXP_J2_256 = [
+    (2.8, -7.9704696030061240788e44),
+    (4.0, -3.1408164791527377975e17),
+    (8.0, 3.4871887453324779405e-78),
+]
+
+
+def test_exp_bessel_in_d256_where_rounding_passes_the_level_tolerance():
+    """The tanh-sinh levels cannot reach 1e-10 in d = 256 (the m-fold powers' rounding alone is
+    larger): the most accurate level is used at its measured error (it was refused), and the tail's
+    quadrature asks no more than the density's accuracy (it bisected without end)."""
+    formula = "exp(-r)*besselj(2, 3*r)/r**2"
+    tr = transform_atom(RadialKernel.from_string(formula), 256)
+    assert tr.method == "closed-form:bessel-exp-mixture" and 1e-9 < tr.rel_error <= 1e-6
+    rho, ref = (np.array(v) for v in zip(*EXP_J2_256))
+    assert np.all(np.abs(tr.mu(rho) / ref - 1) <= tr.rel_error)
+    rep = sk.check_rkks(RadialKernel.from_string(formula), 256)
+    assert rep.verdict == "RKKS"
+    assert rep.mass_plus.value > 1e22  # the masses dwarf k(0) = 9/8: the mixture's powers of 128.5
+    diff = rep.mass_plus.value - rep.mass_minus.value - 1.125
+    assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error
