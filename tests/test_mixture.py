@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import spectralkit as sk
+from spectralkit import RadialKernel
 from spectralkit import kernels as K
 from spectralkit._numerics.laplace import talbot_invert
 from spectralkit.transforms._dispatch import _length_scale, transform_atom
@@ -191,3 +192,41 @@ def test_underflowing_formula_in_d256():
     assert T is not None and T.mass_error <= 1e-8
     rep = sk.check_rkks(k, 256)
     assert rep.verdict == "PD" and abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error
+
+
+#: log mu_d(rho) of 1/(1 + sqrt(r)) from its Laplace (not Gaussian) mixture: k(r) = int e^(-t r) nu(t)
+#: dt with nu(t) = 1/sqrt(pi t) - e^t erfc(sqrt t), each e^(-t r) the Student density
+#: Gamma((d+1)/2) pi^(-(d+1)/2) t (t^2 + rho^2)^(-(d+1)/2); mpmath.quad at 50 digits, breaks at
+#: rho 2^k (stored: 50 s)
+SLOW_DECAY_REFS = {
+    1: [(1e-06, 5.978195914035718), (0.3, -1.641458590800037), (3.0, -4.047193276427542), (30.0, -6.993615666511495)],
+    3: [(1e-06, 31.087218571707403), (0.3, -1.1584047458694793), (3.0, -7.922487571846069), (30.0, -15.321179289147194)],
+    16: [(1e-06, 211.37255187080595), (0.3, 15.454408536077578), (3.0, -20.9672877333367), (30.0, -58.049414563230336)],
+    64: [(1e-06, 916.2490664682699), (0.3, 115.10330936097083), (3.0, -31.67130592971831), (30.0, -179.06635602153193)],
+    256: [(1e-06, 3872.044159085382), (0.3, 649.5716835981085), (3.0, 60.837977597070854), (30.0, -528.4457835591938)],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dim", sorted(SLOW_DECAY_REFS))
+def test_slow_power_decay_takes_the_widest_gaussians_from_the_expansion_at_infinity(dim):
+    """k ~ r^-1/2: psi(t) ~ t^(-3/4) / Gamma(1/4) holds mass ~u^(1/4) below any rule's smallest u
+    (2e-4 at 1e-15): the expansion of k at infinity gives psi there, in closed form (mu ~ rho^(1/2 - d)
+    at 0) or as nodes. The route declined before (and the Hankel route then answered PD with m+ = inf
+    in d = 16)."""
+    tr = transform_atom(RadialKernel.from_string("1/(1+sqrt(r))"), dim)
+    assert tr.method == "numeric:gaussian-mixture+talbot"
+    rho, ref = (np.array(v) for v in zip(*SLOW_DECAY_REFS[dim]))
+    la, sg = tr.log_abs_mu(rho)
+    assert np.all(sg == 1)
+    assert np.all(np.abs(np.expm1(la - ref)) <= tr.rel_error), la - ref
+
+
+@pytest.mark.parametrize(
+    "formula, dim",
+    [("1/(1+sqrt(r))", 16), ("1/(1+r**0.2)", 1), ("1/(1+r**0.2)", 64), ("(1+r**1.5)**(-0.5)", 256)],
+)
+def test_slowly_decaying_completely_monotone_kernels_are_pd_with_mass_one(formula, dim):
+    rep = sk.check_rkks(RadialKernel.from_string(formula), dim)
+    assert rep.verdict == "PD" and rep.method == "numeric:gaussian-mixture+talbot"
+    assert abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error
+    assert rep.mass_plus.error < 1e-6

@@ -477,3 +477,28 @@ def origin_terms_to_order(atom, order, budget):
         return run_with_budget(_rough_terms, (atom.expr, order), budget)
     except Exception:  # noqa: BLE001 - timeout or any sympy failure: the caller keeps its terms
         return None
+
+
+def _far_terms(expr, order):
+    """The terms c r^-e of the expansion of ``expr`` at r = inf to O(r^-order) (budget child)."""
+    x = sympy.Symbol("x", positive=True)
+    terms = _series_terms(expr.subs(R, 1 / x), x, order)
+    if any(lp != 0 or not e > 0 for _, e, lp in terms):
+        return None  # logarithms or a constant limit: not a pure power expansion
+    return tuple((float(c), float(e)) for c, e, _ in terms)
+
+
+@functools.lru_cache(maxsize=64)
+def infinity_terms(atom, order, budget):
+    """The terms ``(coef, exponent)`` of k(r) ~ sum coef r^-exponent at r -> inf with exponent <
+    ``order`` (sympy's series of k(1/x) at 0+ under ``budget`` CPU seconds), ascending; None when
+    the expansion has logarithms or a constant term, when sympy fails or runs out of time, and ()
+    when k decays faster than every power.
+
+    The Gaussian-mixture route takes psi(t) near t = 0 (the Gaussians of the widest scales, the
+    mass at small frequencies) from these terms when k decays slowly.
+    """
+    try:
+        return run_with_budget(_far_terms, (atom.expr, order), budget)
+    except Exception:  # noqa: BLE001 - timeout or any sympy failure: the route declines
+        return None

@@ -174,7 +174,7 @@ def _integrate_lobes(f, lo, hi, scale, period=np.inf, rel=0.0):
     return values, errors
 
 
-def _near_singular(src, edges, singular, scale, rel):
+def _near_singular(src, edges, singular, scale, rel, origin=False):
     """Lobes trimmed by a quarter of their width at singular points, and the trimmed ends' integrals.
 
     Near a singular point p the density behaves like A |rho - p|^gamma + B (gamma > -1), and the
@@ -183,10 +183,26 @@ def _near_singular(src, edges, singular, scale, rel):
     ~ x^(1+gamma)). The trimmed end [p - delta, p] (or [p, p + delta]) is integrated in
     u = log|off| with the density at exact offsets (``density_near``) from x_0 = 2^-40 p to delta,
     and [0, x_0] from the power law fitted at x_0, 2 x_0, 4 x_0 (:func:`_power_law_sliver`).
+    With ``origin`` the first lobe's end at rho = 0 is treated alike (f ~ A rho^gamma, -1 < gamma < 0,
+    when k decays like r^-beta with beta < d: mu ~ rho^(beta - d)), with x_0 the smallest 2^-k of
+    the quarter (k in 1000, 500, ..., 10) at which f is finite (a numeric mu may overflow at tiny rho
+    in high d): the sliver [0, x_0] holds ~x_0^beta of the mass, so a slow decay needs a tiny x_0.
     Returns ``(lo, hi, values, errors)``: the trimmed lobes and the ends' contributions per lobe.
     """
     lo, hi = edges[:-1].copy(), edges[1:].copy()
     values, errors = np.zeros(lo.size), np.zeros(lo.size)
+    if origin:
+        delta = 0.25 * (edges[1] - edges[0])
+        # transforms evaluated in logs (closed forms, mixtures) hold their accuracy at any rho; a
+        # direct quadrature is trusted no closer to 0 than 2^-40 of the lobe
+        deep = all(t.log_abs_mu is not None for _, t in src.transforms)
+        end = _origin_end(
+            src.density, delta, rel, scale, f"the radial density of {src.name} in d = {src.dim}", deep
+        )
+        if end is not None:
+            values[0] += end[0]
+            errors[0] += end[1]
+            lo[0] = delta
     if src.density_near is None or singular.size == 0:
         return lo, hi, values, errors
     at = set(singular.tolist())
@@ -209,7 +225,12 @@ def _near_singular(src, edges, singular, scale, rel):
                 rel_tol=max(_REL_TOL, 0.1 * rel),
                 abs_tol=1e-17 * scale,
             )
-            sv, se = _power_law_sliver(lambda x, p=p, side=side: src.density_near(p, side * x), x0, rel, src)
+            sv, se = _power_law_sliver(
+                lambda x, p=p, side=side: src.density_near(p, side * x),
+                x0,
+                rel,
+                f"the radial density of {src.name} in d = {src.dim}",
+            )
             values[i] += float(v[0]) + sv
             errors[i] += float(e[0]) + se
             if side < 0:
@@ -219,7 +240,36 @@ def _near_singular(src, edges, singular, scale, rel):
     return lo, hi, values, errors
 
 
-def _power_law_sliver(F, x0, rel, src):
+def _origin_end(f, delta, rel, scale, what, deep):
+    """(int_0^delta f, error) for a density f ~ A rho^gamma (gamma > -1) at 0: [x_0, delta] in
+    u = log rho, [0, x_0] from the power law (:func:`_power_law_sliver`), x_0 the smallest 2^-k delta
+    (k in 1000, 500, ..., 10 with ``deep``, else from 40) at which f is finite; None if there is none."""
+    for k in (1000, 500, 200, 100, 40, 20, 10) if deep else (40, 20, 10):
+        x0 = delta * 2.0**-k
+        if np.all(np.isfinite(f(x0 * 2.0 ** np.arange(4)))):
+            v, e = integrate_adaptive(
+                lambda u: f(np.exp(u)) * np.exp(u),
+                np.array([math.log(x0)]),
+                np.array([math.log(delta)]),
+                rel_tol=max(_REL_TOL, 0.1 * rel),
+                abs_tol=1e-17 * scale,
+            )
+            sv, se = _power_law_sliver(f, x0, rel, what)
+            return float(v[0]) + sv, float(e[0]) + se
+    return None
+
+
+def _origin_singular(f, edges):
+    """True when the radial density grows towards rho = 0 (or is not finite there), i.e. mu has an
+    integrable singularity at 0 (k ~ r^-beta, beta < d: f ~ rho^(beta - 1)) that a bisection towards 0
+    would chase into float overflow."""
+    x = 0.25 * edges[1] * 2.0 ** -np.arange(20.0, 24.0)  # ~1e-7 of the first lobe, downwards
+    v = np.abs(f(x))
+    # growth by 1e-4 over a factor 8 (f ~ rho^gamma, gamma < -5e-5); a smooth f changes by ~1e-13
+    return bool(not np.all(np.isfinite(v)) or v[-1] > (1.0 + 1e-4) * v[0] > 0)
+
+
+def _power_law_sliver(F, x0, rel, what):
     """(int_0^x0 F, error) for F(x) = A x^gamma + B (+ O(x^(gamma+1))), gamma > -1: gamma from
     F(x0), F(2 x0), F(4 x0) (2^gamma = (F(2x0) - F(4x0))/(F(x0) - F(2x0)), exact for the model),
     then A x0^(1+gamma)/(1 + gamma) + B x0. The error: the difference to the same fit at 2 x0,
@@ -237,8 +287,7 @@ def _power_law_sliver(F, x0, rel, src):
         gamma, a, b = model
         if not gamma > -1:
             raise TransformError(
-                f"the radial density of {src.name} in d = {src.dim} behaves like |rho - p|^{gamma:.3g} "
-                "at a singular point p: not integrable"
+                f"{what} behaves like |rho - p|^{gamma:.3g} at a singular point p: not integrable"
             )
         return a * (x0 / scale) ** gamma * x0 / (1.0 + gamma) + b * x0
 
@@ -266,15 +315,19 @@ def integrate_abs(f, a, b, oscillation, rel=1e-10):
     grid = grid[(grid >= a) & (grid <= b)]
     vals = f(grid)
     edges = np.concatenate([[a], find_roots(f, grid, vals), [b]])
+    finite = np.isfinite(vals)
+    scale = float(np.max(np.abs(vals[finite]), initial=0.0) * (b - a)) or 1.0
+    near0 = 0.0
+    if a == 0 and _origin_singular(f, edges):
+        # a density singular at 0 (slow decay of k): bisection towards 0 would chase it to overflow
+        end = _origin_end(f, 0.25 * edges[1], rel, scale, "the radial density", False)
+        if end is not None:
+            near0, edges = abs(end[0]), edges.copy()
+            edges[0] = 0.25 * edges[1]
     v, _ = _integrate_lobes(
-        f,
-        edges[:-1],
-        edges[1:],
-        float(np.max(np.abs(vals)) * (b - a)) or 1.0,
-        2 * math.pi / oscillation if oscillation else np.inf,
-        rel,
+        f, edges[:-1], edges[1:], scale, 2 * math.pi / oscillation if oscillation else np.inf, rel
     )
-    total = float(np.sum(np.abs(v)))
+    total = near0 + float(np.sum(np.abs(v)))
     return total if math.isfinite(total) else math.inf
 
 
@@ -557,7 +610,7 @@ def jordan(src):
         errors = 1e-15 * np.abs(exact) + 1e-16 * scale
     else:
         period = 2 * math.pi / osc if osc else np.inf
-        lo, hi, near_v, near_e = _near_singular(src, edges, singular, scale, rel)
+        lo, hi, near_v, near_e = _near_singular(src, edges, singular, scale, rel, _origin_singular(f, edges))
         values, errors = _integrate_lobes(f, lo, hi, scale, period, rel)
         values, errors = values + near_v, errors + near_e
         if len(src.transforms) > 1:

@@ -390,8 +390,11 @@ class SpectralMeasure:
         else:
             log_abs, sign = logs
         if self.dim == 1:
+            # an integrable singularity at 0 (k ~ r^-beta, beta < 1): f(0) is a point of measure zero
             with np.errstate(over="ignore"):
-                return np.where(sign == 0, 0.0, 2.0 * sign * np.exp(log_abs))
+                return np.where(
+                    (sign == 0) | ((rho == 0) & np.isinf(log_abs)), 0.0, 2.0 * sign * np.exp(log_abs)
+                )
         # mu may be infinite at rho = 0 (an integrable singularity, e.g. rational quadratic with
         # alpha <= d/2); f(0) is a single point of measure zero: report 0 there. Logs throughout:
         # S_{d-1} is tiny, rho^(d-1) huge or tiny and mu huge (rational quadratic) in high d.

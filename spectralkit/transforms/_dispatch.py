@@ -28,7 +28,7 @@ import numpy as np
 from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels import REGISTRY, DensityKernel, RadialKernel
-from ..kernels._analysis import analysis_budget, analyze, origin_terms_to_order
+from ..kernels._analysis import analysis_budget, analyze, infinity_terms, origin_terms_to_order
 from ._closed_forms import closed_form
 from ._hankel import NumericHankel
 from ._mixture import _power_tail, gaussian_mixture_transform
@@ -125,9 +125,14 @@ def _mixture_route(atom, dim, budget):
     if lead is None or not lead[0][0] > 0:
         return None  # psi < 0 at infinity (or a log term): not a positive mixture; no series needed
     terms = origin_terms_to_order(atom, _ORIGIN_ORDER, budget) or info.origin_terms
+    far = ()
+    if info.decay == "power" and math.isfinite(info.decay_rate):
+        # the terms of k at infinity to 4 orders beyond its decay: psi at small t (the widest
+        # Gaussians, mu ~ rho^(beta - d) at 0), which the rule cannot reach for slow decay
+        far = infinity_terms(atom, math.ceil(info.decay_rate) + 4, budget) or ()
     try:
         return gaussian_mixture_transform(
-            atom, dim, length=_length_scale(atom), smooth_at_origin=False, origin_terms=terms
+            atom, dim, length=_length_scale(atom), smooth_at_origin=False, origin_terms=terms, far_terms=far
         )
     except (ArithmeticError, ValueError, TypeError):
         # a formula the route's symbolic steps (log of the formula, lambdify) or its float64

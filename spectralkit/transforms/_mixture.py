@@ -105,11 +105,13 @@ def _gaussian_factor(expr):
 
 
 class _Mixture:
-    """mu_d(rho) = sum_i w_i g_d(rho, t_i) + (power tail) in logs, with the local amplitude and
-    error sums. ``tail`` = (A, gamma, T, delta): the components A_j int_T^inf t^(-1-gamma_j)
-    g_d(rho, t) dt (:func:`_log_tail_density`), stated to delta of their moduli."""
+    """mu_d(rho) = sum_i w_i g_d(rho, t_i) + (power tail) + (low part) in logs, with the local
+    amplitude and error sums. ``tail`` = (A, gamma, T, delta): the components A_j int_T^inf
+    t^(-1-gamma_j) g_d(rho, t) dt (:func:`_log_tail_density`); ``low`` = (B, delta_j, T_low,
+    delta): the components B_j int_0^T_low t^(delta_j - 1) g_d(rho, t) dt (:func:`_log_low_density`);
+    each stated to its delta of their moduli."""
 
-    def __init__(self, t, w, err, dim, tail=None):
+    def __init__(self, t, w, err, dim, tail=None, low=None):
         self.dim = dim
         self.log_t = np.log(t)
         self.inv4t = 0.25 / t
@@ -118,18 +120,30 @@ class _Mixture:
             self.lw = base + np.log(np.abs(w))
             self.le = base + np.log(err)
         self.sign = np.sign(w)
-        self.tail = tail
+        # the closed-form parts: (coefficients, log-density of rho, stated relative error)
+        self.extras = []
         if tail is not None:
-            self.sign = np.r_[self.sign, np.sign(tail[0])]
+            A, gam, T, delta = tail
+            self.extras.append((A, lambda r, gam=gam, T=T: _log_tail_density(r, gam, T, dim), delta))
+        if low is not None:
+            B, dl, T_low, delta = low
+            self.extras.append((B, lambda r, dl=dl, T=T_low: _log_low_density(r, dl, T, dim), delta))
+        for coef, _, _ in self.extras:
+            self.sign = np.r_[self.sign, np.sign(coef)]
 
-    def _terms(self, r, keep=slice(None)):
+    def _extra_terms(self, rho):
+        """Log-moduli of the closed-form parts at the frequencies rho (flat): one column each."""
+        with np.errstate(divide="ignore"):
+            parts = [np.log(np.abs(c))[None, :] + fn(rho) for c, fn, _ in self.extras]
+        return np.hstack(parts) if parts else np.empty((rho.size, 0))
+
+    def _terms(self, r, keep=slice(None), extra=None):
         """Log-moduli of the terms at the frequencies r (a column): the Gaussians ``keep``, then
-        the tail parts."""
+        the closed-form parts (``extra``: their rows, computed beforehand for many r at once)."""
         lt = self.lw[None, keep] - r**2 * self.inv4t[None, keep]
-        if self.tail is None:
+        if not self.extras:
             return lt
-        A, gam, T, _ = self.tail
-        return np.hstack([lt, np.log(np.abs(A))[None, :] + _log_tail_density(r[:, 0], gam, T, self.dim)])
+        return np.hstack([lt, self._extra_terms(r[:, 0]) if extra is None else extra])
 
     def values(self, rho, block=64):
         """(log|mu|, sign) at rho (flat float64 array).
@@ -140,6 +154,7 @@ class _Mixture:
         of the thousands of nodes (g_d is a bump of width ~sqrt(2/d) in log t)."""
         la, sg = np.empty(rho.size), np.empty(rho.size)
         order = np.argsort(rho, kind="stable")
+        extra = self._extra_terms(rho) if self.extras else None  # vectorised over all rho at once
         for s in range(0, rho.size, block):
             idx = order[s : s + block]
             r = rho[idx, None]
@@ -147,10 +162,15 @@ class _Mixture:
             keep = np.flatnonzero(
                 self.lw - lo_**2 * self.inv4t >= np.max(self.lw - hi_**2 * self.inv4t) - 50.0
             )
-            lt = self._terms(r, keep)
+            lt = self._terms(r, keep, None if extra is None else extra[idx])
             sign = self.sign[np.r_[keep, np.arange(self.lw.size, self.sign.size)]]
             top = np.max(lt, axis=1)
-            sm = np.exp(lt - top[:, None]) @ sign
+            with np.errstate(invalid="ignore"):
+                sm = np.exp(lt - top[:, None]) @ sign
+            # the low part is infinite at rho = 0 (mu ~ rho^(2 delta_1 - d)): its sign there
+            pole = np.isposinf(top)
+            if np.any(pole):
+                sm[pole] = np.where(np.isposinf(lt[pole]), 1.0, 0.0) @ sign
             with np.errstate(divide="ignore"):
                 la[idx] = top + np.log(np.abs(sm))
             sg[idx] = np.sign(sm)
@@ -167,10 +187,13 @@ class _Mixture:
             e = np.exp(lt - top[:, None])
             sm = e @ self.sign
             amp = e.sum(axis=1)
-            le = self.le[None, :] - r**2 * self.inv4t[None, :]
-            if self.tail is not None:
+            le = [self.le[None, :] - r**2 * self.inv4t[None, :]]
+            col = n
+            for coef, _, delta in self.extras:
                 with np.errstate(divide="ignore"):
-                    le = np.hstack([le, math.log(self.tail[3]) + lt[:, n:]])
+                    le.append(math.log(delta) + lt[:, col : col + coef.size])
+                col += coef.size
+            le = np.hstack(le)
             etop = np.max(le, axis=1)
             with np.errstate(divide="ignore", invalid="ignore"):
                 out[0][s : s + block] = top + np.log(np.abs(sm))
@@ -244,6 +267,78 @@ def _tail_kernel(r, A, gam, T):
         out[~pos] += a_ * T ** (-g) / g
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
             out[pos] += a_ * r[pos] ** (2 * g) * _upper_gamma_negative(float(g), T * r[pos] ** 2)
+    return out
+
+
+def _low_terms(far_terms, dim):
+    """(B, delta) of psi(t) ~ sum_j B_j t^(delta_j - 1) (t -> 0) from the terms c_j r^(-e_j) of k at
+    infinity: F(s) = k(sqrt s) ~ c_j s^(-delta_j), delta_j = e_j / 2, whose inverse Laplace
+    transform is t^(delta_j - 1) / Gamma(delta_j); None when no term is left."""
+    if not far_terms:
+        return None
+    dl = np.array([e / 2.0 for _, e in far_terms])
+    B = np.array([c * float(sc.rgamma(g)) for (c, _), g in zip(far_terms, dl, strict=True)])
+    keep = B != 0
+    return (B[keep], dl[keep]) if np.any(keep) else None
+
+
+def _log_upper_gamma(a, x):
+    """log Gamma(a, x) for a > 0, x >= 0 (arrays of one shape): scipy's regularised Q where x <= a + 1
+    (it does not underflow there), else Legendre's continued fraction for e^x x^-a Gamma(a, x)
+    (modified Lentz; it converges fast for x > a + 1)."""
+    out = np.empty(x.shape)
+    near = x <= a + 1.0
+    with np.errstate(divide="ignore"):
+        out[near] = sc.gammaln(a[near]) + np.log(sc.gammaincc(a[near], x[near]))
+    if np.any(~near):
+        aa, xx = a[~near], x[~near]
+        tiny = 1e-300
+        b = xx + 1.0 - aa
+        c = np.full(xx.shape, 1.0 / tiny)
+        d = 1.0 / b
+        h = d.copy()
+        live = np.arange(xx.size)  # the fractions not yet converged (each stops on its own)
+        for i in range(1, 500):
+            an = -i * (i - aa[live])
+            b[live] += 2.0
+            dl_ = an * d[live] + b[live]
+            dl_ = np.where(np.abs(dl_) < tiny, tiny, dl_)
+            cl_ = b[live] + an / c[live]
+            cl_ = np.where(np.abs(cl_) < tiny, tiny, cl_)
+            dl_ = 1.0 / dl_
+            step = dl_ * cl_
+            h[live] *= step
+            d[live], c[live] = dl_, cl_
+            live = live[np.abs(step - 1.0) > 4 * _EPS]
+            if live.size == 0:
+                break
+        out[~near] = -xx + aa * np.log(xx) + np.log(h)
+    return out
+
+
+def _log_low_density(rho, dl, T, dim):
+    """log int_0^T t^(delta-1) g_d(rho, t) dt for each rho (rows) and delta (columns): with
+    a = d/2 - delta > 0 and V = rho^2 / (4 T) it is (4 pi)^(-d/2) (rho^2/4)^(-a) Gamma(a, V) (v =
+    rho^2 / (4 t)); +inf at rho = 0 (mu ~ rho^(2 delta - d) there)."""
+    a = dim / 2.0 - dl[None, :]
+    r2 = rho[:, None] ** 2 * np.ones_like(a)
+    a = np.broadcast_to(a, r2.shape)
+    with np.errstate(divide="ignore", under="ignore"):
+        # log(rho^2 / 4) from log rho: rho^2 underflows for rho < 1e-154
+        out = -a * (2.0 * np.log(rho[:, None]) - math.log(4.0)) + _log_upper_gamma(a, r2 / (4.0 * T))
+    return out - (dim / 2.0) * math.log(4.0 * math.pi)
+
+
+def _low_kernel(r, B, dl, T):
+    """The low part's share of k: sum_j B_j int_0^T t^(delta_j - 1) e^(-t r^2) dt = sum_j B_j
+    Gamma(delta_j) P(delta_j, T r^2) r^(-2 delta_j), B_j T^delta_j / delta_j at r = 0."""
+    r = np.asarray(r, dtype=np.float64)
+    out = np.zeros(r.size)
+    pos = r > 0
+    for b_, g in zip(B, dl, strict=True):
+        out[~pos] += b_ * T**g / g
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            out[pos] += b_ * sc.gamma(g) * sc.gammainc(g, T * r[pos] ** 2) * r[pos] ** (-2.0 * g)
     return out
 
 
@@ -366,6 +461,7 @@ def gaussian_mixture_transform(
     length: float,
     smooth_at_origin: bool,
     origin_terms: Sequence[tuple[float, float, int]] = (),
+    far_terms: Sequence[tuple[float, float]] = (),
 ) -> RadialTransform | None:
     """mu_d of ``atom`` from its Gaussian scale-mixture representation (module docstring), or None.
 
@@ -384,6 +480,10 @@ def gaussian_mixture_transform(
     origin_terms : sequence of (float, float, int)
         The analysis' non-smooth terms (coef, exponent, log power) of k at 0 (with
         ``smooth_at_origin`` False).
+    far_terms : sequence of (float, float)
+        The terms (coef, exponent) of k(r) ~ sum coef r^-exponent at infinity, for a kernel that
+        decays like a power: psi(t) ~ sum_j B_j t^(e_j/2 - 1) at small t (:func:`_low_terms`) is
+        taken analytically below a join T_low (the widest Gaussians: mu ~ rho^(e_1 - d) at 0).
 
     Returns
     -------
@@ -402,6 +502,7 @@ def gaussian_mixture_transform(
     a = _gaussian_factor(atom.expr)
     if tail_terms is not None and a != 0:
         return None  # the tail integrals below are for t = u (no Gaussian shift)
+    low_terms = _low_terms(far_terms, dim) if a == 0 else None
     # b^p(r) as exp(p log b), so that the factor cancels symbolically (no e^(-a s) e^(a s) in floats)
     base_exp = [p for p in atom.expr.atoms(sympy.Pow) if p.exp.has(R) and not p.base.has(R)]
     expr = atom.expr.xreplace({p: sympy.exp(p.exp * sympy.log(p.base)) for p in base_exp})
@@ -477,6 +578,53 @@ def gaussian_mixture_transform(
         # density error where psi is tiny is not small against mu there)
         err, dropped = err + dropped, np.zeros_like(dropped)
         t_head = float(u[head])  # the head: u below the first resolved node, psi set to 0 there
+    low, joined_low = None, False
+    if low_terms is not None:
+        # the join T_low: a panel start where Talbot's psi and the expansion from k's decay agree
+        # best over the decade above (the expansion's truncation error falls like
+        # u^(delta_2 - delta_1) towards 0); below T_low psi is the expansion. Not met: the rule's
+        # range alone (the defect at r = 0 then decides)
+        B, dl = low_terms
+        with np.errstate(all="ignore"):
+            asym = np.sum(B[None, :] * u[:, None] ** (dl[None, :] - 1.0), axis=1)
+            mis = np.where(asym > 0, (np.abs(psi - asym) + err + dropped) / asym, np.inf)
+        per_panel = np.max(mis.reshape(-1, 24), axis=1)
+        k_win = int(math.ceil(math.log(10.0) / (breaks[1] - breaks[0])))
+        windowed = np.array([np.max(per_panel[p : p + k_win]) for p in range(per_panel.size)])
+        windowed[breaks[: per_panel.size] > math.log(t_s / 100.0)] = np.inf
+        windowed[24 * np.arange(per_panel.size) < head] = np.inf
+        p_low = int(np.argmin(windowed))
+        delta_low = float(windowed[p_low])
+        if delta_low <= _TAIL_FIT:
+            joined_low = True
+            T_low = float(math.exp(breaks[p_low]))
+            u, w, psi, err, dropped = (v[24 * p_low :] for v in (u, w, psi, err, dropped))
+            uc, wc, psic = (v[16 * p_low :] for v in (uc, wc, psic))
+            err, dropped = err + dropped, np.zeros_like(dropped)
+            # terms with delta_j < d/2 (mu ~ rho^(2 delta_j - d) at 0) in closed form; the others
+            # (finite at 0) as nodes of the same rule below T_low, down to where they hold 1e-18 of
+            # the mass
+            closed = dl < dim / 2.0
+            if not np.all(closed):
+                tv = float(np.sum(np.abs(w * psi)))
+                Br, dr = B[~closed], dl[~closed]
+                x_lo = max(float(np.min(np.log(1e-18 * tv * dr / np.abs(Br)) / dr)), breaks[p_low] - 200.0)
+                # psi is a sum of powers there: panels as wide as the Gaussians' bump in log t allows
+                w_low = min(2.0, 2.0 / math.sqrt(dim))
+                x_lo = min(x_lo, breaks[p_low] - w_low)
+                extra = []
+                for n_ in (24, 16):
+                    ur, wr, _ = _rule(x_lo, breaks[p_low], w_low, n_)
+                    pr = np.sum(Br[None, :] * ur[:, None] ** (dr[None, :] - 1.0), axis=1)
+                    extra.append((ur, wr, pr))
+                (ur, wr, pr), (urc, wrc, prc) = extra
+                er = delta_low * np.sum(np.abs(B)[None, :] * ur[:, None] ** (dl[None, :] - 1.0), axis=1)
+                u, w, psi, err = np.r_[ur, u], np.r_[wr, w], np.r_[pr, psi], np.r_[er, err]
+                dropped = np.r_[np.zeros(ur.size), dropped]
+                uc, wc, psic = np.r_[urc, uc], np.r_[wrc, wc], np.r_[prc, psic]
+            if np.any(closed):
+                low = (B[closed], dl[closed], T_low, _MARGIN * delta_low)
+                low_mass = float(np.sum(B[closed] * T_low ** dl[closed] / dl[closed]))
     wpsi, werr = w * psi, w * err
     total = float(np.sum(np.abs(wpsi)))
     if not total > 0:
@@ -506,15 +654,17 @@ def gaussian_mixture_transform(
         rec = np.exp(-np.outer(r**2, a + u)) @ wpsi
         if tail is not None:
             rec = rec + _tail_kernel(r, A, gam, T)
+        if low is not None:
+            rec = rec + _low_kernel(r, *low[:3])
     defect = np.abs(rec - kr)
     if not np.all(np.isfinite(defect)) or float(np.max(defect)) > _RECONSTRUCT * total:
         return None
     t, tc = a + u, a + uc
-    mix = _Mixture(t, wpsi, werr, dim, tail)
+    mix = _Mixture(t, wpsi, werr, dim, tail, low)
     if a > 0:
         uc, wc, psic = np.r_[0.0, uc], np.r_[1.0, wc], np.r_[k0 - float(np.sum(wc * psic)), psic]
         tc = a + uc
-    coarse = _Mixture(tc, wc * psic, np.ones(tc.size), dim, tail)
+    coarse = _Mixture(tc, wc * psic, np.ones(tc.size), dim, tail, low)
     # test frequencies: where the Gaussians of the mixture put their radial mass, sqrt(2 d t) for the
     # t that carry psi, and beyond (with a power tail, up to t = T * _TAIL_SPAN)
     heavy = t[np.abs(wpsi) > 1e-16 * total]
@@ -529,12 +679,13 @@ def gaussian_mixture_transform(
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         quad = np.abs(sg * np.exp(lm - la) - sc_ * np.exp(lc - la))  # relative to the amplitude
         rel = quad + np.exp(le - la)
-    extra_mass = 0.0
+    extra_mass = 0.0 if low is None else low[3] * abs(low_mass)
     if tail is not None:
+        extra_mass += tail[3] * abs(tail_mass)
+    if tail is not None and not joined_low:
         # the head (u < t_head, set to 0) and the mass below the rule: at most m_head, the defect at
         # r = 0 plus what the other errors may hide in it, in Gaussians of t <= t_head, whose
         # density is at most m_head max_(t <= t_head) g_d(rho, t) (the maximum at t = rho^2 / (2 d))
-        extra_mass = tail[3] * abs(tail_mass)
         m_head = float(defect[0]) + float(np.sum(werr)) + extra_mass + _EPS * total
         if np.all(psi[:_HEAD_RUN] >= 0):
             # psi >= 0 on the head (as where it starts): k(r) - (the rest) >= m_head e^(-t_head r^2)
