@@ -210,6 +210,41 @@ def test_gaussian_oscillation_high_d_against_moment_series(case, dim, stored_ref
         assert abs(l_ - float(mpmath.log(abs(r)))) <= 4 * tr.rel_error + 1e-13, (l_, r)
 
 
+@pytest.mark.parametrize(
+    "formula, k_mp, dim",
+    [
+        ("besselj(1, 2*r)/r*exp(-r**2)", lambda r: mpmath.besselj(1, 2 * r) / r * mpmath.exp(-(r**2)), 3),
+        (
+            "besselj(1.5, r)/r**1.5*exp(-r**2/2)",
+            lambda r: mpmath.besselj(1.5, r) / r**1.5 * mpmath.exp(-(r**2) / 2),
+            2,
+        ),
+        (
+            "r**2*besselj(2, 3*r)*exp(-r**2)",
+            lambda r: r**2 * mpmath.besselj(2, 3 * r) * mpmath.exp(-(r**2)),
+            1,
+        ),
+    ],
+)
+def test_gaussian_envelope_takes_bessel_factors_of_any_order(formula, k_mp, dim):
+    """r^m J_nu(b r) exp(-a r^2) with m + nu even and >= 0 (J_nu(x) = x^nu times an even entire
+    function): the Laguerre series of the Gaussian route, against the Hankel integral in mpmath (only
+    J0 was taken; J_1(2r)/r exp(-r^2) in d = 64 took 24 s by quadrature)."""
+    tr = transform_atom(RadialKernel.from_string(formula), dim)
+    assert tr.method == "closed-form:gaussian-oscillation"
+    rho = [0.0, 0.5, 1.5, 3.0, 5.0]
+    _check_against(tr, rho, [_hankel_quad(k_mp, dim, r) for r in rho])
+
+
+def test_gaussian_bessel_masses_in_d64_match_the_quadrature_route():
+    """J_1(2r)/r exp(-r^2) in d = 64: the masses of the numeric Hankel route (steepest descent,
+    m+ = 1.17258417917 +- 2.8e-10, m- = 0.17258417917 +- 5.2e-11; stored: 24 s)."""
+    rep = sk.check_rkks(RadialKernel.from_string("besselj(1, 2*r)/r*exp(-r**2)"), 64)
+    assert rep.method == "closed-form:gaussian-oscillation"
+    assert abs(rep.mass_plus.value - 1.17258417917) <= rep.mass_plus.error + 2.8e-10 + 5e-12
+    assert abs(rep.mass_minus.value - 0.17258417917) <= rep.mass_minus.error + 5.2e-11 + 5e-12
+
+
 def gauss_cos_d64_mass(part):
     """The mass m+ (part "plus") or m- ("minus") of exp(-r^2/2) cos(r) in d = 64: S_63 int (mu)_+- rho^63
     over the lobes of the moment series (110 digits), sign changes located by bisection on its sign on

@@ -3,7 +3,8 @@
 Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes"):
 
 * **Gaussian envelope**: k(r) = exp(-a r^2) H(r), H = sum_j c_j r^(m_j) osc_j(b_j r) with osc one of
-  cos, sin, J0 (and 1), H even and entire. With H(r) = sum_n h_n r^(2n) and the Laguerre transform
+  cos, sin, J_nu (nu >= 0; r^m J_nu(b r) needs m + nu even and >= 0) and 1, H even and entire.
+  With H(r) = sum_n h_n r^(2n) and the Laguerre transform
   of r^(2n) exp(-a r^2) (the polynomial-Gaussian closed form),
 
       mu(rho) = (4 pi a)^(-d/2) exp(-x) S(x),  S(x) = sum_n h_n n! a^(-n) L_n^(d/2-1)(x),  x = rho^2/(4a).
@@ -101,32 +102,47 @@ def _osc_factor(term):
             coef *= f
         elif f == R:
             power += 1
-        elif isinstance(f, sympy.Pow) and f.base == R and f.exp.is_Integer:
-            power += f.exp
-        elif isinstance(f, (sympy.cos, sympy.sin)) or (isinstance(f, sympy.besselj) and f.args[0] == 0):
+        elif isinstance(f, sympy.Pow) and f.base == R and f.exp.is_Rational:
+            power += f.exp  # a fractional power only pairs with J_nu (r^-nu J_nu)
+        elif isinstance(f, (sympy.cos, sympy.sin)) or (
+            isinstance(f, sympy.besselj) and f.args[0].is_number and f.args[0] >= 0
+        ):
             if osc is not None:
                 return None
             arg = f.args[-1]
             b, rr = arg.as_coeff_Mul()
             if rr != R or not b.is_number:
                 return None
-            kind = "cos" if isinstance(f, sympy.cos) else ("sin" if isinstance(f, sympy.sin) else "j0")
+            if isinstance(f, sympy.besselj):
+                # J_nu of order nu: "j0", or "j" + the float order (J_nu(x) = x^nu (even entire))
+                nu = float(f.args[0])
+                kind = "j0" if nu == 0 else f"j{nu!r}"
+            else:
+                kind = "cos" if isinstance(f, sympy.cos) else "sin"
             osc = (kind, b)
         else:
             rest.append(f)
-    return coef, int(power), osc, rest
+    return coef, (int(power) if power.is_Integer else float(power)), osc, rest
+
+
+def _bessel_order(kind):
+    """The order nu of a Bessel kind ("j0", "j1.5", ...)."""
+    return float(kind[1:])
 
 
 def _entire_even(kind, power):
     """Whether r^power osc(b r) is an even entire function of r."""
     if kind == "sin":
         return power >= -1 and power % 2 == 1
+    if kind.startswith("j"):  # r^power J_nu(b r) = r^(power + nu) (even entire)
+        q = power + _bessel_order(kind)
+        return q >= 0 and q == 2 * round(q / 2)
     return power >= 0 and power % 2 == 0
 
 
 @matcher(priority=25)
 def _match_gaussian_oscillation(expr, support):
-    """exp(-a r^2) sum_j c_j r^(m_j) osc_j(b_j r), osc in {cos, sin, J0, 1}, at least one oscillating."""
+    """exp(-a r^2) sum_j c_j r^(m_j) osc_j(b_j r), osc in {cos, sin, J_nu, 1}, at least one oscillating."""
     if support is not None:
         return None
     expanded = sympy.expand(sympy.powsimp(sympy.expand(expr), combine="exp"))
@@ -186,7 +202,7 @@ def _match_rq_oscillation(expr, support):
     if zero != 0:
         return None
     kind, b = osc
-    if kind == "j0" or power != {"cos": 0, "sin": -1}[kind]:
+    if kind.startswith("j") or power != {"cos": 0, "sin": -1}[kind]:
         return None
     try:
         A, B, alpha, c, b = (_number(v) for v in (A, B, -expo, coef, b))
@@ -243,8 +259,12 @@ def _taylor_mp(terms, n_max):
                 n, val = j + m // 2, c * (-1) ** j * b ** (2 * j) / mpmath.factorial(2 * j)
             elif kind == "sin":
                 n, val = j + (m + 1) // 2, c * (-1) ** j * b ** (2 * j + 1) / mpmath.factorial(2 * j + 1)
-            else:  # j0
-                n, val = j + m // 2, c * (-1) ** j * (b / 2) ** (2 * j) / mpmath.factorial(j) ** 2
+            else:  # J_nu: sum_j (-1)^j (b/2)^(2j + nu) r^(2j + nu) / (j! Gamma(j + nu + 1))
+                nu = _bessel_order(kind)
+                n = j + int(round(m + nu)) // 2
+                val = (
+                    c * (-1) ** j * (b / 2) ** (2 * j + nu) / (mpmath.factorial(j) * mpmath.gamma(j + nu + 1))
+                )
             if n < n_max:
                 h[n] += val
             if kind == "one":
