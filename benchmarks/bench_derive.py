@@ -110,6 +110,11 @@ KERNELS = [
     ("cos(r)/(1 + r**2)**1.3", None, "cos x rational quadratic, fractional kink exponent"),
     ("cos(r)/(1 + r**2)**0.55", None, "cos x rational quadratic, kink exponent near -1"),
     ("sin(2*r)/(r*(1 + r**2)**0.7)", None, "sin/r x rational quadratic, infinite at the kink"),
+    # slow power decay (mixture with k's expansion at infinity) and Bessel factors of any order
+    ("1/(1 + sqrt(r))", None, "slow power decay r^-1/2: mixture with the expansion at infinity"),
+    ("1/(1 + r**0.2)", None, "slow power decay r^-0.2: mixture with the expansion at infinity"),
+    ("besselj(1, 2*r)/r*exp(-r**2)", None, "Gaussian x J1(2r)/r (Laguerre series)"),
+    ("exp(-r)*besselj(2, 3*r)/r**2", None, "exponential x J2(3r)/r^2 (lifted Poisson path)"),
 ]
 
 CHILD = r"""
