@@ -236,6 +236,22 @@ def test_gaussian_envelope_takes_bessel_factors_of_any_order(formula, k_mp, dim)
     _check_against(tr, rho, [_hankel_quad(k_mp, dim, r) for r in rho])
 
 
+def test_products_of_trigonometric_factors_under_a_gaussian_are_sums_of_frequencies():
+    """cos(r) cos(2r) e^(-r^2) = (cos r + cos 3r) e^(-r^2)/2 (product to sum before matching): the
+    Laguerre series, against the Hankel integral in d = 3 and the masses of the quadrature route in
+    d = 16 (m+ = 1.98349621391 +- 4.5e-10, m- = 0.983496213915 +- 2.7e-10; stored: 21 s)."""
+    formula = "exp(-r**2)*cos(r)*cos(2*r)"
+    tr = transform_atom(RadialKernel.from_string(formula), 3)
+    assert tr.method == "closed-form:gaussian-oscillation"
+    rho = [0.0, 0.5, 1.5, 3.0, 5.0]
+    k_mp = lambda r: mpmath.exp(-(r**2)) * mpmath.cos(r) * mpmath.cos(2 * r)
+    _check_against(tr, rho, [_hankel_quad(k_mp, 3, r) for r in rho])
+    rep = sk.check_rkks(RadialKernel.from_string(formula), 16)
+    assert rep.method == "closed-form:gaussian-oscillation"
+    assert abs(rep.mass_plus.value - 1.98349621391) <= rep.mass_plus.error + 4.5e-10 + 5e-12
+    assert abs(rep.mass_minus.value - 0.983496213915) <= rep.mass_minus.error + 2.7e-10 + 5e-13
+
+
 def test_gaussian_bessel_masses_in_d64_match_the_quadrature_route():
     """J_1(2r)/r exp(-r^2) in d = 64: the masses of the numeric Hankel route (steepest descent,
     m+ = 1.17258417917 +- 2.8e-10, m- = 0.17258417917 +- 5.2e-11; stored: 24 s)."""

@@ -48,6 +48,7 @@ import mpmath
 import numpy as np
 import scipy.special as sc
 import sympy
+from sympy.simplify.fu import TR8
 
 from .._numerics.bigfloat import int_pair
 from .._numerics.chebyshev import fit_adaptive
@@ -125,6 +126,16 @@ def _osc_factor(term):
     return coef, (int(power) if power.is_Integer else float(power)), osc, rest
 
 
+def _trig_count(term):
+    """Number of cos/sin factors of a product term (powers counted with their exponent)."""
+    n = 0
+    for f in sympy.Mul.make_args(term):
+        base, e = f.as_base_exp()
+        if isinstance(base, (sympy.cos, sympy.sin)):
+            n += int(e) if e.is_Integer and e > 0 else 2
+    return n
+
+
 def _bessel_order(kind):
     """The order nu of a Bessel kind ("j0", "j1.5", ...)."""
     return float(kind[1:])
@@ -146,6 +157,9 @@ def _match_gaussian_oscillation(expr, support):
     if support is not None:
         return None
     expanded = sympy.expand(sympy.powsimp(sympy.expand(expr), combine="exp"))
+    if any(_trig_count(t) > 1 for t in sympy.Add.make_args(expanded)):
+        # products and powers of cos/sin to sums of single frequencies (cos r cos 2r, cos^2 r)
+        expanded = sympy.expand(sympy.powsimp(sympy.expand(TR8(expanded)), combine="exp"))
     a = None
     terms = []
     for term in sympy.Add.make_args(expanded):
