@@ -69,6 +69,7 @@ def test_formula_functions_and_constants_evaluate_like_numpy():
     text = (
         "exp(-r) + log(1 + r) + sqrt(1 + r) + cos(r) * sin(r) + tanh(r) + acos(r/10) + "
         "besselj(0, r) + besselk(1, r + 1) + gamma(r + 1) + abs(r - 1) + min(r, 1) + max(r, 2) + pi + E"
+        " + sech(r) + sinc(2*r)"
     )
     k = K.RadialKernel.from_string(text, support=10)  # acos(r/10) is complex beyond r = 10
     from scipy import special
@@ -89,6 +90,8 @@ def test_formula_functions_and_constants_evaluate_like_numpy():
         + np.maximum(r, 2)
         + np.pi
         + np.e
+        + 1 / np.cosh(r)
+        + np.sin(2 * r) / (2 * r)  # the unnormalised sinc (numpy's np.sinc is sin(pi x)/(pi x))
     )
     np.testing.assert_allclose(k(r), expected, rtol=1e-13)
 

@@ -32,6 +32,9 @@ FUNCTIONS = {
     "cosh": (sympy.cosh, 1),
     "sinh": (sympy.sinh, 1),
     "tanh": (sympy.tanh, 1),
+    # written out, so that every route sees the functions it knows
+    "sech": (lambda x: 1 / sympy.cosh(x), 1),
+    "sinc": (lambda x: sympy.sin(x) / x, 1),
     "acos": (sympy.acos, 1),
     "asin": (sympy.asin, 1),
     "atan": (sympy.atan, 1),
