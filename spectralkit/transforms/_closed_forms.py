@@ -45,7 +45,7 @@ from .._numerics.special import log_besselk, log_sphere_area
 from ..exceptions import TransformError
 from ..kernels import REGISTRY, DensityKernel, RadialKernel
 from ..kernels._parse import R, to_sympy_number
-from ._compact import pieces_transform
+from ._compact import pieces_transform, poly_coeffs
 from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
 from ._forms import log_form, vectorised
@@ -171,10 +171,10 @@ def _even_poly_coeffs(expr):
 @matcher(priority=0)
 def _match_compact_polynomial(expr, support):
     """Any polynomial in r on [0, R] (zero beyond): odd powers allowed."""
-    if support is None or not expr.is_polynomial(R):
+    if support is None:
         return None
-    coeffs = sympy.Poly(sympy.expand(exact_rationals(expr)), R).all_coeffs()[::-1]
-    if not all(c.is_number for c in coeffs) or all(c == 0 for c in coeffs):
+    coeffs = poly_coeffs(expr)
+    if coeffs is None or all(c == 0 for c in coeffs):
         return None
     return "compact_polynomial", {"coeffs": coeffs, "support": to_sympy_number(support)}
 

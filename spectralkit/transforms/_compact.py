@@ -17,14 +17,15 @@ from ._polynomial import compact_polynomial_transform
 from ._registry import builder, exact_rationals, matcher
 from ._types import RadialTransform
 
-__all__ = []  # private module (pieces_transform serves _closed_forms too)
+__all__ = []  # private module (pieces_transform and poly_coeffs serve _closed_forms too)
 
 
-def _poly_coeffs(expr):
+def poly_coeffs(expr):
     """Ascending coefficients of a polynomial in r with numeric coefficients, else None."""
     if not expr.is_polynomial(R):
         return None
-    coeffs = sympy.Poly(sympy.expand(exact_rationals(expr)), R).all_coeffs()[::-1]
+    # Poly expands by polynomial arithmetic: (1 - r)^130 in 0.02 s, against 0.2 s through expand()
+    coeffs = sympy.Poly(exact_rationals(expr), R).all_coeffs()[::-1]
     if not all(c.is_number for c in coeffs):
         return None
     return coeffs
@@ -47,7 +48,7 @@ def _match_polynomial_pieces(expr, support):
             if not isinstance(cond, sympy.LessThan) or cond.lhs != R or not cond.rhs.is_number:
                 return None
             hi = cond.rhs
-        coeffs = _poly_coeffs(value)
+        coeffs = poly_coeffs(value)
         if coeffs is None or not (hi > lo) == sympy.true:
             return None
         pieces.append((lo, hi, coeffs))
