@@ -184,9 +184,7 @@ def _near_singular(src, edges, singular, scale, rel, origin=False):
     u = log|off| with the density at exact offsets (``density_near``) from x_0 = 2^-40 p to delta,
     and [0, x_0] from the power law fitted at x_0, 2 x_0, 4 x_0 (:func:`_power_law_sliver`).
     With ``origin`` the first lobe's end at rho = 0 is treated alike (f ~ A rho^gamma, -1 < gamma < 0,
-    when k decays like r^-beta with beta < d: mu ~ rho^(beta - d)), with x_0 the smallest 2^-k of
-    the quarter (k in 1000, 500, ..., 10) at which f is finite (a numeric mu may overflow at tiny rho
-    in high d): the sliver [0, x_0] holds ~x_0^beta of the mass, so a slow decay needs a tiny x_0.
+    when k decays like r^-beta with beta < d: mu ~ rho^(beta - d)) by :func:`_origin_end`.
     Returns ``(lo, hi, values, errors)``: the trimmed lobes and the ends' contributions per lobe.
     """
     lo, hi = edges[:-1].copy(), edges[1:].copy()
@@ -243,7 +241,9 @@ def _near_singular(src, edges, singular, scale, rel, origin=False):
 def _origin_end(f, delta, rel, scale, what, deep):
     """(int_0^delta f, error) for a density f ~ A rho^gamma (gamma > -1) at 0: [x_0, delta] in
     u = log rho, [0, x_0] from the power law (:func:`_power_law_sliver`), x_0 the smallest 2^-k delta
-    (k in 1000, 500, ..., 10 with ``deep``, else from 40) at which f is finite; None if there is none."""
+    (k in 1000, 500, ..., 10 with ``deep``, else from 40) at which f is finite; None if there is none.
+    The sliver holds ~x_0^beta of the mass: a slow decay needs a tiny x_0, which only a density
+    evaluated in logs reaches (a numeric mu overflows at tiny rho in high d)."""
     for k in (1000, 500, 200, 100, 40, 20, 10) if deep else (40, 20, 10):
         x0 = delta * 2.0**-k
         if np.all(np.isfinite(f(x0 * 2.0 ** np.arange(4)))):

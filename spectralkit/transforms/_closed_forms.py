@@ -50,7 +50,7 @@ from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
 from ._forms import log_form, vectorised
 from ._normalise import validate_match
-from ._registry import BUILDERS, MATCHERS, builder, exact_rationals, matcher
+from ._registry import BUILDERS, MATCHERS, builder, matcher
 from ._types import RadialTransform, check_atom_and_dim
 
 __all__ = ["closed_form", "constant_transform"]
@@ -157,13 +157,8 @@ def _match_expression(atom):
 
 def _even_poly_coeffs(expr):
     """Coefficients [p_0, p_1, ...] of expr = sum p_j r^(2j), or None."""
-    if not expr.is_polynomial(R):
-        return None
-    poly = sympy.Poly(sympy.expand(exact_rationals(expr)), R)
-    coeffs = poly.all_coeffs()[::-1]  # ascending powers of r
-    if any(c != 0 for c in coeffs[1::2]):
-        return None
-    if any(not c.is_number for c in coeffs):
+    coeffs = poly_coeffs(expr)  # ascending powers of r
+    if coeffs is None or any(c != 0 for c in coeffs[1::2]):
         return None
     return [sympy.nsimplify(c, rational=True) if isinstance(c, sympy.Float) else c for c in coeffs[0::2]]
 

@@ -270,6 +270,12 @@ def _tail_kernel(r, A, gam, T):
     return out
 
 
+def _power_sum(coef, expo, u):
+    """sum_j coef_j u^(expo_j - 1) at each u: the expansions of psi (tail: expo = -gamma; low
+    part: expo = delta)."""
+    return np.sum(coef[None, :] * u[:, None] ** (expo[None, :] - 1.0), axis=1)
+
+
 def _low_terms(far_terms, dim):
     """(B, delta) of psi(t) ~ sum_j B_j t^(delta_j - 1) (t -> 0) from the terms c_j r^(-e_j) of k at
     infinity: F(s) = k(sqrt s) ~ c_j s^(-delta_j), delta_j = e_j / 2, whose inverse Laplace
@@ -558,7 +564,7 @@ def gaussian_mixture_transform(
         # t^-(gamma_4 - gamma_1)); beyond T the tail's error only falls
         A, gam = tail_terms
         with np.errstate(all="ignore"):
-            asym = np.sum(A[None, :] * u[:, None] ** (-1.0 - gam[None, :]), axis=1)
+            asym = _power_sum(A, -gam, u)
             mis = np.where(asym > 0, (np.abs(psi - asym) + err + dropped) / asym, np.inf)
         per_panel = np.max(mis.reshape(-1, 24), axis=1)
         k_win = int(math.ceil(math.log(10.0) / (breaks[1] - breaks[0])))
@@ -586,7 +592,7 @@ def gaussian_mixture_transform(
         # range alone (the defect at r = 0 then decides)
         B, dl = low_terms
         with np.errstate(all="ignore"):
-            asym = np.sum(B[None, :] * u[:, None] ** (dl[None, :] - 1.0), axis=1)
+            asym = _power_sum(B, dl, u)
             mis = np.where(asym > 0, (np.abs(psi - asym) + err + dropped) / asym, np.inf)
         per_panel = np.max(mis.reshape(-1, 24), axis=1)
         k_win = int(math.ceil(math.log(10.0) / (breaks[1] - breaks[0])))
@@ -615,10 +621,10 @@ def gaussian_mixture_transform(
                 extra = []
                 for n_ in (24, 16):
                     ur, wr, _ = _rule(x_lo, breaks[p_low], w_low, n_)
-                    pr = np.sum(Br[None, :] * ur[:, None] ** (dr[None, :] - 1.0), axis=1)
+                    pr = _power_sum(Br, dr, ur)
                     extra.append((ur, wr, pr))
                 (ur, wr, pr), (urc, wrc, prc) = extra
-                er = delta_low * np.sum(np.abs(B)[None, :] * ur[:, None] ** (dl[None, :] - 1.0), axis=1)
+                er = delta_low * _power_sum(np.abs(B), dl, ur)
                 u, w, psi, err = np.r_[ur, u], np.r_[wr, w], np.r_[pr, psi], np.r_[er, err]
                 dropped = np.r_[np.zeros(ur.size), dropped]
                 uc, wc, psic = np.r_[urc, uc], np.r_[wrc, wc], np.r_[prc, psic]

@@ -156,10 +156,14 @@ def _match_gaussian_oscillation(expr, support):
     """exp(-a r^2) sum_j c_j r^(m_j) osc_j(b_j r), osc in {cos, sin, J_nu, 1}, at least one oscillating."""
     if support is not None:
         return None
-    expanded = sympy.expand(sympy.powsimp(sympy.expand(expr), combine="exp"))
+
+    def flat(e):
+        return sympy.expand(sympy.powsimp(sympy.expand(e), combine="exp"))
+
+    expanded = flat(expr)
     if any(_trig_count(t) > 1 for t in sympy.Add.make_args(expanded)):
         # products and powers of cos/sin to sums of single frequencies (cos r cos 2r, cos^2 r)
-        expanded = sympy.expand(sympy.powsimp(sympy.expand(TR8(expanded)), combine="exp"))
+        expanded = flat(TR8(expanded))
     a = None
     terms = []
     for term in sympy.Add.make_args(expanded):
