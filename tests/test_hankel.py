@@ -157,10 +157,7 @@ def test_spherical_polynomial_a3_p1_against_sonine(d):
 SPHERE_RHO = np.array([0.0, 0.013, 0.7, 2.9, 11.3])
 
 
-# arccos1_sphere is slow only because its sympy analysis takes ~14 s (cached per process)
-@pytest.mark.parametrize(
-    "name", ["ntk_relu_sphere", "arccos0_sphere", pytest.param("arccos1_sphere", marks=pytest.mark.slow)]
-)
+@pytest.mark.parametrize("name", ["ntk_relu_sphere", "arccos0_sphere", "arccos1_sphere"])
 @pytest.mark.parametrize("d", [1, 3])
 def test_sphere_kernels_against_mpmath(name, d, stored_reference):
     ctor, kmp, beta, alpha = SPHERE[name]

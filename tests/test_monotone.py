@@ -118,22 +118,39 @@ def test_density_against_the_bernstein_integral(case, dim, stored_reference):
         assert _log_error(tr, rho, ref) <= tr.rel_error, (rho, ref)
 
 
-@pytest.mark.parametrize("case", ["(1+r)**-1.5", "1/((1+r)*(2+r))", "(1+r)**-2 - 0.5*(1+2*r)**-1"])
-def test_density_against_the_hankel_integral_of_k(case):
-    """d = 1 and d = 3 from k itself (no Bernstein representation involved)."""
-    k = F(case)
-    kf = sympy.lambdify(R, k.expr, "mpmath")
+HANKEL_K_CASES = ("(1+r)**-1.5", "1/((1+r)*(2+r))", "(1+r)**-2 - 0.5*(1+2*r)**-1")
+HANKEL_K_RHO = (0.5, 2.0)
+
+
+def hankel_k_mu(case, d, rho):
+    """mu_d(rho) from k itself, d = 1 or 3 (no Bernstein representation involved): (1/pi) int k(r)
+    cos(rho r) dr, and int k(r) r sin(rho r) dr / (2 pi^2 rho), by mpmath's quadosc at 30 digits."""
+    kf = sympy.lambdify(R, F(case).expr, "mpmath")
     with mpmath.workdps(30):
-        for rho in (0.5, 2.0):
-            w = mpmath.mpf(rho)
-            ref1 = (
-                mpmath.quadosc(lambda r, w=w: kf(r) * mpmath.cos(w * r), [0, mpmath.inf], omega=w) / mpmath.pi
-            )
-            ref3 = mpmath.quadosc(lambda r, w=w: kf(r) * r * mpmath.sin(w * r), [0, mpmath.inf], omega=w)
-            ref3 /= 2 * mpmath.pi**2 * w
-            for dim, ref in ((1, ref1), (3, ref3)):
-                tr = closed_form(k, dim)
-                assert _log_error(tr, rho, ref) <= max(tr.rel_error, 1e-12), (dim, rho)
+        w = mpmath.mpf(rho)
+        if d == 1:
+            return +mpmath.quadosc(lambda r: kf(r) * mpmath.cos(w * r), [0, mpmath.inf], omega=w) / mpmath.pi
+        return mpmath.quadosc(lambda r: kf(r) * r * mpmath.sin(w * r), [0, mpmath.inf], omega=w) / (
+            2 * mpmath.pi**2 * w
+        )
+
+
+REFERENCE_SETS["monotone_hankel_k"] = (
+    hankel_k_mu,
+    30,
+    [{"case": case, "d": d, "rho": rho} for case in HANKEL_K_CASES for d in (1, 3) for rho in HANKEL_K_RHO],
+)
+
+
+@pytest.mark.parametrize("case", HANKEL_K_CASES)
+def test_density_against_the_hankel_integral_of_k(case, stored_reference):
+    """d = 1 and d = 3 against the Hankel integral of k (stored: ~20 s of mpmath quadosc)."""
+    refs = stored_reference("monotone_hankel_k")
+    for dim in (1, 3):
+        tr = closed_form(F(case), dim)
+        for rho in HANKEL_K_RHO:
+            ref = mpmath.mpf(refs.text(case=case, d=dim, rho=rho))
+            assert _log_error(tr, rho, ref) <= max(tr.rel_error, 1e-12), (dim, rho)
 
 
 def test_origin_and_tail():
