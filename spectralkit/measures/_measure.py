@@ -416,8 +416,8 @@ class SpectralMeasure:
         for c, t in self.transforms:
             at_offset = t.mu_at_offset
             with np.errstate(invalid="ignore", over="ignore"):
-                if at_offset is not None and t.singular_points[:1] == (point,):
-                    mu += c * np.asarray(at_offset(off), dtype=np.float64)
+                if at_offset is not None and point in t.singular_points:
+                    mu += c * np.asarray(at_offset(point, off), dtype=np.float64)
                 else:
                     mu += c * np.asarray(t.mu(rho), dtype=np.float64)
         cut = self.truncation

@@ -48,7 +48,7 @@ from ..kernels._parse import R, to_sympy_number
 from ._compact import pieces_transform, poly_coeffs
 from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
-from ._forms import log_form, vectorised
+from ._forms import log_form, not_a_measure, vectorised
 from ._normalise import validate_match
 from ._registry import BUILDERS, MATCHERS, builder, matcher
 from ._types import RadialTransform, check_atom_and_dim
@@ -525,7 +525,7 @@ def _bessel(c, nu, lengthscale, dim):
             f"r^-{(d - 1) / 2:g} of every finite radial measure on R^{d}: its Fourier transform is not a "
             f"measure (finite only for d <= {2 * nu + 2:g})"
         )
-        return RadialTransform(mu=_not_a_measure(reason), divergent=reason, **common)
+        return RadialTransform(mu=not_a_measure(reason), divergent=reason, **common)
     if abs(s + 1) <= 1e-12:
         return RadialTransform(
             mu=vectorised(lambda rho: (np.full(rho.shape, -np.inf), np.zeros(rho.shape))),
@@ -614,13 +614,6 @@ def _given_density(atom, dim):
         nonnegative=False,
         zeros=None,
     )
-
-
-def _not_a_measure(reason):
-    def mu(rho):
-        raise TransformError(reason)
-
-    return mu
 
 
 builder("exponential_power", rel_error=EXP_POWER_REL_ERROR)(exponential_power)

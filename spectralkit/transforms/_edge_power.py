@@ -62,9 +62,8 @@ import sympy
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.exact import two_product
 from .._numerics.special import lambda_nu, log_sphere_area
-from ..exceptions import TransformError
 from ..kernels._parse import R
-from ._forms import log_form, vectorised
+from ._forms import log_form, not_a_measure, vectorised
 from ._registry import MATCH_FAILURES, builder, exact_rationals, matcher
 from ._types import RadialTransform
 
@@ -558,7 +557,7 @@ def _transform(c, b, beta, g, edge, origin, dim, method):
             f"= rho^-{e:g}; mass integrand rho^(d-1)|mu| ~ rho^{d - 1 - e:g} in d = {d}: divergent "
             f"(finite iff d < 1 + 2*beta = {1 + 2 * beta:g})"
         )
-        return RadialTransform(mu=_not_a_measure(reason), divergent=reason, tail_exponent=e, **common)
+        return RadialTransform(mu=not_a_measure(reason), divergent=reason, tail_exponent=e, **common)
     try:
         core = _EdgePower(beta, g, edge, origin, d)
     except ArithmeticError:
@@ -597,10 +596,3 @@ def _transform(c, b, beta, g, edge, origin, dim, method):
         tail_start=core.x_t / b,
         **common,
     )
-
-
-def _not_a_measure(reason):
-    def mu(rho):
-        raise TransformError(reason)
-
-    return mu

@@ -7,7 +7,9 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["log_form", "vectorised"]
+from ..exceptions import TransformError
+
+__all__ = ["log_form", "not_a_measure", "vectorised"]
 
 #: ``rho -> (log|mu|, sign)`` on a flat float64 array
 LogAbsAndSign = Callable[[NDArray[np.float64]], tuple[ArrayLike, ArrayLike]]
@@ -41,5 +43,14 @@ def vectorised(log_abs_and_sign: LogAbsAndSign) -> Callable[[ArrayLike], NDArray
         with np.errstate(over="ignore", under="ignore"):
             out = sign * np.exp(log_abs)
         return out if out.ndim else float(out)
+
+    return mu
+
+
+def not_a_measure(reason: str) -> Callable[[ArrayLike], NDArray[np.float64]]:
+    """The ``mu`` of a transform that is not a finite measure: calling it raises TransformError(reason)."""
+
+    def mu(rho):
+        raise TransformError(reason)
 
     return mu

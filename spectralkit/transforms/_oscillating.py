@@ -59,7 +59,7 @@ from .._numerics.quadrature import tanh_sinh as _tanh_sinh
 from .._numerics.special import log_besselk, scaled_bessel
 from ..exceptions import TransformError
 from ..kernels._parse import R
-from ._forms import log_form, vectorised
+from ._forms import log_form, not_a_measure, vectorised
 from ._registry import BUILDERS, builder, matcher
 from ._types import RadialTransform
 
@@ -1946,7 +1946,7 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
     walk = _RQWalk(c, kind, b, alpha, s, d)
     log_abs_and_sign = walk.log_abs_and_sign
 
-    def mu_at_offset(off):
+    def mu_at_offset(point, off):  # the one singular point: b
         off = np.asarray(off, dtype=np.float64)
         la, sg = walk.log_abs_and_sign(b + off, off)
         with np.errstate(over="ignore", under="ignore"):
@@ -2011,7 +2011,7 @@ def kink_table_transform(
         radial_cdf=None,
         zeros=None,
         singular_points=(float(b),),
-        mu_at_offset=lambda off: c * table.at_offset(off),
+        mu_at_offset=lambda point, off: c * table.at_offset(off),  # point: the kink b
         mass_error=mass_error,
     )
 
@@ -2033,7 +2033,7 @@ def power_law_threshold(
             f"rho = {b:g}, not integrable (not a finite measure; finite for 2 alpha > {(d - 1) / 2 - p + 2 * alpha:g})"
         )
         return RadialTransform(
-            mu=_not_a_measure(reason),
+            mu=not_a_measure(reason),
             method=method,
             rel_error=0.0,
             abs_error=0.0,
@@ -2047,10 +2047,3 @@ def power_law_threshold(
             f"not absolutely continuous at rho = {b:g}{shell}, which spectralkit does not compute"
         )
     return None
-
-
-def _not_a_measure(reason):
-    def mu(rho):
-        raise TransformError(reason)
-
-    return mu

@@ -60,8 +60,8 @@ class RadialTransform:
         Radii where mu is infinite (an integrable singularity) or jumps: never evaluated there,
         lobes end there.
     mu_at_offset : callable or None
-        ``off -> mu(p + off)`` at the exact offsets ``off`` (nonzero) from the transform's singular
-        point p (one point: ``singular_points[0]``). Near an integrable |rho - p|^gamma singularity
+        ``(p, off) -> mu(p + off)`` at the exact offsets ``off`` (nonzero) from one of the transform's
+        ``singular_points`` p. Near an integrable |rho - p|^gamma singularity
         rho = p + off is not representable to the relative accuracy |rho - p|^gamma needs; the
         measure layer integrates the last stretch towards p in log|off| with it.
     ac_mass : float or None
@@ -95,7 +95,7 @@ class RadialTransform:
     tail_start: float = 0.0
     shells: tuple = ()
     singular_points: tuple = ()
-    mu_at_offset: Callable[[np.ndarray], np.ndarray] | None = None
+    mu_at_offset: Callable[[float, np.ndarray], np.ndarray] | None = None
     ac_mass: float | None = None
     divergent: str | None = None
     edges: tuple = ()
