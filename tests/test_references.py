@@ -11,6 +11,7 @@ import json
 
 import mpmath
 import pytest
+import test_bandlimited
 import test_closed_forms
 import test_error_bars
 import test_exp_poly
@@ -19,7 +20,15 @@ import test_monotone
 import test_oscillating
 from conftest import REFERENCE_DIR, reference_key
 
-MODULES = (test_closed_forms, test_hankel, test_error_bars, test_monotone, test_oscillating, test_exp_poly)
+MODULES = (
+    test_closed_forms,
+    test_hankel,
+    test_error_bars,
+    test_monotone,
+    test_oscillating,
+    test_exp_poly,
+    test_bandlimited,
+)
 SETS = {name: (mod, *spec) for mod in MODULES for name, spec in mod.REFERENCE_SETS.items()}
 LIVE_PER_SET = 2
 #: entries that took longer to compute are not recomputed on every run (a set whose entries all did,

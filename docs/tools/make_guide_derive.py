@@ -194,6 +194,21 @@ rho = np.array([0.5, 5.0, 50.0])
 print(sk.SpectralMeasure(circular, dim=2).mu(rho))
 print(scipy.special.j1(rho / 2) ** 2 / (np.pi * rho**2))  # the disk's |FT|^2 / area""",
     ),
+    (
+        """## 13. Band-limited kernels
+
+Fejér's kernel sin(r)^2/r^2 is band-limited: its measure lives in the ball rho <= 2. In d = 1 it is
+the triangle (2 - rho)/4; the dimension walk gives 1/(8 pi rho) in d = 3 and, in d = 5, the density
+1/(16 pi^2 rho^3) plus a shell of mass 2/3 on the sphere rho = 2. One dimension higher the shell
+would be differentiated again, which is not a measure: the verdict says so. Products of sines over
+rational functions are split by partial fractions into a band-limited part and rational-quadratic
+terms, each exact.""",
+        """fejer = sk.RadialKernel.from_string("sin(r)**2/r**2")
+for d in (1, 3, 5, 6):
+    report = sk.check_rkks(fejer, dim=d)
+    print(d, report.verdict, report.shells or "", report.mass_plus if d < 6 else report.reason)
+print(sk.check_rkks("sin(r)**2/(r**2*(1 + r**2))", 3).mass_plus)""",
+    ),
 ]
 
 

@@ -8,7 +8,16 @@ Hankel transform (:mod:`._hankel`). This layer sees only kernels; measures combi
 
 # the modules of the closed forms register their builders and matchers on import
 # (transforms/_registry.py); closed_form consults the registry when it is called
-from . import _bessel_mixture, _compact, _edge_power, _exp_poly, _monotone, _oscillating, _sonine  # noqa: F401
+from . import (  # noqa: F401
+    _bandlimited,
+    _bessel_mixture,
+    _compact,
+    _edge_power,
+    _exp_poly,
+    _monotone,
+    _oscillating,
+    _sonine,
+)
 from ._closed_forms import closed_form, constant_transform
 from ._dispatch import check_atom_and_dim, numeric_transform, transform_atom
 from ._terms import closed_form_terms

@@ -11,6 +11,7 @@ import sympy
 
 from ..exceptions import KernelDefinitionError
 from ..kernels import DensityKernel, RadialKernel
+from ._bandlimited import split_band_limited
 from ._closed_forms import closed_form
 
 __all__: list[str] = []  # private module
@@ -24,6 +25,8 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
 
     "exp(-r**2/2) - exp(-r**2/8)/2" is one atom to the user but two Gaussians to the transform:
     transforming each exactly avoids cancellation between numerically computed transforms. A
+    product of sines and cosines over a rational function is first written as a sum of frequencies
+    and split by partial fractions (:func:`._bandlimited.split_band_limited`). A
     constant summand c (an atom c delta_0 of the measure) becomes the term ``(c, None)``.
     """
     out: list[_Term] = []
@@ -31,7 +34,10 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
         if isinstance(atom, DensityKernel):
             out.append((c, atom))
             continue
-        parts = sympy.Add.make_args(
+        # sin(r)^2/(r^2 (1 + r^2)): Fejér's kernel and rational quadratics (partial fractions)
+        unmatched = atom.family is None and atom.support is None and closed_form(atom, dim) is None
+        band = split_band_limited(atom.expr) if unmatched else None
+        parts = band or sympy.Add.make_args(
             sympy.expand(
                 atom.expr,
                 deep=False,

@@ -55,6 +55,7 @@ MODULES = [
     "test_monotone",
     "test_oscillating",
     "test_exp_poly",
+    "test_bandlimited",
 ]
 
 

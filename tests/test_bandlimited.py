@@ -1,0 +1,247 @@
+"""Band-limited kernels: trigonometric polynomials over powers of r (transforms/_bandlimited.py).
+
+References, independent of the code under test:
+
+* Fejér's kernel sin(r)^2/r^2 in d = 1..5, closed forms derived by hand: the triangle (2 - rho)/4,
+  its Abel transform acosh(2/rho)/(4 pi), 1/(8 pi rho), 1/(4 pi^2 rho^2 sqrt(4 - rho^2)) and
+  1/(16 pi^2 rho^3) with a shell of mass 2/3 on rho = 2;
+* the Hankel integral mu(rho) = (2 pi)^(-d/2) int k(r) r^(d-1) Lambda_(d/2-1)(rho r) dr by mpmath's
+  quadosc at 30 digits (d = 1, 2, 3; stored in tests/reference/bandlimited_hankel.json);
+* sinc powers (sin(r)/r)^M in odd d: mu_1 is the density of a sum of M uniform variables on [-1, 1]
+  (Irwin-Hall, in sympy), walked with sympy's own derivative, mu_(d+2) = -(1/(2 pi rho)) mu_d'.
+"""
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import sympy
+
+import spectralkit as sk
+from spectralkit.exceptions import TransformError
+from spectralkit.kernels import RadialKernel
+from spectralkit.kernels._parse import R
+from spectralkit.transforms import closed_form, transform_atom
+from spectralkit.transforms._bandlimited import _match_band_limited
+
+PI = math.pi
+FEJER = "sin(r)**2/r**2"
+
+
+def F(formula):
+    return RadialKernel.from_string(formula)
+
+
+# -- Fejér's kernel: exact densities by hand -------------------------------------------------------
+FEJER_EXACT = {
+    1: lambda x: (2 - x) / 4,
+    2: lambda x: mpmath.acosh(2 / x) / (4 * mpmath.pi),
+    3: lambda x: 1 / (8 * mpmath.pi * x),
+    4: lambda x: 1 / (4 * mpmath.pi**2 * x**2 * mpmath.sqrt(4 - x**2)),
+    5: lambda x: 1 / (16 * mpmath.pi**2 * x**3),
+}
+
+
+@pytest.mark.parametrize("dim", sorted(FEJER_EXACT))
+def test_fejer_density_against_its_closed_forms(dim):
+    tr = closed_form(F(FEJER), dim)
+    assert tr is not None and tr.method.startswith("closed-form:band-limited")
+    assert tr.singular_points == (2.0,)
+    rho = np.array([1e-6, 1e-3, 0.1, 0.5, 1.0, 1.5, 1.9, 1.999, 1.999999])
+    with mpmath.workdps(40):
+        ref = np.array([float(FEJER_EXACT[dim](mpmath.mpf(float(x)))) for x in rho])
+    np.testing.assert_allclose(tr.mu(rho), ref, rtol=tr.rel_error, atol=0)
+    assert tr.mu(np.array([2.5, 7.0])).tolist() == [0.0, 0.0]  # band-limited: nothing beyond rho = 2
+    # next to the knot, at exact offsets (d = 4: the shell of R^5 projected, (2 - rho)^-1/2)
+    off = np.array([-1e-12, -1e-9])
+    with mpmath.workdps(40):
+        near = np.array([float(FEJER_EXACT[dim](2 + mpmath.mpf(float(o)))) for o in off])
+    np.testing.assert_allclose(tr.mu_at_offset(2.0, off), near, rtol=tr.rel_error, atol=0)
+
+
+def test_fejer_shell_in_five_dimensions_and_no_measure_beyond():
+    tr = closed_form(F(FEJER), 5)
+    assert len(tr.shells) == 1 and tr.shells[0][0] == 2.0
+    assert tr.shells[0][1] == pytest.approx(2 / 3, rel=1e-14)
+    assert tr.ac_mass == pytest.approx(1 / 3, rel=1e-14)
+    rep = sk.check_rkks(F(FEJER), dim=5)
+    assert rep.verdict == "PD"
+    for dim in (6, 7):
+        rep = sk.check_rkks(F(FEJER), dim=dim)
+        assert rep.verdict == "DIVERGENT"
+        assert f"decays too slowly for R^{dim}" in rep.reason and "finite only for d <= 5" in rep.reason
+        with pytest.raises(TransformError, match=r"finite only for d <= 5"):
+            closed_form(F(FEJER), dim).mu(1.0)
+
+
+# -- the Hankel integral (stored) ----------------------------------------------------------------
+HANKEL_CASES = {
+    "sin(r)**4/r**4": (1, 2, 3),
+    "sin(r)*sin(2*r)/r**2": (1, 2, 3),
+    "(sin(r) - r*cos(r))/r**3": (1, 3),
+    "2*sin(r)**2/r**2 - sin(r/2)**2/r**2": (1, 2, 3),
+    "sin(r)**2/(1 + r**2)": (1, 3),
+    "sin(r)**2/(r**2*(1 + r**2))": (1, 2, 3),
+}
+HANKEL_RHO = (0.3, 1.2, 2.6)
+
+
+def hankel_mu(formula, d, rho):
+    """mu_d(rho) = (2 pi)^(-d/2) int_0^inf k(r) r^(d-1) Lambda_(d/2-1)(rho r) dr for d = 1, 2, 3: (1/pi)
+    int k cos(rho r) dr, (1/(2 pi)) int k r J0(rho r) dr, int k r sin(rho r) dr / (2 pi^2 rho), by
+    mpmath.quadosc at 30 digits (period 2 pi / rho)."""
+    kf = sympy.lambdify(R, F(formula).expr, "mpmath")
+    with mpmath.workdps(30):
+        w = mpmath.mpf(rho)
+
+        def k(r):
+            return kf(r) if r > mpmath.mpf("1e-8") else kf(mpmath.mpf("1e-8"))
+
+        if d == 1:
+            return mpmath.quadosc(lambda r: k(r) * mpmath.cos(w * r), [0, mpmath.inf], omega=w) / mpmath.pi
+        if d == 2:
+            return mpmath.quadosc(lambda r: k(r) * r * mpmath.besselj(0, w * r), [0, mpmath.inf], omega=w) / (
+                2 * mpmath.pi
+            )
+        return mpmath.quadosc(lambda r: k(r) * r * mpmath.sin(w * r), [0, mpmath.inf], omega=w) / (
+            2 * mpmath.pi**2 * w
+        )
+
+
+REFERENCE_SETS = {
+    "bandlimited_hankel": (
+        hankel_mu,
+        30,
+        [
+            {"formula": f, "d": d, "rho": rho}
+            for f, dims in HANKEL_CASES.items()
+            for d in dims
+            for rho in HANKEL_RHO
+        ],
+    )
+}
+
+
+@pytest.mark.parametrize("formula", sorted(HANKEL_CASES))
+def test_densities_against_the_hankel_integral(formula, stored_reference):
+    refs = stored_reference("bandlimited_hankel")
+    for dim in HANKEL_CASES[formula]:
+        rep = sk.SpectralMeasure(F(formula), dim=dim)
+        for rho in HANKEL_RHO:
+            ref = float(refs.text(formula=formula, d=dim, rho=rho))
+            # the measure's density: the band-limited part and (split off by partial fractions) the
+            # rational-quadratic terms, each within its stated error
+            got = float(rep.mu(np.array([rho]))[0])
+            tol = sum(abs(c) * t.rel_error * abs(float(t.mu(rho))) for c, t in rep.transforms)
+            tol += sum(abs(c) * t.abs_error * _peak(t) for c, t in rep.transforms)
+            assert abs(got - ref) <= max(tol, 4e-16 * abs(ref)), (dim, rho, got, ref)
+
+
+def _peak(t):
+    grid = np.linspace(0.01, 4.0, 400) * t.scale
+    return float(np.max(np.abs(t.mu(grid))))
+
+
+@pytest.mark.parametrize(
+    "formula", ["sin(r)**2/(1 + r**2)", "sin(r)**2/(r**2*(1 + r**2))", "sin(r)*sin(2*r)/r**2"]
+)
+def test_products_are_split_into_exact_terms(formula):
+    m = sk.SpectralMeasure(F(formula), dim=3)
+    methods = [t.method for _, t in m.transforms]
+    assert all(x.startswith("closed-form:") for x in methods), methods
+
+
+# -- sinc powers in high d: Irwin-Hall and sympy's derivative ---------------------------------------
+def _irwin_hall_walk(M, d):
+    """mu_d of (sin(r)/r)^M on 0 < rho < M as sympy Piecewise pieces [(lo, hi, expr)], d odd."""
+    w = sympy.Symbol("w", positive=True)
+    # the density of U_1 + ... + U_M, U_i uniform on [-1, 1]: IrwinHall_M((w + M)/2) / 2 (the 1-D
+    # density of (sin(r)/r)^M, the M-fold convolution of the uniform density 1/2 on [-1, 1])
+    x = (w + M) / 2
+    pieces = []
+    for j in range(M):  # w in [M - 2 j - 2, M - 2 j] <-> floor(x) = M - j - 1
+        n_floor = M - j - 1
+        ih = sum(
+            (-1) ** i * sympy.binomial(M, i) * (x - i) ** (M - 1) for i in range(n_floor + 1)
+        ) / sympy.factorial(M - 1)
+        pieces.append((M - 2 * j - 2, M - 2 * j, sympy.expand(ih / 2)))
+    out = []
+    for lo, hi, e in pieces:
+        for _ in range((d - 1) // 2):
+            e = sympy.expand(-sympy.diff(e, w) / (2 * sympy.pi * w))
+        if hi > 0:
+            out.append((max(lo, 0), hi, sympy.lambdify(w, e, "mpmath")))
+    return out
+
+
+@pytest.mark.parametrize(("M", "dim"), [(4, 1), (4, 3), (6, 9), (6, 13), (8, 17)])
+def test_sinc_powers_in_odd_d_against_irwin_hall(M, dim):
+    tr = closed_form(F(f"(sin(r)/r)**{M}"), dim)
+    assert tr is not None
+    pieces = _irwin_hall_walk(M, dim)
+    rho = np.array([0.05, 0.7, 1.3, 2.2, 3.1, 0.9 * M, M - 0.01])
+    with mpmath.workdps(60):
+        ref = []
+        for x in rho:
+            xm = mpmath.mpf(float(x))
+            ref.append(float(sum(f(xm) for lo, hi, f in pieces if lo < xm < hi)))
+    ref = np.array(ref)
+    peak = float(np.max(np.abs(ref)))
+    np.testing.assert_allclose(tr.mu(rho), ref, rtol=tr.rel_error, atol=tr.abs_error * peak)
+    if dim == 2 * M + 1:  # the largest d: shells at the knots M, M - 2, ...
+        assert tr.shells and tr.ac_mass + sum(m for _, m in tr.shells) == pytest.approx(1.0, rel=1e-12)
+
+
+@pytest.mark.parametrize(("M", "dim"), [(4, 8), (4, 9)])
+def test_bochner_identity_of_sinc_powers(M, dim):
+    rep = sk.check_rkks(F(f"(sin(r)/r)**{M}"), dim=dim)
+    assert rep.verdict in ("PD", "RKKS")
+    net = rep.mass_plus.value - rep.mass_minus.value
+    assert abs(net - 1.0) <= rep.mass_plus.error + rep.mass_minus.error + 1e-12
+
+
+# -- what the route declines ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "cos(r)/r",  # odd in r: not the even extension a radial kernel has
+        "sin(r)/r**2",  # odd
+        "(1 - cos(r))/r",  # odd
+        "(2 - cos(r))/r**2",  # the poles at 0 do not cancel
+        "cos(r)/(1 + r**2)",  # not band-limited (the rational-quadratic route's)
+        "cos(r + 1)/r**2",  # a phase
+        "exp(-r)*sin(r)**2/r**2",  # an envelope
+    ],
+)
+def test_the_matcher_declines_other_forms(formula):
+    expr = sympy.sympify(formula, locals={"r": R})
+    assert _match_band_limited(expr, None) is None
+
+
+def test_sinc_itself_keeps_the_bessel_family():
+    assert closed_form(F("sin(2*r)/r"), 3).method == "closed-form:sinc"
+
+
+def test_features_of_fejer_in_five_dimensions_are_unbiased():
+    """The shell of R^5 and the density 1/(16 pi^2 rho^3) together: the mean Gram matrix of
+    independent feature maps against k, within 4 standard errors (a fixed seed)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(6, 5)) * 0.8
+    k = F(FEJER)
+    r = np.linalg.norm(X[:, None, :] - X[None, :, :], axis=-1)
+    exact = k(r)
+    grams = []
+    for seed in range(40):
+        rf = sk.RandomFeatures(k, dim=5, n_components=256, random_state=seed).fit()
+        grams.append(rf.kernel_approx(X))
+    grams = np.array(grams)
+    mean, se = grams.mean(axis=0), grams.std(axis=0, ddof=1) / math.sqrt(len(grams))
+    assert np.all(np.abs(mean - exact) <= 4 * se + 1e-12)
+    # negative control: the shell left out biases the estimate by far more than that
+    assert np.max(np.abs(mean * 1.5 - exact)) > 4 * float(np.max(se))
+
+
+def test_beyond_the_largest_dimension_the_transform_says_why():
+    tr = transform_atom(F("(sin(r)/r)**3"), 8)
+    assert tr.divergent is not None and "finite only for d <= 7" in tr.divergent
