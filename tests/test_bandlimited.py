@@ -22,7 +22,7 @@ import spectralkit as sk
 from spectralkit.exceptions import TransformError
 from spectralkit.kernels import RadialKernel
 from spectralkit.kernels._parse import R
-from spectralkit.transforms import closed_form, transform_atom
+from spectralkit.transforms import closed_form, closed_form_terms, transform_atom
 from spectralkit.transforms._bandlimited import _match_band_limited
 
 PI = math.pi
@@ -245,3 +245,13 @@ def test_features_of_fejer_in_five_dimensions_are_unbiased():
 def test_beyond_the_largest_dimension_the_transform_says_why():
     tr = transform_atom(F("(sin(r)/r)**3"), 8)
     assert tr.divergent is not None and "finite only for d <= 7" in tr.divergent
+
+
+@pytest.mark.parametrize("dim", [5, 8])
+def test_a_split_whose_parts_have_no_measure_is_not_used(dim):
+    """sin(r)^2/(r^2 (1 + r^2)) splits into Fejér's kernel and rational quadratics; in d = 8 Fejér's
+    part alone has no measure (and in d = 5 cos(2r)/(1 + r^2) alone has none), but their sum decays
+    like r^-4 and may: the split is not used, so no part's divergence becomes the kernel's verdict."""
+    k = F("sin(r)**2/(r**2*(1 + r**2))")
+    assert closed_form_terms(k, dim) == [(1.0, k)]
+    assert len(closed_form_terms(k, 3)) == 3

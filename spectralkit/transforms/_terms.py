@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy
 
-from ..exceptions import KernelDefinitionError
+from ..exceptions import KernelDefinitionError, TransformError
 from ..kernels import DensityKernel, RadialKernel
 from ._bandlimited import split_band_limited
 from ._closed_forms import closed_form
@@ -64,7 +64,15 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
                 except KernelDefinitionError:
                     split = None
                     break
-                if closed_form(sub, dim) is None:
+                try:
+                    sub_form = closed_form(sub, dim)
+                except TransformError:
+                    if not band:
+                        raise
+                    sub_form = None
+                # the parts of a band-limited split can each be singular where their sum is not
+                # (sin(r)^2/(r^2 (1 + r^2)) in d = 8: Fejér's part alone has no measure there)
+                if sub_form is None or (band and sub_form.divergent is not None):
                     split = None
                     break
                 split.append((c * float(coef), sub))
