@@ -255,3 +255,12 @@ def test_a_split_whose_parts_have_no_measure_is_not_used(dim):
     k = F("sin(r)**2/(r**2*(1 + r**2))")
     assert closed_form_terms(k, dim) == [(1.0, k)]
     assert len(closed_form_terms(k, 3)) == 3
+
+
+@pytest.mark.parametrize("dim", [2, 3, 4])
+def test_exact_offsets_reaching_the_origin_give_mu_at_zero(dim):
+    """The sampler's tables next to the knot b = 2 span down to rho = 0: off = -2 is mu(0) (here
+    infinite: Fejér's mu ~ log(1/rho), 1/rho, 1/rho^2), not an error from the panels."""
+    tr = closed_form(F(FEJER), dim)
+    assert tr.mu_at_offset(2.0, np.array([-2.0])).tolist() == [math.inf]
+    np.testing.assert_allclose(tr.mu_at_offset(2.0, np.array([-1.5])), tr.mu(np.array([0.5])), rtol=1e-13)

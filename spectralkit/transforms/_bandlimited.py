@@ -381,7 +381,7 @@ class _EvenDensity:
         off = np.zeros(rho.shape) if off is None else np.asarray(off, dtype=np.float64)
         vals = np.zeros(rho.shape)
         errs = np.zeros(rho.shape)
-        inside = np.flatnonzero((rho < self.top) if point != self.top else (off < 0))
+        inside = np.flatnonzero((rho > 0) & ((rho < self.top) if point != self.top else (off < 0)))
         if inside.size and self.odd.rows:
             x = rho[inside]
             owner, lo, hi = self._panels(x, point, off[inside])
@@ -505,9 +505,12 @@ def _transform(terms, d):
 
     def mu_at_offset(point, off):
         off = np.asarray(off, dtype=np.float64)
-        la, sg, _ = density(point + off, point=point, off=off)
-        with np.errstate(over="ignore", under="ignore"):
-            return sg * np.exp(la)
+        rho = point + off
+        la, sg, _ = density(np.where(rho > 0, rho, top), point=point, off=np.where(rho > 0, off, top - point))
+        la = np.where(rho > 0, la, at_zero[0])  # the sampler's spans reach rho = 0
+        sg = np.where(rho > 0, sg, at_zero[1])
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            return np.where(sg == 0, 0.0, sg * np.exp(la))
 
     def log_abs_and_sign(rho):
         out_la = np.full(rho.shape, -np.inf)
