@@ -55,7 +55,7 @@ from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, not_a_measure, vectorised
-from ._registry import MATCH_FAILURES, builder, matcher
+from ._registry import MATCH_FAILURES, builder, exact_rationals, matcher
 from ._types import RadialTransform
 
 __all__: list[str] = []  # private module
@@ -80,7 +80,8 @@ def trig_terms(expr):
     is not such a sum."""
     if not expr.has(sympy.sin, sympy.cos):
         return None
-    rewritten = _sum_of_frequencies(expr)
+    # floats as their exact binary values: the pieces are then exact rationals (see _pieces)
+    rewritten = _sum_of_frequencies(exact_rationals(expr))
     if rewritten is None:
         return None
     out = []
@@ -113,10 +114,11 @@ def trig_terms(expr):
 
 
 def split_band_limited(expr):
-    """``expr`` as summands (None: nothing to split): first the band-limited part (the terms whose rational factor has its poles
-    at r = 0 only, after partial fractions), then the others, each one frequency times a rational
-    function analytic at 0. sin(r)^2/(r^2 (1 + r^2)) = (1 - cos 2r)/(2 r^2) - (1 - cos 2r)/(2 (1 + r^2))
-    splits into Fejér's kernel and two rational-quadratic terms. None when there is no such part."""
+    """``expr`` as summands: first the band-limited part (the terms whose rational factor has its
+    poles at r = 0 only, after partial fractions), then the others, each one frequency times a
+    rational function analytic at 0; None when there is nothing to split.
+    sin(r)^2/(r^2 (1 + r^2)) = (1 - cos 2r)/(2 r^2) - (1 - cos 2r)/(2 (1 + r^2)) splits into Fejér's
+    kernel and two rational-quadratic terms."""
     if not expr.has(sympy.sin, sympy.cos):
         return None
     rewritten = _sum_of_frequencies(expr)
@@ -451,11 +453,9 @@ def _match_band_limited(expr, support):
         return None
     try:
         terms = trig_terms(expr)
-    except MATCH_FAILURES:
-        return None
-    if not terms or not any(b != 0 for _, b, _, _ in terms):
-        return None
-    if _pieces(terms) is None:
+        if not terms or not any(b != 0 for _, b, _, _ in terms) or _pieces(terms) is None:
+            return None
+    except MATCH_FAILURES:  # e.g. a complex coefficient
         return None
     return "band_limited", {"terms": tuple(terms)}
 
