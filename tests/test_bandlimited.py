@@ -238,7 +238,7 @@ def test_features_of_fejer_in_five_dimensions_are_unbiased():
     grams = np.array(grams)
     mean, se = grams.mean(axis=0), grams.std(axis=0, ddof=1) / math.sqrt(len(grams))
     assert np.all(np.abs(mean - exact) <= 4 * se + 1e-12)
-    # negative control: the shell left out biases the estimate by far more than that
+    # negative control: the same tolerance catches an estimator biased by half of its value
     assert np.max(np.abs(mean * 1.5 - exact)) > 4 * float(np.max(se))
 
 

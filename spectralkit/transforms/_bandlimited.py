@@ -25,8 +25,9 @@ and D[f 1_(rho<b)] adds f(b-) / b * delta(rho - b): a jump of mu_(d) at b become
 A shell after the last step is a uniform measure on the sphere rho = b (mass
 C S_(d-1) b^(d-1), C its radial coefficient); a jump before it would become the derivative of a
 shell, which is not a measure: then the transform says so (the kernel decays too slowly for R^d).
-The coefficients are exact integers times kappa (50-digit mpmath numbers), so the pieces carry no
-rounding; they are evaluated in logarithms (no overflow in high d) with a running error bound,
+The coefficients are exact integers times kappa (exact rationals when the formula's numbers are
+rational, else 120-digit mpmath numbers), so the pieces carry no rounding; they are evaluated
+in logarithms (no overflow in high d) with a running error bound,
 and where that bound exceeds ``_FLOAT_TOL`` of the value (cancellation between the pieces of
 several frequencies near a knot), again at the working precision the measured cancellation
 requires (mpmath).
@@ -170,6 +171,11 @@ def _number(x, exact):
     return mpmath.mpf(sympy.N(x, _DPS))
 
 
+def _rational(terms):
+    """True when every frequency and coefficient is rational: the pieces are then exact Fractions."""
+    return all(b.is_Rational and c.is_Rational for _, b, _, c in terms)
+
+
 def _zero(x, size):
     """x == 0 exactly for Fractions; to 10^(20 - _DPS) of ``size`` for mpf."""
     return x == 0 if isinstance(x, Fraction) else abs(x) <= mpmath.mpf(10) ** (20 - _DPS) * size
@@ -180,7 +186,7 @@ def _pieces(terms):
     in r (cos over an odd power, sin over an even one), does not decay (m < 1) or the poles at 0 do
     not cancel. Exact rationals when the formula's numbers are rational, else mpf at ``_DPS`` digits:
     the pieces cancel against each other by tens of digits next to rho = 0 in high d."""
-    exact = all(b.is_Rational and c.is_Rational for _, b, _, c in terms)
+    exact = _rational(terms)
     with mpmath.workdps(_DPS):
         pieces = defaultdict(lambda: defaultdict(int))
         if any(m < 1 or m > _MAX_POWER or (m % 2 == 0) != (kind == "cos") for kind, _, m, _ in terms):
@@ -199,17 +205,20 @@ def _pieces(terms):
 def _analytic_at_zero(terms, exact):
     """True when the coefficients of r^-p (p >= 1) of sum c trig(b r)/r^m vanish."""
     top = max(m for _, _, m, _ in terms)
-    for p in range(1, top + 1):
-        total, size = 0, 0
-        for kind, b, m, c in terms:
-            q = m - p  # the order of the Taylor coefficient of trig(b r) that meets r^-m
-            if q < 0 or (kind == "cos") != (q % 2 == 0) or (kind == "sin" and b == 0):
-                continue
-            term = _number(c, exact) * (-1) ** (q // 2) * _number(b, exact) ** q / math.factorial(q)
-            total, size = total + term, size + abs(term)
-        if not _zero(total, size):
-            return False
-    return True
+    return all(_zero(*_laurent_coefficient(terms, p, exact)) for p in range(1, top + 1))
+
+
+def _laurent_coefficient(terms, p, exact):
+    """(coefficient of r^-p in sum c trig(b r)/r^m, sum of the sizes of its parts): the Taylor
+    coefficients of order m - p of cos(b r) (even orders) and sin(b r) (odd orders)."""
+    total, size = 0, 0
+    for kind, b, m, c in terms:
+        q = m - p  # the order of the Taylor coefficient of trig(b r) that meets r^-m
+        if q < 0 or (kind == "cos") != (q % 2 == 0) or (kind == "sin" and b == 0):
+            continue
+        term = _number(c, exact) * (-1) ** (q // 2) * _number(b, exact) ** q / math.factorial(q)
+        total, size = total + term, size + abs(term)
+    return total, size
 
 
 def _walk(pieces, n):
@@ -314,7 +323,7 @@ class _OddDensity:
         total = np.sum(sg * w, axis=1)
         size = np.sum(w, axis=1)
         bound = 4 * _EPS * la.shape[1] * size + 1e-300
-        redo = np.isfinite(top) & (bound > _FLOAT_TOL * np.abs(total)) if exact else np.zeros(0, dtype=int)
+        redo = exact & np.isfinite(top) & (bound > _FLOAT_TOL * np.abs(total))
         for i in np.flatnonzero(redo):
             total[i], bound[i] = self._exact(float(rho[i]), size[i], total[i], safe[i])
         with np.errstate(divide="ignore"):
@@ -419,13 +428,9 @@ class _EvenDensity:
 
 def _value_at_zero(terms):
     """k(0): the r^0 coefficient of sum c trig(b r) / r^m (the poles having cancelled)."""
+    exact = _rational(terms)
     with mpmath.workdps(_DPS):
-        total = mpmath.mpf(0)
-        for _, b, m, c in terms:
-            total += (
-                _mp(_number(c, False)) * (-1) ** (m // 2) * _mp(_number(b, False)) ** m / math.factorial(m)
-            )
-        return float(total)
+        return float(_mp(_laurent_coefficient(terms, 0, exact)[0]))
 
 
 def _at_origin(walked, density, top):
