@@ -193,6 +193,58 @@ def test_sinc_powers_in_odd_d_against_irwin_hall(M, dim):
         assert tr.shells and tr.ac_mass + sum(m for _, m in tr.shells) == pytest.approx(1.0, rel=1e-12)
 
 
+@pytest.mark.parametrize(("M", "dim"), [(4, 2), (4, 8), (6, 12), (8, 16)])
+def test_sinc_powers_in_even_d_against_the_projected_irwin_hall_density(M, dim):
+    """Even d: mu_d(rho) = 2 int_0^T mu_(d+1)(rho cosh t) rho cosh t dt (v = rho sinh t, T = acosh(M /
+    rho)), mu_(d+1) from the Irwin-Hall walk above, by mpmath's quadrature at 40 digits split at the
+    knots. In d + 1 = 2M + 1 the walk's jumps in d - 1 become shells C delta(s - b), C =
+    (mu_(d-1)(b-) - mu_(d-1)(b+)) / (2 pi b), which project to 2 C b / sqrt(b^2 - rho^2). Next to 0 the code sums a
+    series, elsewhere exact Abel integrals: both are checked."""
+    tr = closed_form(F(f"(sin(r)/r)**{M}"), dim)
+    assert tr is not None and tr.method == "closed-form:band-limited+projection"
+    pieces = _irwin_hall_walk(M, dim + 1)
+    shells = []
+    if dim + 1 == 2 * M + 1:
+        below = _irwin_hall_walk(M, dim - 1)
+        for b in range(M, 0, -2):
+            with mpmath.workdps(40):
+                jump = sum(g(mpmath.mpf(b)) for lo, hi, g in below if hi == b)
+                jump -= sum(g(mpmath.mpf(b)) for lo, hi, g in below if lo == b)
+            shells.append((b, jump / (2 * mpmath.pi * b)))
+
+    def projected(x):
+        def f(t):
+            s = x * mpmath.cosh(t)
+            return sum(g(s) for lo, hi, g in pieces if lo < s < hi) * s
+
+        cuts = [mpmath.mpf(0)] + [mpmath.acosh(b / x) for b in range(M, 0, -2) if b > x][::-1]
+        return 2 * mpmath.quad(f, cuts) + sum(
+            2 * c * b / mpmath.sqrt(b**2 - x**2) for b, c in shells if b > x
+        )
+
+    rho = np.array([1e-4, 0.05, 0.7, 1.3, 1.999, 2.2, 3.1, M - 0.01])
+    with mpmath.workdps(40):
+        ref = np.array([float(projected(mpmath.mpf(float(x)))) for x in rho])
+    peak = float(np.max(np.abs(ref[1:])))  # abs_error is in units of max |mu| away from 0
+    np.testing.assert_allclose(tr.mu(rho), ref, rtol=tr.rel_error, atol=tr.abs_error * peak)
+    if shells:  # the shells are not left out (they change mu by more than the tolerance)
+        assert (
+            np.max(
+                np.abs(
+                    tr.mu(rho)
+                    - (
+                        ref
+                        - [
+                            float(sum(2 * c * b / mpmath.sqrt(b**2 - x**2) for b, c in shells if b > x))
+                            for x in rho
+                        ]
+                    )
+                )
+            )
+            > 1e3 * tr.rel_error * peak
+        )
+
+
 @pytest.mark.parametrize(("M", "dim"), [(4, 8), (4, 9)])
 def test_bochner_identity_of_sinc_powers(M, dim):
     rep = sk.check_rkks(F(f"(sin(r)/r)**{M}"), dim=dim)

@@ -26,18 +26,27 @@ A shell after the last step is a uniform measure on the sphere rho = b (mass
 C S_(d-1) b^(d-1), C its radial coefficient); a jump before it would become the derivative of a
 shell, which is not a measure: then the transform says so (the kernel decays too slowly for R^d).
 The coefficients are exact integers times kappa (exact rationals when the formula's numbers are
-rational, else 120-digit mpmath numbers), so the pieces carry no rounding; they are evaluated
-in logarithms (no overflow in high d) with a running error bound,
-and where that bound exceeds ``_FLOAT_TOL`` of the value (cancellation between the pieces of
-several frequencies near a knot), again at the working precision the measured cancellation
-requires (mpmath).
+rational, else 120-digit mpmath numbers), so the pieces carry no rounding. Between two knots they
+are also merged, exactly, into one Laurent polynomial (``_merged``): its poles at 0 cancel in the
+coefficients, where the factored pieces cancel by tens of digits next to rho = 0 in high d.
 
-Even d: the projection of the (d + 1)-dimensional measure,
-mu_d(rho) = 2 int_0^inf mu_(d+1)(sqrt(rho^2 + v^2)) dv, plus 2 C b / sqrt(b^2 - rho^2) for each
-shell of mu_(d+1). With v = rho sinh t the integrand is smooth between the knots
-t_b = acosh(b / rho); Gauss-Legendre of two orders on panels of width <= 1/2 in t, the difference
-of the orders and the pieces' rounding bounds being the stated error. mu_d is a measure exactly
-when mu_(d+1) is (the local exponent at a knot changes by 1/2 per dimension).
+Even d = 2n: the projection of the (d + 1)-dimensional measure, term by term and exactly,
+mu_d(rho) = 2 int_rho^b s mu_(d+1)(s) (s^2 - rho^2)^-1/2 ds: with (b - s)^c expanded every term is a
+multiple of I_k = int_rho^b s^k (s^2 - rho^2)^-1/2 ds, and s = rho cosh t gives (S = sqrt(b^2 - rho^2))
+
+    I_0 = acosh(b / rho), I_1 = S, I_k = b^(k-1) S / k + (k-1)/k rho^2 I_(k-2)               (k >= 2),
+    I_-1 = arccos(rho / b) / rho, I_-2 = S / (b rho^2),
+    I_-p = S / ((p-1) b^(p-1) rho^2) + (p-2)/(p-1) rho^-2 I_-(p-2)                            (p >= 3),
+
+so the pieces become rho^-a times S^(+-1), acosh(b / rho) or arccos(rho / b) (a shell C delta(s - b)
+of mu_(d+1) adds 2 C b / S). Below half the first knot a series replaces them (``_merged_even``).
+mu_d is a measure exactly when mu_(d+1) is (the local exponent at a knot changes by 1/2 per
+dimension).
+
+Evaluation (``_Density``): in longdouble (extended precision on x86, an exponent range that holds
+rho^-a in high d) with a rounding bound per term; the form (factored or merged) with the smaller
+bound is kept, and where that bound exceeds ``_FLOAT_TOL`` of the value the sum is redone in MPFR
+(gmpy2) at the precision the measured cancellation requires.
 """
 
 from __future__ import annotations
@@ -47,13 +56,13 @@ import math
 from collections import defaultdict
 from fractions import Fraction
 
+import gmpy2
 import mpmath
 import numpy as np
 import sympy
 from sympy.simplify.fu import TR8
 
 from .._numerics.special import log_sphere_area
-from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, not_a_measure, vectorised
 from ._registry import MATCH_FAILURES, builder, exact_rationals, matcher
@@ -63,14 +72,15 @@ __all__: list[str] = []  # private module
 
 #: digits of the pieces' coefficients when the formula has irrational numbers (else exact rationals)
 _DPS = 120
-#: relative rounding bound of a float evaluation above which the exact (mpmath) evaluation is used
+#: relative rounding bound of the longdouble pass above which the sum is redone in MPFR
 _FLOAT_TOL = 1e-12
 _EPS = np.finfo(np.float64).eps
-#: the smallest relative error stated in even d: the projection is a quadrature (its two orders agree
-#: to ~1e-14 on smooth stretches; next to the knots' singularities the rounding of rho moves it more)
-_EVEN_FLOOR = 1e-11
-#: the widest panel in t of the projection (the integrand is analytic in t, with e^(-a t) decay)
-_PANEL = 1.5
+_BITS_PER_DIGIT = math.log2(10)
+#: the float pass's type: extended precision where the platform has it (x86: 64-bit mantissa)
+_LD = np.longdouble
+_LD_EPS = float(np.finfo(_LD).eps)
+#: terms N of the even-d series next to 0 (``_merged_even``): remainder <= 4^-N (8/3) int |M| at b_1 / 2
+_SERIES = 40
 #: largest total power max(m) accepted (the walk's pieces grow like m * n terms)
 _MAX_POWER = 200
 
@@ -260,170 +270,329 @@ def _vanishes(piece, b):
     return all(_zero(v, size[k]) for k, v in laurent.items())
 
 
-def _log_abs(x):
-    """log|x| of a nonzero Fraction or mpf as a float (no overflow for huge or tiny values)."""
-    if isinstance(x, Fraction):
-        return math.log(abs(x.numerator)) - math.log(x.denominator)
-    return float(mpmath.log(abs(x)))
-
-
 def _mp(x):
     """A Fraction or mpf as an mpf at the working precision."""
     return mpmath.mpf(x.numerator) / x.denominator if isinstance(x, Fraction) else mpmath.mpf(x)
 
 
-class _OddDensity:
-    """(2 pi)^-n sum_(b > rho) sum coef rho^-a (b - rho)^c: mu_(2n+1) from the walked pieces."""
+# kinds of the factor g(rho; b) of a term coef rho^-a g on 0 < rho < b (keys (kind, a, e)):
+# (b - rho)^e, sqrt(b^2 - rho^2)^e, acosh(b / rho), arccos(rho / b)
+_POW, _ROOT, _ACOSH, _ACOS = range(4)
 
-    def __init__(self, pieces, n):
-        self.n = n
-        self.knots = np.array([float(b) for b in pieces], dtype=np.float64)
+
+def _abel_integrals(b, kmin, kmax):
+    """{k: I_k} for kmin <= k <= kmax (kmin <= -1, kmax >= 1): I_k(rho) = int_rho^b s^k (s^2 - rho^2)^-1/2 ds
+    as {(kind, a, e): coef} (see the module docstring for the recurrences)."""
+    one = b / b  # a Fraction or an mpf: the coefficients stay exact
+    out = {
+        0: {(_ACOSH, 0, 0): one},
+        1: {(_ROOT, 0, 1): one},
+        -1: {(_ACOS, 1, 0): one},
+        -2: {(_ROOT, 2, 1): one / b},
+    }
+    for k in range(2, kmax + 1):  # I_k = b^(k-1) S / k + (k-1)/k rho^2 I_(k-2)
+        nxt = {(kind, a - 2, e): (k - 1) * v / k for (kind, a, e), v in out[k - 2].items()}
+        nxt[(_ROOT, 0, 1)] = nxt.get((_ROOT, 0, 1), 0) + b ** (k - 1) / k
+        out[k] = nxt
+    for p in range(3, -kmin + 1):  # I_-p = S / ((p-1) b^(p-1) rho^2) + (p-2)/(p-1) rho^-2 I_-(p-2)
+        nxt = {(kind, a + 2, e): (p - 2) * v / (p - 1) for (kind, a, e), v in out[2 - p].items()}
+        nxt[(_ROOT, 2, 1)] = nxt.get((_ROOT, 2, 1), 0) + one / ((p - 1) * b ** (p - 1))
+        out[-p] = nxt
+    return out
+
+
+def _project(walked, shells):
+    """The pieces of mu_(2n) from those of mu_(2n+1) (and its shells): mu_(2n)(rho) =
+    2 int_rho^b s mu_(2n+1)(s) (s^2 - rho^2)^-1/2 ds term by term, exactly."""
+    out = {}
+    for b in sorted(set(walked) | set(shells)):
+        piece = walked.get(b, {})
+        lo = min((1 - a for a, _ in piece), default=0)
+        hi = max((1 - a + c for a, c in piece), default=0)
+        table = _abel_integrals(b, min(lo, -1), max(hi, 1))
+        new = defaultdict(int)
+        for (a, c), coef in piece.items():
+            for j in range(c + 1):  # (b - s)^c expanded
+                weight = 2 * coef * math.comb(c, j) * b ** (c - j) * (-1) ** j
+                for key, v in table[1 - a + j].items():
+                    new[key] += weight * v
+        if b in shells:  # a shell C delta(s - b) projects to 2 C b (b^2 - rho^2)^-1/2
+            new[(_ROOT, 0, -1)] += 2 * shells[b] * b
+        out[b] = {k: v for k, v in new.items() if v != 0}
+    return out
+
+
+def _gap_functions(kind, e, rho, gap, b, b_err):
+    """(g(rho; b), a bound on its relative rounding error) in longdouble; gap = b - rho is exact for
+    an exact offset (b_err = 0) and else off by |b_ld - b| = b_err and one rounding."""
+    cond = b_err / gap + _LD_EPS  # the relative error of gap
+    if kind == _POW:
+        return (gap**e if e else np.ones_like(rho)), abs(e) * (cond + 2 * _LD_EPS)
+    if kind == _ROOT:
+        return np.sqrt(gap * (b + rho)) ** e, cond + 6 * _LD_EPS
+    if kind == _ACOSH:  # acosh(1 + u), u = gap / rho, without cancellation near the knot
+        u = gap / rho
+        return np.where(u > 1, np.arccosh(b / rho), np.log1p(u + np.sqrt(u * (2 + u)))), cond + 8 * _LD_EPS
+    return 2 * np.arcsin(np.sqrt(gap / (2 * b))), cond + 8 * _LD_EPS  # arccos(1 - w) = 2 asin(sqrt(w / 2))
+
+
+def _powers(x, inv, a):
+    """x^-a for the integer exponents ``a`` (columns), by cumulative products: 2|a| roundings."""
+    lo, hi = min(int(a.min()), 0), max(int(a.max()), 0)
+    table = np.ones((x.size, hi - lo + 1), dtype=_LD)
+    if hi > 0:
+        table[:, -lo + 1 :] = np.cumprod(np.broadcast_to(inv[:, None], (x.size, hi)), axis=1)
+    if lo < 0:
+        table[:, :-lo][:, ::-1] = np.cumprod(np.broadcast_to(x[:, None], (x.size, -lo)), axis=1)
+    return table[:, a - lo]
+
+
+def _gap_functions_gmp(kind, e, x, gap, b):
+    """g(rho; b) in gmpy2's mpfr at the context's precision (x = rho, gap = b - rho)."""
+    if kind == _POW:
+        return gap**e
+    if kind == _ROOT:
+        return gmpy2.sqrt(gap * (b + x)) ** e
+    if kind == _ACOSH:
+        return gmpy2.acosh(b / x)
+    return 2 * gmpy2.asin(gmpy2.sqrt(gap / (2 * b)))
+
+
+def _to_gmp(x):
+    """A Fraction or an mpf as an mpfr at the context's precision."""
+    if isinstance(x, Fraction):
+        return gmpy2.mpfr(gmpy2.mpq(x.numerator, x.denominator))
+    return gmpy2.mpfr(mpmath.nstr(x, _DPS + 5))
+
+
+class _Density:
+    """(2 pi)^-n sum_(b > rho) sum coef rho^-a g_(kind, e)(rho; b): the measure from its exact pieces
+    (odd d: the walked pieces, g = (b - rho)^e; even d: their projection). Evaluated in extended
+    precision (numpy's longdouble: no overflow for rho^-a in high d, and ~3 more digits than float64
+    where the terms cancel) with a rounding bound; in mpmath where that bound exceeds
+    ``_FLOAT_TOL`` of the value."""
+
+    def __init__(self, pieces, n, merged=(), tail=None):
+        self.merged = merged  # [(lo, hi, _Density)]: the same measure on lo < rho < hi
+        self.tail = tail  # (log A, b, p): a truncated series, its remainder A (rho / b)^p / (1 - (rho / b)^2)
         self.exact = [(b, list(p.items())) for b, p in pieces.items()]
-        self.rows = []
+        self.rows, self.b_err = [], {}
         for b, piece in pieces.items():
             keys = list(piece)
-            self.rows.append(
-                (
-                    float(b),
-                    np.array([a for a, _ in keys], dtype=np.float64),
-                    np.array([c for _, c in keys], dtype=np.float64),
-                    np.array([_log_abs(piece[k]) for k in keys]),
-                    np.array([1.0 if piece[k] > 0 else -1.0 for k in keys]),
-                )
-            )
+            kinds = sorted({(kind, e) for kind, _, e in keys})
+            a = np.array([a for _, a, _ in keys], dtype=np.intp)
+            with mpmath.workdps(40):  # correctly rounded to longdouble
+                coef = np.array([_LD(mpmath.nstr(_mp(piece[k]), 25)) for k in keys])
+            which = np.array([kinds.index((kind, e)) for kind, _, e in keys], dtype=np.intp)
+            # b as b_ld + b_lo (longdouble pair): gap = (b_ld - rho) + b_lo is then exact up to one
+            # rounding next to the knot (Sterbenz) for any b, and b_err = |b_ld + b_lo - b| ~ eps^2 b
+            with mpmath.workdps(60):
+                b_ld = _LD(mpmath.nstr(_mp(b), 25))
+                rest = _mp(b) - _mp(Fraction(*b_ld.as_integer_ratio()))
+                b_lo = _LD(mpmath.nstr(rest, 25))
+                self.b_err[float(b)] = float(abs(rest - _mp(Fraction(*b_lo.as_integer_ratio()))))
+            self.rows.append((float(b), b_ld, b_lo, kinds, which, a, coef))
         self.log_front = -n * math.log(2 * math.pi)
+        # exact rationals: any precision is exact; mpf coefficients carry _DPS digits
+        exact = all(isinstance(v, Fraction) for _, terms in self.exact for _, v in terms)
+        self.digits = 10**9 if exact else _DPS
+        self._cache = {}
 
-    def log_terms(self, rho, point=None, off=None):
-        """(log|term|, sign) of every term at every rho (-inf beyond its knot): shape (len(rho), T);
-        b - rho is the exact -off for the knot b = ``point``."""
-        logs, signs = [], []
-        with np.errstate(divide="ignore", invalid="ignore"):
-            log_rho = np.log(rho)[:, None]
-            for b, a, c, log_coef, sign in self.rows:
-                diff = -off if b == point else b - rho
-                inside = (diff > 0)[:, None]
-                gap = np.log(np.where(inside, diff[:, None], 1.0))
-                la = log_coef - a * log_rho + np.where(c > 0, c * gap, 0.0)
-                logs.append(np.where(inside, la, -np.inf))
-                signs.append(np.broadcast_to(sign, la.shape))
-        if not logs:  # every piece vanished: only shells
-            return np.full((rho.size, 1), -np.inf), np.zeros((rho.size, 1))
-        return np.concatenate(logs, axis=1), np.concatenate(signs, axis=1)
-
-    def __call__(self, rho, exact=True, point=None, off=None):
-        """(log|mu|, sign, log of the absolute error bound) for rho > 0 (not at a knot); ``exact``:
-        re-evaluate in mpmath where the float bound exceeds ``_FLOAT_TOL`` of the value; ``off``: the
-        exact rho - point for a knot ``point`` (see :meth:`log_terms`)."""
-        rho = np.asarray(rho, dtype=np.float64)
-        la, sg = self.log_terms(rho, point, off)
-        top = np.max(la, axis=1)
-        safe = np.where(np.isfinite(top), top, 0.0)
-        with np.errstate(under="ignore"):
-            w = np.exp(la - safe[:, None])
-        total = np.sum(sg * w, axis=1)
-        size = np.sum(w, axis=1)
-        bound = 4 * _EPS * la.shape[1] * size + 1e-300
-        redo = exact & np.isfinite(top) & (bound > _FLOAT_TOL * np.abs(total))
-        for i in np.flatnonzero(redo):
-            total[i], bound[i] = self._exact(float(rho[i]), size[i], total[i], safe[i])
-        with np.errstate(divide="ignore"):
-            log_abs = np.where(np.isfinite(top), np.log(np.abs(total)) + safe + self.log_front, -np.inf)
-            log_err = np.where(np.isfinite(top), np.log(bound) + safe + self.log_front, -np.inf)
-        return log_abs, np.sign(total) * np.isfinite(top), log_err
-
-    def _exact(self, rho, size, total, shift):
-        """The value at rho (scaled by exp(-shift)) in mpmath, at the precision its cancellation needs:
-        the digits lost, log10(size / |total|) from the float pass, plus 25, raised until two precisions
-        30 digits apart agree to 1e-15."""
-        lost = math.log10(size / abs(total)) if total != 0 else 40.0
-        digits = int(25 + max(lost, 0.0))
-        previous = None
-        for _ in range(6):
-            with mpmath.workdps(max(_DPS, digits)):
-                x = mpmath.mpf(rho)
-                value = mpmath.mpf(0)
-                for b, terms in self.exact:
-                    bm = _mp(b)
-                    if x < bm:
-                        for (a, c), coef in terms:
-                            value += _mp(coef) * x ** (-a) * (bm - x) ** c
-                value = float(value * mpmath.exp(-shift))
-            if previous is not None and abs(value - previous) <= 1e-15 * abs(value):
-                return value, 1e-15 * abs(value) + 1e-300
-            previous, digits = value, digits + 30
-        raise TransformError(f"the band-limited density at rho = {rho!r} cancels beyond {digits} digits")
-
-
-class _EvenDensity:
-    """mu_(2n) as the projection of mu_(2n+1) (and of its shells), by Gauss-Legendre in t."""
-
-    _ORDERS = (12, 20)
-
-    def __init__(self, odd, shells, knots):
-        self.odd = odd
-        self.shells = shells  # [(b, C)]: C delta(rho - b) in d + 1
-        self.knots = sorted(knots)  # where the pieces of mu_(d+1) end (some may have walked to 0)
-        self.top = float(max(knots))
-        self.rules = [np.polynomial.legendre.leggauss(k) for k in self._ORDERS]
-
-    def _panels(self, rho, point, off):
-        """The panels (owner, lo, hi) in t for every rho < top, split at t_b = acosh(b / rho) and no wider
-        than ``_PANEL``; acosh(1 + u) = log1p(u + sqrt(u (2 + u))) with u = -off / rho exactly for the
-        knot ``point``."""
-        knots = np.asarray(self.knots, dtype=np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u = (knots[None, :] - rho[:, None]) / rho[:, None]  # b - rho exact near b (Sterbenz)
-            if point is not None:
-                u[:, self.knots.index(point)] = -off / rho
-            t = np.where(u > 0, np.log1p(u + np.sqrt(np.maximum(u, 0.0) * (2.0 + u))), 0.0)
-        cuts = np.maximum.accumulate(np.concatenate([np.zeros((rho.size, 1)), t], axis=1), axis=1)
-        lens = np.diff(cuts, axis=1)
-        counts = np.where(lens > 0, np.ceil(lens / _PANEL), 0).astype(np.intp).ravel()
-        rows = np.repeat(np.arange(counts.size), counts)
-        j = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
-        width = lens.ravel()[rows] / counts[rows]
-        lo = cuts[:, :-1].ravel()[rows] + j * width
-        return rows // len(knots), lo, lo + width
+    def _float(self, rho, point=None, off=None):
+        """The extended-precision pass: (value, rounding bound, sum of |terms|) at every rho, longdouble
+        (a non-finite bound where a term overflows); b - rho is the exact -off for the knot
+        b = ``point``, and then rho = point + off."""
+        r = rho.astype(_LD)
+        if point is not None:
+            r = np.where(np.isfinite(off), _LD(point) + off.astype(_LD), r)
+        value = np.zeros(rho.shape, dtype=_LD)
+        bound = np.zeros(rho.shape, dtype=_LD)
+        size = np.zeros(rho.shape, dtype=_LD)
+        with np.errstate(all="ignore"):
+            inv = 1 / r
+            for b, b_ld, b_lo, kinds, which, a, coef in self.rows:
+                gap = (-off).astype(_LD) if b == point else (b_ld - r) + b_lo
+                b_err = 0.0 if b == point else self.b_err[b]
+                inside = np.flatnonzero(gap > 0)
+                if not inside.size:
+                    continue
+                x, g_ = r[inside], gap[inside]
+                gs, gerr = zip(
+                    *(_gap_functions(kind, e, x, g_, b_ld, b_err) for kind, e in kinds), strict=True
+                )
+                g = np.stack(gs, axis=1)[:, which]
+                powers = _powers(x, inv[inside], a)
+                terms = coef[None, :] * powers * g
+                mag = np.abs(terms)
+                # per term: the power table (2|a| roundings), the coefficient, g, the products
+                rel = (2 * np.abs(a)[None, :] + 6) * _LD_EPS + np.stack(gerr, axis=1)[:, which]
+                value[inside] += np.sum(terms, axis=1)
+                size[inside] += np.sum(mag, axis=1)
+                bound[inside] += np.sum(rel * mag, axis=1) + terms.shape[1] * _LD_EPS * np.sum(mag, axis=1)
+            if self.tail is not None:
+                log_a, b, p = self.tail
+                x = rho / b
+                bound += np.exp(log_a + p * np.log(x) - np.log1p(-(x**2))).astype(_LD)
+        bound[~np.isfinite(value) | ~np.isfinite(size)] = np.inf
+        return value, bound, size
 
     def __call__(self, rho, point=None, off=None):
         """(log|mu|, sign, log of the absolute error bound) for rho > 0 (not at a knot); ``off``: the
-        exact rho - point for a knot ``point``."""
+        exact rho - point for a knot ``point``. Between two knots the merged form (odd d: one Laurent
+        polynomial; even d next to 0: a series) is used where its bound is the smaller; the sum is
+        re-evaluated in mpmath where the bound exceeds ``_FLOAT_TOL`` of the value."""
         rho = np.asarray(rho, dtype=np.float64)
-        off = np.zeros(rho.shape) if off is None else np.asarray(off, dtype=np.float64)
-        vals = np.zeros(rho.shape)
-        errs = np.zeros(rho.shape)
-        inside = np.flatnonzero((rho > 0) & ((rho < self.top) if point != self.top else (off < 0)))
-        if inside.size and self.odd.rows:
-            x = rho[inside]
-            owner, lo, hi = self._panels(x, point, off[inside])
-            starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-            sums = []
-            for nodes, weights in self.rules:
-                t = 0.5 * (hi + lo)[:, None] + 0.5 * (hi - lo)[:, None] * nodes[None, :]
-                xs = x[owner][:, None]
-                s = xs * np.cosh(t)  # v = x sinh t: dv = x cosh t dt = s dt
-                la, sg, le = self.odd(s.ravel(), exact=False)
-                lw = np.log(0.5 * (hi - lo)[:, None] * weights[None, :] * s).ravel()
-                la, le = (la + lw).reshape(t.shape), (le + lw).reshape(t.shape)
-                sg = sg.reshape(t.shape)
-                shift = np.maximum.reduceat(np.max(np.maximum(la, le), axis=1), starts)
-                sp = shift[np.searchsorted(starts, np.arange(len(owner)), side="right") - 1][:, None]
-                with np.errstate(invalid="ignore", under="ignore"):
-                    value = np.add.reduceat(np.sum(sg * np.exp(la - sp), axis=1), starts)
-                    bound = np.add.reduceat(np.sum(np.exp(le - sp), axis=1), starts)
-                sums.append((2 * value * np.exp(shift), 2 * bound * np.exp(shift)))
-            (v0, _), (v1, b1) = sums
-            vals[inside] = v1
-            errs[inside] = np.abs(v1 - v0) + b1 + 8 * _EPS * np.abs(v1)
-        for b, coef in self.shells:
-            gap = -off if b == point else b - rho
-            near = gap > 0
-            with np.errstate(divide="ignore"):
-                part = 2 * coef * b / np.sqrt(gap[near] * (b + rho[near]))
-            vals[near] += part
-            errs[near] += 4 * _EPS * np.abs(part)
-        with np.errstate(divide="ignore"):
-            return np.log(np.abs(vals)), np.sign(vals), np.log(errs + 1e-300)
+        if off is not None:
+            off = np.asarray(off, dtype=np.float64)
+        value, bound, size = self._float(rho, point, off)
+        for lo, hi, merged in self.merged:
+            sel = np.flatnonzero((rho > lo) & (rho < hi))
+            if sel.size:
+                v2, b2, _ = merged._float(rho[sel])
+                better = b2 < bound[sel]
+                value[sel[better]], bound[sel[better]] = v2[better], b2[better]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_abs = np.log(np.abs(value)).astype(np.float64)
+            log_err = np.log(bound).astype(np.float64)
+            sign = np.sign(value).astype(np.float64)
+            redo = ~(bound <= _FLOAT_TOL * np.abs(value)) & (bound > 0)
+            lost = np.log10(size / np.abs(value)).astype(np.float64)
+        for i in np.flatnonzero(redo):
+            gap = None if off is None or point is None else float(-off[i])
+            log_abs[i], sign[i], log_err[i] = self._exact(float(rho[i]), gap, point, float(lost[i]))
+        return log_abs + self.log_front, sign, log_err + self.log_front
+
+    def _exact(self, rho, gap, point, lost):
+        """(log|value|, sign, log of its absolute error bound) at rho in multiple precision (gmpy2's
+        mpfr: the same GMP/MPFR arithmetic that backs mpmath, without its Python layer). The
+        precision starts at the digits ``lost`` in the float pass plus 30 and is raised (twice at
+        most) until the evaluation's own rounding bound (:meth:`_sum`) is under 1e-16 of the value
+        (the coefficients are exact, or carry ``_DPS`` digits); a value that stays under its bound
+        is 0 to within that bound. Next to the knot ``point`` rho is b - gap exactly."""
+        lost = lost if math.isfinite(lost) else 40.0
+        digits = 20 * math.ceil((30 + max(lost, 0.0)) / 20)
+        for attempt in range(3):
+            with gmpy2.context(gmpy2.get_context(), precision=int(digits * _BITS_PER_DIGIT) + 8):
+                value, mass = self._sum(rho, gap, point, digits)
+                bound = mass * gmpy2.mpfr(10) ** (-min(digits, self.digits))
+                if bound <= 1e-16 * abs(value) or attempt == 2 or digits >= self.digits:
+                    break
+                lost = float(gmpy2.log10(bound / abs(value))) + 16 if value != 0 else 40.0
+                digits = 20 * math.ceil((digits + lost + 10) / 20)
+        log_abs = float(gmpy2.log(abs(value))) if value != 0 else -math.inf
+        log_err = float(gmpy2.log(bound + abs(value) * _EPS)) if bound or value else -math.inf
+        return log_abs, float((value > 0) - (value < 0)), log_err
+
+    def _sum(self, rho, gap, point, digits):
+        """(sum of the terms, a bound on its rounding error in units of 10^-digits) at the context's
+        precision: per knot, sum_a (sum_kind coef g) rho^-a by Horner's rule in 1/rho (its rounding
+        is at most 2 (degree + 2) ulps of sum_a |.| rho^-a)."""
+        x = gmpy2.mpfr(rho)
+        zero = gmpy2.mpfr(0)
+        value = mass = zero
+        for b, bm, groups, lo, hi in self._coefficients(digits):
+            near = gap is not None and b == point
+            xb = bm - gmpy2.mpfr(gap) if near else x
+            gb = gmpy2.mpfr(gap) if near else bm - x
+            if gb <= 0:
+                continue
+            inv = 1 / xb
+            coefs = [zero] * (hi - lo + 1)
+            sizes = [zero] * (hi - lo + 1)
+            for kind, e, terms in groups:
+                g = _gap_functions_gmp(kind, e, xb, gb, bm)
+                for a, coef in terms:
+                    coefs[a - lo] += coef * g
+                    sizes[a - lo] += abs(coef * g)
+            v = m = zero
+            for c, z in zip(reversed(coefs), reversed(sizes), strict=True):
+                v, m = v * inv + c, m * inv + z
+            front = inv**lo
+            value += v * front
+            mass += m * front * 2 * (hi - lo + 4)
+        return value, mass
+
+    def _coefficients(self, digits):
+        """The pieces as mpfr at ``digits`` (cached per precision; call inside its context), grouped
+        by the factor g, with the range of the powers a."""
+        if digits not in self._cache:
+            table = []
+            for b, terms in self.exact:
+                groups = defaultdict(list)
+                for (kind, a, e), coef in terms:
+                    groups[(kind, e)].append((a, _to_gmp(coef)))
+                powers = [a for (_, a, _), _ in terms]
+                table.append(
+                    (
+                        float(b),
+                        _to_gmp(b),
+                        [(kind, e, ts) for (kind, e), ts in groups.items()],
+                        min(powers),
+                        max(powers),
+                    )
+                )
+            self._cache[digits] = table
+        return self._cache[digits]
+
+
+def _laurent(walked, knots):
+    """{a: coef} of sum coef rho^-a: the pieces of the knots ``knots`` expanded exactly (one Laurent
+    polynomial; rho^-a (b - rho)^c = sum_j C(c, j) b^(c-j) (-1)^j rho^(j-a))."""
+    poly, size = defaultdict(int), defaultdict(int)
+    for b in knots:
+        for (a, c), coef in walked.get(b, {}).items():
+            for j in range(c + 1):
+                term = coef * math.comb(c, j) * b ** (c - j) * (-1) ** j
+                poly[a - j] += term
+                size[a - j] += abs(term)
+    return {k: v for k, v in poly.items() if not _zero(v, size[k])}
+
+
+def _merged(walked, n):
+    """[(lo, hi, _Density)] for odd d: between consecutive knots the pieces as one Laurent polynomial,
+    exactly: the poles at 0 cancel in its coefficients (next to 0 the factored pieces cancel by many
+    digits), and between knots where the measure vanishes it has no terms."""
+    knots = sorted(walked)
+    out = []
+    for i, hi in enumerate(knots):
+        poly = {(_POW, a, 0): v for a, v in _laurent(walked, knots[i:]).items()}
+        out.append((float(knots[i - 1]) if i else 0.0, float(hi), _Density({hi: poly} if poly else {}, n)))
+    return out
+
+
+def _merged_even(walked, shells, n):
+    """[(0, b_1 / 2, _Density)] for even d = 2n: next to 0 (below half the first knot b_1), mu_(2n) =
+    2 int_rho^inf s M(s) (s^2 - rho^2)^-1/2 ds (M: mu_(2n+1) without its factor (2 pi)^-n) split at
+    b_1: below, M is one Laurent polynomial (exact projection, its poles cancelled); above,
+    (s^2 - rho^2)^-1/2 = s^-1 sum_m beta_m (rho / s)^(2m), beta_m = C(2m, m) / 4^m, gives the series
+    2 sum_m beta_m rho^(2m) int_(b_1)^inf M(s) s^(-2m) ds, its moments exact (the shells C delta(s - b)
+    add C b^(-2m)). Truncated after N = ``_SERIES`` terms (m < N): the tail is at most
+    2 (rho / b_1)^(2N) / (1 - (rho / b_1)^2) int_(b_1)^inf |M|."""
+    knots = sorted(set(walked) | set(shells))
+    b1 = knots[0]
+    pieces = _project({b1: {(a, 0): v for a, v in _laurent(walked, knots).items()}}, {})[b1]
+    with mpmath.workdps(2 * _DPS):  # the moments cancel where M does; logs make them mpf
+        moments = [sum((c * b ** (-2 * m) for b, c in shells.items()), mpmath.mpf(0)) for m in range(_SERIES)]
+        bound = sum((abs(c) for c in shells.values()), mpmath.mpf(0))
+        for lo, hi in zip(knots, knots[1:], strict=False):
+            for a, q in _laurent(walked, [b for b in knots if b >= hi]).items():
+                bound += abs(q) * _power_integral(-a, lo, hi)
+                for m in range(_SERIES):
+                    moments[m] += q * _power_integral(-a - 2 * m, lo, hi)
+        for m in range(_SERIES):
+            beta = mpmath.binomial(2 * m, m) / mpmath.mpf(4) ** m
+            key = (_POW, -2 * m, 0)
+            pieces[key] = pieces.get(key, 0) + 2 * beta * moments[m]
+    pieces = {k: v for k, v in pieces.items() if v != 0}
+    tail = (float(mpmath.log(2 * bound)) if bound else -math.inf, float(b1), 2 * _SERIES)
+    return [(0.0, float(b1) / 2, _Density({b1: pieces}, n, tail=tail))]
+
+
+def _power_integral(p, lo, hi):
+    """int_lo^hi s^p ds, exactly (an mpf logarithm for p = -1)."""
+    if p == -1:
+        return mpmath.log(_mp(hi) / _mp(lo))
+    return (hi ** (p + 1) - lo ** (p + 1)) / (p + 1)
 
 
 def _value_at_zero(terms):
@@ -496,14 +665,20 @@ def _transform(terms, d):
         return RadialTransform(
             mu=not_a_measure(reason), divergent=reason, rel_error=0.0, abs_error=0.0, **common
         )
-    odd = _OddDensity(walked, n)
-    shell_list = [(float(b), float(_mp(c)) * math.exp(odd.log_front)) for b, c in shells.items()]
+    log_front = -n * math.log(2 * math.pi)
     if d % 2:
-        density = odd
+        density = _Density(
+            {b: {(_POW, a, c): v for (a, c), v in p.items()} for b, p in walked.items()},
+            n,
+            _merged(walked, n),
+        )
         log_area = log_sphere_area(d)
-        shell_masses = tuple((b, c * math.exp(log_area) * b ** (d - 1)) for b, c in shell_list)
+        shell_masses = tuple(
+            (float(b), float(_mp(c)) * math.exp(log_front + log_area) * float(b) ** (d - 1))
+            for b, c in shells.items()
+        )
     else:
-        density = _EvenDensity(odd, shell_list, [float(b) for b in pieces])
+        density = _Density(_project(walked, shells), n, _merged_even(walked, shells, n))
         shell_masses = ()
 
     at_zero = _at_origin(walked, density, top)
@@ -541,7 +716,7 @@ def _transform(terms, d):
     return RadialTransform(
         mu=vectorised(log_abs_and_sign),
         log_abs_mu=log_form(log_abs_and_sign),
-        rel_error=max(1e-13 if d % 2 else _EVEN_FLOOR, 10 * rel),
+        rel_error=max(1e-13, 10 * rel),
         abs_error=min(1.0, floor),
         shells=shell_masses,
         ac_mass=ac_mass,
