@@ -77,6 +77,29 @@ def test_fejer_shell_in_five_dimensions_and_no_measure_beyond():
             closed_form(F(FEJER), dim).mu(1.0)
 
 
+# -- irrational frequencies: sin(sqrt(2) r) sin(r) / r^2, by hand ---------------------------------
+B1, B2 = math.sqrt(2) - 1, math.sqrt(2) + 1
+SQRT2_EXACT = {  # knots b1 = sqrt(2) - 1, b2 = sqrt(2) + 1; mu_1 = 1/2, then (b2 - rho)/4
+    1: lambda x, b1, b2: mpmath.mpf(1) / 2 if x < b1 else (b2 - x) / 4,
+    2: lambda x, b1, b2: (mpmath.acosh(b2 / x) - (mpmath.acosh(b1 / x) if x < b1 else 0)) / (4 * mpmath.pi),
+    3: lambda x, b1, b2: 0 if x < b1 else 1 / (8 * mpmath.pi * x),
+}
+
+
+@pytest.mark.parametrize("dim", sorted(SQRT2_EXACT))
+def test_irrational_frequencies_against_closed_forms(dim):
+    """(r + sqrt(2) r)/r must be read as the frequency 1 + sqrt(2) (it was declined); the pieces then
+    carry 120 digits, and the knots are not binary fractions (held as longdouble pairs)."""
+    tr = closed_form(F("sin(sqrt(2)*r)*sin(r)/r**2"), dim)
+    assert tr is not None and tr.method.startswith("closed-form:band-limited")
+    rho = np.array([0.05, 0.3, B1 * (1 - 1e-9), B1 * (1 + 1e-9), 1.0, 2.0, B2 * (1 - 1e-9)])
+    with mpmath.workdps(40):
+        b1, b2 = mpmath.sqrt(2) - 1, mpmath.sqrt(2) + 1
+        ref = np.array([float(SQRT2_EXACT[dim](mpmath.mpf(float(x)), b1, b2)) for x in rho])
+    np.testing.assert_allclose(tr.mu(rho), ref, rtol=tr.rel_error, atol=1e-300)
+    assert sk.check_rkks(F("sin(sqrt(2)*r)*sin(r)/r**2"), dim=dim).verdict == "PD"
+
+
 # -- the Hankel integral (stored) ----------------------------------------------------------------
 HANKEL_CASES = {
     "sin(r)**4/r**4": (1, 2, 3),

@@ -106,7 +106,7 @@ def trig_terms(expr):
             elif f.is_Pow and f.base == R and f.exp.is_Integer:
                 power += int(f.exp)
             elif isinstance(f, (sympy.cos, sympy.sin)) and trig is None:
-                b = f.args[0] / R
+                b = sympy.cancel(f.args[0] / R)  # (r + sqrt(2) r) / r is not simplified by itself
                 if not (b.is_number and b.is_real):
                     return None
                 trig = (f.func, b)
