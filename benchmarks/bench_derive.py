@@ -115,9 +115,11 @@ KERNELS = [
     ("1/(1 + r**0.2)", None, "slow power decay r^-0.2: mixture with the expansion at infinity"),
     ("besselj(1, 2*r)/r*exp(-r**2)", None, "Gaussian x J1(2r)/r (Laguerre series)"),
     ("exp(-r)*besselj(2, 3*r)/r**2", None, "exponential x J2(3r)/r^2 (lifted Poisson path)"),
-    # band-limited kernels (transforms/_bandlimited.py): exact walk in odd d, projection in even d
+    # band-limited kernels (transforms/_bandlimited.py): exact walk in odd d, exact projection in even d
     ("sin(r)**2/r**2", None, "band-limited: Fejér (a shell in d = 5, no measure beyond)"),
     ("(sin(r)/r)**4", None, "band-limited: sinc^4 (finite for d <= 9)"),
+    ("(sin(r)/r)**6", None, "band-limited: sinc^6 (finite for d <= 13)"),
+    ("(sin(r)/r)**8", None, "band-limited: sinc^8 (finite for d <= 17)"),
     ("sin(r)*sin(2*r)/r**2", None, "band-limited: product of sines, indefinite in d = 5"),
     ("sin(r)**2/(r**2*(1 + r**2))", None, "band-limited + rational quadratic (partial fractions)"),
 ]
