@@ -206,6 +206,36 @@ def test_oscillating_power_decay_envelope():
     assert a.decay == "power" and a.decay_rate == pytest.approx(2.0, abs=1e-3)
 
 
+@pytest.mark.parametrize(
+    ("formula", "rate"),
+    [
+        # (1 - cos 2r) / (2 r^4) + O(r^-6): never changes sign, oscillating part ~ r^-4
+        ("sin(r)**2/(r**2*(1 + r**2))", 4.0),
+        ("(2 + cos(r))/(1 + r**2)**2", 4.0),  # cos(r) / r^4 beside 2 / r^4
+        ("(1 + cos(3*r))/(1 + r**2)**1.5", 3.0),  # touches 0, never below
+        ("besselj(0, r)/(1 + r**2)", 2.5),  # sign-changing too: J0 ~ r^-1/2
+    ],
+)
+def test_an_oscillating_component_is_seen_whether_or_not_k_changes_sign(formula, rate):
+    info = analyze(F(formula))
+    assert info.oscillation_rate == pytest.approx(rate, abs=0.02)
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "1/(1 + r**2)**2",
+        "1/(1 + sqrt(r))",
+        "log(1 + r)/(1 + r**2)**2",
+        "1/(1 + r)**3.5",
+        "(1 - exp(-r**2))/r**2",
+    ],
+)
+def test_smooth_decay_has_no_oscillating_component(formula):
+    """Negative controls: a smooth fit follows these to ~1e-12, far below the 1e-8 threshold."""
+    assert math.isnan(analyze(F(formula)).oscillation_rate)
+
+
 def test_support_with_jump_and_interior_pole():
     a = analyze(F("exp(-r**2/2)", support=1.5))
     assert a.edge_terms[0] == (pytest.approx(math.exp(-1.125), rel=1e-12), 0.0)

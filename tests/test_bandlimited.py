@@ -334,6 +334,26 @@ def test_a_split_whose_parts_have_no_measure_is_not_used(dim):
     assert len(closed_form_terms(k, 3)) == 3
 
 
+@pytest.mark.parametrize("dim", [10, 12, 17])
+def test_a_product_without_measure_in_high_d_is_divergent_from_its_oscillation(dim):
+    """sin(r)^2/(r^2 (1 + r^2)) = (1 - cos 2r)/(2 r^4) + ... never changes sign, but its oscillating
+    component decays like r^-4, slower than the r^-(d-1)/2 of any finite radial measure for d >= 10:
+    DIVERGENT from the analysis alone (it was refused after 17-19 s of numeric attempts)."""
+    rep = sk.check_rkks(F("sin(r)**2/(r**2*(1 + r**2))"), dim=dim)
+    assert rep.verdict == "DIVERGENT"
+    assert (
+        "oscillates at infinity with an envelope r^-4" in rep.reason and "need not change sign" in rep.reason
+    )
+    assert rep.method == "analysis of k: an oscillating component at infinity (no transform needed)"
+
+
+def test_an_oscillating_component_that_decays_fast_enough_is_not_called_divergent():
+    """Negative control: the envelope r^-4 of cos(r)/(1 + r^2)^2 allows a measure in d = 8 (r^-3.5)."""
+    rep = sk.check_rkks(F("(2 + cos(r))/(1 + r**2)**2"), dim=8)
+    assert rep.verdict == "RKKS"
+    assert abs(rep.mass_plus.value - rep.mass_minus.value - 3.0) <= rep.mass_plus.error + rep.mass_minus.error
+
+
 @pytest.mark.parametrize("dim", [2, 3, 4])
 def test_exact_offsets_reaching_the_origin_give_mu_at_zero(dim):
     """The sampler's tables next to the knot b = 2 span down to rho = 0: off = -2 is mu(0) (here

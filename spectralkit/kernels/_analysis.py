@@ -70,6 +70,12 @@ class KernelAnalysis:
     oscillating : bool
         True when k changes sign in the windows at r = 10^8 ... 10^12 (it oscillates at infinity; its
         spectral measure then has singular points or parts at nonzero frequencies).
+    oscillation_rate : float
+        The envelope rate of a component of k that oscillates at infinity, whether or not k changes
+        sign (sin(r)^2/(r^2 (1 + r^2)) = (1 - cos 2r)/(2 r^4) + ...: 4), or nan when none is seen:
+        the part of k that a smooth fit (Chebyshev, degree 8) over the windows [r, 1.1 r] cannot
+        follow, when it exceeds 1e-8 of max |k| there at r = 1e8 and at 1e12; the rate is the slope
+        of its size (sqrt(2) times its rms) between the two, good to about 0.01.
     method : str
         ``"sympy-series"`` when both expansions are symbolic, ``"numeric"`` when at least one of
         them fell back to the numeric estimate.
@@ -84,6 +90,7 @@ class KernelAnalysis:
     decay_rate: float
     method: str
     oscillating: bool = False
+    oscillation_rate: float = math.nan
 
 
 # ---------------------------------------------------------------------------------------------
@@ -300,11 +307,26 @@ def _numeric_edge(expr, support):
 _DECAY_EXPONENTS = tuple(range(2, 13))  # r = 10^j
 _WINDOW = tuple([0.0] + [((j * 0.6180339887498949) % 1.0) * 0.1 for j in range(1, 400)])
 _DENSE = (8, 12)  # decades of the power-rate slope: full window; elsewhere the first 25 points
+#: relative size of the part of k a smooth fit over a window cannot follow, above which k has an
+#: oscillating component (the fit leaves ~1e-12 of smooth kernels)
+_WIGGLE = 1e-8
+
+
+def _unfit_part(values, env):
+    """sqrt(2) rms(k - smooth fit) / max |k| over a dense window (Chebyshev least squares of degree 8 in
+    the window's coordinate): ~1e-12 for a kernel smooth at this scale, the relative amplitude of an
+    oscillating component otherwise (its many periods per window defeat the fit)."""
+    u = np.array([float(x) for x in _WINDOW])
+    v = np.array([float(x / env) for x in values])
+    basis = np.polynomial.chebyshev.chebvander(20.0 * u - 1.0, 8)
+    coef = np.linalg.lstsq(basis, v, rcond=None)[0]
+    return float(np.sqrt(2.0 * np.mean((v - basis @ coef) ** 2)))  # rms: a sinusoid's amplitude
 
 
 def _decay(expr):
-    """``(decay, rate, oscillating)``: classify the decay of k at infinity from log max|k| over
-    windows [r, 1.1 r], r = 1e2..1e12.
+    """``(decay, rate, oscillating, oscillation_rate)``: classify the decay of k at infinity from
+    log max|k| over windows [r, 1.1 r], r = 1e2..1e12 (``oscillation_rate``: see
+    :class:`KernelAnalysis`).
 
     The window (quasi-random points plus r itself; 400 at the decades used for the power rate,
     so an oscillation's envelope is missed by < 1e-4 in log) catches the envelope of oscillating kernels;
@@ -317,6 +339,7 @@ def _decay(expr):
     with mpmath.workdps(50):
         logs = []
         sign_changes = 0
+        wiggle = {}
         for j in _DECAY_EXPONENTS:
             rr = mpmath.mpf(10) ** j
             window = _WINDOW if j in _DENSE else _WINDOW[:25]
@@ -325,30 +348,36 @@ def _decay(expr):
             logs.append(mpmath.log(env) if env > 0 else -mpmath.inf)
             if j >= 8 and min(values) < 0 < max(values):
                 sign_changes += 1
+            if j in _DENSE and env > 0:
+                wiggle[j] = (_unfit_part(values, env), env)
         y = dict(zip(_DECAY_EXPONENTS, logs))
+        osc = math.nan
+        if len(wiggle) == 2 and all(w > _WIGGLE for w, _ in wiggle.values()):
+            (w8, e8), (w12, e12) = wiggle[8], wiggle[12]
+            osc = float(-mpmath.log10((w12 * e12) / (w8 * e8)) / 4)
         if all(v == -mpmath.inf for v in logs[-3:]):
-            return "compact", math.nan, False
+            return "compact", math.nan, False, math.nan
         if any(not mpmath.isfinite(v) for v in logs):
             raise ValueError("kernel is not finite at large r")
         ln10 = mpmath.log(10)
         if y[12] - y[6] > mpmath.log(1.2):
-            return "growth", math.nan, sign_changes >= 3
+            return "growth", math.nan, sign_changes >= 3, osc
         if y[12] - y[6] > -mpmath.log(1.2):
-            return "none", math.nan, sign_changes >= 3
+            return "none", math.nan, sign_changes >= 3, osc
         power_rate = float(-(y[12] - y[8]) / (4 * ln10))
         if y[11] >= 0:  # decays, but still >= 1 at 1e11: too slow to classify further
-            return "power", power_rate, sign_changes >= 3
+            return "power", power_rate, sign_changes >= 3, osc
         q = float((mpmath.log(-y[12]) - mpmath.log(-y[11])) / ln10)
         if q > 1 + 1e-3:
-            return "super-exponential", math.nan, sign_changes >= 3
+            return "super-exponential", math.nan, sign_changes >= 3, osc
         if q >= 1 - 1e-3:
             rs = [mpmath.mpf(10) ** j for j in (10, 11, 12)]
             mat = mpmath.matrix([[-x, mpmath.log(x), 1] for x in rs])
             sol = mpmath.lu_solve(mat, mpmath.matrix([y[10], y[11], y[12]]))
-            return "exponential", float(sol[0]), sign_changes >= 3
+            return "exponential", float(sol[0]), sign_changes >= 3, osc
         if q >= 0.2:  # e^(-c r^q), 0 < q < 1: faster than any power
-            return "power", math.inf, sign_changes >= 3
-        return "power", power_rate, sign_changes >= 3
+            return "power", math.inf, sign_changes >= 3, osc
+        return "power", power_rate, sign_changes >= 3, osc
 
 
 def _finite_on_grid(atom):
@@ -428,12 +457,12 @@ def _analyze_cached(atom, budget):
             edge = _numeric_edge(expr, atom.support)
             method = "numeric"
     if atom.support is not None:
-        decay, rate, oscillating = "compact", math.nan, False
+        decay, rate, oscillating, osc_rate = "compact", math.nan, False, math.nan
     else:
         # mpmath at 50 digits on r = 1e2..1e12: fast for the usual functions, minutes for special
         # functions of degenerate arguments (besselk(r, r), besselj(10**9, r)): under the budget
         try:
-            decay, rate, oscillating = run_with_budget(_decay, (expr,), budget)
+            decay, rate, oscillating, osc_rate = run_with_budget(_decay, (expr,), budget)
         except BudgetExceeded:
             raise TransformError(
                 f"the decay of {atom.name} at infinity could not be classified within {budget:g} CPU seconds "
@@ -456,6 +485,7 @@ def _analyze_cached(atom, budget):
         decay_rate=float(rate),
         method=method,
         oscillating=bool(oscillating),
+        oscillation_rate=float(osc_rate),
     )
 
 

@@ -5,7 +5,9 @@ The tail of mu is set by the least smooth point of k: a term r^alpha at the orig
 |mu| ~ rho^-((d+1)/2+beta); an unbounded kernel has no finite signed measure (|k| <= ||mu||); a
 kernel that oscillates at infinity with an envelope r^-gamma, gamma < (d-1)/2, has none either (every
 finite radial measure has a Fourier transform decaying at least like r^-(d-1)/2 apart from its atom at
-0). The mass integrand rho^(d-1)|mu| must decay faster than 1/rho.
+0), nor has one whose oscillating component alone decays that slowly (sin(r)^2/(r^2 (1 + r^2)) =
+(1 - cos 2r)/(2 r^4) + ... never changes sign; its oscillation comes from the mass next to rho = 2,
+whose transform decays like r^-(d-1)/2 at most). The mass integrand rho^(d-1)|mu| must decay faster than 1/rho.
 
 Closed forms state their exponent and whether they are measures at all; other terms are analysed
 (sympy series at 0 and at the support edge, the envelope at infinity), and edge terms of several
@@ -108,6 +110,24 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
                 reason,
                 (f"analysis ({an.method}): oscillating decay r^-{an.decay_rate:.3g}",),
             )
+        rate = an.oscillation_rate
+        # the measured rate is good to ~0.01 (the size of a sampled sinusoid): a margin at the threshold
+        if not an.oscillating and an.decay == "power" and math.isfinite(rate) and rate < (d - 1) / 2 - 0.05:
+            reason = (
+                f"k has a component that oscillates at infinity with an envelope r^-{rate:.3g} ({a.name}; "
+                f"k itself need not change sign), slower than the r^-{(d - 1) / 2:g} of every finite radial "
+                f"measure away from rho = 0 on R^{d}: its Fourier transform is not a measure, ||mu|| = inf"
+            )
+            return FinitenessReport(
+                False,
+                math.nan,
+                math.nan,
+                reason,
+                (
+                    f"analysis ({an.method}): an oscillating component decaying like r^-{rate:.3g}",
+                    OSCILLATION_ONLY_EVIDENCE,
+                ),
+            )
     early = _edge_divergence(d, terms, closed, analyses)
     if early is not None:
         return early
@@ -207,6 +227,11 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
     pm, slope = _partial_mass_evidence(scale, partial_masses, truncation, finite, integrand, evidence)
     return FinitenessReport(finite, tail_exp, integrand, reason, tuple(evidence), pm, slope)
 
+
+#: the evidence of a DIVERGENT verdict decided by an oscillating component of k alone (no transform)
+OSCILLATION_ONLY_EVIDENCE = (
+    "an oscillating component of k at infinity decides the verdict alone, no transform was computed"
+)
 
 #: the evidence of a DIVERGENT verdict decided by :func:`_edge_divergence` (no transform computed)
 EDGE_ONLY_EVIDENCE = (

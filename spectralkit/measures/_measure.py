@@ -31,7 +31,7 @@ from ..exceptions import (
 from ..kernels import DensityKernel, RadialKernel, from_spec
 from ..transforms import RadialTransform, closed_form, closed_form_terms, constant_transform, transform_atom
 from ._cache import get_or_compute, memory_get_or_compute
-from ._finiteness import EDGE_ONLY_EVIDENCE, finiteness
+from ._finiteness import EDGE_ONLY_EVIDENCE, OSCILLATION_ONLY_EVIDENCE, finiteness
 from ._jordan import JordanInput, integrate_abs, jordan
 from ._progress import Progress
 from ._results import Derivation, Estimate, FinitenessReport, Lobe, RKKSReport, Shell, TailModel, TermsSplit
@@ -42,6 +42,8 @@ __all__ = ["SpectralMeasure", "check_rkks", "MAX_DIM"]
 _MAX_MASS_ERROR = 1e-2
 #: method of a DIVERGENT verdict read from the support-edge exponents alone (no transform)
 _EDGE_ONLY_METHOD = "analysis of k: support-edge exponents (no transform needed)"
+#: method of a DIVERGENT verdict read from an oscillating component of k at infinity (no transform)
+_OSCILLATION_ONLY_METHOD = "analysis of k: an oscillating component at infinity (no transform needed)"
 #: A Bochner residual |k(0) - (m+ - m-)| above this share of ||mu|| and above the stated mass errors
 #: is a failed derivation, not a loose error bar: TransformError (smaller excesses over the stated
 #: errors: AccuracyWarning).
@@ -628,9 +630,12 @@ class SpectralMeasure:
         # a divergent verdict decided before any transform (the edge exponents alone, see
         # _finiteness._edge_divergence) computes none just to name its method
         edge_only = fin.evidence == (EDGE_ONLY_EVIDENCE,)
-        method = (
-            _EDGE_ONLY_METHOD if edge_only else self.method if fin.finite else self._divergent_method(fin)
-        )
+        if edge_only:
+            method = _EDGE_ONLY_METHOD
+        elif OSCILLATION_ONLY_EVIDENCE in fin.evidence:
+            method = _OSCILLATION_ONLY_METHOD
+        else:
+            method = self.method if fin.finite else self._divergent_method(fin)
         if not fin.finite and self._truncation is None:
             progress.done()
             return Derivation(
