@@ -148,14 +148,21 @@ def numeric_transform(atom: RadialKernel, dim: int, *, analysis: float = 20.0) -
     """The numeric transform of :mod:`._hankel` as a :class:`RadialTransform` (no closed forms,
     no sympy). Same parameters and errors as :func:`transform_atom`."""
     info = analyze(atom, budget=analysis)
-    if info.oscillating and info.decay in ("power", "none"):
+    hidden = not info.oscillating and math.isfinite(info.oscillation_rate)
+    if (info.oscillating or hidden) and info.decay in ("power", "none"):
+        what = (
+            f"has a component that oscillates at infinity with a power-law envelope r^-{info.oscillation_rate:.3g} "
+            "(k itself does not change sign)"
+            if hidden
+            else f"oscillates at infinity with a power-law envelope r^-{info.decay_rate:.3g}"
+        )
         raise TransformError(
-            f"kernel {atom.name} oscillates at infinity with a power-law envelope "
-            f"r^-{info.decay_rate:.3g}: its "
-            "spectral measure is singular at the oscillation's frequency (a sphere shell, an integrable "
-            "singularity or a jump), which spectralkit computes exactly for the Bessel family and its sums "
-            "(sin(a r)/(a r), cos(a r), besselj(nu, a r)/(a r)^nu: kernels.sinc, kernels.bessel) but not for "
-            "this formula; write it as such a sum if it is one"
+            f"kernel {atom.name} {what}: its spectral measure is not smooth at the oscillation's frequency "
+            "(a sphere shell, an integrable singularity, a jump or a kink), which the numeric route cannot "
+            "resolve; spectralkit computes it exactly for the Bessel family and its sums (sin(a r)/(a r), "
+            "cos(a r), besselj(nu, a r)/(a r)^nu: kernels.sinc, kernels.bessel), for band-limited sums "
+            "c cos(b r)/r^m, c sin(b r)/r^m and for cos(b r), sin(b r)/r times rational quadratics, but not "
+            "for this formula; write it as such a sum if it is one"
         )
     if info.decay in ("none", "growth") or (info.decay == "power" and not info.decay_rate > 0):
         raise TransformError(
