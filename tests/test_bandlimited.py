@@ -347,6 +347,16 @@ def test_a_product_without_measure_in_high_d_is_divergent_from_its_oscillation(d
     assert rep.method == "analysis of k: an oscillating component at infinity (no transform needed)"
 
 
+@pytest.mark.parametrize("dim", [5, 8])
+def test_the_numeric_route_refuses_a_hidden_oscillation_at_once_with_the_reason(dim):
+    """In d = 5 and 8 the measure of sin(r)^2/(r^2 (1 + r^2)) exists (a kink, an integrable
+    singularity at rho = 2) and no exact route computes it: the refusal names the oscillating
+    component instead of failing after 9-18 s of quadrature ("quadrature and steepest descent
+    disagree")."""
+    with pytest.raises(TransformError, match=r"envelope r\^-4 \(k itself does not change sign\).*a kink"):
+        sk.check_rkks(F("sin(r)**2/(r**2*(1 + r**2))"), dim=dim)
+
+
 def test_an_oscillating_component_that_decays_fast_enough_is_not_called_divergent():
     """Negative control: the envelope r^-4 of cos(r)/(1 + r^2)^2 allows a measure in d = 8 (r^-3.5)."""
     rep = sk.check_rkks(F("(2 + cos(r))/(1 + r**2)**2"), dim=8)
