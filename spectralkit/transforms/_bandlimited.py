@@ -472,7 +472,7 @@ class _Density:
         lost = lost if math.isfinite(lost) else 40.0
         digits = 20 * math.ceil((30 + max(lost, 0.0)) / 20)
         for attempt in range(3):
-            with gmpy2.context(gmpy2.get_context(), precision=int(digits * _BITS_PER_DIGIT) + 8):
+            with gmpy2.context(precision=int(digits * _BITS_PER_DIGIT) + 8):
                 value, mass = self._sum(rho, gap, point, digits)
                 bound = mass * gmpy2.mpfr(10) ** (-min(digits, self.digits))
                 if bound <= 1e-16 * abs(value) or attempt == 2 or digits >= self.digits:
