@@ -538,14 +538,15 @@ class RadialSampler:
         ]
         scale += sum(m for _, m in shells)
         cumulative = measure.cumulative if getattr(measure, "has_cumulative", False) else None
+        whole = lobes
         lobes, parent = self._split_doubly_singular(measure, lobes)
         # a half keeps its whole lobe's local tolerance (stricter than its own share would need)
         specs = [(lb.a, lb.b, min(self.tol * scale / lb.mass, 1e-4)) for lb in lobes]
         tables = self._tables_for(measure, density, lobes, specs, cumulative)
         # the halves of a lobe share its mass in the ratio of their tables' integrals
-        table_sum = np.bincount(parent, weights=[t.mass for t in tables])
+        table_sum = np.bincount(parent, weights=[t.mass for t in tables], minlength=len(whole))
         masses = [float(lb.mass * t.mass / table_sum[j]) for lb, t, j in zip(lobes, tables, parent)]
-        discrepancy = [abs(t.mass - m) for t, m in zip(tables, masses)]
+        discrepancy = [abs(table_sum[j] - lb.mass) for j, lb in enumerate(whole)]
         total = float(np.sum(masses) + sum(m for _, m in shells) + tail_mass)
         if total <= 0:
             which = "positive" if s > 0 else "negative"
