@@ -448,6 +448,37 @@ def test_rq_oscillation_sign_change_at_a_continuous_kink():
     assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error + 1e-12
 
 
+def test_rq_oscillation_next_to_a_root_of_mu_uses_the_stated_absolute_floor(monkeypatch):
+    """cos(r)/(1 + r^2)^1.5 in d = 3 changes sign at rho = 0.8983: next to that root every form of
+    the walk cancels, and the sampler's table asked mpmath for 1,195 values there (16 s of its fit).
+    The transform now states an absolute floor of 1e-13 max|mu| and takes the float sum where its
+    bound is under it: few mpmath values, and the values next to the root still within the stated
+    errors of the mpmath-only walk (floor 0)."""
+    tr = transform_atom(RadialKernel.from_string("cos(r)/(1 + r**2)**1.5"), 3)
+    assert tr.abs_error == 1e-13
+    calls = []
+    original = _RQWalk._mp_point
+
+    def counting(self, *args, **kwargs):
+        calls.append(args[0])
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(_RQWalk, "_mp_point", counting)
+    rho = RQ_D3_ZERO + np.linspace(-3e-4, 3e-4, 41)
+    fast = tr.mu(rho)
+    assert len(calls) <= 2  # only the points closest to the root
+    exact_walk = _RQWalk(1.0, "cos", 1.0, 1.5, 1.0, 3)  # floor 0: mpmath wherever digits cancel
+    la, sg = exact_walk.log_abs_and_sign(rho)
+    exact = sg * np.exp(la)
+    assert len(calls) > 10  # the floor-0 walk needs mpmath here (else the check below is vacuous)
+    peak = float(np.max(np.abs(tr.mu(np.linspace(0.01, 5.0, 400)))))
+    assert np.all(np.abs(fast - exact) <= tr.rel_error * np.abs(exact) + tr.abs_error * peak)
+    calls.clear()
+    sampler = radial_sampler(sk.SpectralMeasure(RadialKernel.from_string("cos(r)/(1 + r**2)**1.5"), 3), +1)
+    assert sampler.u_error <= sampler.tol
+    assert len(calls) < 100  # 1,195 before
+
+
 @pytest.mark.parametrize(
     "formula,dim,plus,minus",
     [

@@ -831,6 +831,10 @@ class _RQWalk:
         self._polys = {}
         self._f_consts = {}
         self._taylor = {}
+        #: absolute error accepted from the float sum (set to _RQ_FLOOR x max|mu| once the peak is
+        #: known): next to a root of mu no form avoids the cancellation, and a value whose float
+        #: bound is under the floor needs no mpmath (the transform states the floor as abs_error)
+        self.floor = 0.0
 
     # -- the walk's polynomials, per shift sigma: {j: [coefficients of u^i]} (mpmath) -------------
     def polys(self, dps):
@@ -893,7 +897,9 @@ class _RQWalk:
             # orders and cancel (m log10(1/|rho - b|) digits): the same sum in u = 1/rho and
             # tau = (rho - sigma)/rho has every term of the kink's own order (:class:`_ShiftedWalk`)
             la[near], sg[near], lost[near] = self._shifted(rho[near], None if t is None else t[near])
-        bad = np.nonzero(lost > _LOST_FLOAT)[0]
+        with np.errstate(over="ignore", under="ignore"):
+            bound = 64 * _EPS * 10.0 ** np.minimum(lost, 300.0) * np.exp(la) * abs(self.c)
+        bad = np.nonzero((lost > _LOST_FLOAT) & ~(bound <= self.floor))[0]
         for i in bad:
             r = float(rho[i])
             off = None if t is None else float(t[i])
@@ -1163,6 +1169,8 @@ def _contour_max_d(kind, alpha):
 
 _ACCEPT_TABLE = 1e-5  # the largest table error stated rather than refused (the masses carry it)
 _LOST_FLOAT = 3.5  # float64 kve (~2e-14) times 10^3.5: within the stated 1e-10
+#: absolute error floor of the rq-oscillation walk, in units of max|mu| (its stated abs_error)
+_RQ_FLOOR = 1e-13
 
 
 def _poly_add(state, j, p):
@@ -1955,12 +1963,13 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
     mu = vectorised(log_abs_and_sign)
     grid = np.linspace(0, rho_max, 401)
     peak = float(np.max(np.abs(mu(grid[grid != b]))))
+    walk.floor = _RQ_FLOOR * peak
     return RadialTransform(
         mu=mu,
         log_abs_mu=log_form(log_abs_and_sign),
         method="closed-form:rq-oscillation",
         rel_error=BUILDERS["rq_oscillation"].rel_error,
-        abs_error=min(1.0, _TINY / peak) if peak > 0 else 0.0,
+        abs_error=min(1.0, _RQ_FLOOR) if peak > 0 else 0.0,
         scale=min(b, 1.0 / sq),
         tail_exponent=math.inf,
         tail_oscillation=0.0,
