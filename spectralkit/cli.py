@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import gc
 import json
 import math
 import os
@@ -32,6 +33,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -1170,6 +1172,18 @@ def _memory_message(exc):
     return f"not enough memory ({text})" if text else "not enough memory"
 
 
+def _release(exc):
+    """Close what the interrupted command left open, now rather than at some later garbage
+    collection: clearing the frames of the traceback releases the generators suspended there (a
+    chunked reader inside its ``with`` block), which close their files; whatever still sits in a
+    reference cycle is collected with its ResourceWarnings silenced (the interruption is the one
+    thing to report)."""
+    traceback.clear_frames(exc.__traceback__)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); return the exit status.
 
@@ -1193,9 +1207,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return status
         except _Terminated as exc:
             signum = exc.args[0] if exc.args else signal.SIGTERM
+            _release(exc)
             _error(f"terminated by {signal.Signals(signum).name}")
             return 128 + signum
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            _release(exc)
             _error("interrupted")
             return 130
 
