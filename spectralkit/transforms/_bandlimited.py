@@ -489,7 +489,7 @@ class _Density:
     def _sum(self, rho, gap, point, digits):
         """(sum of the terms, a bound on its rounding error in units of 10^-digits) at the context's
         precision: per knot, sum_a (sum_kind coef g) rho^-a by Horner's rule in 1/rho (its rounding
-        is at most 2 (degree + 2) ulps of sum_a |.| rho^-a)."""
+        is at most 2 (degree + 4) ulps of sum_a |.| rho^-a)."""
         x = gmpy2.mpfr(rho)
         zero = gmpy2.mpfr(0)
         value = mass = zero
@@ -668,7 +668,6 @@ def _transform(terms, d):
         return RadialTransform(
             mu=not_a_measure(reason), divergent=reason, rel_error=0.0, abs_error=0.0, **common
         )
-    log_front = -n * math.log(2 * math.pi)
     if d % 2:
         density = _Density(
             {b: {(_POW, a, c): v for (a, c), v in p.items()} for b, p in walked.items()},
@@ -677,7 +676,7 @@ def _transform(terms, d):
         )
         log_area = log_sphere_area(d)
         shell_masses = tuple(
-            (float(b), float(_mp(c)) * math.exp(log_front + log_area) * float(b) ** (d - 1))
+            (float(b), float(_mp(c)) * math.exp(density.log_front + log_area) * float(b) ** (d - 1))
             for b, c in shells.items()
         )
     else:

@@ -898,7 +898,7 @@ class _RQWalk:
             # tau = (rho - sigma)/rho has every term of the kink's own order (:class:`_ShiftedWalk`)
             la[near], sg[near], lost[near] = self._shifted(rho[near], None if t is None else t[near])
         with np.errstate(over="ignore", under="ignore"):
-            bound = 64 * _EPS * 10.0 ** np.minimum(lost, 300.0) * np.exp(la) * abs(self.c)
+            bound = _float_bound(np.exp(la) * abs(self.c), lost)
         bad = np.nonzero((lost > _LOST_FLOAT) & ~(bound <= self.floor))[0]
         for i in bad:
             r = float(rho[i])
@@ -933,7 +933,7 @@ class _RQWalk:
         la, sg, lost = self.float_values(rho, t)
         with np.errstate(over="ignore", under="ignore"):
             val = self.c * sg * np.exp(la)
-        return val, np.abs(val) * 64 * _EPS * 10.0 ** np.minimum(lost, 300.0)
+        return val, _float_bound(val, lost)
 
     def float_values(self, rho, t=None):
         rho = np.asarray(rho, dtype=np.float64)
@@ -1169,6 +1169,13 @@ def _contour_max_d(kind, alpha):
 
 _ACCEPT_TABLE = 1e-5  # the largest table error stated rather than refused (the masses carry it)
 _LOST_FLOAT = 3.5  # float64 kve (~2e-14) times 10^3.5: within the stated 1e-10
+
+
+def _float_bound(value, lost):
+    """The absolute error bound of the walk's float sum: 64 ulps of |value| times 10^(digits lost)."""
+    return np.abs(value) * 64 * _EPS * 10.0 ** np.minimum(lost, 300.0)
+
+
 #: absolute error floor of the rq-oscillation walk, in units of max|mu| (its stated abs_error)
 _RQ_FLOOR = 1e-13
 
