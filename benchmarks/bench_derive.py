@@ -122,6 +122,11 @@ KERNELS = [
     ("(sin(r)/r)**8", None, "band-limited: sinc^8 (finite for d <= 17)"),
     ("sin(r)*sin(2*r)/r**2", None, "band-limited: product of sines, indefinite in d = 5"),
     ("sin(r)**2/(r**2*(1 + r**2))", None, "band-limited + rational quadratic (partial fractions)"),
+    # rational functions of r^2 (transforms/_rational.py): partial fractions, complex poles
+    ("1/(1 + r**2 + r**4)", None, "rational in r^2: complex poles"),
+    ("1/(1 + r**4)", None, "rational in r^2: complex poles, indefinite"),
+    ("1/((1 + r**2)*(4 + r**2))", None, "rational in r^2: two real poles (PD)"),
+    ("(1 - r**2)/(1 + r**2)**3", None, "rational in r^2: a triple pole"),
 ]
 
 CHILD = r"""

@@ -357,6 +357,19 @@ def test_the_numeric_route_refuses_a_hidden_oscillation_at_once_with_the_reason(
         sk.check_rkks(F("sin(r)**2/(r**2*(1 + r**2))"), dim=dim)
 
 
+@pytest.mark.parametrize(
+    "formula,dim", [("(2 + cos(r))/(1 + r**2)**2", 9), ("sin(r)**2/(r**2*(1 + r**2))", 9)]
+)
+def test_an_oscillation_at_the_threshold_is_refused_with_the_threshold_reason(formula, dim):
+    """The oscillating component decays exactly like r^-(d-1)/2 (r^-4 in d = 9): next to the frequency
+    the measure is a sphere shell or a non-integrable |rho - b|^-1 density, not a density; the
+    refusal says so (it used to give the generic "cannot resolve" reason)."""
+    with pytest.raises(
+        TransformError, match=r"envelope r\^-4.*the threshold r\^-4 .*not absolutely continuous"
+    ):
+        sk.check_rkks(F(formula), dim=dim)
+
+
 def test_an_oscillating_component_that_decays_fast_enough_is_not_called_divergent():
     """Negative control: the envelope r^-4 of cos(r)/(1 + r^2)^2 allows a measure in d = 8 (r^-3.5)."""
     rep = sk.check_rkks(F("(2 + cos(r))/(1 + r**2)**2"), dim=8)

@@ -143,6 +143,8 @@ CASES = [
     (kernels.RadialKernel.from_string("cos(r)/(1 + r**2)"), 4, "gorf"),
     # K-Bessel form (exact in every d, transforms/_exp_poly.py)
     (kernels.RadialKernel.from_string("exp(-sqrt(1 + r**2))"), 16, "gorf"),
+    # rational function of r^2 with complex poles (transforms/_rational.py): an oscillating density
+    (kernels.RadialKernel.from_string("1/(1 + r**2 + r**4)"), 3, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]

@@ -212,6 +212,19 @@ print(sk.check_rkks("sin(r)**2/(r**2*(1 + r**2))", 3).mass_plus)
 report = sk.check_rkks("(sin(r)/r)**4", 8)
 print(report.verdict, report.mass_plus, report.mass_minus)""",
     ),
+    (
+        """## 14. Rational functions of r^2
+
+1/(1 + r^4) has its poles at r^2 = -i and i. Partial fractions in t = r^2 write it as two conjugate
+rational quadratics c/(r^2 + a) with complex a, and the rational quadratic's Bessel-K closed form
+continues to complex scales: the density oscillates like exp(-rho/sqrt(2)) cos(rho/sqrt(2) + phase),
+so the kernel is indefinite in every d. Real poles give sums of rational quadratics of several
+scales; 1/((1 + r^2)(4 + r^2)) is a Gaussian scale mixture with positive weights, PD with mass
+k(0) = 1/4 in every d.""",
+        """report = sk.check_rkks("1/(1 + r**4)", 3)
+print(report.verdict, report.method, report.mass_plus, report.mass_minus)
+print(sk.check_rkks("1/((1 + r**2)*(4 + r**2))", 64).mass_plus)""",
+    ),
 ]
 
 

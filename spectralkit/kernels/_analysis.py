@@ -310,6 +310,9 @@ _DENSE = (8, 12)  # decades of the power-rate slope: full window; elsewhere the 
 #: relative size of the part of k a smooth fit over a window cannot follow, above which k has an
 #: oscillating component (the fit leaves ~1e-12 of smooth kernels)
 _WIGGLE = 1e-8
+#: the measured ``oscillation_rate`` is good to ~0.01 (the size of a sampled sinusoid's residual);
+#: within this margin of a threshold such as (d - 1)/2 it is read as the threshold itself
+RATE_MARGIN = 0.05
 
 
 def _unfit_part(values, env):

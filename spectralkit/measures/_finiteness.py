@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..exceptions import TransformError
-from ..kernels._analysis import analysis_budget, analyze
+from ..kernels._analysis import RATE_MARGIN, analysis_budget, analyze
 from ..transforms import closed_form
 from ._results import FinitenessReport
 
@@ -112,7 +112,12 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
             )
         rate = an.oscillation_rate
         # the measured rate is good to ~0.01 (the size of a sampled sinusoid): a margin at the threshold
-        if not an.oscillating and an.decay == "power" and math.isfinite(rate) and rate < (d - 1) / 2 - 0.05:
+        if (
+            not an.oscillating
+            and an.decay == "power"
+            and math.isfinite(rate)
+            and rate < (d - 1) / 2 - RATE_MARGIN
+        ):
             reason = (
                 f"k has a component that oscillates at infinity with an envelope r^-{rate:.3g} ({a.name}; "
                 f"k itself need not change sign), slower than the r^-{(d - 1) / 2:g} of every finite radial "

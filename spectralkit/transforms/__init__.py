@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     _exp_poly,
     _monotone,
     _oscillating,
+    _rational,
     _sonine,
 )
 from ._closed_forms import closed_form, constant_transform

@@ -28,7 +28,7 @@ import numpy as np
 from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels import REGISTRY, DensityKernel, RadialKernel
-from ..kernels._analysis import analysis_budget, analyze, infinity_terms, origin_terms_to_order
+from ..kernels._analysis import RATE_MARGIN, analysis_budget, analyze, infinity_terms, origin_terms_to_order
 from ._closed_forms import closed_form
 from ._hankel import NumericHankel
 from ._mixture import _power_tail, gaussian_mixture_transform
@@ -156,6 +156,16 @@ def numeric_transform(atom: RadialKernel, dim: int, *, analysis: float = 20.0) -
             if hidden
             else f"oscillates at infinity with a power-law envelope r^-{info.decay_rate:.3g}"
         )
+        rate = info.oscillation_rate if hidden else info.decay_rate
+        if abs(rate - 0.5 * (dim - 1)) <= RATE_MARGIN:
+            # exactly at the threshold of finiteness: mu ~ |rho - b|^-1 next to the frequency, or a
+            # uniform measure on the sphere |w| = b there (depending on the phase): not a density
+            raise TransformError(
+                f"kernel {atom.name} {what}, the threshold r^-{0.5 * (dim - 1):g} of every finite radial "
+                f"measure on R^{dim}: its spectral measure is not absolutely continuous at the oscillation's "
+                "frequency (a sphere shell or a non-integrable |rho - b|^-1 density, depending on the phase), "
+                "which spectralkit does not compute"
+            )
         raise TransformError(
             f"kernel {atom.name} {what}: its spectral measure is not smooth at the oscillation's frequency "
             "(a sphere shell, an integrable singularity, a jump or a kink), which the numeric route cannot "

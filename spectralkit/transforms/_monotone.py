@@ -57,6 +57,7 @@ from .._numerics.chebyshev import fit_adaptive
 from .._numerics.quadrature import gauss_legendre
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
+from ._partial import partial_fractions
 from ._registry import MATCH_FAILURES, builder, exact_rationals, matcher
 from ._types import RadialTransform
 
@@ -137,54 +138,15 @@ def _split_term(term):
 
 
 def _partial_fractions(rational):
-    """[(c, n, p)] with rational = c0 + sum c (r + p)^-n (p > 0), plus the polynomial part; or None.
-
-    Exact division into polynomial and proper part; the poles (roots of the denominator, found at
-    50 digits per square-free factor) must be real and negative; the coefficient of (r - z)^-n at a
-    pole z of multiplicity m is the Taylor coefficient of order m - n of (r - z)^m N/D at z.
-    """
-    num, den = sympy.fraction(sympy.cancel(sympy.together(rational)))
-    if not (num.is_polynomial(R) and den.is_polynomial(R)):
+    """[(c, n, p)] with rational = c0 + sum c (r + p)^-n (p > 0), plus the polynomial part; or None
+    (:func:`._partial.partial_fractions`; the poles must be real and negative)."""
+    pf = partial_fractions(rational, R, _DPS)
+    if pf is None:
         return None
-    N, D = sympy.Poly(num, R), sympy.Poly(den, R)
-    if not all(c.is_number for c in N.all_coeffs() + D.all_coeffs()):
-        return None
-    quo, rem = sympy.div(N, D)
-    poly_part = [_mpf(c) for c in quo.all_coeffs()[::-1]]
-    if rem.is_zero:
-        return poly_part, []
-    roots = []
-    for factor, mult in sympy.sqf_list(D)[1]:
-        if factor.degree() == 0:
-            continue
-        for z in factor.nroots(n=_DPS, maxsteps=500):
-            re_, im_ = (mpmath.mpf(sympy.N(v, _DPS)) for v in z.as_real_imag())
-            if abs(im_) > mpmath.mpf(10) ** (-_DPS + 15) * max(1, abs(re_)):
-                return None  # complex poles: an oscillating kernel
-            roots.append((re_, mult))
-    if any(not z < 0 for z, _ in roots):
-        return None
-    lead = _mpf(D.LC())
-    rem_coeffs = [_mpf(c) for c in rem.all_coeffs()]
-    out = []
-    with mpmath.workdps(_DPS):
-        for k, (zk, mk) in enumerate(roots):
-            # Taylor series (in u = r - zk) of rem(zk + u) / (lead prod_{i != k} (zk - zi + u)^mi)
-            series = [mpmath.polyval(rem_coeffs, zk)]
-            derivs = rem_coeffs
-            for j in range(1, mk):
-                derivs = [c * (len(derivs) - 1 - i) for i, c in enumerate(derivs[:-1])]
-                series.append(mpmath.polyval(derivs, zk) / mpmath.factorial(j) if derivs else mpmath.mpf(0))
-            series = [c / lead for c in series]
-            for i, (zi, mi) in enumerate(roots):
-                if i == k:
-                    continue
-                delta = zk - zi
-                inv = [mpmath.binomial(-mi, n) * delta ** (-mi - n) for n in range(mk)]
-                series = [sum(series[a] * inv[n - a] for a in range(n + 1)) for n in range(mk)]
-            for n in range(1, mk + 1):
-                out.append((series[mk - n], n, -zk))
-    return poly_part, out
+    poly_part, fracs = pf
+    if any(not (isinstance(z, mpmath.mpf) and z < 0) for _, _, z in fracs):
+        return None  # complex poles (an oscillating kernel) or a pole on r >= 0
+    return poly_part, [(c, n, -z) for c, n, z in fracs]
 
 
 def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple] | None:

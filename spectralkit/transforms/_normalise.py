@@ -122,6 +122,10 @@ def _scaled(kind, params, factor):
         p["c0"] = p["c0"] * f_mp
         p["terms"] = tuple((w * f_mp, *rest) for w, *rest in p["terms"])
         p["atoms"] = tuple((w * f_mp, s) for w, s in p["atoms"])
+    elif kind == "rational_r2":
+        f_mp = mpmath.mpf(f_num)
+        p["c0"] = p["c0"] * f_mp
+        p["terms"] = tuple((c * f_mp, n, a) for c, n, a in p["terms"])
     else:
         return None
     return kind, p
@@ -157,6 +161,8 @@ def _family_value(kind, params, r):
         for w, s in p["atoms"]:
             out += w * mpmath.exp(-s * r)
         return out
+    if kind == "rational_r2":
+        return p["c0"] + mpmath.re(sum(c * (r * r + a) ** (-n) for c, n, a in p["terms"]))
     if kind == "edge_power":
         x = r / mpmath.mpf(p["b"])
         return (1 - x) ** mpmath.mpf(p["beta"]) * sum(mpmath.mpf(c) * x**i for i, c in enumerate(p["g"]))
