@@ -126,6 +126,8 @@ def _scaled(kind, params, factor):
         f_mp = mpmath.mpf(f_num)
         p["c0"] = p["c0"] * f_mp
         p["terms"] = tuple((c * f_mp, n, a) for c, n, a in p["terms"])
+        p["lead"] = p["lead"] * f_mp
+        p["rest_pq"] = (tuple(c * f_mp for c in p["rest_pq"][0]), p["rest_pq"][1])
     else:
         return None
     return kind, p

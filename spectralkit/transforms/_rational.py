@@ -37,6 +37,7 @@ import sympy
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.exact import two_product
 from .._numerics.special import log_besselk
+from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
 from ._partial import partial_fractions
@@ -45,7 +46,7 @@ from ._types import RadialTransform
 
 __all__ = []  # private module
 
-_DPS = 50
+_DPS = 40  # digits of the partial fractions beyond those the cancellation next to rho = 0 takes
 #: pointwise relative rounding bound above which a point is recomputed in mpmath
 _FLOAT_TOL = 1e-12
 _MAX_DPS = 400
@@ -84,8 +85,20 @@ def _match_rational_r2(expr, support):
     deg_p, deg_q = sympy.degree(num, _T), sympy.degree(den, _T)
     if deg_p > deg_q:
         return None
-    with mpmath.workdps(_DPS):
-        pf = partial_fractions(num / den, _T, _DPS)
+    # k - c_0 ~ lead t^-delta at infinity (t = r^2)
+    rest = num / den
+    if deg_p == deg_q:
+        rest = rest - sympy.Poly(num, _T).LC() / sympy.Poly(den, _T).LC()
+    rnum, rden = sympy.fraction(sympy.cancel(sympy.together(rest)))
+    if rnum == 0:
+        return None
+    delta = int(sympy.degree(rden, _T) - sympy.degree(rnum, _T))
+    # near rho = 0 the terms (r^2 + a)^-1 cancel like rho^(2 - 2 delta) against their sum, by 18 (delta - 1)
+    # digits at rho = 1e-9 (the smallest rho the evaluation sums them at): the coefficients carry
+    # that many digits more than the 40 kept
+    digits = _DPS + 18 * max(0, delta - 1)
+    with mpmath.workdps(digits):
+        pf = partial_fractions(num / den, _T, digits)
         if pf is None:
             return None
         poly_part, fracs = pf
@@ -101,14 +114,21 @@ def _match_rational_r2(expr, support):
         )
         if not terms:
             return None
-        # k - c_0 ~ lead t^-delta at infinity (t = r^2)
-        rest = num / den
-        if deg_p == deg_q:
-            rest = rest - sympy.Poly(num, _T).LC() / sympy.Poly(den, _T).LC()
-        rnum, rden = sympy.fraction(sympy.cancel(sympy.together(rest)))
-        delta = int(sympy.degree(rden, _T) - sympy.degree(rnum, _T))
-        lead = mpmath.mpmathify(sympy.N(sympy.Poly(rnum, _T).LC() / sympy.Poly(rden, _T).LC(), _DPS))
-    return "rational_r2", {"c0": c0, "terms": terms, "delta": delta, "lead": lead}
+        lead = mpmath.mpmathify(sympy.N(sympy.Poly(rnum, _T).LC() / sympy.Poly(rden, _T).LC(), digits))
+        # k - c_0 = rnum(t)/rden(t) itself: the partial fractions cancel by 2 (n_max - delta) log10(r)
+        # digits at large r (the integral of k for mu(0) runs to infinity)
+        rest_pq = tuple(
+            tuple(mpmath.mpf(sympy.N(c, digits)) for c in sympy.Poly(part, _T).all_coeffs())
+            for part in (rnum, rden)
+        )
+    return "rational_r2", {
+        "c0": c0,
+        "terms": terms,
+        "delta": delta,
+        "lead": lead,
+        "rest_pq": rest_pq,
+        "digits": digits,
+    }
 
 
 def kernel_value(r, c0, terms):
@@ -117,7 +137,7 @@ def kernel_value(r, c0, terms):
 
 
 @builder("rational_r2", rel_error=1e-10)  # stated per d: 10 x the largest rounding bound, >= 1e-11
-def _rational_r2(c0, terms, delta, lead, dim):
+def _rational_r2(c0, terms, delta, lead, rest_pq, digits, dim):
     """mu of c_0 + sum c (r^2 + a)^-n (module docstring)."""
     d = dim
     s = 0.5 * d
@@ -164,6 +184,13 @@ def _rational_r2(c0, terms, delta, lead, dim):
                 if cancelled < dps - 20 or dps >= _MAX_DPS:
                     break
                 dps = min(_MAX_DPS, 2 * dps)
+            if cancelled > digits - 15:
+                # the coefficients' own digits are used up (never below rho = 1e-9/|z|, which the
+                # partial fractions are sized for): an error, not a wrong value
+                raise TransformError(
+                    f"rational kernel in d = {d}: its partial fractions cancel by {float(cancelled):.0f} digits "
+                    f"at rho = {x:g}, more than the {digits} they carry"
+                )
             with mpmath.workdps(dps):
                 log_val = mpmath.log(abs(val)) if val != 0 else mpmath.ninf
                 if gamma_shift is not None:
@@ -253,10 +280,22 @@ def _rational_r2(c0, terms, delta, lead, dim):
                 with np.errstate(divide="ignore"):
                     la_b[fitted] = np.log(np.abs(g)) + gamma * np.log(xb[fitted]) + log_g0
                 sg_b[fitted] = np.sign(g)
-            if np.any(~fitted):
+            below = ~fitted
+            if origin is not None and np.any(below):
+                # G(rho) = G0 + (G_lo - G0) (rho/rho_lo)^p: the leading correction of the expansion
+                # at 0 (its own error is second order: ~1e-18 relative below rho_lo = 1e-9/|z|)
+                g0, p = origin
+                if p == 0:  # 2 delta = d: mu(rho) = mu(rho_lo) + A log(rho_lo/rho), g0 = A (scaled)
+                    g = g_lo + g0 * np.log(rho_lo / xb[below])
+                else:
+                    g = g0 + (g_lo - g0) * (xb[below] / rho_lo) ** p
                 with np.errstate(divide="ignore"):
-                    lost = np.log10(size[bad][~fitted] / np.maximum(np.abs(val[bad][~fitted]), 1e-300))
-                la_b[~fitted], sg_b[~fitted] = exact_points(xb[~fitted], lost)
+                    la_b[below] = np.log(np.abs(g)) + gamma * np.log(xb[below]) + log_g0
+                sg_b[below] = np.sign(g)
+            elif np.any(below):
+                with np.errstate(divide="ignore"):
+                    lost = np.log10(size[bad][below] / np.maximum(np.abs(val[bad][below]), 1e-300))
+                la_b[below], sg_b[below] = exact_points(xb[below], lost)
             la[bad], sg[bad] = la_b, sg_b
         out_la[pos], out_sg[pos] = la, sg
         out_la[~pos], out_sg[~pos] = at_zero
@@ -290,13 +329,58 @@ def _rational_r2(c0, terms, delta, lead, dim):
     if 2 * delta > d:
         with mpmath.workdps(30):
             radial = mpmath.quad(
-                lambda r: (kernel_value(r, c0, terms) - c0) * r ** (d - 1), [0, 1, 10, mpmath.inf]
+                lambda r: (
+                    mpmath.polyval(rest_pq[0], r * r) / mpmath.polyval(rest_pq[1], r * r) * r ** (d - 1)
+                ),
+                [0, 1, 10, mpmath.inf],
             )
+            scale = mpmath.quad(
+                lambda r: (
+                    abs(mpmath.polyval(rest_pq[0], r * r) / mpmath.polyval(rest_pq[1], r * r)) * r ** (d - 1)
+                ),
+                [0, 1, 10, mpmath.inf],
+            )
+            if abs(radial) <= mpmath.mpf("1e-24") * scale:
+                radial = mpmath.mpf(0)  # an exact cancellation ((1 - r^2)/(1 + r^2)^3 in d = 2): mu(0) = 0
             area = 2 * mpmath.pi ** (mpmath.mpf(d) / 2) / mpmath.gamma(mpmath.mpf(d) / 2)
             mu0 = radial * area / (2 * mpmath.pi) ** d
         at_zero = (float(mpmath.log(abs(mu0))) if mu0 != 0 else -np.inf, float(mpmath.sign(mu0)))
     else:
         at_zero = (np.inf, 1.0 if lead > 0 else -1.0)
+
+    # below rho_lo: mu rho^-gamma -> G0, the transform of k's leading term lead r^(-2 delta)
+    # (C rho^(2 delta - d), C = lead (2 pi)^(-d/2) 2^(d/2 - 2 delta) Gamma(d/2 - delta)/Gamma(delta)),
+    # or mu(0) where it is finite; next order rho^p, p = min(2, |d - 2 delta|); mpmath for 2 delta = d (log)
+    origin, g_lo = None, 0.0
+    if small is not None:
+        g_lo = float(small(np.array([math.log(rho_lo)]))[0])
+        if 2 * delta == d:
+            # k ~ lead r^-d: A = lead S_(d-1) / (2 pi)^d
+            with mpmath.workdps(30):
+                log_a = (
+                    mpmath.log(2 * abs(lead))
+                    + s * mpmath.log(mpmath.pi)
+                    - mpmath.loggamma(s)
+                    - d * mpmath.log(2 * mpmath.pi)
+                )
+            g0 = float(mpmath.sign(lead)) * math.exp(float(log_a) - log_g0)
+        elif 2 * delta < d:
+            with mpmath.workdps(30):
+                log_c = (
+                    mpmath.log(abs(lead))
+                    - s * mpmath.log(2 * mpmath.pi)
+                    + (s - 2 * delta) * mpmath.log(2)
+                    + mpmath.loggamma(s - delta)
+                    - mpmath.loggamma(delta)
+                )
+            g0 = float(mpmath.sign(lead)) * math.exp(float(log_c) - log_g0)
+        else:
+            g0 = at_zero[1] * math.exp(at_zero[0] - log_g0)
+        origin = (g0, float(min(2, abs(d - 2 * delta))))  # p = 0 marks the logarithm
+        if 2 * delta > d and not abs(g_lo - g0) <= 1e-4 * abs(g0):
+            # mu(0) = 0 or nearly: below rho_lo the model is right to its own size only, |mu(rho_lo)|
+            # at most, which the absolute floor then carries
+            log_floor = max(log_floor, math.log(abs(g_lo)) + log_g0)
 
     mu = vectorised(log_abs_and_sign)
     peak = math.exp(max(at_zero[0], float(np.max(g_la[np.isfinite(g_la)]))))
