@@ -38,7 +38,7 @@ __all__ = ["memory_get_or_compute", "get_or_compute", "clear_memory", "resolve_d
 FORMAT_VERSION = 2
 #: Bumped whenever a derivation gives a different result for the same kernel (a fixed bug), so that
 #: entries written by the older code of the same release are recomputed, not trusted.
-DERIVATION_REVISION = 4
+DERIVATION_REVISION = 5
 _MAX_BYTES = 16 << 20
 _memory = {}
 _lock = threading.Lock()

@@ -151,10 +151,10 @@ def numeric_transform(atom: RadialKernel, dim: int, *, analysis: float = 20.0) -
     hidden = not info.oscillating and math.isfinite(info.oscillation_rate)
     if (info.oscillating or hidden) and info.decay in ("power", "none"):
         what = (
-            f"has a component that oscillates at infinity with a power-law envelope r^-{info.oscillation_rate:.3g} "
+            f"has a component that oscillates at infinity with a power-law envelope r^-{max(info.oscillation_rate, 0.0):.3g} "
             "(k itself does not change sign)"
             if hidden
-            else f"oscillates at infinity with a power-law envelope r^-{info.decay_rate:.3g}"
+            else f"oscillates at infinity with a power-law envelope r^-{max(info.decay_rate, 0.0):.3g}"
         )
         rate = info.oscillation_rate if hidden else info.decay_rate
         if abs(rate - 0.5 * (dim - 1)) <= RATE_MARGIN:
