@@ -18,7 +18,7 @@ complex ``kve`` (relative accuracy about 4e-15 (1 + |order|), measured against m
 128), the phase and magnitude of exp(-z rho) in double-double; each point carries the rounding
 bound sum_j |mu_j| eps_j. Below rho_s, where the terms cancel as a whole (each ~ rho^(2 n - d),
 their sum ~ rho^(2 delta - d), delta = deg Q - deg P), mu rho^-gamma is interpolated from mpmath
-values with digits for the measured cancellation (mpmath itself below 1e-9/|z|); beyond rho_s
+values with digits for the measured cancellation (the expansion at 0 below 1e-7/|z|); beyond rho_s
 small values of mu are zeros of its oscillation, accurate to the bound in units of the terms'
 moduli (the stated relative error: 10 times the largest such bound). mu(0) is the integral of k
 (finite iff 2 delta > d) at 30 digits, else +-inf (an integrable singularity rho^(2 delta - d), log
@@ -46,7 +46,13 @@ from ._types import RadialTransform
 
 __all__ = []  # private module
 
-_DPS = 40  # digits of the partial fractions beyond those the cancellation next to rho = 0 takes
+_DPS = 60  # digits of the partial fractions beyond those the cancellation next to rho = 0 takes
+#: k - c_0 ~ r^(-2 delta) with delta above this: not matched (the partial fractions would cancel by
+#: more than 16 (delta - 1) digits next to rho = 0)
+_MAX_DELTA = 16
+#: below rho_lo the expansion at 0 replaces the sum, by the next order rho^p it keeps: its own error
+#: is of the order after it, (rho_lo |z|)^2 relative for p = 1 and for the logarithm, ^4 for p = 2
+_RHO_LO = {0.0: 1e-7, 1.0: 1e-7, 2.0: 1e-5}
 #: pointwise relative rounding bound above which a point is recomputed in mpmath
 _FLOAT_TOL = 1e-12
 _MAX_DPS = 400
@@ -93,10 +99,12 @@ def _match_rational_r2(expr, support):
     if rnum == 0:
         return None
     delta = int(sympy.degree(rden, _T) - sympy.degree(rnum, _T))
-    # near rho = 0 the terms (r^2 + a)^-1 cancel like rho^(2 - 2 delta) against their sum, by 18 (delta - 1)
-    # digits at rho = 1e-9 (the smallest rho the evaluation sums them at): the coefficients carry
-    # that many digits more than the 40 kept
-    digits = _DPS + 18 * max(0, delta - 1)
+    # near rho = 0 the terms (r^2 + a)^-1 cancel like rho^(2 - 2 delta) against their sum, by 14 (delta - 1)
+    # digits at rho = 1e-7 |z| (the smallest rho the evaluation sums them at, _RHO_LO), plus constants:
+    # the coefficients carry 16 (delta - 1) digits more than the _DPS kept
+    if delta > _MAX_DELTA:
+        return None  # thousands of digits next to 0: the generic routes
+    digits = _DPS + 16 * max(0, delta - 1)
     with mpmath.workdps(digits):
         pf = partial_fractions(num / den, _T, digits)
         if pf is None:
@@ -185,7 +193,7 @@ def _rational_r2(c0, terms, delta, lead, rest_pq, digits, dim):
                     break
                 dps = min(_MAX_DPS, 2 * dps)
             if cancelled > digits - 15:
-                # the coefficients' own digits are used up (never below rho = 1e-9/|z|, which the
+                # the coefficients' own digits are used up (never below rho = 1e-7/|z|, which the
                 # partial fractions are sized for): an error, not a wrong value
                 raise TransformError(
                     f"rational kernel in d = {d}: its partial fractions cancel by {float(cancelled):.0f} digits "
@@ -283,7 +291,7 @@ def _rational_r2(c0, terms, delta, lead, rest_pq, digits, dim):
             below = ~fitted
             if origin is not None and np.any(below):
                 # G(rho) = G0 + (G_lo - G0) (rho/rho_lo)^p: the leading correction of the expansion
-                # at 0 (its own error is second order: ~1e-18 relative below rho_lo = 1e-9/|z|)
+                # at 0 (its own error is of the order after it: _RHO_LO)
                 g0, p = origin
                 if p == 0:  # 2 delta = d: mu(rho) = mu(rho_lo) + A log(rho_lo/rho), g0 = A (scaled)
                     g = g_lo + g0 * np.log(rho_lo / xb[below])
@@ -302,8 +310,9 @@ def _rational_r2(c0, terms, delta, lead, rest_pq, digits, dim):
         return out_la, out_sg
 
     # rho_s: where the terms stop cancelling as a whole (size / |mu| < _CALM for the first time)
-    reach = 1.0 / min(abs(p[3]) for p in prepared)
-    grid = np.geomspace(1e-9, 1e3, 1201) * reach
+    # rho |z| is what the expansions at 0 are in: the largest |z| sets how small rho_lo must be
+    near, reach = 1.0 / max(abs(p[3]) for p in prepared), 1.0 / min(abs(p[3]) for p in prepared)
+    grid = np.geomspace(1e-7 * near, 1e3 * reach, 1201)
     g_la, _, g_val, g_bound, g_size, g_top = float_sum(grid)
     calm = np.nonzero(g_size < _CALM * np.abs(g_val))[0]
     rho_s = float(grid[calm[0]]) if calm.size else math.inf
@@ -312,7 +321,7 @@ def _rational_r2(c0, terms, delta, lead, rest_pq, digits, dim):
     rel_bound = float(np.max(g_bound[beyond] / g_size[beyond])) if np.any(beyond) else 0.0
     # mu ~ rho^gamma at 0 (gamma = 2 delta - d < 0; 0 where mu(0) is finite or log-singular)
     gamma = float(min(0, 2 * delta - d))
-    rho_lo = 1e-9 * reach
+    rho_lo = _RHO_LO[float(min(2, abs(d - 2 * delta)))] * near
     small, log_g0 = None, 0.0
     if rho_s > rho_lo:
         log_g0 = float(exact_points(np.array([rho_lo]), np.full(1, 16.0))[0][0]) - gamma * math.log(rho_lo)
@@ -380,17 +389,20 @@ def _rational_r2(c0, terms, delta, lead, rest_pq, digits, dim):
         if 2 * delta > d and not abs(g_lo - g0) <= 1e-4 * abs(g0):
             # mu(0) = 0 or nearly: below rho_lo the model is right to its own size only, |mu(rho_lo)|
             # at most, which the absolute floor then carries
-            log_floor = max(log_floor, math.log(abs(g_lo)) + log_g0)
+            log_floor = max(log_floor, math.log(abs(g_lo)) + log_g0) if g_lo != 0 else log_floor
 
     mu = vectorised(log_abs_and_sign)
-    peak = math.exp(max(at_zero[0], float(np.max(g_la[np.isfinite(g_la)]))))
+    # in logs: the densities of high d reach e^4000
+    log_peak = max(at_zero[0], float(np.max(g_la[np.isfinite(g_la)])))
     k0 = kernel_value(mpmath.mpf(0), c0, terms)
     return RadialTransform(
         mu=mu,
         log_abs_mu=log_form(log_abs_and_sign),
         method="closed-form:rational_r2",
         rel_error=max(1e-11, _CALM * rel_bound),
-        abs_error=min(1.0, max(_TINY, math.exp(log_floor)) / peak) if 0 < peak < math.inf else 0.0,
+        abs_error=math.exp(min(0.0, max(math.log(_TINY), log_floor) - log_peak))
+        if math.isfinite(log_peak)
+        else 0.0,
         scale=1.0 / max(abs(p[3]) for p in prepared),
         tail_exponent=math.inf,
         tail_oscillation=0.0,
