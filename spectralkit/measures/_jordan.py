@@ -109,7 +109,8 @@ def find_roots(f, grid, vals):
     side = np.zeros(idx.size, dtype=np.int8)
     for it in range(100):
         # false position, with a bisection every few steps to guarantee bracket shrinkage
-        x = b - fb * (b - a) / (fb - fa) if it % 4 != 3 else 0.5 * (a + b)
+        with np.errstate(divide="ignore", invalid="ignore"):  # fb = fa (e.g. both underflowed): bisect
+            x = b - fb * (b - a) / (fb - fa) if it % 4 != 3 else 0.5 * (a + b)
         x = np.where((x > a) & (x < b), x, 0.5 * (a + b))
         fx = f(x)
         left = np.sign(fx) == np.sign(fa)
