@@ -106,17 +106,30 @@ def transform_atom(
 def _mixture_route(atom, dim, budget):
     """The Gaussian scale-mixture transform (:mod:`._mixture`) of a decaying, bounded,
     non-oscillating kernel of infinite support, or None (not such a kernel, or not confirmed by
-    its checks). Smooth kernels need exponential decay; kernels not smooth at 0 (exp(-r^1.5),
-    (1 + r^1.5)^-2) any decay, and bring their origin terms to order r^6 (the power tail of psi)."""
+    its checks). Kernels not smooth at 0 (exp(-r^1.5), (1 + r^1.5)^-2) bring their origin terms to
+    order r^6 (the power tail of psi); kernels that decay like a power bring their terms at
+    infinity (psi at small t)."""
     if not isinstance(atom, RadialKernel) or atom.support is not None:
         return None
     info = analyze(atom, budget=budget)
     if info.oscillating or not info.bounded:
         return None
     if info.smooth_at_origin:
-        if info.decay not in ("exponential", "super-exponential"):
+        if info.decay in ("exponential", "super-exponential"):
+            return gaussian_mixture_transform(atom, dim, length=_length_scale(atom), smooth_at_origin=True)
+        if info.decay != "power" or not (math.isfinite(info.decay_rate) and info.decay_rate > 0):
             return None
-        return gaussian_mixture_transform(atom, dim, length=_length_scale(atom), smooth_at_origin=True)
+        # smooth with a power tail (products of rational-quadratic powers, (1 + r^2)^-a (b + r^2)^-c):
+        # psi's small-t end from k's terms at infinity, as for the kernels not smooth at 0
+        far = infinity_terms(atom, math.ceil(info.decay_rate) + 4, budget) or ()
+        if not far:
+            return None
+        try:
+            return gaussian_mixture_transform(
+                atom, dim, length=_length_scale(atom), smooth_at_origin=True, far_terms=far
+            )
+        except (ArithmeticError, ValueError, TypeError):
+            return None
     if info.decay not in ("exponential", "super-exponential", "power") or (
         info.decay == "power" and not info.decay_rate > 0
     ):
