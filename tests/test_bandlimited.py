@@ -370,6 +370,20 @@ def test_an_oscillation_at_the_threshold_is_refused_with_the_threshold_reason(fo
         sk.check_rkks(F(formula), dim=dim)
 
 
+@pytest.mark.parametrize("formula", ["exp(-sqrt(r))*cos(r)", "exp(-r**0.7)*cos(2*r)"])
+def test_an_oscillation_under_a_stretched_exponential_is_refused_with_that_reason(formula):
+    """exp(-sqrt(r)) decays faster than any power (the analysis: a power of infinite rate), so the
+    measure is smooth at the frequency: the reason is not "a power-law envelope r^-inf" and "not smooth"
+    (it was), and the refusal comes at once (the quadrature missed by 0.3-170 % and took a minute in
+    d = 16)."""
+    for dim in (1, 16):
+        with pytest.raises(
+            TransformError, match="faster than any power but slower than an exponential"
+        ) as err:
+            sk.check_rkks(F(formula), dim=dim)
+        assert "r^-inf" not in str(err.value) and "not smooth" not in str(err.value)
+
+
 def test_an_oscillating_component_that_decays_fast_enough_is_not_called_divergent():
     """Negative control: the envelope r^-4 of cos(r)/(1 + r^2)^2 allows a measure in d = 8 (r^-3.5)."""
     rep = sk.check_rkks(F("(2 + cos(r))/(1 + r**2)**2"), dim=8)
