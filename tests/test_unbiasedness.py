@@ -145,6 +145,9 @@ CASES = [
     (kernels.RadialKernel.from_string("exp(-sqrt(1 + r**2))"), 16, "gorf"),
     # rational function of r^2 with complex poles (transforms/_rational.py): an oscillating density
     (kernels.RadialKernel.from_string("1/(1 + r**2 + r**4)"), 3, "orf"),
+    # the shift formula in d = 1 (transforms/_dispatch._shift_route): a kink at rho = 1 of the
+    # exponential-power series' density
+    (kernels.RadialKernel.from_string("exp(-sqrt(r))*cos(r)"), 1, "rff"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]

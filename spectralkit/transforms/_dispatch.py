@@ -24,11 +24,13 @@ import math
 import numbers
 
 import numpy as np
+import sympy
 
 from .._numerics.special import log_sphere_area
-from ..exceptions import TransformError
+from ..exceptions import KernelDefinitionError, TransformError
 from ..kernels import REGISTRY, DensityKernel, RadialKernel
 from ..kernels._analysis import RATE_MARGIN, analysis_budget, analyze, infinity_terms, origin_terms_to_order
+from ..kernels._parse import R
 from ._closed_forms import closed_form
 from ._hankel import NumericHankel
 from ._mixture import _power_tail, gaussian_mixture_transform
@@ -92,6 +94,9 @@ def transform_atom(
     mixture = _mixture_route(atom, dim, analysis_budget(sympy_budget))
     if mixture is not None:
         return mixture
+    shifted = _shift_route(atom, dim, sympy_budget)
+    if shifted is not None:
+        return shifted
     numeric = numeric_transform(atom, dim, analysis=analysis_budget(sympy_budget))
     # sympy times out on some families with every method (arc-cosine, NTK) or returns unusable
     # Meijer-G forms (exponential power): their records say so
@@ -151,6 +156,95 @@ def _mixture_route(atom, dim, budget):
         # a formula the route's symbolic steps (log of the formula, lambdify) or its float64
         # arithmetic cannot take: not confirmed, so the Hankel route answers or refuses
         return None
+
+
+#: an envelope whose own oscillating component decays slower than r^-100 is not shifted
+_OWN_OSCILLATION = 100.0
+
+
+def _cos_factor(expr):
+    """(b, g) with expr = cos(b r) g, b > 0 a number and g free of trigonometric and Bessel factors."""
+    cos = [f for f in sympy.Mul.make_args(expr) if isinstance(f, sympy.cos)]
+    if len(cos) != 1:
+        return None
+    b = sympy.cancel(cos[0].args[0] / R)
+    if not b.is_number or not b.is_real or not b > 0:
+        return None
+    g = sympy.cancel(expr / cos[0])
+    if g.has(sympy.sin, sympy.cos, sympy.tan, sympy.besselj, sympy.bessely) or not g.has(R):
+        return None
+    return float(b), g
+
+
+def _shift_route(atom, dim, sympy_budget):
+    """d = 1 only: k = cos(b r) g(r) with g not oscillating has mu_1(rho) = (F(|rho - b|) + F(rho + b))/2,
+    F the one-dimensional transform of g by whichever route computes it (the shift formula), with
+    the kink or integrable singularity at rho = b evaluated at exact offsets. Pointwise error at most
+    rel (|F(|rho - b|)| + |F(rho + b)|)/2: F's relative error where F >= 0; where F changes sign the
+    shifts can cancel, and the excess goes into the absolute floor and the masses' error. Covers
+    envelopes no closed form pairs with the oscillation (1/(1 + r^3), 1/(1 + r^4), exp(-sqrt(r)),
+    products of rational-quadratic powers)."""
+    if dim != 1 or not isinstance(atom, RadialKernel) or atom.support is not None:
+        return None
+    split = _cos_factor(atom.expr)
+    if split is None:
+        return None
+    b, g_expr = split
+    try:
+        g = RadialKernel(g_expr)
+    except KernelDefinitionError:
+        return None
+    info = analyze(g, budget=analysis_budget(sympy_budget))
+    if info.oscillating or info.oscillation_rate < _OWN_OSCILLATION:
+        return None  # g oscillates itself (a hidden component decaying like a power)
+    try:
+        tg = transform_atom(g, 1, sympy_budget=sympy_budget)
+    except TransformError:
+        return None
+    if tg.divergent is not None or tg.shells or tg.tail_parts is not None or tg.singular_points:
+        return None
+    # |error| <= rel (|F(|rho - b|)| + |F(rho + b)|)/2: where F changes sign the two shifts can cancel,
+    # so the part of that bound beyond rel |mu| goes into the absolute floor and the masses' error
+    t = np.geomspace(1e-8, 1e6, 2801) * max(tg.scale, 1e-300)
+    with np.errstate(all="ignore"):
+        f_abs = np.abs(np.asarray(tg.mu(t), dtype=np.float64))
+    if not np.all(np.isfinite(f_abs)) or not np.any(f_abs > 0):
+        return None
+    signed = not tg.nonnegative and bool(np.any(np.asarray(tg.mu(t)) < 0))
+    # 2 int_0^inf |F| (the shifts' moduli integrated over rho >= 0, both signs), by the trapezoid rule
+    # in log t, doubled for its own error
+    abs_mass = 4.0 * float(np.sum(0.5 * (f_abs[1:] * t[1:] + f_abs[:-1] * t[:-1]) * np.diff(np.log(t))))
+
+    def density(rho):
+        rho = np.asarray(rho, dtype=np.float64)
+        return 0.5 * (np.asarray(tg.mu(np.abs(rho - b))) + np.asarray(tg.mu(rho + b)))
+
+    def at_offset(point, off):  # the one singular point: b
+        off = np.asarray(off, dtype=np.float64)
+        return 0.5 * (np.asarray(tg.mu(np.abs(off))) + np.asarray(tg.mu(2 * b + off)))
+
+    def mu(rho):
+        out = density(rho)
+        return out if np.ndim(out) else float(out)
+
+    grid = np.linspace(0.0, b + 40.0 / max(tg.scale, 1e-300), 4001)
+    peak = float(np.max(np.abs(density(grid[grid != b]))))
+    floor = tg.rel_error * float(np.max(f_abs)) / peak if signed and peak > 0 else 0.0
+    return RadialTransform(
+        mu=mu,
+        method=f"shift:{tg.method}",
+        rel_error=tg.rel_error,
+        abs_error=min(1.0, max(tg.abs_error, floor)),
+        scale=min(b, tg.scale),
+        tail_exponent=tg.tail_exponent,
+        tail_oscillation=0.0,
+        nonnegative=not signed,
+        radial_cdf=None,
+        zeros=None if signed else np.empty(0),
+        singular_points=(b,),
+        mu_at_offset=at_offset,
+        mass_error=tg.mass_error + (tg.rel_error * abs_mass if signed else 0.0),
+    )
 
 
 #: The order of the expansion of a non-smooth kernel at 0 that the mixture route's tail uses.
