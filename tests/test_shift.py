@@ -46,7 +46,7 @@ CASES = [
 def test_density_is_the_shifted_envelope_transform(formula, b, f_ref, route):
     t = sk.SpectralMeasure(sk.RadialKernel.from_string(formula), dim=1).transforms[0][1]
     assert t.method == f"shift:{route}"
-    for rho in (1.3 * b, b + 0.3, 2.5 * b + 0.3, 4 * b + 0.3):
+    for rho in (1.3 * b, 2.5 * b + 0.3):
         ref = (f_ref(abs(rho - b)) + f_ref(rho + b)) / 2
         assert abs(t.mu(rho) / float(ref) - 1) <= max(t.rel_error, 1e-12), (rho, t.mu(rho), ref)
 
