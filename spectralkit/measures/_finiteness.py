@@ -111,7 +111,6 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
                 (f"analysis ({an.method}): oscillating decay r^-{an.decay_rate:.3g}",),
             )
         rate = an.oscillation_rate
-        # the measured rate is good to ~0.01 (the size of a sampled sinusoid): a margin at the threshold
         if (
             not an.oscillating
             and an.decay == "power"

@@ -207,28 +207,26 @@ def _shift_route(atom, dim, sympy_budget):
     # so the part of that bound beyond rel |mu| goes into the absolute floor and the masses' error
     t = np.geomspace(1e-8, 1e6, 2801) * max(tg.scale, 1e-300)
     with np.errstate(all="ignore"):
-        f_abs = np.abs(np.asarray(tg.mu(t), dtype=np.float64))
+        f_t = np.asarray(tg.mu(t), dtype=np.float64)
+    f_abs = np.abs(f_t)
     if not np.all(np.isfinite(f_abs)) or not np.any(f_abs > 0):
         return None
-    signed = not tg.nonnegative and bool(np.any(np.asarray(tg.mu(t)) < 0))
+    signed = not tg.nonnegative and bool(np.any(f_t < 0))
     # 2 int_0^inf |F| (the shifts' moduli integrated over rho >= 0, both signs), by the trapezoid rule
     # in log t, doubled for its own error
     abs_mass = 4.0 * float(np.sum(0.5 * (f_abs[1:] * t[1:] + f_abs[:-1] * t[:-1]) * np.diff(np.log(t))))
 
-    def density(rho):
+    def mu(rho):
         rho = np.asarray(rho, dtype=np.float64)
-        return 0.5 * (np.asarray(tg.mu(np.abs(rho - b))) + np.asarray(tg.mu(rho + b)))
+        out = 0.5 * (np.asarray(tg.mu(np.abs(rho - b))) + np.asarray(tg.mu(rho + b)))
+        return out if out.ndim else float(out)
 
     def at_offset(point, off):  # the one singular point: b
         off = np.asarray(off, dtype=np.float64)
         return 0.5 * (np.asarray(tg.mu(np.abs(off))) + np.asarray(tg.mu(2 * b + off)))
 
-    def mu(rho):
-        out = density(rho)
-        return out if np.ndim(out) else float(out)
-
     grid = np.linspace(0.0, b + 40.0 / max(tg.scale, 1e-300), 4001)
-    peak = float(np.max(np.abs(density(grid[grid != b]))))
+    peak = float(np.max(np.abs(mu(grid[grid != b]))))
     floor = tg.rel_error * float(np.max(f_abs)) / peak if signed and peak > 0 else 0.0
     return RadialTransform(
         mu=mu,

@@ -24,6 +24,7 @@ import mpmath
 import sympy
 
 from ..kernels._parse import R
+from ._rational import kernel_value
 from ._registry import MATCH_FAILURES, MATCHERS, matcher
 
 __all__ = []  # private module
@@ -126,7 +127,6 @@ def _scaled(kind, params, factor):
         f_mp = mpmath.mpf(f_num)
         p["c0"] = p["c0"] * f_mp
         p["terms"] = tuple((c * f_mp, n, a) for c, n, a in p["terms"])
-        p["lead"] = p["lead"] * f_mp
         p["rest_pq"] = (tuple(c * f_mp for c in p["rest_pq"][0]), p["rest_pq"][1])
     else:
         return None
@@ -164,7 +164,7 @@ def _family_value(kind, params, r):
             out += w * mpmath.exp(-s * r)
         return out
     if kind == "rational_r2":
-        return p["c0"] + mpmath.re(sum(c * (r * r + a) ** (-n) for c, n, a in p["terms"]))
+        return kernel_value(r, p["c0"], p["terms"])
     if kind == "edge_power":
         x = r / mpmath.mpf(p["b"])
         return (1 - x) ** mpmath.mpf(p["beta"]) * sum(mpmath.mpf(c) * x**i for i, c in enumerate(p["g"]))

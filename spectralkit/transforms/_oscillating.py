@@ -1976,7 +1976,7 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
         log_abs_mu=log_form(log_abs_and_sign),
         method="closed-form:rq-oscillation",
         rel_error=BUILDERS["rq_oscillation"].rel_error,
-        abs_error=min(1.0, _RQ_FLOOR) if peak > 0 else 0.0,
+        abs_error=_RQ_FLOOR if peak > 0 else 0.0,
         scale=min(b, 1.0 / sq),
         tail_exponent=math.inf,
         tail_oscillation=0.0,

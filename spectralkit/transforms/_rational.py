@@ -1,8 +1,8 @@
 """Rational functions of r^2, exact in every d, complex poles included.
 
 A kernel k(r) = P(r^2)/Q(r^2) (numeric coefficients, deg P <= deg Q, Q without roots t >= 0, so that
-k is bounded on [0, inf)) splits into partial fractions in t = r^2 (:func:`._partial.partial_fractions`
-at 50 digits, checked against the formula)
+k is bounded on [0, inf)) splits into partial fractions in t = r^2 (:func:`._partial.partial_fractions`,
+with the digits the cancellation next to rho = 0 takes (:func:`_digits`); checked against the formula)
 
     k(r) = c_0 + sum_j c_j (r^2 + a_j)^(-n_j),  a_j complex, not in (-inf, 0],
 
@@ -18,7 +18,7 @@ complex ``kve`` (relative accuracy about 4e-15 (1 + |order|), measured against m
 128), the phase and magnitude of exp(-z rho) in double-double; each point carries the rounding
 bound sum_j |mu_j| eps_j. Below rho_s, where the terms cancel as a whole (each ~ rho^(2 n - d),
 their sum ~ rho^(2 delta - d), delta = deg Q - deg P), mu rho^-gamma is interpolated from mpmath
-values with digits for the measured cancellation (the expansion at 0 below 1e-7/|z|); beyond rho_s
+values with digits for the measured cancellation (the expansion at 0 below _RHO_LO/|z|); beyond rho_s
 small values of mu are zeros of its oscillation, accurate to the bound in units of the terms'
 moduli (the stated relative error: 10 times the largest such bound). mu(0) is the integral of k
 (finite iff 2 delta > d) at 30 digits, else +-inf (an integrable singularity rho^(2 delta - d), log
@@ -63,6 +63,13 @@ _TINY = 1e-300
 _T = sympy.Symbol("t", positive=True)
 
 
+def _digits(delta):
+    """Digits of the partial fractions of a kernel with k - c_0 ~ r^(-2 delta): near rho = 0 the terms
+    (r^2 + a)^-1 cancel like rho^(2 - 2 delta) against their sum, by 14 (delta - 1) digits at
+    rho = 1e-7/|z| (the smallest rho they are summed at, _RHO_LO) plus constants."""
+    return _DPS + 16 * max(0, delta - 1)
+
+
 def _in_r2(expr):
     """(P(t), Q(t)) with expr = P(r^2)/Q(r^2), or None."""
     num, den = sympy.fraction(sympy.cancel(sympy.together(expr)))
@@ -99,12 +106,9 @@ def _match_rational_r2(expr, support):
     if rnum == 0:
         return None
     delta = int(sympy.degree(rden, _T) - sympy.degree(rnum, _T))
-    # near rho = 0 the terms (r^2 + a)^-1 cancel like rho^(2 - 2 delta) against their sum, by 14 (delta - 1)
-    # digits at rho = 1e-7 |z| (the smallest rho the evaluation sums them at, _RHO_LO), plus constants:
-    # the coefficients carry 16 (delta - 1) digits more than the _DPS kept
     if delta > _MAX_DELTA:
-        return None  # thousands of digits next to 0: the generic routes
-    digits = _DPS + 16 * max(0, delta - 1)
+        return None  # hundreds of digits next to 0: the generic routes
+    digits = _digits(delta)
     with mpmath.workdps(digits):
         pf = partial_fractions(num / den, _T, digits)
         if pf is None:
@@ -122,7 +126,6 @@ def _match_rational_r2(expr, support):
         )
         if not terms:
             return None
-        lead = mpmath.mpmathify(sympy.N(sympy.Poly(rnum, _T).LC() / sympy.Poly(rden, _T).LC(), digits))
         # k - c_0 = rnum(t)/rden(t) itself: the partial fractions cancel by 2 (n_max - delta) log10(r)
         # digits at large r (the integral of k for mu(0) runs to infinity)
         rest_pq = tuple(
@@ -133,9 +136,7 @@ def _match_rational_r2(expr, support):
         "c0": c0,
         "terms": terms,
         "delta": delta,
-        "lead": lead,
         "rest_pq": rest_pq,
-        "digits": digits,
     }
 
 
@@ -145,10 +146,17 @@ def kernel_value(r, c0, terms):
 
 
 @builder("rational_r2", rel_error=1e-10)  # stated per d: 10 x the largest rounding bound, >= 1e-11
-def _rational_r2(c0, terms, delta, lead, rest_pq, digits, dim):
-    """mu of c_0 + sum c (r^2 + a)^-n (module docstring)."""
+def _rational_r2(c0, terms, delta, rest_pq, dim):
+    """mu of c_0 + sum c (r^2 + a)^-n (module docstring); ``rest_pq``: the coefficients of the
+    numerator and denominator of k - c_0 in t = r^2 (highest first)."""
     d = dim
     s = 0.5 * d
+    digits = _digits(delta)
+    lead = rest_pq[0][0] / rest_pq[1][0]  # k - c_0 ~ lead r^(-2 delta)
+
+    def rest(r):
+        return mpmath.polyval(rest_pq[0], r * r) / mpmath.polyval(rest_pq[1], r * r)
+
     prepared = []
     with mpmath.workdps(30):
         for c, n, a in terms:
@@ -218,12 +226,10 @@ def _rational_r2(c0, terms, delta, lead, rest_pq, digits, dim):
             # far out (e^(-z x) < e^-10^4, far below the 1e-300 floor) the leading asymptotic term,
             # where AMOS gives up (|z x| ~ 1e9 and beyond) and would send the point to mpmath
             far = zx.real > 1e4 * (1.0 + order)
-            with np.errstate(over="ignore", invalid="ignore"):
-                kve = sc.kve(order, zx[~far])
             rest[far] = 0.5 * np.log(np.pi / (2 * zx[far]))
-            kve_all = np.ones(x.shape, dtype=complex)
-            kve_all[~far] = kve
-            kve = kve_all
+            kve = np.ones(x.shape, dtype=complex)
+            with np.errstate(over="ignore", invalid="ignore"):
+                kve[~far] = sc.kve(order, zx[~far])
             direct = np.isfinite(kve) & (kve != 0) & ~far
             with np.errstate(divide="ignore"):
                 rest[direct] = np.log(kve[direct])
@@ -271,8 +277,8 @@ def _rational_r2(c0, terms, delta, lead, rest_pq, digits, dim):
         pos = rho > 0
         x = rho[pos]
         la, sg, val, bound, size, top = float_sum(x)
-        # below rho_s the terms cancel as a whole: the interpolant of mu / rho^gamma, mpmath below its
-        # range; beyond rho_s mu's small values are zeros of an oscillation (the bound is relative to
+        # below rho_s the terms cancel as a whole: the interpolant of mu / rho^gamma, the expansion at 0
+        # below its range; beyond rho_s mu's small values are zeros of an oscillation (the bound is relative to
         # the terms' moduli there: abs_error); below the absolute floor 1e-300 nothing is needed
         with np.errstate(invalid="ignore", divide="ignore"):
             bad = (
@@ -337,18 +343,8 @@ def _rational_r2(c0, terms, delta, lead, rest_pq, digits, dim):
     # mu(0) = (2 pi)^-d int (k - c_0) dx: finite iff 2 delta > d
     if 2 * delta > d:
         with mpmath.workdps(30):
-            radial = mpmath.quad(
-                lambda r: (
-                    mpmath.polyval(rest_pq[0], r * r) / mpmath.polyval(rest_pq[1], r * r) * r ** (d - 1)
-                ),
-                [0, 1, 10, mpmath.inf],
-            )
-            scale = mpmath.quad(
-                lambda r: (
-                    abs(mpmath.polyval(rest_pq[0], r * r) / mpmath.polyval(rest_pq[1], r * r)) * r ** (d - 1)
-                ),
-                [0, 1, 10, mpmath.inf],
-            )
+            radial = mpmath.quad(lambda r: rest(r) * r ** (d - 1), [0, 1, 10, mpmath.inf])
+            scale = mpmath.quad(lambda r: abs(rest(r)) * r ** (d - 1), [0, 1, 10, mpmath.inf])
             if abs(radial) <= mpmath.mpf("1e-24") * scale:
                 radial = mpmath.mpf(0)  # an exact cancellation ((1 - r^2)/(1 + r^2)^3 in d = 2): mu(0) = 0
             area = 2 * mpmath.pi ** (mpmath.mpf(d) / 2) / mpmath.gamma(mpmath.mpf(d) / 2)
@@ -403,7 +399,7 @@ def _rational_r2(c0, terms, delta, lead, rest_pq, digits, dim):
         abs_error=math.exp(min(0.0, max(math.log(_TINY), log_floor) - log_peak))
         if math.isfinite(log_peak)
         else 0.0,
-        scale=1.0 / max(abs(p[3]) for p in prepared),
+        scale=near,
         tail_exponent=math.inf,
         tail_oscillation=0.0,
         nonnegative=False,
