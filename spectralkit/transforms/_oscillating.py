@@ -56,7 +56,7 @@ from .._numerics.exact import two_product, two_sum
 from .._numerics.quadrature import exp_sinh as _exp_sinh
 from .._numerics.quadrature import panel_rule, power_law_end, unit_rule
 from .._numerics.quadrature import tanh_sinh as _tanh_sinh
-from .._numerics.special import log_besselk, scaled_bessel
+from .._numerics.special import log_besselk, log_sphere_area, scaled_bessel
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, not_a_measure, vectorised
@@ -639,8 +639,7 @@ def _gaussian_oscillation(a, terms, dim):
     cut_rho = _cut_radius(_log_szego_sum(series) + log_pref, a_f, d, log_floor)
     # beyond cut_rho (>= 1.25 sqrt(4 a (d-1)), >= 1) the bound's log falls with slope at least
     # 0.36 rho / (4 a): its radial mass is below S_(d-1) e^log_floor 4 a / (0.36 cut_rho)
-    log_area = math.log(2.0) + 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d)
-    mass_error = math.exp(log_area + log_floor) * 4 * a_f / (0.36 * cut_rho)
+    mass_error = math.exp(log_sphere_area(d) + log_floor) * 4 * a_f / (0.36 * cut_rho)
     abs_beyond = math.exp(log_floor - (d - 1) * math.log(cut_rho))
 
     def log_abs_and_sign(rho):
@@ -1193,19 +1192,19 @@ def _poly_add(state, j, p):
 _TS_LEVEL = 4  # tanh-sinh level: 145 nodes per piece; the level-3 subset gives the error estimate
 
 
-def _ts_symmetric(a):
+def _ts_symmetric(a, level=_TS_LEVEL):
     """Nodes for int_0^a f of an even integrand f, as half of int_(-a)^a (tanh-sinh: clusters at
     +-a only). Returns (v, a - v, weights, coarse-level weights), shapes (len(a), nodes)."""
-    x, xc, w, coarse = _tanh_sinh(_TS_LEVEL)
+    x, xc, w, coarse = _tanh_sinh(level)
     a = a[:, None]
     v = np.abs(a * (2 * x - 1))
     dist = a * np.minimum(2 * xc, 2 * x)  # a - |v| without cancellation
     return v, dist, w[None, :] * a, np.where(coarse, 2 * w, 0.0)[None, :] * a
 
 
-def _es_right(a, scale):
+def _es_right(a, scale, level=_TS_LEVEL):
     """Exp-sinh nodes for int_a^inf: (v, v - a, weights, coarse-level weights), shapes (len(a), nodes)."""
-    x, w, coarse = _exp_sinh(_TS_LEVEL)
+    x, w, coarse = _exp_sinh(level)
     off = scale[:, None] * x[None, :]
     return a[:, None] + off, off, scale[:, None] * w, scale[:, None] * np.where(coarse, 2 * w, 0.0)
 
@@ -1234,12 +1233,15 @@ class _RQHalfStep:
     mu_(d-1)(rho)/(pi v^2)).
     """
 
-    def __init__(self, kind, b, alpha, s, d, odd=None, p=None, noise=5e-11, projection=None):
+    def __init__(self, kind, b, alpha, s, d, odd=None, p=None, noise=5e-11, projection=None, level=_TS_LEVEL):
         """``odd(n)``: the n-dimensional density (n odd) as rho -> (mu, error bound), ``p`` the
         kernel's decay exponent and ``noise`` the relative error of ``odd``'s values, for other
         oscillations (default: the walk of cos or sin/r). ``projection``: force the projection
         (True: valid above the kink only where mu_(d+1) is not locally integrable) or the Abel
-        form; default by the exponent as above."""
+        form; default by the exponent as above. ``level``: of the double-exponential rules (the
+        error estimate is the difference to the level below, which overstates the error of the
+        finer level by orders of magnitude: one level more where the caller's odd density is cheap
+        and its own accuracy is to be kept)."""
         if p is None:
             p = 2 * alpha + (1.0 if kind == "sin" else 0.0)
         if odd is None:
@@ -1247,7 +1249,7 @@ class _RQHalfStep:
             def odd(n):
                 return _accurate(_RQWalk(1.0, kind, b, alpha, s, n))
 
-        self.b, self.s, self.d = b, s, d
+        self.b, self.s, self.d, self.level = b, s, d, level
         self.projection = p - 0.5 * (d + 2) >= -0.5 if projection is None else projection
         n = d + 1 if self.projection else d - 1
         if n == 1 and kind == "sin":  # p = 2 alpha + 1 > d/2 = 1 always: never here
@@ -1272,8 +1274,8 @@ class _RQHalfStep:
         a0 = np.sqrt(np.abs(off) * (b + rho))
         # above b the integrand falls off like exp(-sqrt(s) v^2/(2 rho)): a shorter first piece
         a = np.where(below, a0, np.minimum(a0, np.sqrt(rho * self.width)))
-        v1, d1, w1, c1 = _ts_symmetric(a)
-        v2, l2, w2, c2 = _es_right(a, np.maximum(a, self.width))
+        v1, d1, w1, c1 = _ts_symmetric(a, self.level)
+        v2, l2, w2, c2 = _es_right(a, np.maximum(a, self.width), self.level)
         v = np.concatenate([v1, v2], axis=1)
         w = np.concatenate([w1, w2], axis=1)
         wc = np.concatenate([c1, c2], axis=1)
@@ -2009,8 +2011,7 @@ def kink_table_transform(
 
     # the radial mass of the tables' absolute noise (at most 2 floor_at):
     # S_(d-1) int_0^rho_max rho^(d-1) 2 floor_at drho <= S_(d-1) 2 radial_floor rho_max
-    log_area = math.log(2.0) + 0.5 * d * math.log(math.pi) - math.lgamma(0.5 * d)
-    mass_error = 2 * abs(c) * table.radial_floor * math.exp(log_area) * rho_max
+    mass_error = 2 * abs(c) * table.radial_floor * math.exp(log_sphere_area(d)) * rho_max
     mu = vectorised(log_abs_and_sign)
     grid = np.linspace(0, rho_max, 401)
     peak = float(np.max(np.abs(mu(grid[grid != b]))))

@@ -86,11 +86,12 @@ def _in_r2(expr):
     return out[0], out[1]
 
 
-@matcher(priority=22)  # after the single rational quadratic (20)
-def _match_rational_r2(expr, support):
-    """P(r^2)/Q(r^2) with deg P <= deg Q and no pole at real r: c_0 + sum c (r^2 + a)^-n."""
-    if support is not None or expr.has(sympy.Piecewise, sympy.Abs, sympy.Min, sympy.Max):
-        return None
+def rational_parts(expr):
+    """The parameters of ``expr`` = P(r^2)/Q(r^2) (deg P <= deg Q, no pole at real r) as the
+    ``rational_r2`` builder takes them: ``c0`` (the constant part), ``terms`` (c, n, a) of
+    c (r^2 + a)^-n, one per conjugate pair with its coefficient doubled (k = c0 + Re sum), ``delta``
+    (k - c0 ~ r^(-2 delta)) and ``rest_pq`` (numerator and denominator of k - c0 in t = r^2); None
+    when ``expr`` is not such a function. Also the envelope of :mod:`._rational_oscillation`."""
     pq = _in_r2(exact_rationals(expr))
     if pq is None:
         return None
@@ -132,12 +133,16 @@ def _match_rational_r2(expr, support):
             tuple(mpmath.mpf(sympy.N(c, digits)) for c in sympy.Poly(part, _T).all_coeffs())
             for part in (rnum, rden)
         )
-    return "rational_r2", {
-        "c0": c0,
-        "terms": terms,
-        "delta": delta,
-        "rest_pq": rest_pq,
-    }
+    return {"c0": c0, "terms": terms, "delta": delta, "rest_pq": rest_pq}
+
+
+@matcher(priority=22)  # after the single rational quadratic (20)
+def _match_rational_r2(expr, support):
+    """P(r^2)/Q(r^2) with deg P <= deg Q and no pole at real r: c_0 + sum c (r^2 + a)^-n."""
+    if support is not None or expr.has(sympy.Piecewise, sympy.Abs, sympy.Min, sympy.Max):
+        return None
+    params = rational_parts(expr)
+    return None if params is None else ("rational_r2", params)
 
 
 def kernel_value(r, c0, terms):
