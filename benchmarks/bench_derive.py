@@ -127,6 +127,12 @@ KERNELS = [
     ("1/(1 + r**4)", None, "rational in r^2: complex poles, indefinite"),
     ("1/((1 + r**2)*(4 + r**2))", None, "rational in r^2: two real poles (PD)"),
     ("(1 - r**2)/(1 + r**2)**3", None, "rational in r^2: a triple pole"),
+    # oscillation under a rational envelope (transforms/_rational_oscillation.py): exact walk of the
+    # envelope's exponential-polynomial transform in odd d, projection in even d
+    ("cos(r)/(1 + r**4)", None, "oscillation x rational envelope: complex poles (finite for d <= 8)"),
+    ("sin(2*r)/(r*(1 + r**2 + r**4))", None, "oscillation x rational envelope: sin/r, complex poles"),
+    ("r**2*cos(3*r)/(1 + r**6)", None, "oscillation x rational envelope: k(0) = 0"),
+    ("cos(r)/((1 + r**2)**2*(3 + r**2))", None, "oscillation x rational envelope: real poles"),
 ]
 
 CHILD = r"""

@@ -148,6 +148,9 @@ CASES = [
     # the shift formula in d = 1 (transforms/_dispatch._shift_route): a kink at rho = 1 of the
     # exponential-power series' density
     (kernels.RadialKernel.from_string("exp(-sqrt(r))*cos(r)"), 1, "rff"),
+    # oscillation under a rational envelope with complex poles (transforms/_rational_oscillation.py):
+    # even d from the odd walk's projection, a kink at rho = 1
+    (kernels.RadialKernel.from_string("cos(r)/(1 + r**4)"), 2, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]

@@ -225,6 +225,22 @@ k(0) = 1/4 in every d.""",
 print(report.verdict, report.method, report.mass_plus, report.mass_minus)
 print(sk.check_rkks("1/((1 + r**2)*(4 + r**2))", 64).mass_plus)""",
     ),
+    (
+        """## 15. Oscillation under a rational envelope
+
+cos(r)/(1 + r^4) decays like an oscillating r^-4: its measure is finite for d <= 8, with a kink (or,
+in d = 8, an integrable singularity) at rho = 1. The envelope's one-dimensional transform is an
+exponential polynomial (partial fractions, complex poles included), the shift formula moves it to
+rho = +-1, and the dimension walk differentiates it exactly; even d project the odd neighbour. In
+d = 9 the decay is exactly at the threshold (the measure is not absolutely continuous): refused
+with that reason; in d = 10 there is no measure.""",
+        """kernel = sk.RadialKernel.from_string("cos(r)/(1 + r**4)")
+for d in (2, 3, 8):
+    report = sk.check_rkks(kernel, dim=d)
+    print(d, report.verdict, report.method, report.mass_plus, report.mass_minus)
+print(sk.check_rkks(kernel, dim=10).verdict)
+print(sk.check_rkks("sin(2*r)/(r*(1 + r**2 + r**4))", 3).mass_plus)""",
+    ),
 ]
 
 

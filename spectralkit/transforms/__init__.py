@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     _monotone,
     _oscillating,
     _rational,
+    _rational_oscillation,
     _sonine,
 )
 from ._closed_forms import closed_form, constant_transform

@@ -25,6 +25,7 @@ import sympy
 
 from ..kernels._parse import R
 from ._rational import kernel_value
+from ._rational_oscillation import kernel_value as oscillation_value
 from ._registry import MATCH_FAILURES, MATCHERS, matcher
 
 __all__ = []  # private module
@@ -128,6 +129,9 @@ def _scaled(kind, params, factor):
         p["c0"] = p["c0"] * f_mp
         p["terms"] = tuple((c * f_mp, n, a) for c, n, a in p["terms"])
         p["rest_pq"] = (tuple(c * f_mp for c in p["rest_pq"][0]), p["rest_pq"][1])
+    elif kind == "rational_oscillation":
+        f_mp = mpmath.mpf(f_num)
+        p["terms"] = tuple((c * f_mp, n, a) for c, n, a in p["terms"])
     else:
         return None
     return kind, p
@@ -165,6 +169,8 @@ def _family_value(kind, params, r):
         return out
     if kind == "rational_r2":
         return kernel_value(r, p["c0"], p["terms"])
+    if kind == "rational_oscillation":
+        return oscillation_value(r, p["kind"], p["b"], p["terms"])
     if kind == "edge_power":
         x = r / mpmath.mpf(p["b"])
         return (1 - x) ** mpmath.mpf(p["beta"]) * sum(mpmath.mpf(c) * x**i for i, c in enumerate(p["g"]))
