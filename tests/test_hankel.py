@@ -239,6 +239,17 @@ def test_gaussian_times_cosine_against_mpmath(d):
     assert np.all(np.abs(T.mu(np.array([60.0, 1e4]))) <= T.abs_error * np.max(np.abs(ref)))
 
 
+@pytest.mark.parametrize("d", [3, 16])
+def test_pole_in_the_rotated_sector(d):
+    """exp(-r)/(1 + r^4) has poles at arg z = pi/4: the ray of the tail must not sweep past them (the
+    pi/3 ray left out their residues; in d = 16 quadrature and ray then disagreed by 0.5 %)."""
+    T = numeric_transform(K.RadialKernel.from_string("exp(-r)/(1 + r**4)"), d)
+    rho = np.array([0.5, 2.0, 8.0])
+    # exp(-45) = 3e-20: the integral beyond r = 45 is negligible
+    ref = np.array([mu_mpmath(lambda r: mp.exp(-r) / (1 + r**4), d, x, 45, dps=20) for x in rho])
+    assert_accurate(T, rho, ref)
+
+
 @pytest.mark.parametrize("d", [1, 3])
 def test_exponential_power_against_mpmath(d):
     T = numeric_transform(K.RadialKernel.from_string("exp(-r**1.5)"), d)

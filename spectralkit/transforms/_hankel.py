@@ -263,9 +263,9 @@ class NumericHankel:
     # -- steepest-descent paths ---------------------------------------------------------------
     def _setup_paths(self):
         # ray angle: near-vertical for compact support (valid from small rho); for infinite
-        # support the largest angle in (pi/3, pi/4, pi/6, pi/8) on which k does not grow (e.g.
-        # exp(-r^alpha) grows beyond pi/(2 alpha)), probed out to the radius the ray reaches at
-        # rho = 2/length
+        # support the largest angle in (pi/3, pi/4, pi/5, pi/6, pi/8) whose sector k neither grows
+        # in (e.g. exp(-r^alpha) grows beyond pi/(2 alpha)) nor has a pole in (1/(1 + r^4) at pi/4),
+        # probed out to the radius the ray reaches at rho = 2/length
         self.theta = (math.pi / 2 - 0.1) if self.support is not None else self._ray_angle()
         # |H1(t e^(i theta))| ~ e^(-t sin theta) against F ~ t^(d/2): truncate where the
         # product is below 1e-16 of the integral's scale (t_max grows with d)
@@ -290,9 +290,13 @@ class NumericHankel:
         if self.kc is None:
             return math.pi / 3
         k0 = max(float(np.max(np.abs(self.kernel(self.length * np.geomspace(1e-3, 10, 50))))), 1e-300)
-        for theta in (math.pi / 3, math.pi / 4, math.pi / 6, math.pi / 8):
+        for theta in (math.pi / 3, math.pi / 4, math.pi / 5, math.pi / 6, math.pi / 8):
             reach = (40.0 + 2.0 * self.dim) / math.sin(theta) * self.length / 2
-            z = np.geomspace(1e-3 * self.length, reach, 200) * np.exp(1j * theta)
+            # the whole sector 0 < arg z <= theta that the rotation sweeps, not the ray alone: a pole
+            # inside it (exp(-r)/(1 + r^4) at arg z = pi/4 under the pi/3 ray) leaves out its residue
+            z = np.geomspace(1e-3 * self.length, reach, 400)[:, None] * np.exp(
+                1j * np.linspace(0.0, theta, 65)[None, 1:]
+            )
             with np.errstate(all="ignore"):
                 grow = np.abs(np.asarray(self.kc(z), dtype=np.complex128))
             if (
