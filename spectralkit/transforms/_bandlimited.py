@@ -135,9 +135,13 @@ def split_band_limited(expr):
     kernel and two rational-quadratic terms."""
     if not expr.has(sympy.sin, sympy.cos):
         return None
-    rewritten = _sum_of_frequencies(expr)
+    # fractional powers stay whole through the expansion ((1 + r^2)^(5/2) would become
+    # (1 + r^2)^2 sqrt(1 + r^2), multiplied out)
+    opaque = {p: sympy.Dummy() for p in expr.atoms(sympy.Pow) if not p.exp.is_Integer and p.base.has(R)}
+    rewritten = _sum_of_frequencies(expr.xreplace(opaque))
     if rewritten is None:
         return None
+    rewritten = rewritten.xreplace({v: k for k, v in opaque.items()})
     band, others = [], []
     for part in sympy.Add.make_args(rewritten):
         trig = [f for f in sympy.Mul.make_args(part) if isinstance(f, (sympy.sin, sympy.cos))]
@@ -145,7 +149,17 @@ def split_band_limited(expr):
             return None
         rest = part / trig[0] if trig else part
         if not rest.is_rational_function(R):
-            return None
+            # cos(r)^2 (1 + r^2)^-1.5, r^2 cos(r) (1 + r^2)^-2.5: one frequency times a power of a
+            # rational quadratic (with r^(2j), j < alpha, expanded binomially) is a closed form
+            pieces = _binomial(rest)
+            if pieces is None and trig and isinstance(trig[0], sympy.sin):
+                # r sin(b r) (1 + r^2)^-alpha = (sin(b r)/r) r^2 (1 + r^2)^-alpha
+                lifted = _binomial(sympy.expand_power_base(rest * R))
+                pieces = None if lifted is None else [piece / R for piece in lifted]
+            if pieces is None:
+                return None
+            others.extend(piece * trig[0] if trig else piece for piece in pieces)
+            continue
         for piece in sympy.Add.make_args(sympy.apart(sympy.together(rest), R)):
             coef, power = piece.as_coeff_exponent(R)
             target = band if coef.is_number and power.is_Integer and power < 0 else others
@@ -153,6 +167,38 @@ def split_band_limited(expr):
     if not band and len(others) < 2:
         return None
     return ([sympy.Add(*band)] if band else []) + others
+
+
+def _binomial(rest):
+    """c r^(2j) (A + B r^2)^(-alpha) (j >= 0 an integer below alpha) as the sum
+    c B^-j sum_i C(j, i) (-A)^(j-i) (A + B r^2)^(i - alpha) of powers of one rational quadratic (each
+    decaying no slower than the whole); None for other factors."""
+    coef, j, power = sympy.Integer(1), 0, None
+    for f in sympy.Mul.make_args(rest):
+        if f.is_number:
+            coef *= f
+        elif f == R:
+            j += 1
+        elif f.is_Pow and f.base == R and f.exp.is_Integer and f.exp > 0:
+            j += int(f.exp)
+        elif f.is_Pow and f.base.is_polynomial(R) and f.exp.is_number and power is None:
+            power = f
+        else:
+            return None
+    if power is None or j % 2:
+        return None
+    poly = sympy.Poly(sympy.expand(power.base), R)
+    if poly.degree() != 2:
+        return None
+    b2, b1, a0 = poly.all_coeffs()
+    alpha = -power.exp
+    if b1 != 0 or not (a0.is_positive and b2.is_positive and alpha.is_positive) or not j // 2 < alpha:
+        return None
+    half = j // 2
+    return [
+        coef * b2**-half * sympy.binomial(half, i) * (-a0) ** (half - i) * power.base ** (i - alpha)
+        for i in range(half + 1)
+    ]
 
 
 def _sum_of_frequencies(expr):

@@ -409,7 +409,7 @@ def _rational_oscillation(kind, b, terms, delta, dim):
     d = dim
     p = 2 * delta + (1 if kind == "sin" else 0)
     name = {"cos": f"cos({b:g} r)", "sin": f"sin({b:g} r)/r"}[kind]
-    head = f"k = {name} E(r), E rational in r^2 decaying like r^-{2 * delta}"
+    head = f"k = {name} E(r) (E rational in r^2, ~ r^-{2 * delta})"
     divergent = power_law_threshold(
         head,
         p,
