@@ -224,7 +224,8 @@ class NumericHankel:
             kv = np.asarray(self.kernel(r), dtype=np.float64)
         if not np.all(np.isfinite(kv)):
             raise ArithmeticError("the kernel is not finite at some quadrature nodes on its support")
-        return r, w * kv * r ** (self.dim - 1)
+        with np.errstate(over="ignore", invalid="ignore"):  # r^(d-1) overflows far out in high d
+            return r, w * kv * r ** (self.dim - 1)
 
     def _quad(self, rho, rule_data, block=256):
         """Direct quadrature of mu at rho (array); returns (mu, rounding-error estimate)."""
@@ -234,9 +235,10 @@ class NumericHankel:
         cond = np.empty(rho.shape)
         for s in range(0, rho.size, block):
             rb = rho.ravel()[s : s + block]
-            terms = wk[None, :] * lambda_nu(self.nu, rb[:, None] * r[None, :])
-            out.ravel()[s : s + block] = terms.sum(axis=1)
-            cond.ravel()[s : s + block] = np.abs(terms).sum(axis=1)
+            with np.errstate(over="ignore", invalid="ignore"):  # non-finite sums never agree with the tail
+                terms = wk[None, :] * lambda_nu(self.nu, rb[:, None] * r[None, :])
+                out.ravel()[s : s + block] = terms.sum(axis=1)
+                cond.ravel()[s : s + block] = np.abs(terms).sum(axis=1)
         out *= self.cd
         cond *= self.cd * 2 * _EPS  # typical rounding of the sum (pairwise summation: far less)
         if self.vertical_tail:
