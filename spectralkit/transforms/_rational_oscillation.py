@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import gmpy2
 import mpmath
 import numpy as np
 import sympy
@@ -339,34 +340,43 @@ class _Walk:
         return val, err
 
     def _mp_point(self, rho, off, above, lost):
-        """(mu_n, error bound) at one point in mpmath with digits for the cancellation ``lost``."""
+        """(mu_n, error bound) at one point in multiple precision (gmpy2's MPFR: the walk's sums hold
+        thousands of terms in high d) with digits for the cancellation ``lost``."""
         top = min(_MAX_DPS, self.dps)  # the digits of the walk's coefficients
         dps = min(top, 20 * math.ceil((30 + min(max(lost, 0.0), 400.0)) / 20))
         while True:
-            with mpmath.workdps(dps):
-                r = mpmath.mpf(self.b) + mpmath.mpf(off) if above is not None else mpmath.mpf(rho)
-                total = mpmath.mpf(0)
-                size = mpmath.mpf(0)
+            with gmpy2.context(precision=int(dps * 3.33) + 16):
+                # b + off exactly (mpmath's default 53 bits would round the offset away next to the kink)
+                x = gmpy2.mpfr(self.b) + gmpy2.mpfr(off) if above is not None else gmpy2.mpfr(rho)
+                total = gmpy2.mpfr(0)
+                size = gmpy2.mpfr(0)
                 if above is None:
-                    x = r * r
-                    for kk, e in enumerate(self._series_mp):
-                        term = e * x**kk
+                    x2 = x * x
+                    power = gmpy2.mpfr(1)
+                    for e in self._gmp_series():
+                        term = e * power
                         total += term
                         size += abs(term)
+                        power *= x2
                 else:
-                    u = 1 / r
-                    for sigma, w, ik, q, q_abs, top_i, top_k in self._mp_lists(above):
-                        t = mpmath.mpf(off) if sigma == self.b else r - sigma
-                        ex = mpmath.exp(w * t)
-                        u_pow, t_pow = [mpmath.mpf(1)], [mpmath.mpf(1)]
+                    u = 1 / x
+                    for sigma, w, ik, q, top_i, top_k in self._gmp_lists(above):
+                        t = gmpy2.mpfr(off) if sigma == self.b else x - sigma
+                        ex = gmpy2.exp(w * t)
+                        u_pow, t_pow = [gmpy2.mpfr(1)], [gmpy2.mpfr(1)]
                         for _ in range(top_i):
                             u_pow.append(u_pow[-1] * u)
                         for _ in range(top_k):
                             t_pow.append(t_pow[-1] * t)
-                        mono = [u_pow[i] * t_pow[k] for i, k in ik]
-                        total += (mpmath.fdot(q, mono) * ex).real
-                        size += mpmath.fdot(q_abs, [abs(x) for x in mono]) * abs(ex)
-                got = float(mpmath.log10(size / abs(total))) if total != 0 else math.inf
+                        part = gmpy2.mpc(0)
+                        part_size = gmpy2.mpfr(0)
+                        for (i, k), qq in zip(ik, q):
+                            mono = u_pow[i] * t_pow[k]
+                            part += qq * mono
+                            part_size += abs(qq) * abs(mono)
+                        total += (part * ex).real
+                        size += part_size * abs(ex)
+                got = float(gmpy2.log10(size / abs(total))) if total != 0 else math.inf
                 if dps >= got + 25 or dps >= top:
                     # at the coefficients' precision a value within 10^(5 - dps) of the terms is a zero of
                     # mu to that absolute accuracy (the bound says so)
@@ -374,23 +384,41 @@ class _Walk:
                     return value, abs(value) * 1e-15 + float(size) * 10.0 ** (-min(dps, top) + 5)
             dps = min(top, 20 * math.ceil((min(got, dps + 100) + 40) / 20))
 
-    def _mp_lists(self, above):
-        """Per group of one side: (sigma, w, [(i, k)], [q], [|q|], max i, max k) for :meth:`_mp_point`."""
-        if above not in self._lists:
+    def _gmp_series(self):
+        """The series' coefficients as mpfr at the context's precision (cached per precision)."""
+        key = ("series", gmpy2.get_context().precision)
+        if key not in self._lists:
+            self._lists[key] = [_gmp(e) for e in self._series_mp]
+        return self._lists[key]
+
+    def _gmp_lists(self, above):
+        """Per group of one side: (sigma, w, [(i, k)], [q], max i, max k) as mpfr/mpc at the context's
+        precision (cached per precision), for :meth:`_mp_point`."""
+        key = (above, gmpy2.get_context().precision)
+        if key not in self._lists:
             out = []
             for (sigma, _j, _s), (w, poly) in self.mp[above].items():
                 ik = list(poly)
-                q = [poly[key] for key in ik]
-                out.append(
-                    (sigma, w, ik, q, [abs(v) for v in q], max(i for i, _ in ik), max(k for _, k in ik))
-                )
-            self._lists[above] = out
-        return self._lists[above]
+                q = [_gmp(poly[key_]) for key_ in ik]
+                out.append((float(sigma), _gmp(w), ik, q, max(i for i, _ in ik), max(k for _, k in ik)))
+            self._lists[key] = out
+        return self._lists[key]
 
     def log_abs_and_sign(self, rho, off=None):
         val, _ = self.values(rho, off)
         with np.errstate(divide="ignore"):
             return np.log(np.abs(val)), np.sign(val)
+
+
+def _gmp(x):
+    """An mpmath number (real or complex) as gmpy2's mpfr or mpc at the context's precision."""
+    if isinstance(x, mpmath.mpc):
+        return gmpy2.mpc(_gmp(x.real), _gmp(x.imag))
+    # the mpf's own digits (mpmath.mpf(x) would round them to the working precision)
+    sign, man, exp, _ = (x if isinstance(x, mpmath.mpf) else mpmath.mpf(x))._mpf_
+    if not man:
+        return gmpy2.mpfr(0)
+    return gmpy2.mul_2exp(gmpy2.mpfr(-man if sign else man), exp)
 
 
 def _direct(walk):
