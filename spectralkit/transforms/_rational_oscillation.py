@@ -18,7 +18,8 @@ that form with powers u^i of u = 1/rho:
     D[u^i t^k e^(w t)] = (1/(2 pi)) (i u^(i+2) t^k - k u^(i+1) t^(k-1) - w u^(i+1) t^k) e^(w t),
 
 so mu_d for odd d is a closed form on each side, built exactly in mpmath and summed in float64
-with a rounding bound (mpmath at the point where the bound exceeds 1e-12 of the value). Next to
+with a rounding bound (in multiple precision, gmpy2's MPFR, at a point where the bound exceeds
+1e-12 of the value and the absolute floor). Next to
 rho = 0 the terms cancel like rho^-(2m-1) (d = 2m + 1): below rho_s = min(b, 2/max|z|) the walk of
 the Taylor series of mu_1 at 0 (entire, even) is summed instead. Even d: the projection of the
 (d+1)-dimensional density, or the Abel form from d - 1 (:class:`._oscillating._RQHalfStep`), tabulated
@@ -58,7 +59,7 @@ __all__ = []  # private module
 
 _METHOD = "closed-form:rational-oscillation"
 _EPS = np.finfo(float).eps
-#: a float64 sum is accepted where its rounding bound is below this, relative (else mpmath)
+#: a float64 sum is accepted where its rounding bound is below this, relative (else multiple precision)
 _FLOAT_TOL = 1e-12
 _MAX_DPS = 600
 #: the float sums' absolute error floor (:meth:`_Walk.floor`), in units of max|mu| or of the radial peak
@@ -183,7 +184,7 @@ def _walk(groups, steps):
 
 class _Walk:
     """mu_n (n odd) of cos(b r) E or sin(b r)/r E (module docstring): float64 with a rounding bound,
-    mpmath where the bound is not small, the Taylor series at 0 below ``rho_s``."""
+    gmpy2's MPFR where the bound is not small, the Taylor series at 0 below ``rho_s``."""
 
     def __init__(self, kind, b, terms, n, dps, rho_max):
         self.kind, self.b, self.n, self.dps = kind, float(b), n, dps
@@ -200,7 +201,7 @@ class _Walk:
         self._series = self._series_coefficients()
         #: the absolute error accepted from a float sum, at rho: _FLOOR min(max|mu|, max(t^(n-1) |mu|) /
         #: rho^(n-1)) (next to the zeros of the oscillating tail no form avoids the cancellation, and a
-        #: value whose bound is under the floor needs no mpmath). Relative to the radial density where that
+        #: value whose bound is under the floor needs no multiple precision). Relative to the radial density where that
         #: is smaller: in d = 16 a density of 1e-13 of its peak next to 0 carries a negative mass of 1e-7
         #: of the total through rho^(d-1), and its sign decides the verdict.
         self.peak = self.log_radial_peak = 0.0
