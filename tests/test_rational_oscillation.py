@@ -117,6 +117,31 @@ def test_density_against_quadrature(formula, dim, rho, ref):
     assert abs(t.mu(rho) / want - 1) <= max(t.rel_error, 1e-12), (t.mu(rho), want)
 
 
+def _f1_quartic(s):
+    """(1/pi) int_0^inf cos(s r)/(1 + r^4) dr by residues."""
+    s = abs(s) / mpmath.sqrt(2)
+    return mpmath.exp(-s) * (mpmath.cos(s) + mpmath.sin(s)) / (2 * mpmath.sqrt(2))
+
+
+@pytest.mark.parametrize("b", [0.3, 10.0])
+def test_origin_and_far_frequencies_in_d3(b):
+    """mu_3 = -(1/(2 pi rho)) mu_1' with mu_1 = (F_1(|rho - b|) + F_1(rho + b))/2 (mpmath's one-sided
+    derivative, 30 digits), at rho = 0 (the limit -mu_1''(0)/(2 pi)), inside the series' range, next to
+    the kink and far out: b small (the series covers all of rho < b) and large (b |z| = 10)."""
+    t = _transform(f"cos({b}*r)/(1 + r**4)", 3)
+    with mpmath.workdps(30):
+
+        def mu1(y):
+            return (_f1_quartic(y - b) + _f1_quartic(y + b)) / 2
+
+        for x in (0.0, 1e-9, 0.5 * b, 0.999 * b, 1.001 * b, 3 * b + 5):
+            if x == 0:
+                ref = -mpmath.diff(mu1, 0, 2) / (2 * mpmath.pi)
+            else:
+                ref = -mpmath.diff(mu1, x, direction=1 if x > b else -1) / (2 * mpmath.pi * x)
+            assert abs(t.mu(np.array([x]))[0] / float(ref) - 1) < 1e-12, x
+
+
 def test_negative_control_a_shifted_frequency_fails():
     """The stored references tell cos(1.001 r)/(1 + r^4) from cos(r)/(1 + r^4) in d = 2."""
     t = _transform("cos(1.001*r)/(1 + r**4)", 2)
