@@ -170,8 +170,8 @@ def split_band_limited(expr):
 
 
 def _binomial(rest):
-    """c r^(2j) (A + B r^2)^(-alpha) (j >= 0 an integer below alpha) as the sum
-    c B^-j sum_i C(j, i) (-A)^(j-i) (A + B r^2)^(i - alpha) of powers of one rational quadratic (each
+    """c r^(2h) (A + B r^2)^(-alpha) (h >= 0 an integer below alpha) as the sum
+    c B^-h sum_i C(h, i) (-A)^(h-i) (A + B r^2)^(i - alpha) of powers of one rational quadratic (each
     decaying no slower than the whole); None for other factors."""
     coef, j, power = sympy.Integer(1), 0, None
     for f in sympy.Mul.make_args(rest):
