@@ -142,6 +142,22 @@ def test_origin_and_far_frequencies_in_d3(b):
             assert abs(t.mu(np.array([x]))[0] / float(ref) - 1) < 1e-12, x
 
 
+def test_poles_near_the_positive_axis_in_even_d():
+    """E with poles at r^2 = 0.951 -+ 0.309i (F_1 decays over 6 and oscillates with period 6): the
+    projection's double-exponential rule one level finer; densities against mpmath's quadrature of the
+    Hankel integral (25 digits, panels of 1/4 to r = 60, quadosc beyond), m+ - m- = k(0)."""
+    kernel = RadialKernel.from_string("sin(r)/(r*((r**2 - 0.951)**2 + 0.095481))")
+    t = sk.SpectralMeasure(kernel, dim=2).transforms[0][1]
+    assert t.method == METHOD
+    rho = np.array([0.3, 1.5, 3.0])
+    ref = np.array([0.5748102066337276, 0.30292872800118564, -0.08255633335157486])
+    assert np.all(np.abs(t.mu(rho) / ref - 1) <= t.rel_error)
+    rep = sk.check_rkks(kernel, dim=2)
+    assert (
+        abs(rep.mass_plus.value - rep.mass_minus.value - rep.k0) <= rep.mass_plus.error + rep.mass_minus.error
+    )
+
+
 def test_negative_control_a_shifted_frequency_fails():
     """The stored references tell cos(1.001 r)/(1 + r^4) from cos(r)/(1 + r^4) in d = 2."""
     t = _transform("cos(1.001*r)/(1 + r**4)", 2)

@@ -1202,6 +1202,13 @@ def _ts_symmetric(a, level=_TS_LEVEL):
     return v, dist, w[None, :] * a, np.where(coarse, 2 * w, 0.0)[None, :] * a
 
 
+def _level_down(coarse_weights):
+    """The weights of the rule one level below ``coarse_weights`` (those of level - 1 on the nodes of
+    level, shape (rows, nodes), node index k + K, k = -K..K): every other node of it, doubled."""
+    k = np.arange(coarse_weights.shape[1]) - (coarse_weights.shape[1] - 1) // 2
+    return np.where(k % 4 == 0, 2 * coarse_weights, 0.0)
+
+
 def _es_right(a, scale, level=_TS_LEVEL):
     """Exp-sinh nodes for int_a^inf: (v, v - a, weights, coarse-level weights), shapes (len(a), nodes)."""
     x, w, coarse = _exp_sinh(level)
@@ -1233,7 +1240,20 @@ class _RQHalfStep:
     mu_(d-1)(rho)/(pi v^2)).
     """
 
-    def __init__(self, kind, b, alpha, s, d, odd=None, p=None, noise=5e-11, projection=None, level=_TS_LEVEL):
+    def __init__(
+        self,
+        kind,
+        b,
+        alpha,
+        s,
+        d,
+        odd=None,
+        p=None,
+        noise=5e-11,
+        projection=None,
+        level=_TS_LEVEL,
+        sharpen=False,
+    ):
         """``odd(n)``: the n-dimensional density (n odd) as rho -> (mu, error bound), ``p`` the
         kernel's decay exponent and ``noise`` the relative error of ``odd``'s values, for other
         oscillations (default: the walk of cos or sin/r). ``projection``: force the projection
@@ -1241,7 +1261,8 @@ class _RQHalfStep:
         form; default by the exponent as above. ``level``: of the double-exponential rules (the
         error estimate is the difference to the level below, which overstates the error of the
         finer level by orders of magnitude: one level more where the caller's odd density is cheap
-        and its own accuracy is to be kept)."""
+        and its own accuracy is to be kept). ``sharpen``: estimate the finer level's error from three
+        levels (d1^2/d2 where the levels converge) instead."""
         if p is None:
             p = 2 * alpha + (1.0 if kind == "sin" else 0.0)
         if odd is None:
@@ -1249,7 +1270,7 @@ class _RQHalfStep:
             def odd(n):
                 return _accurate(_RQWalk(1.0, kind, b, alpha, s, n))
 
-        self.b, self.s, self.d, self.level = b, s, d, level
+        self.b, self.s, self.d, self.level, self.sharpen = b, s, d, level, sharpen
         self.projection = p - 0.5 * (d + 2) >= -0.5 if projection is None else projection
         n = d + 1 if self.projection else d - 1
         if n == 1 and kind == "sin":  # p = 2 alpha + 1 > d/2 = 1 always: never here
@@ -1303,7 +1324,18 @@ class _RQHalfStep:
                 g = np.where(zero, lim[:, None], g)
                 ge = np.where(zero, lim_e[:, None], ge)
         val = np.sum(g * w, axis=1)
-        err = np.abs(val - np.sum(g * wc, axis=1)) + np.sum(ge * w, axis=1)
+        coarse = np.sum(g * wc, axis=1)
+        d1 = np.abs(val - coarse)
+        if self.sharpen:
+            # the level difference d1 measures the coarser rule's error; where the levels converge
+            # (double-exponentially: each level about doubles the digits) the finer rule's error is
+            # about d1^2 / d2, d2 the difference one level further down (never more than d1)
+            w2 = np.concatenate([_level_down(c1), _level_down(c2)], axis=1)
+            d2 = np.abs(coarse - np.sum(g * w2, axis=1))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                sharp = np.where(d2 > d1, d1 * d1 / d2, d1)
+            d1 = sharp + 8 * _EPS * np.sum(np.abs(g * w), axis=1)
+        err = d1 + np.sum(ge * w, axis=1)
         return val, err
 
 

@@ -65,8 +65,9 @@ _MAX_DPS = 600
 #: the float sums' absolute error floor (:meth:`_Walk.floor`), in units of max|mu| or of the radial peak
 _FLOOR = 1e-13
 _TINY = 1e-300
-#: the half step's double-exponential level in even d (the walk is cheap in float64: 289 nodes a piece)
-_HALF_LEVEL = 6
+#: the half step's double-exponential levels in even d (the walk is cheap in float64: 577 nodes a piece
+#: at level 6); the next is tried where the table would be refused (error above _ACCEPT_TABLE)
+_HALF_LEVELS = (6, 7)
 
 
 @matcher(priority=27)  # after the single rational quadratic (rq_oscillation, 26)
@@ -506,20 +507,30 @@ def _rational_oscillation(kind, b, terms, delta, dim):
             p=p,
             noise=1e-13,
             projection=projection,
-            level=_HALF_LEVEL,
+            level=_HALF_LEVELS[0],
+            sharpen=True,
         )
 
     above = half_step(True)
     below = half_step(None) if p < 0.5 * (d + 1) else above
-    table = _KinkTable(
-        _Sides(b, below, above),
-        b,
-        rho_max,
-        tol=1e-9,
-        noise=max(1e-13, 2 * above.table.error, 2 * below.table.error),
-        dim=d,
-        min_offset=_MIN_OFFSET,
-    )
+    table = None
+    for level in _HALF_LEVELS:
+        # one level finer where the table would be refused (a slowly decaying, oscillating F_1: poles
+        # of E near the positive real axis), the odd tables shared
+        for half in {id(above): above, id(below): below}.values():
+            half.level = level
+        trial = _KinkTable(
+            _Sides(b, below, above),
+            b,
+            rho_max,
+            tol=1e-9,
+            noise=max(1e-13, 2 * above.table.error, 2 * below.table.error),
+            dim=d,
+            min_offset=_MIN_OFFSET,
+        )
+        table = trial if table is None or trial.error < table.error else table
+        if table.error <= _ACCEPT_TABLE:
+            break
     if not table.error <= _ACCEPT_TABLE:
         raise TransformError(
             f"{head}: its density's table reached a relative accuracy of only {table.error:.1e}"
