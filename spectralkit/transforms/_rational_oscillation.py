@@ -362,7 +362,7 @@ class _Walk:
                         power *= x2
                 else:
                     u = 1 / x
-                    for sigma, w, ik, q, top_i, top_k in self._gmp_lists(above):
+                    for sigma, w, ik, q, q_abs, top_i, top_k in self._gmp_lists(above):
                         t = gmpy2.mpfr(off) if sigma == self.b else x - sigma
                         ex = gmpy2.exp(w * t)
                         u_pow, t_pow = [gmpy2.mpfr(1)], [gmpy2.mpfr(1)]
@@ -372,10 +372,10 @@ class _Walk:
                             t_pow.append(t_pow[-1] * t)
                         part = gmpy2.mpc(0)
                         part_size = gmpy2.mpfr(0)
-                        for (i, k), qq in zip(ik, q):
+                        for (i, k), qq, qa in zip(ik, q, q_abs):
                             mono = u_pow[i] * t_pow[k]
                             part += qq * mono
-                            part_size += abs(qq) * abs(mono)
+                            part_size += qa * abs(mono)
                         total += (part * ex).real
                         size += part_size * abs(ex)
                 got = float(gmpy2.log10(size / abs(total))) if total != 0 else math.inf
@@ -394,7 +394,7 @@ class _Walk:
         return self._lists[key]
 
     def _gmp_lists(self, above):
-        """Per group of one side: (sigma, w, [(i, k)], [q], max i, max k) as mpfr/mpc at the context's
+        """Per group of one side: (sigma, w, [(i, k)], [q], [|q|], max i, max k) as mpfr/mpc at the context's
         precision (cached per precision), for :meth:`_mp_point`."""
         key = (above, gmpy2.get_context().precision)
         if key not in self._lists:
@@ -402,7 +402,10 @@ class _Walk:
             for (sigma, _j, _s), (w, poly) in self.mp[above].items():
                 ik = list(poly)
                 q = [_gmp(poly[key_]) for key_ in ik]
-                out.append((float(sigma), _gmp(w), ik, q, max(i for i, _ in ik), max(k for _, k in ik)))
+                q_abs = [abs(v) for v in q]
+                out.append(
+                    (float(sigma), _gmp(w), ik, q, q_abs, max(i for i, _ in ik), max(k for _, k in ik))
+                )
             self._lists[key] = out
         return self._lists[key]
 
