@@ -158,6 +158,58 @@ def test_poles_near_the_positive_axis_in_even_d():
     )
 
 
+def _fejer_cauchy_mu1(x):
+    """mu_1 of sin(r)^2/(r^2 (1 + r^2)) = sin(r)^2/r^2 - sin(r)^2/(1 + r^2) by hand: the triangle
+    (2 - rho)_+/4 of Fejér's kernel, minus (1 - cos 2r)/(2 (1 + r^2)), whose transform is
+    e^-rho/4 - (e^-|rho - 2| + e^-(rho + 2))/8."""
+    tri = (2 - x) / 4 if x < 2 else mpmath.mpf(0)
+    return tri - mpmath.exp(-x) / 4 + (mpmath.exp(-abs(x - 2)) + mpmath.exp(-(x + 2))) / 8
+
+
+@pytest.mark.parametrize("dim", [1, 3, 5, 7])
+def test_fejer_over_a_rational_quadratic_in_odd_d(dim):
+    """A(r) + cos(2r) E(r) with poles at r = 0 that cancel (sin(r)^2/(r^2 (1 + r^2))): one closed form in
+    odd d, also where the split into Fejér's kernel and rational quadratics has parts without a measure
+    (d = 5, 7), against the walk of mu_1 by hand (mpmath's one-sided derivatives, 40 digits), next to
+    rho = 0 (singular like rho^(4 - d)), at the kink and beyond."""
+    t = _transform("sin(r)**2/(r**2*(1 + r**2))", dim)
+    with mpmath.workdps(40):
+        f = _fejer_cauchy_mu1
+        for _ in range((dim - 1) // 2):
+            f = (lambda g: lambda x: -mpmath.diff(g, x, direction=1 if x > 2 else -1) / (2 * mpmath.pi * x))(
+                f
+            )
+        for x in (1e-6, 0.3, 1.99, 2.01, 3.0, 8.0):
+            ref = float(f(mpmath.mpf(x)))
+            assert abs(t.mu(np.array([x]))[0] / ref - 1) < 1e-12, (x, ref)
+
+
+@pytest.mark.parametrize(
+    "formula,dim,verdict,k0",
+    [
+        ("sin(r)**2/(r**2*(1 + r**2))", 5, "PD", 1.0),
+        ("sin(r)**2/(r**2*(1 + r**2))", 7, "PD", 1.0),
+        ("(1 - sin(r)/r)/(r**2*(1 + r**2))", 5, "PD", 1 / 6),
+        ("sin(2*r)**2/(r**2*(1 + r**4))", 7, "RKKS", 4.0),
+        ("sin(r)**2/(r**2*(1 + r**2)**2)", 11, "RKKS", 1.0),
+    ],
+)
+def test_poles_at_the_origin_meet_bochner(formula, dim, verdict, k0):
+    rep = sk.check_rkks(RadialKernel.from_string(formula), dim=dim)
+    assert rep.method.startswith(METHOD)
+    assert rep.verdict == verdict
+    assert abs(rep.mass_plus.value - rep.mass_minus.value - k0) <= rep.mass_plus.error + rep.mass_minus.error
+
+
+def test_poles_at_the_origin_in_even_d_fall_back():
+    """Even d is not built for the pole form: the split answers where its parts have measures (d = 2),
+    the refusal names the oscillation otherwise (d = 6)."""
+    kernel = RadialKernel.from_string("sin(r)**2/(r**2*(1 + r**2))")
+    assert sk.check_rkks(kernel, dim=2).method.startswith("sum[")
+    with pytest.raises(TransformError, match="k itself does not change sign"):
+        sk.check_rkks(kernel, dim=6)
+
+
 def test_negative_control_a_shifted_frequency_fails():
     """The stored references tell cos(1.001 r)/(1 + r^4) from cos(r)/(1 + r^4) in d = 2."""
     t = _transform("cos(1.001*r)/(1 + r**4)", 2)

@@ -233,13 +233,17 @@ in d = 8, an integrable singularity) at rho = 1. The envelope's one-dimensional 
 exponential polynomial (partial fractions, complex poles included), the shift formula moves it to
 rho = +-1, and the dimension walk differentiates it exactly; even d project the odd neighbour. In
 d = 9 the decay is exactly at the threshold (the measure is not absolutely continuous): refused
-with that reason; in d = 10 there is no measure.""",
+with that reason; in d = 10 there is no measure. Fejér's factor over a rational function,
+sin(r)^2/(r^2 (1 + r^2)), is one closed form in odd d (its split into Fejér's kernel and rational
+quadratics has parts without a measure in d = 5 and 7): PD with mass k(0) = 1.""",
         """kernel = sk.RadialKernel.from_string("cos(r)/(1 + r**4)")
 for d in (2, 3, 8):
     report = sk.check_rkks(kernel, dim=d)
     print(d, report.verdict, report.method, report.mass_plus, report.mass_minus)
 print(sk.check_rkks(kernel, dim=10).verdict)
-print(sk.check_rkks("sin(2*r)/(r*(1 + r**2 + r**4))", 3).mass_plus)""",
+print(sk.check_rkks("sin(2*r)/(r*(1 + r**2 + r**4))", 3).mass_plus)
+report = sk.check_rkks("sin(r)**2/(r**2*(1 + r**2))", 7)
+print(report.verdict, report.mass_plus)""",
     ),
 ]
 

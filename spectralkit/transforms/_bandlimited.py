@@ -95,7 +95,7 @@ def trig_terms(expr):
     if not expr.has(sympy.sin, sympy.cos):
         return None
     # floats as their exact binary values: the pieces are then exact rationals (see _pieces)
-    rewritten = _sum_of_frequencies(exact_rationals(expr))
+    rewritten = sum_of_frequencies(exact_rationals(expr))
     if rewritten is None:
         return None
     out = []
@@ -138,7 +138,7 @@ def split_band_limited(expr):
     # fractional powers stay whole through the expansion ((1 + r^2)^(5/2) would become
     # (1 + r^2)^2 sqrt(1 + r^2), multiplied out)
     opaque = {p: sympy.Dummy() for p in expr.atoms(sympy.Pow) if not p.exp.is_Integer and p.base.has(R)}
-    rewritten = _sum_of_frequencies(expr.xreplace(opaque))
+    rewritten = sum_of_frequencies(expr.xreplace(opaque))
     if rewritten is None:
         return None
     rewritten = rewritten.xreplace({v: k for k, v in opaque.items()})
@@ -201,7 +201,7 @@ def _binomial(rest):
     ]
 
 
-def _sum_of_frequencies(expr):
+def sum_of_frequencies(expr):
     """``expr`` expanded, with products and powers of sines and cosines turned into sums (repeated
     TR8); None when that does not finish."""
     rewritten = sympy.expand(expr)

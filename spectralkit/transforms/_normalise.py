@@ -132,6 +132,9 @@ def _scaled(kind, params, factor):
     elif kind == "rational_oscillation":
         f_mp = mpmath.mpf(f_num)
         p["terms"] = tuple((c * f_mp, n, a) for c, n, a in p["terms"])
+        if p.get("base"):
+            p["base"] = tuple((c * f_mp, n, a) for c, n, a in p["base"])
+            p["base_lead"] = p["base_lead"] * f_mp
     else:
         return None
     return kind, p
@@ -170,7 +173,7 @@ def _family_value(kind, params, r):
     if kind == "rational_r2":
         return kernel_value(r, p["c0"], p["terms"])
     if kind == "rational_oscillation":
-        return oscillation_value(r, p["kind"], p["b"], p["terms"])
+        return oscillation_value(r, p["kind"], p["b"], p["terms"], p.get("base", ()))
     if kind == "edge_power":
         x = r / mpmath.mpf(p["b"])
         return (1 - x) ** mpmath.mpf(p["beta"]) * sum(mpmath.mpf(c) * x**i for i, c in enumerate(p["g"]))

@@ -86,12 +86,13 @@ def _in_r2(expr):
     return out[0], out[1]
 
 
-def rational_parts(expr):
+def rational_parts(expr, origin=False):
     """The parameters of ``expr`` = P(r^2)/Q(r^2) (deg P <= deg Q, no pole at real r) as the
     ``rational_r2`` builder takes them: ``c0`` (the constant part), ``terms`` (c, n, a) of
     c (r^2 + a)^-n, one per conjugate pair with its coefficient doubled (k = c0 + Re sum), ``delta``
     (k - c0 ~ r^(-2 delta)) and ``rest_pq`` (numerator and denominator of k - c0 in t = r^2); None
-    when ``expr`` is not such a function. Also the envelope of :mod:`._rational_oscillation`."""
+    when ``expr`` is not such a function. Also the envelope of :mod:`._rational_oscillation`, which
+    may have poles at r = 0 (``origin``: terms with a = 0)."""
     pq = _in_r2(exact_rationals(expr))
     if pq is None:
         return None
@@ -115,7 +116,7 @@ def rational_parts(expr):
         if pf is None:
             return None
         poly_part, fracs = pf
-        if any(isinstance(z, mpmath.mpf) and z >= 0 for _, _, z in fracs):
+        if any(isinstance(z, mpmath.mpf) and (z > 0 or (z == 0 and not origin)) for _, _, z in fracs):
             return None  # a pole at r = sqrt(z) >= 0: k is unbounded
         c0 = mpmath.re(poly_part[0]) if poly_part else mpmath.mpf(0)
         # real coefficients: the poles and their coefficients come in conjugate pairs, and

@@ -40,6 +40,7 @@ import sympy
 from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels._parse import R
+from ._bandlimited import sum_of_frequencies
 from ._forms import log_form, vectorised
 from ._oscillating import (
     _ACCEPT_TABLE,
@@ -52,7 +53,7 @@ from ._oscillating import (
     power_law_threshold,
 )
 from ._rational import _digits, rational_parts
-from ._registry import BUILDERS, builder, matcher
+from ._registry import BUILDERS, builder, exact_rationals, matcher
 from ._types import RadialTransform
 
 __all__ = []  # private module
@@ -96,16 +97,80 @@ def _match_rational_oscillation(expr, support):
     return "rational_oscillation", {"kind": kind, "b": b, "terms": params["terms"], "delta": params["delta"]}
 
 
-def kernel_value(r, kind, b, terms):
-    """k(r) in mpmath (the matched formula): cos(b r) E(r) or sin(b r)/r E(r)."""
+@matcher(priority=28)
+def _match_pole_oscillation(expr, support):
+    """A(r) + cos(b r) E(r) or A(r) + sin(b r)/r E(r) with A and E rational in r^2 whose poles at r = 0
+    cancel in k: Fejér's factor over a rational function (sin(r)^2/(r^2 (1 + r^2)) = A + cos(2 r) E with
+    A = E = 1/(2 r^2 (1 + r^2)) up to sign), where the split into single terms has parts without a measure."""
+    if support is not None or expr.has(sympy.Piecewise, sympy.Abs, sympy.Min, sympy.Max):
+        return None
+    if not expr.has(sympy.sin, sympy.cos):
+        return None
+    rewritten = sum_of_frequencies(exact_rationals(expr))
+    if rewritten is None:
+        return None
+    a_part, e_part, kind, freq = sympy.Integer(0), sympy.Integer(0), None, None
+    for part in sympy.Add.make_args(rewritten):
+        trig = [f for f in sympy.Mul.make_args(part) if isinstance(f, (sympy.sin, sympy.cos))]
+        if not trig:
+            a_part += part
+            continue
+        if len(trig) > 1:
+            return None
+        b = sympy.cancel(trig[0].args[0] / R)
+        if not (b.is_number and b.is_real and b != 0):
+            return None
+        this = "cos" if isinstance(trig[0], sympy.cos) else "sin"
+        sign = -1 if (b.is_negative and this == "sin") else 1
+        b = abs(b)
+        if freq is None:
+            freq, kind = b, this
+        elif b != freq or this != kind:
+            return None  # several frequencies, or both cos and sin: not this form
+        e_part += sign * part / trig[0] * (R if kind == "sin" else 1)
+    if kind is None or a_part == 0:
+        return None
+    base, env = rational_parts(a_part, origin=True), rational_parts(e_part, origin=True)
+    if base is None or env is None or base["c0"] != 0 or env["c0"] != 0:
+        return None
+    if not any(a == 0 for _, _, a in (*base["terms"], *env["terms"])):
+        return None  # no pole at r = 0: the single terms have their own routes
+    if all(a == 0 for _, _, a in env["terms"]):
+        return None  # E a Laurent polynomial in 1/r^2: band-limited (Fejér), its own exact route
+    try:
+        b = _number(freq)
+    except TypeError:
+        return None
+    lead = base["rest_pq"][0][0] / base["rest_pq"][1][0]
+    return "rational_oscillation", {
+        "kind": kind,
+        "b": b,
+        "terms": env["terms"],
+        "delta": env["delta"],
+        "base": base["terms"],
+        "base_delta": base["delta"],
+        "base_lead": lead,
+    }
+
+
+def kernel_value(r, kind, b, terms, base=()):
+    """k(r) in mpmath (the matched formula): A(r) + cos(b r) E(r) or A(r) + sin(b r)/r E(r), E and the
+    non-oscillating A = Re sum c (r^2 + a)^-n (``base``) in partial fractions."""
     env = mpmath.re(sum(c * (r * r + a) ** (-n) for c, n, a in terms))
-    return env * (mpmath.cos(b * r) if kind == "cos" else mpmath.sin(b * r) / r)
+    osc = mpmath.cos(b * r) if kind == "cos" else mpmath.sin(b * r) / r
+    return mpmath.re(sum((c * (r * r + a) ** (-n) for c, n, a in base), mpmath.mpf(0))) + env * osc
 
 
 def _f1_coefficients(terms):
     """[(z, [f_0, .., f_(N-1)])] of F_1(s) = Re sum e^(-z s) sum_l f_l s^l (module docstring)."""
     out = []
     for c, n, a in terms:
+        if a == 0:
+            # c r^(-2n) (a pole at r = 0, cancelled in k by the non-oscillating part): the transform of
+            # the finite part, (-1)^n c s^(2n-1) / (2 (2n-1)!)
+            tail = c * (-1) ** n / (2 * mpmath.factorial(2 * n - 1))
+            out.append((mpmath.mpf(0), [mpmath.mpf(0)] * (2 * n - 1) + [tail]))
+            continue
         z = mpmath.sqrt(a)
         f = [
             c
@@ -125,11 +190,17 @@ def _add(groups, key, w, ik, q):
     group[ik] = group.get(ik, 0) + q
 
 
-def _initial_groups(kind, b, f1):
+def _initial_groups(kind, b, f1, base=()):
     """mu_1 on each side of b as {(sigma, j, sign of w): (w, {(i, k): q})}, mu_1 = Re sum q u^i t^k e^(w t),
-    t = rho - sigma (i = 0 here)."""
+    t = rho - sigma (i = 0 here); the non-oscillating part A (``base``: the F_1 coefficients of its
+    partial fractions) adds F_1^A(rho) on both sides (sigma = 0)."""
     above, below = {}, {}
     bm = mpmath.mpf(b)
+    zero = mpmath.mpf(0)
+    for j, (z, f) in enumerate(base):
+        for k, fk in enumerate(f):
+            for side in (above, below):
+                _add(side, (zero, -1 - j, -1), -z, (0, k), fk)
     if kind == "cos":
         # (F_1(|rho - b|) + F_1(rho + b))/2
         for j, (z, f) in enumerate(f1):
@@ -142,14 +213,17 @@ def _initial_groups(kind, b, f1):
     # (1/2) int_(rho-b)^(rho+b) F_1(|x|) dx with G(s) = int_0^s F_1 = G_inf - Re sum e^(-z s) sum_i g_i s^i
     g_inf = mpmath.mpf(0)
     for j, (z, f) in enumerate(f1):
-        g = [
-            sum(
-                f[k] * mpmath.factorial(k) / (mpmath.factorial(i) * z ** (k - i + 1))
-                for k in range(i, len(f))
-            )
-            for i in range(len(f))
-        ]
-        g_inf += mpmath.re(sum(f[k] * mpmath.factorial(k) / z ** (k + 1) for k in range(len(f))))
+        if z == 0:  # a pole's polynomial: G(s) = sum f_l s^(l+1)/(l+1), no constant
+            g = [mpmath.mpf(0)] + [-f[k] / (k + 1) for k in range(len(f))]
+        else:
+            g = [
+                sum(
+                    f[k] * mpmath.factorial(k) / (mpmath.factorial(i) * z ** (k - i + 1))
+                    for k in range(i, len(f))
+                )
+                for i in range(len(f))
+            ]
+            g_inf += mpmath.re(sum(f[k] * mpmath.factorial(k) / z ** (k + 1) for k in range(len(f))))
         for i, gi in enumerate(g):
             # above: (G(rho + b) - G(rho - b))/2
             _add(above, (bm, j, -1), -z, (0, i), gi / 2)
@@ -183,21 +257,52 @@ def _walk(groups, steps):
     return groups
 
 
+def _split_polynomials(groups, dps):
+    """(the groups with w != 0, the groups with w = 0 merged into one Laurent polynomial {e: q} in rho).
+
+    The polynomial pieces of poles at r = 0 (shifted to +-b, and the non-oscillating ones at 0) cancel
+    against each other at large rho (k is bounded): merged exactly, the cancellation happens in the
+    coefficients (those below 10^(15 - dps) of the largest are exact zeros)."""
+    rest, merged = {}, {}
+    for key, (w, poly) in groups.items():
+        if w != 0:
+            rest[key] = (w, poly)
+            continue
+        sigma = key[0]
+        for (i, k), q in poly.items():
+            for ell in range(k + 1):
+                e = ell - i
+                merged[e] = merged.get(e, 0) + q * mpmath.binomial(k, ell) * (-sigma) ** (k - ell)
+    if merged:
+        top = max(abs(q) for q in merged.values())
+        merged = {e: q for e, q in merged.items() if abs(q) > top * mpmath.mpf(10) ** (15 - dps)}
+    return rest, merged
+
+
 class _Walk:
     """mu_n (n odd) of cos(b r) E or sin(b r)/r E (module docstring): float64 with a rounding bound,
     gmpy2's MPFR where the bound is not small, the Taylor series at 0 below ``rho_s``."""
 
-    def __init__(self, kind, b, terms, n, dps, rho_max):
+    def __init__(self, kind, b, terms, n, dps, rho_max, base=()):
         self.kind, self.b, self.n, self.dps = kind, float(b), n, dps
         self.m = (n - 1) // 2
         with mpmath.workdps(dps):
             f1 = _f1_coefficients(terms)
-            above, below = _initial_groups(kind, b, f1)
-            self._mu1_below = below
-            self.mp = {True: _walk(above, self.m), False: _walk(below, self.m)}
-            zmax = max(abs(z) for z, _ in f1)
+            above, below = _initial_groups(kind, b, f1, _f1_coefficients(base))
+            # the series at 0 is of the shifted exponential groups (entire, even); the polynomial ones
+            # (poles, constants) are walked exactly as one Laurent polynomial per side, and A's
+            # exponentials (sigma = 0: not analytic at 0) are summed as they are
+            self._mu1_below = {key: g for key, g in below.items() if g[0] != 0 and key[0] != 0}
+            self.mp, self.laurent = {}, {}
+            for side, groups in ((True, above), (False, below)):
+                self.mp[side], self.laurent[side] = _split_polynomials(_walk(groups, self.m), dps)
+            zmax = max([abs(z) for z, _ in f1 if z != 0] + [mpmath.mpf(1e-300)])
         self.rho_s = min(self.b, 2.0 / float(zmax))
         self.float = {side: self._float_groups(groups) for side, groups in self.mp.items()}
+        self.laurent_float = {
+            side: (np.array(sorted(lau), dtype=float), np.array([complex(lau[e]) for e in sorted(lau)]))
+            for side, lau in self.laurent.items()
+        }
         self._lists = {}
         self._series = self._series_coefficients()
         #: the absolute error accepted from a float sum, at rho: _FLOOR min(max|mu|, max(t^(n-1) |mu|) /
@@ -287,13 +392,16 @@ class _Walk:
         return np.array([float(c) for c in coeffs])
 
     # -- evaluation ---------------------------------------------------------------------------
-    def _float_side(self, above, rho, off):
-        """(Re sum, sum of |terms|, rounding bound) at rho on one side of b; ``off``: rho - b exact."""
+    def _float_side(self, above, rho, off, origin_only=False):
+        """(Re sum, sum of |terms|, rounding bound) at rho on one side of b; ``off``: rho - b exact;
+        ``origin_only``: the non-oscillating groups (sigma = 0) alone, without the Laurent part."""
         u = 1.0 / rho
         total = np.zeros(rho.shape)
         absum = np.zeros(rho.shape)
         bound = np.zeros(rho.shape)
         for sigma, w, ii, kk, q in self.float[above]:
+            if origin_only and sigma != 0:
+                continue
             t = off if sigma == self.b else rho - sigma
             wt = w * t
             with np.errstate(over="ignore", under="ignore", invalid="ignore"):
@@ -304,7 +412,19 @@ class _Walk:
                 total += (e * s).real
             absum += a
             bound += a * _EPS * (8.0 + ii.max() + kk.max() + np.abs(wt))
-        return total, absum, bound
+        if origin_only:
+            return total, absum, bound
+        v, a = self._laurent(above, rho)
+        return total + v, absum + a, bound + a * _EPS * 8.0
+
+    def _laurent(self, above, rho):
+        """(Re sum q rho^e, sum |q rho^e|) of the merged polynomial groups of one side."""
+        exps, coefs = self.laurent_float[above]
+        if not exps.size:
+            return np.zeros(rho.shape), np.zeros(rho.shape)
+        with np.errstate(over="ignore", under="ignore", divide="ignore"):
+            terms = coefs[None, :] * rho[:, None] ** exps[None, :]
+        return terms.real.sum(axis=1), np.abs(terms).sum(axis=1)
 
     def _series_float(self, rho):
         y = rho * rho
@@ -313,7 +433,10 @@ class _Walk:
         for e in self._series[::-1]:
             total = total * y + e
             absum = absum * y + abs(e)
-        return total, absum, absum * _EPS * (4.0 + len(self._series))
+        bound = absum * _EPS * (4.0 + len(self._series))
+        v, a = self._laurent(False, rho)
+        vz, az, bz = self._float_side(False, rho, rho - self.b, origin_only=True)
+        return total + v + vz, absum + a + az, bound + a * _EPS * 8.0 + bz
 
     def values(self, rho, off=None):
         """(mu_n, absolute error bound) at rho > 0 (float arrays); ``off``: the exact rho - b."""
@@ -360,24 +483,30 @@ class _Walk:
                         total += term
                         size += abs(term)
                         power *= x2
-                else:
-                    u = 1 / x
-                    for sigma, w, ik, q, q_abs, top_i, top_k in self._gmp_lists(above):
-                        t = gmpy2.mpfr(off) if sigma == self.b else x - sigma
-                        ex = gmpy2.exp(w * t)
-                        u_pow, t_pow = [gmpy2.mpfr(1)], [gmpy2.mpfr(1)]
-                        for _ in range(top_i):
-                            u_pow.append(u_pow[-1] * u)
-                        for _ in range(top_k):
-                            t_pow.append(t_pow[-1] * t)
-                        part = gmpy2.mpc(0)
-                        part_size = gmpy2.mpfr(0)
-                        for (i, k), qq, qa in zip(ik, q, q_abs):
-                            mono = u_pow[i] * t_pow[k]
-                            part += qq * mono
-                            part_size += qa * abs(mono)
-                        total += (part * ex).real
-                        size += part_size * abs(ex)
+                u = 1 / x
+                for sigma, w, ik, q, q_abs, top_i, top_k in self._gmp_lists(bool(above)):
+                    if above is None and sigma != 0:
+                        continue  # in the series
+                    t = gmpy2.mpfr(off) if sigma == self.b else x - sigma
+                    ex = gmpy2.exp(w * t)
+                    u_pow, t_pow = [gmpy2.mpfr(1)], [gmpy2.mpfr(1)]
+                    for _ in range(top_i):
+                        u_pow.append(u_pow[-1] * u)
+                    for _ in range(top_k):
+                        t_pow.append(t_pow[-1] * t)
+                    part = gmpy2.mpc(0)
+                    part_size = gmpy2.mpfr(0)
+                    for (i, k), qq, qa in zip(ik, q, q_abs):
+                        mono = u_pow[i] * t_pow[k]
+                        part += qq * mono
+                        part_size += qa * abs(mono)
+                    total += (part * ex).real
+                    size += part_size * abs(ex)
+                side = False if above is None else above
+                for e, q in self._gmp_laurent(side):
+                    term = (q * x**e).real
+                    total += term
+                    size += abs(term)
                 got = float(gmpy2.log10(size / abs(total))) if total != 0 else math.inf
                 if dps >= got + 25 or dps >= top:
                     # at the coefficients' precision a value within 10^(5 - dps) of the terms is a zero of
@@ -391,6 +520,13 @@ class _Walk:
         key = ("series", gmpy2.get_context().precision)
         if key not in self._lists:
             self._lists[key] = [_gmp(e) for e in self._series_mp]
+        return self._lists[key]
+
+    def _gmp_laurent(self, above):
+        """The merged polynomial of one side as [(e, q)] at the context's precision (cached)."""
+        key = ("laurent", above, gmpy2.get_context().precision)
+        if key not in self._lists:
+            self._lists[key] = [(e, _gmp(q)) for e, q in sorted(self.laurent[above].items())]
         return self._lists[key]
 
     def _gmp_lists(self, above):
@@ -409,6 +545,16 @@ class _Walk:
             self._lists[key] = out
         return self._lists[key]
 
+    def at_zero(self):
+        """(log|mu(0)|, sign): the series' constant plus the merged polynomial's, or +-inf where that
+        polynomial keeps a negative power (the poles' rho^(2j-1-2m): singular at 0)."""
+        lau = self.laurent[False]
+        neg = [e for e, q in lau.items() if e < 0 and mpmath.re(q) != 0]
+        if neg:
+            return math.inf, float(mpmath.sign(mpmath.re(lau[min(neg)])))
+        v0 = float(self._series_mp[0] + mpmath.re(lau.get(0, 0)))
+        return (math.log(abs(v0)) if v0 else -math.inf), float(np.sign(v0))
+
     def log_abs_and_sign(self, rho, off=None):
         val, _ = self.values(rho, off)
         with np.errstate(divide="ignore"):
@@ -426,6 +572,17 @@ def _gmp(x):
     return gmpy2.mul_2exp(gmpy2.mpfr(-man if sign else man), exp)
 
 
+def _at_zero(walk, delta, lead, d):
+    """(log|mu(0)|, sign) with a non-oscillating part A ~ lead r^(-2 delta): infinite (its transform
+    C rho^(2 delta - d), C of the sign of lead Gamma(d/2 - delta)) for 2 delta <= d, else the walk's value
+    at rho = 1e-13 rho_s (mu(rho) - mu(0) = O(rho^min(2, 2 delta - d)): within 1e-13 of mu's scale)."""
+    if 2 * delta <= d:
+        sign = 1.0 if 2 * delta == d else float(mpmath.sign(mpmath.gamma(mpmath.mpf(d) / 2 - delta)))
+        return math.inf, sign * float(mpmath.sign(lead))
+    la, sg = walk.log_abs_and_sign(np.array([1e-13 * walk.rho_s]))
+    return float(la[0]), float(sg[0])
+
+
 def _direct(walk):
     """rho -> (mu_n, error bound) for the half step and the kink tables (takes the exact offset)."""
 
@@ -437,12 +594,14 @@ def _direct(walk):
 
 
 @builder("rational_oscillation", rel_error=1e-10)
-def _rational_oscillation(kind, b, terms, delta, dim):
-    """mu of cos(b r) E(r) or sin(b r)/r E(r), E = Re sum c (r^2 + a)^-N (module docstring)."""
+def _rational_oscillation(kind, b, terms, delta, dim, base=(), base_delta=0, base_lead=0.0):
+    """mu of A(r) + cos(b r) E(r) or A(r) + sin(b r)/r E(r), E = Re sum c (r^2 + a)^-N and A (``base``) in
+    the same partial fractions (poles at r = 0 allowed when they cancel in k; A ~ ``base_lead``
+    r^(-2 base_delta) at infinity) (module docstring)."""
     d = dim
     p = 2 * delta + (1 if kind == "sin" else 0)
     name = {"cos": f"cos({b:g} r)", "sin": f"sin({b:g} r)/r"}[kind]
-    head = f"k = {name} E(r) (E rational in r^2, ~ r^-{2 * delta})"
+    head = f"k = {'A(r) + ' if base else ''}{name} E(r) (E rational in r^2, ~ r^-{2 * delta})"
     divergent = power_law_threshold(
         head,
         p,
@@ -454,24 +613,28 @@ def _rational_oscillation(kind, b, terms, delta, dim):
     )
     if divergent is not None:
         return divergent
+    if base and d % 2 == 0:
+        # with a non-oscillating part A whose poles at r = 0 cancel those of E the odd neighbour is
+        # singular at rho = 0 and the even-d projection is not built: the split into single terms answers
+        # where each has a measure (sin(r)^2/(r^2 (1 + r^2)) in d = 2, 4), the other routes otherwise
+        return None
     dps = _digits(delta) + 10
-    rate = min(float(mpmath.re(mpmath.sqrt(a))) for _, _, a in terms)
-    n_max = max(n for _, n, _ in terms)
+    rate = min(float(mpmath.re(mpmath.sqrt(a))) for _, _, a in (*terms, *base) if a != 0)
+    n_max = max(n for _, n, _ in (*terms, *base))
     gamma = p - 0.5 * (d + 1)
     rho_max = b + (60.0 + d + 2 * abs(gamma) + 4 * n_max) / rate
     scale = min(b, rate)
     if d % 2 == 1:
-        walk = _Walk(kind, b, terms, d, dps, rho_max)
+        walk = _Walk(kind, b, terms, d, dps, rho_max, base)
         peak = walk.peak
+        at_zero = walk.at_zero() if not base else _at_zero(walk, base_delta, base_lead, d)
 
         def log_abs_and_sign(rho):
             la = np.empty(rho.shape)
             sg = np.empty(rho.shape)
             pos = rho > 0
             la[pos], sg[pos] = walk.log_abs_and_sign(rho[pos])
-            if np.any(~pos):
-                v0 = float(walk._series_mp[0])
-                la[~pos], sg[~pos] = (math.log(abs(v0)) if v0 else -math.inf), np.sign(v0)
+            la[~pos], sg[~pos] = at_zero
             return la, sg
 
         def mu_at_offset(point, off):  # the one singular point: b
