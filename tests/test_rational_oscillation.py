@@ -192,6 +192,9 @@ def test_fejer_over_a_rational_quadratic_in_odd_d(dim):
         ("(1 - sin(r)/r)/(r**2*(1 + r**2))", 5, "PD", 1 / 6),
         ("sin(2*r)**2/(r**2*(1 + r**4))", 7, "RKKS", 4.0),
         ("sin(r)**2/(r**2*(1 + r**2)**2)", 11, "RKKS", 1.0),
+        # a float in the formula: the match is validated against its exact binary value (sympy's evalf at
+        # the float's 15 digits lost 3e-12 to the cancellation 1 - 2 sin(r/2)/r at r = 0.03: refused)
+        ("(1 - 2.0*sin(0.5*r)/r)/(r**2*((r**2 - 0.588)**2 + 0.654481))", 5, "RKKS", 1 / (24 * 1.000225)),
     ],
 )
 def test_poles_at_the_origin_meet_bochner(formula, dim, verdict, k0):

@@ -34,9 +34,10 @@ def clenshaw(coef, x):
     """sum_k coef[:, k] T_k(x) for per-point coefficient rows ``coef`` (vectorised)."""
     b1 = np.zeros(x.shape, dtype=coef.dtype)
     b2 = np.zeros(x.shape, dtype=coef.dtype)
-    for k in range(coef.shape[1] - 1, 0, -1):
-        b1, b2 = coef[:, k] + 2 * x * b1 - b2, b1
-    return coef[:, 0] + x * b1 - b2
+    with np.errstate(over="ignore", invalid="ignore"):  # non-finite coefficients: the caller's checks
+        for k in range(coef.shape[1] - 1, 0, -1):
+            b1, b2 = coef[:, k] + 2 * x * b1 - b2, b1
+        return coef[:, 0] + x * b1 - b2
 
 
 def clenshaw_panels(coefs, idx, x):

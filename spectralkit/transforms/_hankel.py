@@ -244,11 +244,12 @@ class NumericHankel:
         if self.vertical_tail:
             pos = rho > 0
             tail = np.zeros(rho.shape)
-            tail[pos] = (
-                self.cd
-                * rho[pos] ** (-self.nu)
-                * np.real(np.exp(1j * rho[pos] * self.r_end) * self._vertical(rho[pos], self.r_end))
-            )
+            with np.errstate(over="ignore", invalid="ignore"):  # non-finite values never agree (refused)
+                tail[pos] = (
+                    self.cd
+                    * rho[pos] ** (-self.nu)
+                    * np.real(np.exp(1j * rho[pos] * self.r_end) * self._vertical(rho[pos], self.r_end))
+                )
             if np.any(~pos):
                 tail[~pos] = self.cd * lambda_nu(self.nu, 0.0) * self._tail_at_zero()
             out += tail

@@ -26,7 +26,7 @@ import sympy
 from ..kernels._parse import R
 from ._rational import kernel_value
 from ._rational_oscillation import kernel_value as oscillation_value
-from ._registry import MATCH_FAILURES, MATCHERS, matcher
+from ._registry import MATCH_FAILURES, MATCHERS, exact_rationals, matcher
 
 __all__ = []  # private module
 
@@ -189,6 +189,7 @@ def validate_match(expr: sympy.Expr, support: float | None, kind: str, params: M
     Kinds without a formula here (compact polynomials, whose matcher expands the formula exactly)
     are accepted as matched.
     """
+    exact = exact_rationals(expr)
     with mpmath.workdps(_DPS):
         top = mpmath.mpf(support) if support is not None else None
         pairs = []
@@ -202,7 +203,9 @@ def validate_match(expr: sympy.Expr, support: float | None, kind: str, params: M
                 return False
             if value is None:
                 return True
-            ref = expr.subs(R, sympy.Rational(text)).evalf(_DPS)
+            # floats as their exact binary values (as the matchers read them): sympy's evalf works at
+            # a float's 15 digits and loses what cancels ((1 - 2 sin(r/2)/r)/(r^2 (...)) at r = 0.03: 3e-12)
+            ref = exact.subs(R, sympy.Rational(text)).evalf(_DPS)
             if not ref.is_number or not ref.is_real:
                 return False
             pairs.append((value, mpmath.mpf(ref)))

@@ -156,9 +156,12 @@ def _match_pole_oscillation(expr, support):
 def kernel_value(r, kind, b, terms, base=()):
     """k(r) in mpmath (the matched formula): A(r) + cos(b r) E(r) or A(r) + sin(b r)/r E(r), E and the
     non-oscillating A = Re sum c (r^2 + a)^-n (``base``) in partial fractions."""
-    env = mpmath.re(sum(c * (r * r + a) ** (-n) for c, n, a in terms))
-    osc = mpmath.cos(b * r) if kind == "cos" else mpmath.sin(b * r) / r
-    return mpmath.re(sum((c * (r * r + a) ** (-n) for c, n, a in base), mpmath.mpf(0))) + env * osc
+    # with poles at r = 0 the parts cancel like r^(-2 n) next to 0: 60 digits more than the caller's
+    with mpmath.extradps(60 if base else 0):
+        env = mpmath.re(sum(c * (r * r + a) ** (-n) for c, n, a in terms))
+        osc = mpmath.cos(b * r) if kind == "cos" else mpmath.sin(b * r) / r
+        value = mpmath.re(sum((c * (r * r + a) ** (-n) for c, n, a in base), mpmath.mpf(0))) + env * osc
+    return +value
 
 
 def _f1_coefficients(terms):
