@@ -198,6 +198,24 @@ def test_frequencies_over_fractional_powers_are_split(formula, dim, parts):
     )
 
 
+@pytest.mark.parametrize(
+    "formula,dim,k0",
+    [
+        ("besselj(0, r)/((1 + r**2)*(2 + r**2))", 3, 0.5),
+        ("besselj(1, 2*r)/(r*(1 + r**2)*(3 + r**2)**2)", 5, 1 / 9),
+    ],
+)
+def test_bessel_over_a_rational_function_is_split(formula, dim, k0):
+    """J_nu(b r)/r^nu times a rational function with real poles: partial fractions into Bessel
+    oscillations under one rational-quadratic power each (refused in every d before); PD with m+ = k(0)."""
+    m = sk.SpectralMeasure(F(formula), dim=dim)
+    assert [t.method for _, t in m.transforms] == ["closed-form:bessel-rq-mixture"] * len(m.transforms)
+    assert len(m.transforms) >= 2
+    rep = sk.check_rkks(F(formula), dim=dim)
+    assert rep.verdict == "PD"
+    assert abs(rep.mass_plus.value - k0) <= rep.mass_plus.error + rep.mass_minus.error
+
+
 def test_split_density_against_quadrature():
     """r^2 cos(r/2) (1 + r^2)^-2.5 in d = 3: mu_3 = (1/(2 pi^2 rho)) int k r sin(rho r) dr, the product of
     sine and cosine as two frequencies, each by mpmath's quadosc."""

@@ -169,6 +169,30 @@ def split_band_limited(expr):
     return ([sympy.Add(*band)] if band else []) + others
 
 
+def split_bessel_rational(expr):
+    """c r^-nu besselj(nu, b r) R(r^2), R rational with more than one partial fraction over the
+    rationals (real poles: 1/((1 + r^2)(2 + r^2))), as the sum of c r^-nu besselj(nu, b r) times each
+    fraction (each a Bessel oscillation under one rational-quadratic power, :mod:`._bessel_mixture`);
+    None for other forms."""
+    bessel = [f for f in sympy.Mul.make_args(expr) if isinstance(f, sympy.besselj)]
+    if len(bessel) != 1:
+        return None
+    rest = expr / bessel[0]
+    power = sympy.Integer(0)
+    for f in sympy.Mul.make_args(rest):
+        if f == R:
+            power += 1
+        elif f.is_Pow and f.base == R and f.exp.is_number:
+            power += f.exp
+    rational = sympy.cancel(rest * R ** (-power))
+    if not rational.is_rational_function(R) or rational.has(sympy.besselj):
+        return None
+    pieces = sympy.Add.make_args(sympy.apart(sympy.together(rational), R))
+    if len(pieces) < 2:
+        return None
+    return [piece * bessel[0] * R**power for piece in pieces]
+
+
 def _binomial(rest):
     """c r^(2h) (A + B r^2)^(-alpha) (h >= 0 an integer below alpha) as the sum
     c B^-h sum_i C(h, i) (-A)^(h-i) (A + B r^2)^(i - alpha) of powers of one rational quadratic (each

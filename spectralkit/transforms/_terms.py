@@ -11,7 +11,7 @@ import sympy
 
 from ..exceptions import KernelDefinitionError, TransformError
 from ..kernels import DensityKernel, RadialKernel
-from ._bandlimited import split_band_limited
+from ._bandlimited import split_band_limited, split_bessel_rational
 from ._closed_forms import closed_form
 
 __all__: list[str] = []  # private module
@@ -36,7 +36,7 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
             continue
         # sin(r)^2/(r^2 (1 + r^2)): Fejér's kernel and rational quadratics (partial fractions)
         unmatched = atom.family is None and atom.support is None and closed_form(atom, dim) is None
-        band = split_band_limited(atom.expr) if unmatched else None
+        band = (split_band_limited(atom.expr) or split_bessel_rational(atom.expr)) if unmatched else None
         parts = band or sympy.Add.make_args(
             sympy.expand(
                 atom.expr,
