@@ -151,6 +151,9 @@ CASES = [
     # oscillation under a rational envelope with complex poles (transforms/_rational_oscillation.py):
     # even d from the odd walk's projection, a kink at rho = 1
     (kernels.RadialKernel.from_string("cos(r)/(1 + r**4)"), 2, "orf"),
+    # ... with a non-oscillating part whose poles at r = 0 cancel (Fejér over a rational quadratic): a
+    # density singular like rho^-1 at 0 and a kink at rho = 2, in d = 5 where the split has no measure
+    (kernels.RadialKernel.from_string("sin(r)**2/(r**2*(1 + r**2))"), 5, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]

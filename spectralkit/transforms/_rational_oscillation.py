@@ -445,6 +445,9 @@ class _Walk:
         """(mu_n, absolute error bound) at rho > 0 (float arrays); ``off``: the exact rho - b."""
         rho = np.asarray(rho, dtype=np.float64)
         off = rho - self.b if off is None else np.asarray(off, dtype=np.float64)
+        # rho = 0 (a sampler's table end): the limit, as the value at 1e-13 rho_s (the series alone is
+        # even in rho; a non-oscillating part's terms are singular at 0 and not evaluated there)
+        rho = np.where(rho == 0, 1e-13 * self.rho_s, rho)
         val = np.empty(rho.shape)
         err = np.empty(rho.shape)
         series = rho < self.rho_s
