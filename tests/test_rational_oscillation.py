@@ -28,7 +28,7 @@ from spectralkit.kernels import RadialKernel
 from spectralkit.kernels._parse import R
 from spectralkit.transforms import transform_atom
 from spectralkit.transforms._rational import rational_parts
-from spectralkit.transforms._rational_oscillation import _match_rational_oscillation
+from spectralkit.transforms._rational_oscillation import _match_pole_oscillation, _match_rational_oscillation
 from spectralkit.transforms._registry import BUILDERS
 
 METHOD = "closed-form:rational-oscillation"
@@ -230,6 +230,19 @@ def test_agrees_with_the_rational_quadratic_walk(dim):
     x = np.concatenate([np.linspace(0.01, 6.0, 40), np.linspace(6.0, 40.0, 40)])
     a, c = mine.mu(x), other.mu(x)
     assert np.all(np.abs(a - c) <= 1e-9 * np.maximum(np.abs(a), 0.1 * np.max(np.abs(a))))
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "0.5/(r**2*(1 + r**2)) + cos(r)/(r**2*(1 + r**2))",  # the poles do not cancel: k is unbounded
+        "sin(r)**2/r**2",  # Fejér's kernel itself: the band-limited route
+        "1/(1 + r**2) + cos(r)/(1 + r**4)",  # no pole at 0: the single terms' routes
+        "sin(r)*sin(2*r)/(r**2*(1 + r**2))",  # two frequencies
+    ],
+)
+def test_pole_form_non_matches(formula):
+    assert _match_pole_oscillation(RadialKernel.from_string(formula).expr, None) is None
 
 
 def test_negative_control_a_shifted_frequency_fails():

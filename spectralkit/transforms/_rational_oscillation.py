@@ -24,7 +24,13 @@ rho = 0 the terms cancel like rho^-(2m-1) (d = 2m + 1): below rho_s = min(b, 2/m
 the Taylor series of mu_1 at 0 (entire, even) is summed instead. Even d: the projection of the
 (d+1)-dimensional density, or the Abel form from d - 1 (:class:`._oscillating._RQHalfStep`), tabulated
 about the kink (:class:`._oscillating._KinkTable`). Finite iff p > (d - 1)/2 with p = 2 delta (cos)
-or 2 delta + 1 (sin/r), k - 0 ~ r^(-2 delta) (:func:`._oscillating.power_law_threshold`).
+or 2 delta + 1 (sin/r), E ~ r^(-2 delta) (:func:`._oscillating.power_law_threshold`).
+
+A non-oscillating part A(r) whose poles at r = 0 cancel those of E (Fejér's factor over a rational
+function, sin(r)^2/(r^2 (1 + r^2)) = A + cos(2 r) E, :func:`_match_pole_oscillation`) enters the same
+walk unshifted (sigma = 0); a pole c r^(-2n) contributes the transform of its finite part,
+(-1)^n c s^(2n-1)/(2 (2n-1)!), and after the walk the polynomial pieces of each side are merged
+exactly into one Laurent polynomial in rho (:func:`_split_polynomials`). Odd d only.
 """
 
 from __future__ import annotations
@@ -140,6 +146,15 @@ def _match_pole_oscillation(expr, support):
     try:
         b = _number(freq)
     except TypeError:
+        return None
+    # the poles must cancel (k bounded at 0; an unbounded formula is the analysis' DIVERGENT): k at
+    # r = 1e-8 within 10 times its size at 1e-4 and 0.1 (a pole left over grows by 1e8 between them)
+    with mpmath.workdps(30):
+        near, mid, far = (
+            abs(kernel_value(mpmath.mpf(x), kind, mpmath.mpf(b), env["terms"], base["terms"]))
+            for x in ("1e-8", "1e-4", "0.1")
+        )
+    if not near <= 10 * max(mid, far):
         return None
     lead = base["rest_pq"][0][0] / base["rest_pq"][1][0]
     return "rational_oscillation", {
