@@ -233,6 +233,27 @@ def test_agrees_with_the_rational_quadratic_walk(dim):
 
 
 @pytest.mark.parametrize(
+    "formula,parts",
+    [
+        # two frequencies over complex poles: split in t = r^2 (in r, 1 + r^2 + r^4 factors into
+        # r^2 +- r + 1, whose fractions are not functions of r^2)
+        ("cos(r)*cos(2*r)/(1 + r**2 + r**4)", 2),
+        ("sin(r)**2/(1 + r**2 + r**4)", 2),
+        # one frequency in all: sin(r) cos(r) = sin(2r)/2, one closed form
+        ("sin(r)*cos(r)/(r*(1 + r**4))", 1),
+    ],
+)
+def test_products_of_sines_and_cosines(formula, parts):
+    m = sk.SpectralMeasure(RadialKernel.from_string(formula), dim=3)
+    methods = [t.method for _, t in m.transforms]
+    assert len(methods) == parts and METHOD in methods and all(x.startswith("closed-form:") for x in methods)
+    rep = sk.check_rkks(RadialKernel.from_string(formula), dim=3)
+    assert (
+        abs(rep.mass_plus.value - rep.mass_minus.value - rep.k0) <= rep.mass_plus.error + rep.mass_minus.error
+    )
+
+
+@pytest.mark.parametrize(
     "formula",
     [
         "0.5/(r**2*(1 + r**2)) + cos(r)/(r**2*(1 + r**2))",  # the poles do not cancel: k is unbounded

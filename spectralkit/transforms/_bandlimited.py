@@ -160,13 +160,31 @@ def split_band_limited(expr):
                 return None
             others.extend(piece * trig[0] if trig else piece for piece in pieces)
             continue
-        for piece in sympy.Add.make_args(sympy.apart(sympy.together(rest), R)):
+        for piece in _partial_fractions_in_r2(rest):
             coef, power = piece.as_coeff_exponent(R)
             target = band if coef.is_number and power.is_Integer and power < 0 else others
             target.append(piece * trig[0] if trig else piece)
     if not band and len(others) < 2:
         return None
     return ([sympy.Add(*band)] if band else []) + others
+
+
+_T = sympy.Symbol("t", positive=True)
+
+
+def _partial_fractions_in_r2(rest):
+    """The partial fractions of a rational function of r, taken in t = r^2 when it is even (or odd:
+    r times an even one), so that every piece is a function of r^2 again (1/(1 + r^2 + r^4) factored
+    over the rationals in r gives (r + 1)/(r^2 + r + 1) and its mirror, neither even)."""
+    rest = sympy.together(rest)
+    for lift in (sympy.Integer(1), R):
+        even = sympy.cancel(rest * lift)
+        if sympy.simplify(even.subs(R, -R) - even) == 0:
+            in_t = sympy.cancel(even.subs(R, sympy.sqrt(_T)))
+            if not in_t.has(sympy.sqrt(_T)) and in_t.is_rational_function(_T):
+                pieces = sympy.Add.make_args(sympy.apart(in_t, _T))
+                return [piece.subs(_T, R**2) / lift for piece in pieces]
+    return list(sympy.Add.make_args(sympy.apart(rest, R)))
 
 
 def split_bessel_rational(expr):

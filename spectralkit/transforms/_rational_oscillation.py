@@ -84,7 +84,13 @@ def _match_rational_oscillation(expr, support):
         return None
     split = _osc_factor(expr)
     if split is None:
-        return None
+        # products of sines and cosines at one frequency in all (sin(r) cos(r) = sin(2r)/2)
+        rewritten = sum_of_frequencies(exact_rationals(expr)) if expr.has(sympy.sin, sympy.cos) else None
+        if rewritten is None or isinstance(rewritten, sympy.Add):
+            return None
+        split = _osc_factor(rewritten)
+        if split is None:
+            return None
     coef, power, osc, rest = split
     if osc is None or osc[0] not in ("cos", "sin"):
         return None
