@@ -5,7 +5,21 @@ lazily normalised binary exponent costs one big-integer multiply, one shift and 
 (about 10x cheaper) with the rounding of ``prec``-bit floating point per step.
 """
 
-__all__ = ["int_pair", "horner_pairs"]
+import gmpy2
+import mpmath
+
+__all__ = ["int_pair", "horner_pairs", "to_gmpy"]
+
+
+def to_gmpy(x):
+    """An mpmath number (real or complex) as gmpy2's mpfr or mpc at gmpy2's context precision, from the
+    mpf's own digits (mpmath.mpf(x) would round them to mpmath's working precision first)."""
+    if isinstance(x, mpmath.mpc):
+        return gmpy2.mpc(to_gmpy(x.real), to_gmpy(x.imag))
+    sign, man, exp_, _ = (x if isinstance(x, mpmath.mpf) else mpmath.mpf(x))._mpf_
+    if not man:
+        return gmpy2.mpfr(0)
+    return gmpy2.mul_2exp(gmpy2.mpfr(-man if sign else man), exp_)
 
 
 def int_pair(mpf_tuple):

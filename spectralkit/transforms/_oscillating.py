@@ -44,13 +44,14 @@ Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes
 import math
 from fractions import Fraction
 
+import gmpy2
 import mpmath
 import numpy as np
 import scipy.special as sc
 import sympy
 from sympy.simplify.fu import TR8
 
-from .._numerics.bigfloat import int_pair
+from .._numerics.bigfloat import int_pair, to_gmpy
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.exact import two_product, two_sum
 from .._numerics.quadrature import exp_sinh as _exp_sinh
@@ -888,6 +889,16 @@ class _RQWalk:
             self._f_consts[key] = (m, cn * s ** (-m / 2), mpmath.sqrt(s))
         return self._f_consts[key]
 
+    def _gmpy_polys(self, dps):
+        """:meth:`polys` at ``dps`` digits with the coefficients as gmpy2 mpfr (cached per precision)."""
+        key = ("gmpy", dps, gmpy2.get_context().precision)
+        if key not in self._polys:
+            self._polys[key] = [
+                (sigma, {j: [to_gmpy(c) for c in p] for j, p in state.items()})
+                for sigma, state in self.polys(dps)
+            ]
+        return self._polys[key]
+
     def f_mp_all(self, js, t):
         """{j: F_(2j+1)(t)} for the indices ``js`` at the current precision: the orders
         m_j = alpha - j - 1/2 step by 1, so K of two orders per class of |m_j| mod 1 (mpmath) and the
@@ -898,11 +909,20 @@ class _RQWalk:
         top = max(js)
         orders = {j: mpmath.mpf(self.alpha) - (j + mpmath.mpf(1) / 2) for j in range(top + 1)}
         kv = {}  # j -> K_|m_j|(z)
-        # the orders >= 0 grow as j falls, those < 0 as j grows: each chain upwards from its two lowest
-        for chain in (
+        chains = [
             [j for j in range(top, -1, -1) if orders[j] >= 0],
             [j for j in range(top + 1) if orders[j] < 0],
-        ):
+        ]
+        if orders[0] == int(orders[0]) and chains[0] and chains[1]:
+            # integer orders (alpha a half-integer): |m_j| of the second chain repeat the first's
+            # orders 1, 2, ...: one chain of K_0, K_1, K_2, ... serves both
+            longest = max(abs(orders[chains[0][-1]]), abs(orders[chains[1][-1]]))
+            ks = [_besselk_mp(0, z), _besselk_mp(1, z)]
+            for v in range(1, int(longest)):
+                ks.append(ks[v - 1] + (2 * v / z) * ks[v])
+            return {j: self._f_const(j)[1] * t ** orders[j] * ks[int(abs(orders[j]))] for j in js}
+        # the orders >= 0 grow as j falls, those < 0 as j grows: each chain upwards from its two lowest
+        for chain in chains:
             for n, j in enumerate(chain):
                 v = abs(orders[j])
                 if n < 2:
@@ -1042,12 +1062,13 @@ class _RQWalk:
         its rounding: a few ulps from the kink the rounding is a large part of |rho - b|)."""
         dps = 20 * math.ceil((25 + min(lost, 400.0)) / 20)
         while True:
-            with mpmath.workdps(dps):
+            # the Bessel factors in mpmath, the sums (thousands of terms in high d) in gmpy2's MPFR
+            with mpmath.workdps(dps), gmpy2.context(precision=mpmath.mp.prec + 16):
                 r = mpmath.mpf(rho) if off is None else mpmath.mpf(self.b) + mpmath.mpf(off)
-                u = 1 / r
-                total = biggest = mpmath.mpf(0)
-                polys = self.polys(dps)
-                pw = [mpmath.mpf(1)]
+                u = to_gmpy(1 / r)
+                total = biggest = gmpy2.mpfr(0)
+                polys = self._gmpy_polys(dps)
+                pw = [gmpy2.mpfr(1)]
                 for _ in range(max(len(p) for _, state in polys for p in state.values())):
                     pw.append(pw[-1] * u)
                 for sigma, state in polys:
@@ -1056,14 +1077,14 @@ class _RQWalk:
                     t = abs(mpmath.mpf(off)) if off is not None and sigma == self.b else abs(r - sigma)
                     f_all = self.f_mp_all(sorted(state), t)
                     for j, p in state.items():
-                        fj = f_all[j]
+                        fj = to_gmpy(f_all[j])
                         for i, coef in enumerate(p):
                             term = coef * pw[i] * fj
                             total += term
                             biggest = max(biggest, abs(term))
-                lost_mp = float(mpmath.log10(biggest / abs(total))) if total != 0 else math.inf
+                lost_mp = float(gmpy2.log10(biggest / abs(total))) if total != 0 else math.inf
                 if dps >= lost_mp + 20:
-                    return float(mpmath.log(abs(total))), (1.0 if total > 0 else -1.0)
+                    return float(gmpy2.log(abs(total))), (1.0 if total > 0 else -1.0)
             if dps > _MAX_DPS:
                 raise ArithmeticError(f"the dimension walk needs more than {_MAX_DPS} digits at rho = {rho}")
             dps = 20 * math.ceil((min(lost_mp, dps + 100) + 30) / 20)

@@ -43,6 +43,7 @@ import mpmath
 import numpy as np
 import sympy
 
+from .._numerics.bigfloat import to_gmpy
 from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels._parse import R
@@ -546,14 +547,14 @@ class _Walk:
         """The series' coefficients as mpfr at the context's precision (cached per precision)."""
         key = ("series", gmpy2.get_context().precision)
         if key not in self._lists:
-            self._lists[key] = [_gmp(e) for e in self._series_mp]
+            self._lists[key] = [to_gmpy(e) for e in self._series_mp]
         return self._lists[key]
 
     def _gmp_laurent(self, above):
         """The merged polynomial of one side as [(e, q)] at the context's precision (cached)."""
         key = ("laurent", above, gmpy2.get_context().precision)
         if key not in self._lists:
-            self._lists[key] = [(e, _gmp(q)) for e, q in sorted(self.laurent[above].items())]
+            self._lists[key] = [(e, to_gmpy(q)) for e, q in sorted(self.laurent[above].items())]
         return self._lists[key]
 
     def _gmp_lists(self, above):
@@ -564,10 +565,10 @@ class _Walk:
             out = []
             for (sigma, _j, _s), (w, poly) in self.mp[above].items():
                 ik = list(poly)
-                q = [_gmp(poly[key_]) for key_ in ik]
+                q = [to_gmpy(poly[key_]) for key_ in ik]
                 q_abs = [abs(v) for v in q]
                 out.append(
-                    (float(sigma), _gmp(w), ik, q, q_abs, max(i for i, _ in ik), max(k for _, k in ik))
+                    (float(sigma), to_gmpy(w), ik, q, q_abs, max(i for i, _ in ik), max(k for _, k in ik))
                 )
             self._lists[key] = out
         return self._lists[key]
@@ -586,17 +587,6 @@ class _Walk:
         val, _ = self.values(rho, off)
         with np.errstate(divide="ignore"):
             return np.log(np.abs(val)), np.sign(val)
-
-
-def _gmp(x):
-    """An mpmath number (real or complex) as gmpy2's mpfr or mpc at the context's precision."""
-    if isinstance(x, mpmath.mpc):
-        return gmpy2.mpc(_gmp(x.real), _gmp(x.imag))
-    # the mpf's own digits (mpmath.mpf(x) would round them to the working precision)
-    sign, man, exp, _ = (x if isinstance(x, mpmath.mpf) else mpmath.mpf(x))._mpf_
-    if not man:
-        return gmpy2.mpfr(0)
-    return gmpy2.mul_2exp(gmpy2.mpfr(-man if sign else man), exp)
 
 
 def _at_zero(walk, delta, lead, d):
