@@ -818,7 +818,8 @@ class _RQWalk:
     F_n(t) = C_n s^(-m/2) t^m K_m(sqrt(s) t), m = alpha - n/2, C_n = 2 (s/2)^alpha/(Gamma(alpha) (2 pi)^(n/2)):
     the n-dimensional transform of g. Away from rho = 0 the walk's sum is evaluated in float64 with
     the digits it loses measured (log10 of sum |terms| / |sum|); where more than ``_LOST_FLOAT``
-    digits cancel, in mpmath at 20 digits plus the loss. For rho < b/2 (where the sum cancels
+    digits cancel, at 20 digits plus the loss (the Bessel factors in mpmath, two per chain of orders and
+    the upward recurrence for the rest, :meth:`f_mp_all`; the sum in gmpy2's MPFR). For rho < b/2 (where the sum cancels
     like rho^-(2m-1)) the power series mu_n = c sum_(k>=m) a_k (-1/pi)^m k!/(k-m)! rho^(2(k-m)) of
     the walk applied to the Taylor series of mu_1 at 0 is used; its coefficients come from the
     Taylor coefficients of t^m K_m(sqrt(s) t) at t = b (the recurrence of its differential equation
