@@ -65,6 +65,7 @@ from sympy.simplify.fu import TR8
 from .._numerics.special import log_sphere_area
 from ..kernels._parse import R
 from ._forms import log_form, not_a_measure, vectorised
+from ._rational import _T, _in_r2
 from ._registry import MATCH_FAILURES, builder, exact_rationals, matcher
 from ._types import RadialTransform
 
@@ -169,22 +170,16 @@ def split_band_limited(expr):
     return ([sympy.Add(*band)] if band else []) + others
 
 
-_T = sympy.Symbol("t", positive=True)
-
-
 def _partial_fractions_in_r2(rest):
-    """The partial fractions of a rational function of r, taken in t = r^2 when it is even (or odd:
-    r times an even one), so that every piece is a function of r^2 again (1/(1 + r^2 + r^4) factored
-    over the rationals in r gives (r + 1)/(r^2 + r + 1) and its mirror, neither even)."""
-    rest = sympy.together(rest)
+    """The partial fractions of a rational function of r, taken in t = r^2 when it is one of r^2 (or
+    r times one), so that every piece is a function of r^2 again (1/(1 + r^2 + r^4) factored over
+    the rationals in r gives (r + 1)/(r^2 + r + 1) and its mirror, neither even)."""
     for lift in (sympy.Integer(1), R):
-        even = sympy.cancel(rest * lift)
-        if sympy.simplify(even.subs(R, -R) - even) == 0:
-            in_t = sympy.cancel(even.subs(R, sympy.sqrt(_T)))
-            if not in_t.has(sympy.sqrt(_T)) and in_t.is_rational_function(_T):
-                pieces = sympy.Add.make_args(sympy.apart(in_t, _T))
-                return [piece.subs(_T, R**2) / lift for piece in pieces]
-    return list(sympy.Add.make_args(sympy.apart(rest, R)))
+        pq = _in_r2(rest * lift)
+        if pq is not None:
+            pieces = sympy.Add.make_args(sympy.apart(pq[0] / pq[1], _T))
+            return [piece.subs(_T, R**2) / lift for piece in pieces]
+    return list(sympy.Add.make_args(sympy.apart(sympy.together(rest), R)))
 
 
 def split_bessel_rational(expr):
@@ -205,7 +200,7 @@ def split_bessel_rational(expr):
     rational = sympy.cancel(rest * R ** (-power))
     if not rational.is_rational_function(R) or rational.has(sympy.besselj):
         return None
-    pieces = sympy.Add.make_args(sympy.apart(sympy.together(rational), R))
+    pieces = _partial_fractions_in_r2(rational)
     if len(pieces) < 2:
         return None
     return [piece * bessel[0] * R**power for piece in pieces]
