@@ -72,7 +72,6 @@ _FLOAT_TOL = 1e-12
 _MAX_DPS = 600
 #: the float sums' absolute error floor (:meth:`_Walk.floor`), in units of max|mu| or of the radial peak
 _FLOOR = 1e-13
-_TINY = 1e-300
 #: the half step's double-exponential levels in even d (the walk is cheap in float64: 577 nodes a piece
 #: at level 6); the next is tried where the table would be refused (error above _ACCEPT_TABLE)
 _HALF_LEVELS = (6, 7)
@@ -309,7 +308,7 @@ class _Walk:
     gmpy2's MPFR where the bound is not small, the Taylor series at 0 below ``rho_s``."""
 
     def __init__(self, kind, b, terms, n, dps, rho_max, base=()):
-        self.kind, self.b, self.n, self.dps = kind, float(b), n, dps
+        self.b, self.n, self.dps = float(b), n, dps
         self.m = (n - 1) // 2
         with mpmath.workdps(dps):
             f1 = _f1_coefficients(terms)
@@ -334,7 +333,8 @@ class _Walk:
         #: rho^(n-1)) (next to the zeros of the oscillating tail no form avoids the cancellation, and a
         #: value whose bound is under the floor needs no multiple precision). Relative to the radial density where that
         #: is smaller: in d = 16 a density of 1e-13 of its peak next to 0 carries a negative mass of 1e-7
-        #: of the total through rho^(d-1), and its sign decides the verdict.
+        #: of the total through rho^(d-1), and its sign decides the verdict. (0 while they are
+        #: measured: every point of that grid is certified.)
         self.peak = self.log_radial_peak = 0.0
         grid = np.linspace(0, rho_max, 401)
         grid = grid[(grid != b) & (grid > 0)]
@@ -604,7 +604,7 @@ def _direct(walk):
     """rho -> (mu_n, error bound) for the half step and the kink tables (takes the exact offset)."""
 
     def direct(rho, off=None):
-        return walk.values(np.maximum(np.asarray(rho, dtype=np.float64), _TINY), off)
+        return walk.values(rho, off)
 
     direct.takes_offset = True
     return direct
@@ -679,6 +679,13 @@ def _rational_oscillation(kind, b, terms, delta, dim, base=(), base_delta=0, bas
     # integrable at b, and the projection holds above the kink only: the Abel form below it
     head = f"{head} in d = {d}"
 
+    walks = {}  # n -> the odd walk: mu_(d+1) serves the projection and the Abel form's centre
+
+    def odd(n):
+        if n not in walks:
+            walks[n] = _direct(_Walk(kind, b, terms, n, dps, rho_max))
+        return walks[n]
+
     def half_step(projection):
         return _RQHalfStep(
             "cos",
@@ -686,7 +693,7 @@ def _rational_oscillation(kind, b, terms, delta, dim, base=(), base_delta=0, bas
             float(n_max),
             rate * rate,
             d,
-            odd=lambda n: _direct(_Walk(kind, b, terms, n, dps, rho_max)),
+            odd=odd,
             p=p,
             noise=1e-13,
             projection=projection,
