@@ -871,13 +871,9 @@ class _RQWalk:
         lk = log_besselk(m, z)
         return _log_fn_const(self.alpha, self.s, j) + m * np.log(t) + lk
 
-    def f_mp(self, j, t):
-        """F_(2j+1)(t) in mpmath at the current precision (the constants cached per precision)."""
-        m, const, rs = self._f_const(j)
-        return const * t**m * _besselk_mp(m, rs * t)
-
     def _f_const(self, j):
-        """(m, C_n s^(-m/2), sqrt(s)) of F_(2j+1) at the current precision (cached)."""
+        """C_n s^(-m/2) of F_(2j+1)(t) = C_n s^(-m/2) t^m K_m(sqrt(s) t), m = alpha - j - 1/2, at the
+        current precision (cached; :meth:`f_mp_all` evaluates it)."""
         key = (j, mpmath.mp.prec)
         if key not in self._f_consts:
             m = mpmath.mpf(self.alpha) - (j + mpmath.mpf(1) / 2)
@@ -887,7 +883,7 @@ class _RQWalk:
                 * (s / 2) ** self.alpha
                 / (mpmath.gamma(self.alpha) * (2 * mpmath.pi) ** (j + mpmath.mpf(1) / 2))
             )
-            self._f_consts[key] = (m, cn * s ** (-m / 2), mpmath.sqrt(s))
+            self._f_consts[key] = cn * s ** (-m / 2)
         return self._f_consts[key]
 
     def _gmpy_polys(self, dps):
@@ -910,20 +906,11 @@ class _RQWalk:
         top = max(js)
         orders = {j: mpmath.mpf(self.alpha) - (j + mpmath.mpf(1) / 2) for j in range(top + 1)}
         kv = {}  # j -> K_|m_j|(z)
-        chains = [
+        # the orders >= 0 grow as j falls, those < 0 as j grows: each chain upwards from its two lowest
+        for chain in (
             [j for j in range(top, -1, -1) if orders[j] >= 0],
             [j for j in range(top + 1) if orders[j] < 0],
-        ]
-        if orders[0] == int(orders[0]) and chains[0] and chains[1]:
-            # integer orders (alpha a half-integer): |m_j| of the second chain repeat the first's
-            # orders 1, 2, ...: one chain of K_0, K_1, K_2, ... serves both
-            longest = max(abs(orders[chains[0][-1]]), abs(orders[chains[1][-1]]))
-            ks = [_besselk_mp(0, z), _besselk_mp(1, z)]
-            for v in range(1, int(longest)):
-                ks.append(ks[v - 1] + (2 * v / z) * ks[v])
-            return {j: self._f_const(j)[1] * t ** orders[j] * ks[int(abs(orders[j]))] for j in js}
-        # the orders >= 0 grow as j falls, those < 0 as j grows: each chain upwards from its two lowest
-        for chain in chains:
+        ):
             for n, j in enumerate(chain):
                 v = abs(orders[j])
                 if n < 2:
@@ -931,7 +918,7 @@ class _RQWalk:
                 else:
                     lower = abs(orders[chain[n - 1]])
                     kv[j] = kv[chain[n - 2]] + (2 * lower / z) * kv[chain[n - 1]]
-        return {j: self._f_const(j)[1] * t ** orders[j] * kv[j] for j in js}
+        return {j: self._f_const(j) * t ** orders[j] * kv[j] for j in js}
 
     # -- evaluation -------------------------------------------------------------------------
     def log_abs_and_sign(self, rho, t=None):
