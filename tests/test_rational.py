@@ -12,14 +12,16 @@ import math
 import mpmath
 import numpy as np
 import pytest
+import sympy
 from scipy.integrate import quad
 
 import spectralkit as sk
 from spectralkit.transforms import closed_form
 from spectralkit.transforms._closed_forms import _recognise
+from spectralkit.transforms._normalise import _family_value, _scaled
 from spectralkit.transforms._partial import partial_fractions
 from spectralkit.transforms._rational import _T, _in_r2
-from spectralkit.transforms._registry import exact_rationals
+from spectralkit.transforms._registry import MATCHERS, exact_rationals
 
 #: kernels of the class: complex poles (oscillating, indefinite), several real poles, multiplicities,
 #: a constant part (an atom at w = 0)
@@ -184,3 +186,41 @@ def test_negative_control_a_perturbed_pole_is_seen():
     t = closed_form(sk.RadialKernel.from_string("1/(1 + r**4)"), 16)
     la, _ = t.log_abs_mu(np.array([1.3]))
     assert abs(la[0] - float(mpmath.log(abs(_closed_form_mp(moved, 16, 1.3))))) > 100 * t.rel_error
+
+
+def _first_match(formula):
+    expr = sk.RadialKernel.from_string(formula).expr
+    return next(m for _, _, fn in MATCHERS if (m := fn(expr, None)) is not None)
+
+
+def _ratio(kind, scaled, params, r):
+    with mpmath.workdps(30):
+        x = mpmath.mpf(r)
+        return _family_value(kind, scaled, x) / _family_value(kind, params, x)
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "1/(1 + r**4)",  # rational_r2
+        "(1 + r)**-2 - 0.5*(1 + 2*r)**-1",  # completely_monotone
+        "cos(r)/(1 + r**4)",  # rational_oscillation
+        "sin(r)**2/(r**2*(1 + r**2))",  # rational_oscillation with a non-oscillating part
+    ],
+)
+def test_scaled_parameters_are_the_kernel_times_the_factor(formula):
+    """_normalise._scaled (a match found without an irrational factor, scaled back): every coefficient
+    of the mpmath-parametrised kinds carries the factor."""
+    kind, params = _first_match(formula)
+    kind2, scaled = _scaled(kind, params, sympy.sqrt(3))
+    assert kind2 == kind
+    for r in ("0.3", "1.7", "4"):
+        assert abs(_ratio(kind, scaled, params, r) / mpmath.sqrt(3) - 1) < 1e-20
+
+
+def test_scaled_negative_control_a_coefficient_left_out():
+    """The same check fails when the non-oscillating part's coefficients are not scaled."""
+    kind, params = _first_match("sin(r)**2/(r**2*(1 + r**2))")
+    _, scaled = _scaled(kind, params, sympy.sqrt(3))
+    scaled = {**scaled, "base": params["base"]}
+    assert abs(_ratio(kind, scaled, params, "1.7") / mpmath.sqrt(3) - 1) > 1e-3

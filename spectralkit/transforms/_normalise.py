@@ -119,22 +119,21 @@ def _scaled(kind, params, factor):
         p["c"] = p["c"] * float(f_num)
     elif kind in ("poly_gaussian", "compact_polynomial"):
         p["coeffs"] = [c * factor for c in p["coeffs"]]
-    elif kind == "completely_monotone":
+    elif kind in ("completely_monotone", "rational_r2", "rational_oscillation"):
+        # mpmath parameters: every coefficient (the first entry of each term tuple) times the factor
         f_mp = mpmath.mpf(f_num)
-        p["c0"] = p["c0"] * f_mp
-        p["terms"] = tuple((w * f_mp, *rest) for w, *rest in p["terms"])
-        p["atoms"] = tuple((w * f_mp, s) for w, s in p["atoms"])
-    elif kind == "rational_r2":
-        f_mp = mpmath.mpf(f_num)
-        p["c0"] = p["c0"] * f_mp
-        p["terms"] = tuple((c * f_mp, n, a) for c, n, a in p["terms"])
-        p["rest_pq"] = (tuple(c * f_mp for c in p["rest_pq"][0]), p["rest_pq"][1])
-    elif kind == "rational_oscillation":
-        f_mp = mpmath.mpf(f_num)
-        p["terms"] = tuple((c * f_mp, n, a) for c, n, a in p["terms"])
-        if p.get("base"):
-            p["base"] = tuple((c * f_mp, n, a) for c, n, a in p["base"])
-            p["base_lead"] = p["base_lead"] * f_mp
+
+        def times(terms):
+            return tuple((w * f_mp, *rest) for w, *rest in terms)
+
+        for key in ("terms", "atoms", "base"):
+            if key in p:
+                p[key] = times(p[key])
+        for key in ("c0", "base_lead"):
+            if key in p:
+                p[key] = p[key] * f_mp
+        if "rest_pq" in p:
+            p["rest_pq"] = (tuple(c * f_mp for c in p["rest_pq"][0]), p["rest_pq"][1])
     else:
         return None
     return kind, p
