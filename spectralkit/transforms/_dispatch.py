@@ -182,8 +182,9 @@ def _shift_route(atom, dim, sympy_budget):
     the kink or integrable singularity at rho = b evaluated at exact offsets. Pointwise error at most
     rel (|F(|rho - b|)| + |F(rho + b)|)/2: F's relative error where F >= 0; where F changes sign the
     shifts can cancel, and the excess goes into the absolute floor and the masses' error. Covers
-    envelopes no closed form pairs with the oscillation (1/(1 + r^3), 1/(1 + r^4), exp(-sqrt(r)),
-    products of rational-quadratic powers)."""
+    envelopes no closed form pairs with the oscillation (exp(-sqrt(r)), products of rational-quadratic
+    powers, a Gaussian times a rational function); an envelope whose transform has singular points or
+    an oscillating tail of its own (1/(1 + r^3), not smooth at 0) is declined."""
     if dim != 1 or not isinstance(atom, RadialKernel) or atom.support is not None:
         return None
     split = _cos_factor(atom.expr)
