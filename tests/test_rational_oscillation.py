@@ -61,7 +61,9 @@ def test_density_against_stored_references(formula, dim, refs):
     ref = np.array([v for _, v in refs])
     err = np.abs(t.mu(rho) / ref - 1)
     assert np.all(err <= t.rel_error), (err, t.rel_error)
-    assert np.all(err <= 1e-7), err  # the accuracy itself, not only its statement
+    # the accuracy itself, not only its statement: the odd walks reach 1e-12; the even-d kink tables
+    # are fitted to 1e-9 of their floor-weighted values, 1e-8 measured at rho = 2 in d = 8 (2.7e-8 stated)
+    assert np.all(err <= 1e-7), err
 
 
 def _quadosc(parts):
