@@ -332,3 +332,22 @@ def test_threshold_and_divergence():
 )
 def test_non_matches(formula):
     assert _match_rational_oscillation(RadialKernel.from_string(formula).expr, None) is None
+
+
+@pytest.mark.parametrize(
+    "formula,method",
+    [
+        ("cos(sqrt(2)*r)/(1 + r**4)", METHOD),
+        ("cos(sqrt(2)*r)/(1 + r**2)**2", "closed-form:rq-oscillation"),
+        ("besselj(0, sqrt(3)*r)/(1 + r**2)**2", "closed-form:bessel-rq-mixture"),
+        ("besselj(0, sqrt(3)*r)*exp(-sqrt(2)*r)", "closed-form:bessel-exp-mixture"),
+    ],
+)
+def test_irrational_frequencies_are_read(formula, method):
+    """b in cos(b r), besselj(nu, b r), exp(-a r) read as arg/r (registry.coefficient_of_r):
+    as_coeff_Mul kept sqrt(2) r whole, and these were refused."""
+    rep = sk.check_rkks(RadialKernel.from_string(formula), dim=3)
+    assert rep.method == method
+    assert (
+        abs(rep.mass_plus.value - rep.mass_minus.value - rep.k0) <= rep.mass_plus.error + rep.mass_minus.error
+    )

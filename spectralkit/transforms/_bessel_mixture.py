@@ -51,7 +51,7 @@ from ._oscillating import (
     kink_table_transform,
     power_law_threshold,
 )
-from ._registry import BUILDERS, builder, matcher
+from ._registry import BUILDERS, builder, coefficient_of_r, matcher
 from ._types import RadialTransform
 
 __all__ = []  # private module
@@ -265,8 +265,8 @@ def _bessel_times(expr, support, other):
     if bessel is None or len(rest) != 1 or not isinstance(rest[0], other):
         return None
     nu, arg = bessel.args
-    b, rr = arg.as_coeff_Mul()
-    if rr != R or not nu.is_number or not b.is_number:
+    b = coefficient_of_r(arg)
+    if b is None or not nu.is_number:
         return None
     return coef, power, nu, b, rest[0]
 
@@ -459,8 +459,8 @@ def _match_bessel_exp(expr, support):
     if parts is None:
         return None
     coef, power, nu, b, envelope = parts
-    a, ra = sympy.expand(-envelope.args[0]).as_coeff_Mul()
-    if ra != R:
+    a = coefficient_of_r(-envelope.args[0])
+    if a is None:
         return None
     try:
         c, nu, b, a, power = (_number(v) for v in (coef, nu, b, a, power))

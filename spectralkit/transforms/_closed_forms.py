@@ -50,7 +50,7 @@ from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
 from ._forms import log_form, not_a_measure, vectorised
 from ._normalise import validate_match
-from ._registry import BUILDERS, MATCHERS, builder, matcher
+from ._registry import BUILDERS, MATCHERS, builder, coefficient_of_r, matcher
 from ._types import RadialTransform, check_atom_and_dim
 
 __all__ = ["closed_form", "constant_transform"]
@@ -263,9 +263,8 @@ def _match_bessel(expr, support):
         if isinstance(f, sympy.sin)
         else (sympy.Rational(-1, 2) if isinstance(f, sympy.cos) else f.args[0])
     )
-    arg = f.args[-1]
-    a, rest_r = arg.as_coeff_Mul()
-    if rest_r != R or not nu.is_number:
+    a = coefficient_of_r(f.args[-1])
+    if a is None or not nu.is_number:
         return None
     a, nu, C = _num(a), _num(nu), _num(c) * _num(coef)
     if not (a > 0 and nu >= -0.5):

@@ -61,7 +61,7 @@ from .._numerics.special import log_besselk, log_sphere_area, scaled_bessel
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, not_a_measure, vectorised
-from ._registry import BUILDERS, builder, matcher
+from ._registry import BUILDERS, builder, coefficient_of_r, matcher
 from ._types import RadialTransform
 
 __all__ = []  # private module
@@ -111,9 +111,8 @@ def _osc_factor(term):
         ):
             if osc is not None:
                 return None
-            arg = f.args[-1]
-            b, rr = arg.as_coeff_Mul()
-            if rr != R or not b.is_number:
+            b = coefficient_of_r(f.args[-1])
+            if b is None:
                 return None
             if isinstance(f, sympy.besselj):
                 # J_nu of order nu: "j0", or "j" + the float order (J_nu(x) = x^nu (even entire))

@@ -15,7 +15,18 @@ from dataclasses import dataclass
 import mpmath
 import sympy
 
-__all__ = ["BUILDERS", "MATCHERS", "MATCH_FAILURES", "Builder", "builder", "exact_rationals", "matcher"]
+from ..kernels._parse import R
+
+__all__ = [
+    "BUILDERS",
+    "MATCHERS",
+    "MATCH_FAILURES",
+    "Builder",
+    "builder",
+    "coefficient_of_r",
+    "exact_rationals",
+    "matcher",
+]
 
 #: What sympy / mpmath / numpy raise on formulas a matcher cannot read: the matcher then declines
 #: (returns None) and the kernel goes to the next route.
@@ -78,3 +89,10 @@ def exact_rationals(expr: sympy.Expr) -> sympy.Expr:
     """
     floats = expr.atoms(sympy.Float)
     return expr.xreplace({f: sympy.Rational(f) for f in floats}) if floats else expr
+
+
+def coefficient_of_r(arg: sympy.Expr) -> sympy.Expr | None:
+    """b with ``arg`` = b r, b a number (sqrt(2) r included, which ``as_coeff_Mul`` keeps whole), else
+    None: the frequency of cos(b r), sin(b r), besselj(nu, b r) or the rate of exp(-b r)."""
+    b = sympy.cancel(arg / R)
+    return b if b.is_number else None
