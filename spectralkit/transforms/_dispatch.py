@@ -34,6 +34,7 @@ from ..kernels._parse import R
 from ._closed_forms import closed_form
 from ._hankel import NumericHankel
 from ._mixture import _power_tail, gaussian_mixture_transform
+from ._oscillating import _osc_factor
 from ._symbolic import complex_evaluator, sympy_transform
 from ._types import RadialTransform, check_atom_and_dim
 
@@ -162,20 +163,6 @@ def _mixture_route(atom, dim, budget):
 _OWN_OSCILLATION = 100.0
 
 
-def _cos_factor(expr):
-    """(b, g) with expr = cos(b r) g, b > 0 a number and g free of trigonometric and Bessel factors."""
-    cos = [f for f in sympy.Mul.make_args(expr) if isinstance(f, sympy.cos)]
-    if len(cos) != 1:
-        return None
-    b = sympy.cancel(cos[0].args[0] / R)
-    if not b.is_number or not b.is_real or not b > 0:
-        return None
-    g = sympy.cancel(expr / cos[0])
-    if g.has(sympy.sin, sympy.cos, sympy.tan, sympy.besselj, sympy.bessely) or not g.has(R):
-        return None
-    return float(b), g
-
-
 def _shift_route(atom, dim, sympy_budget):
     """d = 1 only: k = cos(b r) g(r) with g not oscillating has mu_1(rho) = (F(|rho - b|) + F(rho + b))/2,
     F the one-dimensional transform of g by whichever route computes it (the shift formula), with
@@ -187,10 +174,14 @@ def _shift_route(atom, dim, sympy_budget):
     an oscillating tail of its own (1/(1 + r^3), not smooth at 0) is declined."""
     if dim != 1 or not isinstance(atom, RadialKernel) or atom.support is not None:
         return None
-    split = _cos_factor(atom.expr)
-    if split is None:
+    split = _osc_factor(atom.expr)  # cos(b r) times factors free of other oscillations
+    if split is None or split[2] is None or split[2][0] != "cos":
         return None
-    b, g_expr = split
+    coef, power, (_, b), rest = split
+    g_expr = sympy.cancel(coef * R**power * sympy.Mul(*rest))
+    if not (b.is_real and b > 0) or g_expr.has(sympy.tan, sympy.bessely) or not g_expr.has(R):
+        return None
+    b = float(b)
     try:
         g = RadialKernel(g_expr)
     except KernelDefinitionError:
