@@ -66,7 +66,7 @@ from .._numerics.special import log_sphere_area
 from ..kernels._parse import R
 from ._forms import log_form, not_a_measure, vectorised
 from ._rational import _T, _in_r2
-from ._registry import MATCH_FAILURES, builder, exact_rationals, matcher
+from ._registry import MATCH_FAILURES, builder, coefficient_of_r, exact_rationals, matcher
 from ._types import RadialTransform
 
 __all__: list[str] = []  # private module
@@ -110,8 +110,8 @@ def trig_terms(expr):
             elif f.is_Pow and f.base == R and f.exp.is_Integer:
                 power += int(f.exp)
             elif isinstance(f, (sympy.cos, sympy.sin)) and trig is None:
-                b = sympy.cancel(f.args[0] / R)  # (r + sqrt(2) r) / r is not simplified by itself
-                if not (b.is_number and b.is_real):
+                b = coefficient_of_r(f.args[0])  # (r + sqrt(2) r) / r is not simplified by itself
+                if b is None or not b.is_real:
                     return None
                 trig = (f.func, b)
             else:

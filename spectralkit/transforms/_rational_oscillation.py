@@ -60,7 +60,7 @@ from ._oscillating import (
     power_law_threshold,
 )
 from ._rational import _digits, rational_parts
-from ._registry import BUILDERS, builder, exact_rationals, matcher
+from ._registry import BUILDERS, builder, coefficient_of_r, exact_rationals, matcher
 from ._types import RadialTransform
 
 __all__ = []  # private module
@@ -129,8 +129,8 @@ def _match_pole_oscillation(expr, support):
             continue
         if len(trig) > 1:
             return None
-        b = sympy.cancel(trig[0].args[0] / R)
-        if not (b.is_number and b.is_real and b != 0):
+        b = coefficient_of_r(trig[0].args[0])
+        if b is None or not (b.is_real and b != 0):
             return None
         this = "cos" if isinstance(trig[0], sympy.cos) else "sin"
         sign = -1 if (b.is_negative and this == "sin") else 1
