@@ -2038,17 +2038,37 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
         with np.errstate(over="ignore", under="ignore"):
             return sg * np.exp(la)
 
-    mu = vectorised(log_abs_and_sign)
-    grid = np.linspace(0, rho_max, 401)
-    peak = float(np.max(np.abs(mu(grid[grid != b]))))
+    peak = kink_peak(log_abs_and_sign, b, rho_max)
     walk.floor = _RQ_FLOOR * peak
-    return RadialTransform(
-        mu=mu,
-        log_abs_mu=log_form(log_abs_and_sign),
+    return kink_transform(
+        log_abs_and_sign,
+        b,
         method="closed-form:rq-oscillation",
         rel_error=BUILDERS["rq_oscillation"].rel_error,
         abs_error=_RQ_FLOOR if peak > 0 else 0.0,
         scale=min(b, 1.0 / sq),
+        mu_at_offset=mu_at_offset,
+    )
+
+
+def kink_peak(log_abs_and_sign, b: float, rho_max: float) -> float:
+    """max|mu| on 401 points of [0, rho_max] (the kink b left out)."""
+    grid = np.linspace(0, rho_max, 401)
+    return float(np.max(np.abs(vectorised(log_abs_and_sign)(grid[grid != b]))))
+
+
+def kink_transform(
+    log_abs_and_sign, b: float, *, method, rel_error, abs_error, scale, mu_at_offset, mass_error=0.0
+) -> RadialTransform:
+    """The :class:`RadialTransform` of a density given as rho -> (log|mu|, sign) that decays faster than
+    any power and has one singular point, the kink b (evaluated at exact offsets by ``mu_at_offset``)."""
+    return RadialTransform(
+        mu=vectorised(log_abs_and_sign),
+        log_abs_mu=log_form(log_abs_and_sign),
+        method=method,
+        rel_error=rel_error,
+        abs_error=abs_error,
+        scale=scale,
         tail_exponent=math.inf,
         tail_oscillation=0.0,
         nonnegative=False,
@@ -2056,6 +2076,7 @@ def _rq_oscillation(c, kind, b, alpha, s, dim):
         zeros=None,
         singular_points=(float(b),),
         mu_at_offset=mu_at_offset,
+        mass_error=mass_error,
     )
 
 
@@ -2081,22 +2102,14 @@ def kink_table_transform(
     # the radial mass of the tables' absolute noise (at most 2 floor_at):
     # S_(d-1) int_0^rho_max rho^(d-1) 2 floor_at drho <= S_(d-1) 2 radial_floor rho_max
     mass_error = 2 * abs(c) * table.radial_floor * math.exp(log_sphere_area(d)) * rho_max
-    mu = vectorised(log_abs_and_sign)
-    grid = np.linspace(0, rho_max, 401)
-    peak = float(np.max(np.abs(mu(grid[grid != b]))))
-    return RadialTransform(
-        mu=mu,
-        log_abs_mu=log_form(log_abs_and_sign),
+    peak = kink_peak(log_abs_and_sign, b, rho_max)
+    return kink_transform(
+        log_abs_and_sign,
+        b,
         method=method,
         rel_error=max(table.error, 1e-12),
         abs_error=min(1.0, max(_TINY, 2 * table.floor * abs(c)) / peak) if peak > 0 else 0.0,
         scale=scale,
-        tail_exponent=math.inf,
-        tail_oscillation=0.0,
-        nonnegative=False,
-        radial_cdf=None,
-        zeros=None,
-        singular_points=(float(b),),
         mu_at_offset=lambda point, off: c * table.at_offset(off),  # point: the kink b
         mass_error=mass_error,
     )

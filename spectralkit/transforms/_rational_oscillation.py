@@ -48,7 +48,6 @@ from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._bandlimited import sum_of_frequencies
-from ._forms import log_form, vectorised
 from ._oscillating import (
     _ACCEPT_TABLE,
     _MIN_OFFSET,
@@ -57,11 +56,11 @@ from ._oscillating import (
     _osc_factor,
     _RQHalfStep,
     kink_table_transform,
+    kink_transform,
     power_law_threshold,
 )
 from ._rational import _digits, rational_parts
 from ._registry import BUILDERS, builder, coefficient_of_r, exact_rationals, matcher
-from ._types import RadialTransform
 
 __all__ = []  # private module
 
@@ -658,19 +657,13 @@ def _rational_oscillation(kind, b, terms, delta, dim, base=(), base_delta=0, bas
             off = np.asarray(off, dtype=np.float64)
             return walk.values(b + off, off)[0]
 
-        return RadialTransform(
-            mu=vectorised(log_abs_and_sign),
-            log_abs_mu=log_form(log_abs_and_sign),
+        return kink_transform(
+            log_abs_and_sign,
+            b,
             method=_METHOD,
             rel_error=BUILDERS["rational_oscillation"].rel_error,
             abs_error=_FLOOR if peak > 0 else 0.0,
             scale=scale,
-            tail_exponent=math.inf,
-            tail_oscillation=0.0,
-            nonnegative=False,
-            radial_cdf=None,
-            zeros=None,
-            singular_points=(float(b),),
             mu_at_offset=mu_at_offset,
             # the floor's radial mass: S_(d-1) int_0^rho_max _FLOOR max(t^(d-1) |mu|) drho
             mass_error=_FLOOR * math.exp(walk.log_radial_peak + log_sphere_area(d)) * rho_max,
