@@ -20,7 +20,7 @@ from spectralkit.learn import (
     ideal_kernel,
     wishart_hyperkernel,
 )
-from spectralkit.learn._estimators import ALIGNMENT_GRID
+from spectralkit.learn._estimators import ALIGNMENT_GRID, SCALE_GRIDS
 from spectralkit.learn._pairs import svr_dcd
 
 
@@ -327,6 +327,17 @@ def test_cv_chooses_scale_and_alpha_on_held_out_pairs():
     assert res["rank"][best] == 1
     assert est.alpha_ == res["alpha"][best]
     assert est.sigma2_h_ == pytest.approx(res["scale_multiplier"][best] * est.sigma2_)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "wishart"])
+def test_cv_scale_grid_is_per_hyper_kernel(kind):
+    # the Gaussian multiplier scales s_h^2 only (no degenerate limit): its grid reaches 1/64;
+    # Wishart's scales s^2 itself and keeps the paper's {1/4, ..., 4}
+    X, y = _data(n=30, classes=2, seed=8)
+    est = HyperKernelRidge(kind, alpha=1e-3, cv=2, n_landmarks=8, random_state=0).fit(X, y)
+    want = (1 / 64, 1 / 16, 0.25, 1.0, 4.0) if kind == "gaussian" else (0.25, 0.5, 1.0, 2.0, 4.0)
+    assert SCALE_GRIDS[kind] == want
+    np.testing.assert_array_equal(est.cv_results_["scale_multiplier"], want)
 
 
 def _centred_alignment(K, Y):

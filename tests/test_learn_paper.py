@@ -252,6 +252,49 @@ def test_a_rerun_of_some_datasets_replaces_only_their_rows():
     assert args.learning_datasets == ["wine"]
 
 
+def test_a_rerun_of_some_learners_replaces_only_their_rows_and_names_its_grid(monkeypatch):
+    def rec(name, method, mean, kernel=None):
+        return {"dataset": name, "method": method, "mean": mean} | ({"kernel": kernel} if kernel else {})
+
+    old = {
+        "ideal": [
+            rec(n, m, 0.1) for n in ("wine", "heart") for m in ("krr_gaussian", "krr_wishart", "svm_cv")
+        ],
+        "known": [rec("heart", m, 0.2, k) for k in ("gaussian", "log") for m in ("known", "krr_gaussian")],
+        "large": [{"method": "krr_gaussian"}],
+        "config": {"trials": 10, "seconds": 60.0, "command": "a", "git_commit": "a"},
+    }
+    # the run itself: the learners asked for, no baseline rows (the fake trial honours `baseline`)
+    _fake_learning(monkeypatch)
+    new = LRN.run_learning(trials=2, tables=(1, 2), datasets=["heart"], methods=["krr_gaussian"])
+    assert {r["method"] for r in new["ideal"]} == {"krr_gaussian"}
+    assert new["config"]["only_methods"] == ["krr_gaussian"]
+    assert new["config"]["scale_grids"]["gaussian"][0] == 1 / 64
+    new["config"].update(command="b", git_commit="b")
+    both = LRN.merge_learning(old, new)
+    got = [(r["dataset"], r["method"], r["mean"]) for r in both["ideal"]]
+    assert got == [
+        ("wine", "krr_gaussian", 0.1),
+        ("wine", "krr_wishart", 0.1),
+        ("wine", "svm_cv", 0.1),
+        ("heart", "krr_gaussian", 0.5),  # replaced, in its place
+        ("heart", "krr_wishart", 0.1),
+        ("heart", "svm_cv", 0.1),  # the baseline stays
+    ]
+    known = [(r["kernel"], r["method"], r.get("test_mean", r.get("mean"))) for r in both["known"]]
+    assert [k[:2] for k in known] == [(k, m) for k in ("gaussian", "log") for m in ("known", "krr_gaussian")]
+    assert known[0][2] == 0.2 and known[1][2] != 0.2  # the known kernel's own row stays too
+    text = "\n".join(LRN._run_lines(both["config"], both)) + LRN._grid_text(both["config"], both)
+    assert "{1/4, 1/2, 1, 2, 4} (Wishart and radial;" in text
+    assert "learners hyper-KRR (Gaussian) only (their rows replace the earlier run's)" in text
+    assert "`a` on git `a`" in text and "Gaussian scale grid {1/4, 1/2, 1, 2, 4}" in text
+    assert "Gaussian scale grid {1/64, 1/16, 1/4, 1, 4}" in text
+    with pytest.raises(ValueError, match="methods must be a non-empty subset"):
+        LRN.learning_plan(2, (2,), methods=["svm_cv"])
+    args = RUN.build_parser().parse_args(["--experiments", "learning", "--learning-methods", "svr_gaussian"])
+    assert args.learning_methods == ["svr_gaussian"]
+
+
 def test_learning_tasks_run_the_longest_first_and_cover_every_trial():
     tasks = LRN.learning_tasks(("wine", "australian"), trials=2, tables=(1, 2, 3))
     keys = [LRN.task_key(t) for t in tasks]
@@ -267,12 +310,16 @@ def test_learning_tasks_run_the_longest_first_and_cover_every_trial():
     assert LRN.learning_tasks(("heart",), 1, (2, 3), quick=True) == [("ideal", "heart", 0)]
 
 
-def _fake_task_output(task, methods, seed=0, data_dir=None, blas_threads=1):
+def _fake_task_output(task, methods, seed=0, data_dir=None, blas_threads=1, baseline=True):
     """A stand-in for LRN.run_task: one trial's outputs without computing anything."""
-    return {
+    if task is not None and task[0] == "known":
+        row = {"unlabel": 0.5, "test": 0.5, "rmse": 0.1, "fit_seconds": 1.0}
+        return {m: dict(row) for m in ("known", *LRN._known_methods(methods))}
+    out = {
         m: {"accuracy": 0.5, "fit_seconds": 1.0, "svm_seconds": 0.0, "chosen": {}, "kernel": {}}
         for m in methods
-    } | {"svm_cv": {"accuracy": 0.75, "fit_seconds": 1.0, "chosen": {}}}
+    }
+    return out | ({"svm_cv": {"accuracy": 0.75, "fit_seconds": 1.0, "chosen": {}}} if baseline else {})
 
 
 def _fake_learning(monkeypatch, run_task=_fake_task_output):

@@ -19,7 +19,7 @@
   scores 90.5 %.
 
 Every method gets the same CV budget: the scale (s_h^2 for the Gaussian hyper-kernel, s^2 for
-Wishart and radial) over {1/4, 1/2, 1, 2, 4} x default and lambda / C over ``ALPHAS`` / ``CS`` by
+Wishart and radial) over ``SCALE_GRIDS`` x default and lambda / C over ``ALPHAS`` / ``CS`` by
 CV on held-out pairs (:class:`spectralkit.learn.HyperKernelRidge` ``cv``): 5 folds for Table 2,
 3 folds for Table 1 (80 % of the points are training pairs there: 2.4x cheaper). Data: the
 KEEL copies of the UCI sets in ``../shared/data``, every column min-max scaled to [0, 1] on the
@@ -38,6 +38,7 @@ import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -230,6 +231,12 @@ def total_variance(X):
     return float(np.mean(np.sum((X - X.mean(axis=0)) ** 2, axis=1)))
 
 
+def _scale_grids():
+    from spectralkit.learn import SCALE_GRIDS
+
+    return SCALE_GRIDS
+
+
 def _learner(key, seed, X, cv=5, n_landmarks=N_LANDMARKS):
     from spectralkit.learn import HyperKernelRidge, HyperKernelSVR
 
@@ -294,8 +301,9 @@ def _append_trials(recs, trials_out):
                 r[key].append(v)
 
 
-def ideal_kernel_trial(name, methods, t, seed=0, data_dir=None, progress=None):
-    """Trial ``t`` of Table 2 on one dataset: {method: {accuracy, fit_seconds, svm_seconds, chosen, kernel}}."""
+def ideal_kernel_trial(name, methods, t, seed=0, data_dir=None, progress=None, baseline=True):
+    """Trial ``t`` of Table 2 on one dataset: {method: {accuracy, fit_seconds, svm_seconds, chosen, kernel}}
+    (with ``baseline``, also the RBF SVM tuned by CV, "svm_cv")."""
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
     from sklearn.svm import SVC
 
@@ -321,6 +329,8 @@ def ideal_kernel_trial(name, methods, t, seed=0, data_dir=None, progress=None):
         }
         if progress:
             progress()
+    if not baseline:
+        return out
     t0 = time.perf_counter()
     cv = StratifiedKFold(5, shuffle=True, random_state=seed + t)
     gs = GridSearchCV(
@@ -336,7 +346,7 @@ def ideal_kernel_trial(name, methods, t, seed=0, data_dir=None, progress=None):
     return out
 
 
-def collect_ideal(name, methods, trials_out, data_dir=None):
+def collect_ideal(name, methods, trials_out, data_dir=None, baseline=True):
     """Table 2 records of one dataset from its trials' outputs (in trial order)."""
     X, _, notes = load_keel(name, data_dir)
     n = X.shape[0]
@@ -354,7 +364,7 @@ def collect_ideal(name, methods, trials_out, data_dir=None):
             "n_test": n - n_train,
             "notes": notes,
         }
-        for m in (*methods, "svm_cv")
+        for m in (*methods, *(("svm_cv",) if baseline else ()))
     }
     _append_trials(recs, trials_out)
     for r in recs.values():
@@ -586,11 +596,12 @@ def learning_tasks(datasets, trials, tables, quick=False):
     return sorted(tasks, key=cost, reverse=True)
 
 
-def learning_plan(trials, tables, quick=False, datasets=None):
+def learning_plan(trials, tables, quick=False, datasets=None, methods=None):
     """(datasets, methods, tasks) of a learning run; ``quick``: heart only, two hyper-KRR learners.
 
     ``datasets`` (Tables 1-2): a subset of the four to run (None: all; their rows replace those
-    datasets' rows when merged into earlier results).
+    datasets' rows when merged into earlier results). ``methods``: likewise a subset of
+    :data:`LEARNERS` (None: all, or the quick pair); a run of some learners leaves out the baselines.
     """
     if datasets is not None:
         bad = sorted(set(datasets) - set(_COLS))
@@ -599,7 +610,13 @@ def learning_plan(trials, tables, quick=False, datasets=None):
         datasets = tuple(c for c in _COLS if c in datasets)
     else:
         datasets = ("heart",) if quick else _COLS
-    methods = tuple(LEARNERS) if not quick else ("krr_gaussian", "krr_radial")
+    if methods is not None:
+        bad = sorted(set(methods) - set(LEARNERS))
+        if bad or not methods:
+            raise ValueError(f"methods must be a non-empty subset of {list(LEARNERS)}, got {list(methods)!r}")
+        methods = tuple(m for m in LEARNERS if m in methods)
+    else:
+        methods = tuple(LEARNERS) if not quick else ("krr_gaussian", "krr_radial")
     return datasets, methods, learning_tasks(datasets, trials, tables, quick)
 
 
@@ -607,7 +624,7 @@ def _known_methods(methods):
     return tuple(m for m in methods if LEARNERS[m][1] != "wishart")
 
 
-def run_task(task, methods, seed=0, data_dir=None, blas_threads=1):
+def run_task(task, methods, seed=0, data_dir=None, blas_threads=1, baseline=True):
     """Run one task of :func:`learning_tasks`; returns its JSON-serialisable output.
 
     Module-level, so a process pool can run it. ``blas_threads`` (None: no limit) bounds BLAS for
@@ -621,7 +638,7 @@ def run_task(task, methods, seed=0, data_dir=None, blas_threads=1):
         numba.set_num_threads(1)  # a pool worker: the pool is the parallelism
     with threadpool_limits(1 if task[0] != "large" else blas_threads):
         if task[0] == "ideal":
-            out = ideal_kernel_trial(task[1], methods, task[2], seed, data_dir)
+            out = ideal_kernel_trial(task[1], methods, task[2], seed, data_dir, baseline=baseline)
         elif task[0] == "known":
             out = known_kernel_trial(task[1], task[2], _known_methods(methods), task[3], seed, data_dir)
         elif task[0] == "large":
@@ -631,7 +648,7 @@ def run_task(task, methods, seed=0, data_dir=None, blas_threads=1):
     return json.loads(json.dumps(out))  # the same types whether computed now or read from a checkpoint
 
 
-def _run_tasks(todo, methods, seed, data_dir, jobs, done, checkpoint, progress):
+def _run_tasks(todo, methods, seed, data_dir, jobs, done, checkpoint, progress, baseline=True):
     """Run the tasks ``todo`` (serially, or on ``jobs`` processes); fill ``done`` {key: output}."""
 
     def finished(task, out):
@@ -643,13 +660,13 @@ def _run_tasks(todo, methods, seed, data_dir, jobs, done, checkpoint, progress):
 
     if jobs <= 1:
         for task in todo:
-            finished(task, run_task(task, methods, seed, data_dir, blas_threads=None))
+            finished(task, run_task(task, methods, seed, data_dir, None, baseline))
         return
     # spawn: fresh interpreters (no forked numba/BLAS thread pools); each task runs on one BLAS thread
     ctx = multiprocessing.get_context("spawn")
     others = set(multiprocessing.active_children())
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = {pool.submit(run_task, task, methods, seed, data_dir, 1): task for task in todo}
+        futures = {pool.submit(run_task, task, methods, seed, data_dir, 1, baseline): task for task in todo}
         try:
             for fut in as_completed(futures):
                 finished(futures[fut], fut.result())
@@ -674,6 +691,7 @@ def run_learning(
     checkpoint=None,
     done=None,
     datasets=None,
+    methods=None,
 ):
     """All learning experiments; returns the ``results["learning"]`` dict of the paper suite.
 
@@ -687,8 +705,8 @@ def run_learning(
         raise ValueError(f"trials must be >= 1, got {trials}")
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
-    subset = datasets is not None
-    datasets, methods, tasks = learning_plan(trials, tables, quick, datasets)
+    subset, some_methods = datasets is not None, methods is not None
+    datasets, methods, tasks = learning_plan(trials, tables, quick, datasets, methods)
     done = {} if done is None else dict(done)
     resumed = sum(task_key(t) in done for t in tasks)
     out = {
@@ -712,14 +730,17 @@ def run_learning(
     }
     if subset:
         out["config"]["only_datasets"] = list(datasets)
+    if some_methods:
+        out["config"]["only_methods"] = list(methods)
+    out["config"]["scale_grids"] = {k: list(v) for k, v in _scale_grids().items()}
     t_start = time.time()
     out["config"]["load_average_start"] = list(os.getloadavg())
     todo = [t for t in tasks if task_key(t) not in done]
-    _run_tasks(todo, methods, seed, data_dir, jobs, done, checkpoint, progress)
+    _run_tasks(todo, methods, seed, data_dir, jobs, done, checkpoint, progress, not some_methods)
     if 2 in tables:
         for name in datasets:
             outs = [done[task_key(("ideal", name, t))] for t in range(trials)]
-            out["ideal"] += collect_ideal(name, methods, outs, data_dir)
+            out["ideal"] += collect_ideal(name, methods, outs, data_dir, baseline=not some_methods)
     if 1 in tables:
         for name in datasets:
             for kind in ("gaussian", "log"):
@@ -745,6 +766,8 @@ _PER_RUN = (
     "tasks_resumed",
     "resumed_on",
     "only_datasets",
+    "only_methods",
+    "scale_grids",
 )
 
 
@@ -771,6 +794,10 @@ def _run_lines(cfg, learning):
         )
         if r.get("only_datasets"):
             line += f"; datasets {', '.join(r['only_datasets'])} only (their rows replace the earlier run's)"
+        if r.get("only_methods"):
+            names = ", ".join(LEARNERS[m][2] for m in r["only_methods"])
+            line += f"; learners {names} only (their rows replace the earlier run's)"
+        line += f"; Gaussian scale grid {_gaussian_grid(r)}"
         if r.get("tasks_resumed"):
             on = ", ".join("not recorded" if c is None else f"`{c}`" for c in r.get("resumed_on") or [None])
             line += (
@@ -779,6 +806,42 @@ def _run_lines(cfg, learning):
             )
         lines.append(line)
     return lines
+
+
+_METHOD_ORDER = ("known", *LEARNERS, "svm_cv")
+#: the scale multipliers of every learner before the Gaussian hyper-kernel got its own grid
+_PAPER_SCALE_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+def _fractions(grid):
+    return "{" + ", ".join(str(Fraction(c).limit_denominator(1024)) for c in grid) + "}"
+
+
+def _gaussian_grid(run):
+    """The Gaussian learners' scale multipliers of one run (runs before they had their own: the paper's)."""
+    return _fractions((run.get("scale_grids") or {}).get("gaussian", _PAPER_SCALE_GRID))
+
+
+def _grid_text(cfg, learning):
+    """The scale grids of the runs on the page."""
+    paper = _fractions(_PAPER_SCALE_GRID)
+    gauss = sorted({_gaussian_grid(r) for r in _runs(cfg, learning)} - {paper})
+    if not gauss:
+        return paper
+    return (
+        f"{paper} (Wishart and radial; and the Gaussian learners in runs before they had their own grid) "
+        f"and {', '.join(gauss)} (Gaussian: its multiplier scales s_h² only, so a small one does not "
+        "degenerate); each run's line below names its Gaussian grid"
+    )
+
+
+def _row_order(r):
+    """Rows of Tables 1-2 by dataset, known kernel and method (the order a full run writes)."""
+    return (
+        _COLS.index(r["dataset"]) if r["dataset"] in _COLS else len(_COLS),
+        ("gaussian", "log").index(r["kernel"]) if r.get("kernel") in ("gaussian", "log") else 0,
+        _METHOD_ORDER.index(r["method"]) if r["method"] in _METHOD_ORDER else len(_METHOD_ORDER),
+    )
 
 
 def merge_learning(old, new):
@@ -793,12 +856,17 @@ def merge_learning(old, new):
     if not new:
         return old
     only = new.get("config", {}).get("only_datasets")
-    if only:
-        # a run of some datasets (Tables 1-2): their rows replace the old ones, the others stay
+    only_methods = new.get("config", {}).get("only_methods")
+    if only or only_methods:
+        # a run of some datasets or learners (Tables 1-2): their rows replace the old ones, the
+        # others stay (a run of some learners has no baseline rows: the old ones stay)
+        def ours(r):
+            return (not only or r["dataset"] in only) and (not only_methods or r["method"] in only_methods)
+
         out = {
             k: sorted(
-                [r for r in old.get(k, []) if r["dataset"] not in only] + new.get(k, []),
-                key=lambda r: _COLS.index(r["dataset"]) if r["dataset"] in _COLS else len(_COLS),
+                [r for r in old.get(k, []) if not ours(r)] + [r for r in new.get(k, []) if ours(r)],
+                key=_row_order,
             )
             if new.get(k)
             else old.get(k, [])
@@ -919,8 +987,7 @@ def report_section(learning):
         "",
         (
             f"Hyper-parameters, for every learner alike: CV on held-out pairs (5 folds for Table 2, 3 for Table 1) "
-            f"over the scale multipliers "
-            f"{{1/4, 1/2, 1, 2, 4}} and λ ∈ {cfg.get('alphas')} (hyper-KRR) or C ∈ {cfg.get('Cs')} (hyper-SVR, ε = 0.1; "
+            f"over the scale multipliers {_grid_text(cfg, learning)} and λ ∈ {cfg.get('alphas')} (hyper-KRR) or C ∈ {cfg.get('Cs')} (hyper-SVR, ε = 0.1; "
             f"ε = 0.01 when fitting a known kernel); Nyström with {cfg.get('n_landmarks')} landmark points "
             f"({cfg.get('n_landmarks', 30) * (cfg.get('n_landmarks', 30) + 1) // 2} landmark pairs) for Table 2 and "
             f"{N_LANDMARKS_T1} for Table 1 (80 % of the points train there; cost O(n^2 M^4 / 8)) wherever the "

@@ -155,6 +155,14 @@ def build_parser():
         "the earlier run's; default: all four)",
     )
     p.add_argument(
+        "--learning-methods",
+        nargs="+",
+        choices=tuple(LRN.LEARNERS),
+        default=None,
+        help="kernel-learning Tables 1-2: run only these learners (with --merge their rows replace "
+        "the earlier run's; the baselines are not re-run; default: all six)",
+    )
+    p.add_argument(
         "--jobs",
         type=int,
         default=1,
@@ -430,8 +438,13 @@ def _learning_state(args, quick, checkpoint_path):
     only = getattr(args, "learning_datasets", None)
     if only:
         settings["datasets"] = sorted(set(only))
+    methods = getattr(args, "learning_methods", None)
+    if methods:
+        settings["methods"] = [m for m in LRN.LEARNERS if m in methods]
     commit = _git_commit()
-    _, _, tasks = LRN.learning_plan(settings["trials"], settings["tables"], quick, settings.get("datasets"))
+    _, _, tasks = LRN.learning_plan(
+        settings["trials"], settings["tables"], quick, settings.get("datasets"), settings.get("methods")
+    )
     done, made_on = {}, {}  # made_on: the git commit each finished task was computed on
     if (
         args.resume
@@ -478,6 +491,7 @@ def _run_learning(args, quick, progress_factory, checkpoint_path):
         checkpoint=save,
         done=done,
         datasets=settings.get("datasets"),
+        methods=settings.get("methods"),
     )
     if bar:
         bar.close()

@@ -38,6 +38,7 @@ __all__ = [
     "HyperKernelSVR",
     "LearnedKernel",
     "LearnedRadialKernel",
+    "SCALE_GRIDS",
     "gaussian_hyperkernel",
     "ideal_kernel",
     "radial_hyperkernel",
@@ -47,7 +48,7 @@ __all__ = [
 
 def __getattr__(name):
     # the estimators need scikit-learn (extra "sklearn"): import them on first use only
-    if name in ("HyperKernelRidge", "HyperKernelSVR"):
+    if name in ("HyperKernelRidge", "HyperKernelSVR", "SCALE_GRIDS"):
         from . import _estimators
 
         return getattr(_estimators, name)

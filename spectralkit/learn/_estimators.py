@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from fractions import Fraction
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -43,10 +44,18 @@ from ._radial import (
     svr_stats,
 )
 
-__all__ = ["ALIGNMENT_GRID", "SCALE_GRID", "HyperKernelRidge", "HyperKernelSVR"]
+__all__ = ["ALIGNMENT_GRID", "SCALE_GRIDS", "HyperKernelRidge", "HyperKernelSVR"]
 
-#: Multipliers of the default scale searched by ``cv`` (the paper's grid for s_h^2).
-SCALE_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)
+#: Multipliers of the default scale searched by ``cv``, per hyper-kernel. Wishart and radial: the
+#: paper's grid; their multiplier scales s^2 itself, and a small one makes every pair of distinct
+#: points unrelated. Gaussian: the multiplier scales s_h^2 only, and the pair's midpoint Gaussian
+#: keeps the variance s^2 + s_h^2 >= s^2 as it goes to 0 (no degenerate limit); on sonar the
+#: held-out error kept falling below the paper's lower end 1/4, hence a grid reaching 1/64.
+SCALE_GRIDS = {
+    "gaussian": (1 / 64, 1 / 16, 0.25, 1.0, 4.0),
+    "wishart": (0.25, 0.5, 1.0, 2.0, 4.0),
+    "radial": (0.25, 0.5, 1.0, 2.0, 4.0),
+}
 #: Gaussian / Wishart, sigma2=None: s^2 is the total variance tv times the multiplier of this grid
 #: whose section kernel exp(-r^2 / (4 s^2)) is best aligned (centred) with the target.
 ALIGNMENT_GRID = tuple(2.0 ** (k / 2) for k in range(-6, 1))
@@ -388,7 +397,7 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 f"{hyper_name} has {hypers.size} candidates: set cv (number of folds) to choose among them"
             )
         rng = check_random_state(self.random_state)
-        mults = SCALE_GRID if self.cv is not None else (1.0,)
+        mults = SCALE_GRIDS[self.hyper_kernel] if self.cv is not None else (1.0,)
         params_list = [self._scale_params(d, s2, mu) for mu in mults]
         self.classes_ = classes
         self.sigma2_ = s2
@@ -448,7 +457,7 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 folds,
                 int(rng.randint(2**31 - 1)),
             )
-            best = self._record_cv(losses, SCALE_GRID, hypers)
+            best = self._record_cv(losses, SCALE_GRIDS[kind], hypers)
         params = params_list[best[0]]
         hyper = {k: (v[best[1]] if k in ("alpha", "C") else v) for k, v in self._hyper_kwargs(hypers).items()}
         v = self._n_parts(m, solver)
@@ -553,7 +562,7 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 for ie, ell in enumerate(ells):
                     losses[ie] += self._radial_fold_loss(st, tr, va, wsum_tr, d, ell, kw)
                 wtot += 1.0
-            best = self._record_cv(losses / wtot, SCALE_GRID, hypers)
+            best = self._record_cv(losses / wtot, SCALE_GRIDS["radial"], hypers)
         ell = ells[best[0]]
         one = dict(kw, **{("alpha" if self._loss == "ridge" else "C"): [hypers[best[1]]]})
         all_tables = list(range(st["tab"].max() + 1))
@@ -706,6 +715,26 @@ class _HyperKernelBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
 _ALIGNMENT_GRID_DOC = "{" + ", ".join(f"{c:.3g}" for c in ALIGNMENT_GRID) + "}"
 
+
+def _grid_doc(kind):
+    return "{" + ", ".join(str(Fraction(c).limit_denominator(1024)) for c in SCALE_GRIDS[kind]) + "}"
+
+
+def _params_doc(loss_params, hyper_name):
+    """The parameter section shared by both estimators, with their loss's parameters."""
+    subs = {
+        "{loss_params}": loss_params,
+        "{hyper_name}": hyper_name,
+        "{SCALE_GRID}": _grid_doc("wishart"),
+        "{GAUSSIAN_GRID}": _grid_doc("gaussian"),
+        "{ALIGNMENT_GRID}": _ALIGNMENT_GRID_DOC,
+    }
+    out = _PARAMS_DOC
+    for key, value in subs.items():
+        out = out.replace(key, value)
+    return out
+
+
 _PARAMS_DOC = """
     Parameters
     ----------
@@ -762,10 +791,11 @@ _PARAMS_DOC = """
         whose spread gives ``sampling_error_``. Default: all pairs up to 2^27 distinct pairs
         (16,384 points), 2^24 sampled pairs beyond. A number at least m(m+1)/2 means all pairs.
     cv : int >= 2, optional
-        Choose the scale by cross-validation over point folds, among {SCALE_GRID} times its
-        default (or given) value -- s_h^2 for "gaussian", s^2 for "wishart" and "radial" -- and
-        jointly {hyper_name} among its candidates. The criterion is the mean squared error on the
-        pairs with at least one held-out point. Each fold is solved with one partition.
+        Choose the scale by cross-validation over point folds, among ``SCALE_GRIDS[hyper_kernel]``
+        times its default (or given) value -- s_h^2 times {GAUSSIAN_GRID} for "gaussian",
+        s^2 times {SCALE_GRID} for "wishart" and "radial" -- and jointly {hyper_name} among its
+        candidates. The criterion is the mean squared error on the pairs with at least one
+        held-out point. Each fold is solved with one partition.
     random_state : int, RandomState instance or None, default None
         Landmarks, partitions and folds.
 
@@ -827,12 +857,10 @@ class HyperKernelRidge(_HyperKernelBase):
     m^2 x m^2 hyper-kernel matrix (see the solvers). Use the result as a kernel:
     ``transform(X)`` = k*(X, X_fit_) for ``SVC(kernel="precomputed")``, ``learned_kernel_(X, Y)``
     for any Gram matrix or as ``SVC(kernel=est.learned_kernel_)``.
-""" + _PARAMS_DOC.replace(
-        "{loss_params}",
+""" + _params_doc(
         """alpha : float > 0 or array-like of candidates, default 1e-3
         The ridge parameter lambda of the objective above (candidates need ``cv``).""",
-    ).replace("{SCALE_GRID}", str(SCALE_GRID)).replace("{hyper_name}", "alpha").replace(
-        "{ALIGNMENT_GRID}", _ALIGNMENT_GRID_DOC
+        "alpha",
     )
 
     _parameter_constraints: ClassVar[dict] = {
@@ -884,15 +912,13 @@ class HyperKernelSVR(_HyperKernelBase):
     Exact solver: libsvm on the distinct pairs; Nystrom: dual coordinate descent (liblinear's
     algorithm) on the landmark features, whose intercept is regularised as in liblinear;
     radial: a grouped SVR on (distance node, target value) counts.
-""" + _PARAMS_DOC.replace(
-        "{loss_params}",
+""" + _params_doc(
         """C : float > 0 or array-like of candidates, default 100.0
         Weight of the mean epsilon-insensitive loss (candidates need ``cv``).
     epsilon : float >= 0, default 0.1
         Width of the insensitive zone. With a real-valued ``target_kernel`` the radial solver
         rounds the targets to a grid of epsilon / 2 (``target_rounding_`` is the largest change).""",
-    ).replace("{SCALE_GRID}", str(SCALE_GRID)).replace("{hyper_name}", "C").replace(
-        "{ALIGNMENT_GRID}", _ALIGNMENT_GRID_DOC
+        "C",
     )
 
     _parameter_constraints: ClassVar[dict] = {
