@@ -569,9 +569,12 @@ class NumericHankel:
         mu0 = self._quad(np.zeros(1), self._real_rule(grid[0]))[0][0]
         # power decay r^-a with a <= d: mu(0) = inf (mu ~ rho^(a-d) or log rho near 0)
         self.singular_at_zero = not math.isfinite(mu0)
-        if self.singular_at_zero:
-            mu0 = self._quad(np.array([1e-3 * s]), self._real_rule(grid[0]))[0][0]
-        self.max_abs = float(max(np.max(np.abs(q)), abs(mu0)))
+        # the scale of the absolute floors; mu singular at 0 (~ rho^(a-d)) is measured on the grid
+        # only: its value nearer 0 would lift the floor by (1e-3)^(a-d) (1e15 in d = 7 for a = 2),
+        # and the density beyond rho ~ 1 would be cut as noise
+        self.max_abs = (
+            float(np.max(np.abs(q))) if self.singular_at_zero else float(max(np.max(np.abs(q)), abs(mu0)))
+        )
         floor = _TOL_ABS * self.max_abs
         q_err = np.abs(q - q2) + cond
         trusted = q_err <= 1e-9 * np.abs(q) + floor
@@ -802,9 +805,27 @@ class NumericHankel:
             )
         )
         self.abs_error = float(
-            max([10 * _TOL_ABS, self.tail_bound / self.max_abs] + [10 * e for e in self._abs_parts])
+            max(
+                [10 * _TOL_ABS, self.tail_bound / self.max_abs, self._line_floor(self.rel_error)]
+                + [10 * e for e in self._abs_parts]
+            )
         )
         self.mass_error = self._mass_error()
+
+    def _line_floor(self, rel):
+        """The absolute floor (units of max|mu|) that bounds the line tables' errors where they
+        exceed ``rel`` |mu|: a panel's error is err env(rho) (margin 10), and where mu is far below
+        its rounding envelope env (the line's terms cancel: the far tail) that is more than
+        ``rel`` |mu|; the error statement is max(rel |mu|, abs_error max|mu|)."""
+        floor = 0.0
+        for a, b, _, P, fit, err in self._line_panels if self.has_line else ():
+            x = np.linspace(a, b, 17)
+            env = np.exp(P(x))
+            mu, e = np.abs(fit(x)) * env, 10.0 * err * env
+            bad = e > rel * mu
+            if np.any(bad):
+                floor = max(floor, float(np.max(e[bad])) / self.max_abs)
+        return floor
 
     def _mass_error(self):
         """Absolute mass error that the relative and absolute errors of mu do not carry.

@@ -13,7 +13,13 @@ structurally unusable ones, and the dispatcher (:mod:`._transforms`) accepts a r
 comparing it with the numeric transform.
 
 Also provides :func:`complex_evaluator`, the vectorised analytic continuation of k used by the
-steepest-descent tail of :mod:`._hankel`.
+steepest-descent tail of :mod:`._hankel`. Its paths (a ray, a vertical line, a horizontal line
+Im z = c) sweep the right half-plane from the positive real axis, so a power P(z)^beta of a
+polynomial (or rational function) with complex roots is evaluated as exp(beta sum_k log(z - z_k))
+over its linear factors: each principal log cuts the plane along the horizontal half-line left of
+its root, away from those paths, while the principal branch of P^beta cuts wherever P(z) < 0,
+e.g. along arg z = pi/4 from |z| = 1 outwards for (1 + z^4)^(-1/2), which every vertical path
+beyond |z| = 1 crosses (before: 1/sqrt(1 + r^4) was refused in every d).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import mpmath
 import numpy as np
 import scipy.special as sc
 import sympy
@@ -92,7 +99,73 @@ def complex_evaluator(
         ``f(z) -> complex ndarray``; f agrees with k on the positive real axis (inside the
         support) and is its analytic continuation wherever no branch cut is crossed.
     """
-    return complex_formula(atom.expr)
+    principal = complex_formula(atom.expr)
+    if principal is None:
+        return None
+    try:
+        continued = sympy.lambdify(R, _continued(atom.expr), modules=_MODULES)
+        # the same values on the positive real axis (inside the support), or the principal branches
+        top = 1e3 if atom.support is None else float(atom.support)
+        x = np.geomspace(1e-3 * min(top, 1.0), top, 97).astype(np.complex128)
+        with np.errstate(all="ignore"):
+            a, b = (
+                np.asarray(continued(x), dtype=np.complex128),
+                np.asarray(principal(x), dtype=np.complex128),
+            )
+        if a.shape == b.shape and np.allclose(a, b, rtol=1e-11, atol=1e-300, equal_nan=True):
+            return continued
+    except (ArithmeticError, TypeError, ValueError, sympy.PolynomialError):
+        pass  # a formula the factorisation cannot take: the principal branches
+    return principal
+
+
+#: the working digits of the roots of the factored powers
+_ROOT_DPS = 40
+
+
+def _log_factors(poly):
+    """log P(z) as log(lead) + sum_k log(z - z_k) (log(z_k - z) for positive real roots, whose cut
+    then runs right along the real axis, beyond a support edge), a sympy expression in R."""
+    p = sympy.Poly(poly, R)
+    if p.degree() < 1:
+        return sympy.log(p.as_expr())
+    lead = p.LC()
+    with mpmath.workdps(_ROOT_DPS):
+        roots = mpmath.polyroots(
+            [mpmath.mpmathify(sympy.N(c, _ROOT_DPS + 5)) for c in p.all_coeffs()], maxsteps=200, extraprec=200
+        )
+        tiny = mpmath.mpf(10) ** (10 - _ROOT_DPS)
+        out = sympy.Integer(0)
+        for z in roots:
+            z = mpmath.mpc(z)
+            re_, im_ = sympy.Float(z.real, 17), sympy.Float(z.imag, 17)
+            if abs(z.imag) <= tiny * (1 + abs(z)):
+                if z.real > 0:
+                    out += sympy.log(re_ - R)
+                    lead = -lead
+                else:
+                    out += sympy.log(R - re_)
+            else:
+                out += sympy.log(R - (re_ + sympy.I * im_))
+    return out + sympy.log(lead)
+
+
+def _continued(expr):
+    """expr with every non-integer power of a polynomial or rational function of r (numeric
+    coefficients) written through the logs of its linear factors (module docstring)."""
+
+    def factored(e):
+        if not (isinstance(e, sympy.Pow) and e.exp.is_number and not e.exp.is_Integer and e.base.has(R)):
+            return e
+        num, den = sympy.fraction(sympy.together(e.base))
+        if not (num.is_polynomial(R) and den.is_polynomial(R)):
+            return e
+        polys = [sympy.Poly(num, R), sympy.Poly(den, R)]
+        if not all(c.is_number for q in polys for c in q.all_coeffs()) or max(q.degree() for q in polys) < 1:
+            return e
+        return sympy.exp(e.exp * (_log_factors(num) - _log_factors(den)))
+
+    return expr.replace(lambda e: isinstance(e, sympy.Pow), factored)
 
 
 def complex_formula(expr: sympy.Expr) -> Callable[[NDArray[np.complex128]], NDArray[np.complex128]] | None:
