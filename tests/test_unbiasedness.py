@@ -154,6 +154,10 @@ CASES = [
     # ... with a non-oscillating part whose poles at r = 0 cancel (Fejér over a rational quadratic): a
     # density singular like rho^-1 at 0 and a kink at rho = 2, in d = 5 where the split has no measure
     (kernels.RadialKernel.from_string("sin(r)**2/(r**2*(1 + r**2))"), 5, "orf"),
+    # oscillation under a K-Bessel envelope (transforms/_kbessel_oscillation.py): the odd walk
+    (kernels.RadialKernel.from_string("exp(-sqrt(1 + r**2))*cos(2*r)"), 3, "orf"),
+    # power of a polynomial with complex roots (the Hankel route's continued contours)
+    (kernels.RadialKernel.from_string("1/sqrt(1 + r**4)"), 3, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]

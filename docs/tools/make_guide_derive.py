@@ -245,6 +245,22 @@ print(sk.check_rkks("sin(2*r)/(r*(1 + r**2 + r**4))", 3).mass_plus)
 report = sk.check_rkks("sin(r)**2/(r**2*(1 + r**2))", 7)
 print(report.verdict, report.mass_plus)""",
     ),
+    (
+        """## 16. Oscillation under a K-Bessel envelope; powers with complex branch points
+
+exp(-sqrt(1 + r^2)) cos(r): the envelope's transform in every dimension is a K-Bessel function of
+sqrt(1 + rho^2), smooth and even in rho; the shift formula moves it to rho = +-1 and the dimension
+walk differentiates it exactly (odd d, with multiple precision where its terms cancel), even d project
+the odd neighbour. The measure is finite in every d (k(0) = 1/e = m+ - m-). 1/sqrt(1 + r^4) has branch
+points at r = e^(i pi/4) and its mirror images: the numeric Hankel route's contours evaluate the power
+through the logarithms of its linear factors, the analytic continuation off the real axis.""",
+        """kernel = sk.RadialKernel.from_string("exp(-sqrt(1 + r**2))*cos(r)")
+for d in (3, 16, 17):
+    report = sk.check_rkks(kernel, dim=d)
+    print(d, report.verdict, report.method, report.mass_plus, report.mass_minus)
+report = sk.check_rkks("1/sqrt(1 + r**4)", 3)
+print(report.verdict, report.method, report.mass_plus, report.mass_minus)""",
+    ),
 ]
 
 

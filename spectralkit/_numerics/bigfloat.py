@@ -10,12 +10,17 @@ import mpmath
 
 __all__ = ["int_pair", "horner_pairs", "to_gmpy"]
 
+_GMPY_TYPES = (type(gmpy2.mpfr(0)), type(gmpy2.mpc(0)))
+
 
 def to_gmpy(x):
     """An mpmath number (real or complex) as gmpy2's mpfr or mpc at gmpy2's context precision, from the
-    mpf's own digits (mpmath.mpf(x) would round them to mpmath's working precision first)."""
+    mpf's own digits (mpmath.mpf(x) would round them to mpmath's working precision first); a gmpy2
+    number as it is."""
     if isinstance(x, mpmath.mpc):
         return gmpy2.mpc(to_gmpy(x.real), to_gmpy(x.imag))
+    if isinstance(x, _GMPY_TYPES):
+        return x
     sign, man, exp_, _ = (x if isinstance(x, mpmath.mpf) else mpmath.mpf(x))._mpf_
     if not man:
         return gmpy2.mpfr(0)

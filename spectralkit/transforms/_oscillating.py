@@ -827,13 +827,17 @@ class _RQWalk:
 
     def __init__(self, c, kind, b, alpha, s, n):
         self.c, self.kind, self.b, self.alpha, self.s, self.n = c, kind, b, alpha, s, n
+        #: the Taylor series of mu at 0 is summed below half this radius (its convergence radius in
+        #: rho: the kink b here; larger for an envelope whose F_1 is smooth at 0)
+        self.series_radius = b
         self.m = (n - 1) // 2
         self._polys = {}
         self._f_consts = {}
         self._taylor = {}
         #: absolute error accepted from the float sum (set to _RQ_FLOOR x max|mu| once the peak is
-        #: known): next to a root of mu no form avoids the cancellation, and a value whose float
-        #: bound is under the floor needs no mpmath (the transform states the floor as abs_error)
+        #: known; or a function of rho): next to a root of mu no form avoids the cancellation, and a
+        #: value whose float bound is under the floor needs no mpmath (the transform states the
+        #: floor as abs_error)
         self.floor = 0.0
 
     # -- the walk's polynomials, per shift sigma: {j: [coefficients of u^i]} (mpmath) -------------
@@ -886,11 +890,15 @@ class _RQWalk:
         return self._f_consts[key]
 
     def _gmpy_polys(self, dps):
-        """:meth:`polys` at ``dps`` digits with the coefficients as gmpy2 mpfr (cached per precision)."""
+        """:meth:`polys` at ``dps`` digits with the coefficients as gmpy2 mpfr, and their absolute
+        values (cached per precision)."""
         key = ("gmpy", dps, gmpy2.get_context().precision)
         if key not in self._polys:
             self._polys[key] = [
-                (sigma, {j: [to_gmpy(c) for c in p] for j, p in state.items()})
+                (
+                    sigma,
+                    {j: ([to_gmpy(c) for c in p], [abs(to_gmpy(c)) for c in p]) for j, p in state.items()},
+                )
                 for sigma, state in self.polys(dps)
             ]
         return self._polys[key]
@@ -925,7 +933,7 @@ class _RQWalk:
         digits cancel, else mpmath. ``t``: the exact rho - b where rho is its rounding."""
         rho = np.asarray(rho, dtype=np.float64)
         la, sg, lost = self.float_values(rho, t)
-        near = (lost > _LOST_FLOAT) & (rho >= 0.5 * self.b)
+        near = (lost > _LOST_FLOAT) & (rho >= 0.5 * self.series_radius)
         if self.kind == "cos" and np.any(near):
             # near the kink the walk's terms P_j(1/rho) F_(2j+1)(|rho - b|) are singular to different
             # orders and cancel (m log10(1/|rho - b|) digits): the same sum in u = 1/rho and
@@ -933,12 +941,15 @@ class _RQWalk:
             la[near], sg[near], lost[near] = self._shifted(rho[near], None if t is None else t[near])
         with np.errstate(over="ignore", under="ignore"):
             bound = _float_bound(np.exp(la) * abs(self.c), lost)
-        bad = np.nonzero((lost > _LOST_FLOAT) & ~(bound <= self.floor))[0]
+        floor = self.floor(rho) if callable(self.floor) else self.floor
+        bad = np.nonzero((lost > _LOST_FLOAT) & ~(bound <= floor))[0]
         for i in bad:
             r = float(rho[i])
             off = None if t is None else float(t[i])
             la[i], sg[i] = (
-                self._series_point(r) if r < 0.5 * self.b else self._mp_point(r, float(lost[i]), off)
+                self._series_point(r)
+                if r < 0.5 * self.series_radius
+                else self._mp_point(r, float(lost[i]), off)
             )
         return la + math.log(abs(self.c)), sg * (1.0 if self.c > 0 else -1.0)
 
@@ -974,7 +985,7 @@ class _RQWalk:
         la = np.empty(rho.shape)
         sg = np.empty(rho.shape)
         lost = np.empty(rho.shape)
-        small = rho < 0.5 * self.b
+        small = rho < 0.5 * self.series_radius
         if np.any(small):
             la[small], sg[small], lost[small] = self._series_float(rho[small])
         if np.any(~small):
@@ -983,7 +994,7 @@ class _RQWalk:
 
     def _series_float(self, rho):
         coef = self.series_coeffs()
-        y = (rho / self.b) ** 2
+        y = (rho / self.series_radius) ** 2
         total = np.zeros(rho.shape)
         absum = np.zeros(rho.shape)
         for ck in coef[::-1]:
@@ -994,14 +1005,15 @@ class _RQWalk:
             return np.log(np.abs(total)), np.sign(total), lost
 
     def series_coeffs(self):
-        """Float coefficients of mu_n = sum_i e_i (rho/b)^(2i) (c = 1), cut where e_i 4^-i < 1e-18 max."""
+        """Float coefficients of mu_n = sum_i e_i (rho/R)^(2i) (c = 1, R = ``series_radius``), cut where
+        e_i 4^-i < 1e-18 max."""
         if not hasattr(self, "_series_f"):
             mm = self.m
             n_terms = 64
             while True:
                 a = self._taylor_coeffs(40, n_terms + mm)
                 with mpmath.workdps(40):
-                    b2 = mpmath.mpf(self.b) ** 2
+                    b2 = mpmath.mpf(self.series_radius) ** 2
                     e = [
                         a[k]
                         * (-1 / mpmath.pi) ** mm
@@ -1053,23 +1065,23 @@ class _RQWalk:
             with mpmath.workdps(dps), gmpy2.context(precision=mpmath.mp.prec + 16):
                 r = mpmath.mpf(rho) if off is None else mpmath.mpf(self.b) + mpmath.mpf(off)
                 u = to_gmpy(1 / r)
-                total = biggest = gmpy2.mpfr(0)
-                polys = self._gmpy_polys(dps)
-                pw = [gmpy2.mpfr(1)]
-                for _ in range(max(len(p) for _, state in polys for p in state.values())):
-                    pw.append(pw[-1] * u)
-                for sigma, state in polys:
+                total = absum = gmpy2.mpfr(0)
+                for sigma, state in self._gmpy_polys(dps):
                     # the exact offset itself at the kink (b + off rounds to b at this precision
                     # once |off| < b 10^-dps)
                     t = abs(mpmath.mpf(off)) if off is not None and sigma == self.b else abs(r - sigma)
                     f_all = self.f_mp_all(sorted(state), t)
-                    for j, p in state.items():
+                    for j, (p, p_abs) in state.items():
+                        # P_j(u) and sum_i |p_i| u^i by Horner's rule (u > 0): the digits lost are
+                        # measured on the sum of the terms' sizes
+                        val = size = gmpy2.mpfr(0)
+                        for coef, mag in zip(reversed(p), reversed(p_abs)):
+                            val = val * u + coef
+                            size = size * u + mag
                         fj = to_gmpy(f_all[j])
-                        for i, coef in enumerate(p):
-                            term = coef * pw[i] * fj
-                            total += term
-                            biggest = max(biggest, abs(term))
-                lost_mp = float(gmpy2.log10(biggest / abs(total))) if total != 0 else math.inf
+                        total += val * fj
+                        absum += size * abs(fj)
+                lost_mp = float(gmpy2.log10(absum / abs(total))) if total != 0 else math.inf
                 if dps >= lost_mp + 20:
                     return float(gmpy2.log(abs(total))), (1.0 if total > 0 else -1.0)
             if dps > _MAX_DPS:
@@ -1100,7 +1112,9 @@ class _RQWalk:
                 lo, hi = run(dps + extra), run(dps + extra + 30)
                 with mpmath.workdps(dps + extra + 30):
                     w = [
-                        mpmath.factorial(k) / mpmath.factorial(k - mm) * (mpmath.mpf(self.b) ** 2 / 4) ** k
+                        mpmath.factorial(k)
+                        / mpmath.factorial(k - mm)
+                        * (mpmath.mpf(self.series_radius) ** 2 / 4) ** k
                         for k in range(mm, n_terms)
                     ]
                     top = max(abs(y) * wk for y, wk in zip(hi[mm:], w))
@@ -1141,9 +1155,14 @@ class _RQWalk:
         """mu_n(rho) for rho < b/2 from the Taylor series (terms shrink at least like 4^-k)."""
         mm = self.m
         n_terms = (
-            mm + 60 + int(40 * math.log(10) / math.log(self.b / max(rho, 1e-300) if rho > 0 else 1e300) + 1)
+            mm
+            + 60
+            + int(
+                40 * math.log(10) / math.log(self.series_radius / max(rho, 1e-300) if rho > 0 else 1e300) + 1
+            )
         )
-        n_terms = min(n_terms, mm + 200)
+        # rounded up to a multiple of 32: the coefficients are cached per (digits, length)
+        n_terms = 32 * math.ceil(min(n_terms, mm + 200) / 32)
         dps = 40
         while True:
             a = self._taylor_coeffs(dps, n_terms + mm + 1)
