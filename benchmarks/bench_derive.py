@@ -136,7 +136,11 @@ KERNELS = [
     # oscillation under a K-Bessel envelope (transforms/_kbessel_oscillation.py): the walk of the
     # envelope's K-Bessel transforms in odd d, projection in even d
     ("exp(-sqrt(1 + r**2))*cos(r)", None, "oscillation x K-Bessel envelope: cos"),
-    ("exp(-2*sqrt(4 + r**2))*sin(3*r)/(r*sqrt(4 + r**2))", None, "oscillation x K-Bessel envelope: sin/r, e = 1"),
+    (
+        "exp(-2*sqrt(4 + r**2))*sin(3*r)/(r*sqrt(4 + r**2))",
+        None,
+        "oscillation x K-Bessel envelope: sin/r, e = 1",
+    ),
     # powers of polynomials with complex roots (numeric Hankel route, continued contours)
     ("1/sqrt(1 + r**4)", None, "power of a polynomial with complex roots"),
 ]

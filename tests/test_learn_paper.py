@@ -289,6 +289,11 @@ def test_a_rerun_of_some_learners_replaces_only_their_rows_and_names_its_grid(mo
     assert "learners hyper-KRR (Gaussian) only (their rows replace the earlier run's)" in text
     assert "`a` on git `a`" in text and "Gaussian scale grid {1/4, 1/2, 1, 2, 4}" in text
     assert "Gaussian scale grid {1/64, 1/16, 1/4, 1, 4}" in text
+    # the edge counts read each row's grid from the run that computed it
+    grid = LRN._row_scale_grid
+    assert grid(both, 2, {"dataset": "heart", "method": "krr_gaussian"})[0] == 1 / 64
+    assert grid(both, 2, {"dataset": "wine", "method": "krr_gaussian"}) == (0.25, 0.5, 1.0, 2.0, 4.0)
+    assert grid(both, 2, {"dataset": "heart", "method": "krr_wishart"}) == (0.25, 0.5, 1.0, 2.0, 4.0)
     with pytest.raises(ValueError, match="methods must be a non-empty subset"):
         LRN.learning_plan(2, (2,), methods=["svm_cv"])
     args = RUN.build_parser().parse_args(["--experiments", "learning", "--learning-methods", "svr_gaussian"])
