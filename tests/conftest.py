@@ -6,6 +6,7 @@ import numbers
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -92,3 +93,21 @@ def stored_reference():
         return _STORED[name]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def assert_within_stated_error():
+    """``check(tr, points, peak_rho)``: a transform's densities at reference points ``(rho, value)``
+    lie within its stated error max(rel_error |mu|, abs_error max|mu|), max|mu| taken over ``peak_rho``;
+    returns (computed, reference)."""
+
+    def check(tr, points, peak_rho):
+        rho = np.array([p for p, _ in points])
+        ref = np.array([v for _, v in points])
+        got = tr.mu(rho)
+        peak = float(np.max(np.abs(tr.mu(np.asarray(peak_rho, dtype=float)))))
+        bound = np.maximum(tr.rel_error * np.abs(ref), tr.abs_error * peak)
+        assert np.all(np.abs(got - ref) <= bound), (got - ref) / ref
+        return got, ref
+
+    return check

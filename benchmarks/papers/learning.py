@@ -603,21 +603,19 @@ def learning_plan(trials, tables, quick=False, datasets=None, methods=None):
     datasets' rows when merged into earlier results). ``methods``: likewise a subset of
     :data:`LEARNERS` (None: all, or the quick pair); a run of some learners leaves out the baselines.
     """
-    if datasets is not None:
-        bad = sorted(set(datasets) - set(_COLS))
-        if bad or not datasets:
-            raise ValueError(f"datasets must be a non-empty subset of {list(_COLS)}, got {list(datasets)!r}")
-        datasets = tuple(c for c in _COLS if c in datasets)
-    else:
+    if datasets is None:
         datasets = ("heart",) if quick else _COLS
-    if methods is not None:
-        bad = sorted(set(methods) - set(LEARNERS))
-        if bad or not methods:
-            raise ValueError(f"methods must be a non-empty subset of {list(LEARNERS)}, got {list(methods)!r}")
-        methods = tuple(m for m in LEARNERS if m in methods)
-    else:
+    if methods is None:
         methods = tuple(LEARNERS) if not quick else ("krr_gaussian", "krr_radial")
+    datasets, methods = _subset("datasets", datasets, _COLS), _subset("methods", methods, tuple(LEARNERS))
     return datasets, methods, learning_tasks(datasets, trials, tables, quick)
+
+
+def _subset(name, chosen, allowed):
+    """``chosen`` in the order of ``allowed``; ValueError unless a non-empty subset of it."""
+    if not chosen or set(chosen) - set(allowed):
+        raise ValueError(f"{name} must be a non-empty subset of {list(allowed)}, got {list(chosen)!r}")
+    return tuple(c for c in allowed if c in chosen)
 
 
 def _known_methods(methods):
