@@ -147,3 +147,14 @@ def test_near_real_singularities_in_even_d_state_their_table_error():
     ref = {0.72: 6.565760987863872e-07, 2.3: 0.0016917180740149938, 4.1: 2.448454277983253e-06}
     got = tr.mu(np.array(list(ref)))
     np.testing.assert_allclose(got, list(ref.values()), rtol=tr.rel_error)
+
+
+def test_products_of_sines_and_cosines_split_into_single_frequencies():
+    # cos(r)^2 g = g/2 + cos(2r) g/2 and cos(r) cos(2r) g = (cos(r) + cos(3r)) g/2 (the numeric route
+    # had m+ = 1.669 +- 0.042 for the first in d = 16); sin(r) cos(r)/r g is one frequency
+    for formula in ("exp(-sqrt(1+r**2))*cos(r)**2", "exp(-sqrt(1+r**2))*cos(r)*cos(2*r)"):
+        rep = check_rkks(formula, dim=16)
+        assert rep.method.startswith("sum[") and "kbessel-oscillation" in rep.method
+        diff = rep.mass_plus.value - rep.mass_minus.value
+        assert abs(diff - math.exp(-1)) <= rep.mass_plus.error + rep.mass_minus.error
+    assert _recognise(RadialKernel("exp(-sqrt(1+r**2))*sin(r)*cos(r)/r"))[1]["b"] == 2.0

@@ -39,6 +39,7 @@ import sympy
 from .._numerics.bigfloat import to_gmpy
 from .._numerics.special import log_besselk, log_sphere_area
 from ..exceptions import TransformError
+from ._bandlimited import sum_of_frequencies
 from ._exp_poly import _parse_term
 from ._oscillating import (
     _ACCEPT_TABLE,
@@ -75,6 +76,12 @@ def _match_kbessel_oscillation(expr, support):
     if support is not None or not expr.has(sympy.exp) or not expr.has(sympy.cos, sympy.sin):
         return None
     split = _osc_factor(exact_rationals(expr))
+    if split is None:
+        # products of sines and cosines at one frequency in all (sin(r) cos(r) = sin(2r)/2)
+        rewritten = sum_of_frequencies(exact_rationals(expr))
+        if rewritten is None or isinstance(rewritten, sympy.Add):
+            return None
+        split = _osc_factor(rewritten)
     if split is None or split[2] is None or split[2][0] not in ("cos", "sin"):
         return None
     coef, power, (kind, b), rest = split

@@ -11,7 +11,7 @@ import sympy
 
 from ..exceptions import KernelDefinitionError, TransformError
 from ..kernels import DensityKernel, RadialKernel
-from ._bandlimited import split_band_limited, split_bessel_rational
+from ._bandlimited import split_band_limited, split_bessel_rational, sum_of_frequencies
 from ._closed_forms import closed_form
 
 __all__: list[str] = []  # private module
@@ -36,7 +36,11 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
             continue
         # sin(r)^2/(r^2 (1 + r^2)): Fejér's kernel and rational quadratics (partial fractions)
         unmatched = atom.family is None and atom.support is None and closed_form(atom, dim) is None
-        band = (split_band_limited(atom.expr) or split_bessel_rational(atom.expr)) if unmatched else None
+        band = (
+            (split_band_limited(atom.expr) or split_bessel_rational(atom.expr) or _frequency_sum(atom.expr))
+            if unmatched
+            else None
+        )
         parts = band or sympy.Add.make_args(
             sympy.expand(
                 atom.expr,
@@ -78,3 +82,14 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
                 split.append((c * float(coef), sub))
         out.extend(split if split else [(c, atom)])
     return out
+
+
+def _frequency_sum(expr):
+    """A product of sines and cosines at several frequencies times other factors, written as a sum of
+    single frequencies (exp(-sqrt(1 + r^2)) cos(r)^2 = g/2 + cos(2 r) g/2), or None: each part may have
+    a closed form where the product has none."""
+    if not expr.has(sympy.sin, sympy.cos):
+        return None
+    rewritten = sum_of_frequencies(expr)
+    parts = sympy.Add.make_args(rewritten) if rewritten is not None else ()
+    return parts if len(parts) > 1 else None
