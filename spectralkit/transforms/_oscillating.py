@@ -818,8 +818,9 @@ class _RQWalk:
     the n-dimensional transform of g. Away from rho = 0 the walk's sum is evaluated in float64 with
     the digits it loses measured (log10 of sum |terms| / |sum|); where more than ``_LOST_FLOAT``
     digits cancel, at 20 digits plus the loss (the Bessel factors in mpmath, two per chain of orders and
-    the upward recurrence for the rest, :meth:`f_mp_all`; the sum in gmpy2's MPFR). For rho < b/2 (where the sum cancels
-    like rho^-(2m-1)) the power series mu_n = c sum_(k>=m) a_k (-1/pi)^m k!/(k-m)! rho^(2(k-m)) of
+    the upward recurrence for the rest, :meth:`f_mp_all`; the sum in gmpy2's MPFR). For rho < R/2
+    (R = ``series_radius``, b here; the sum cancels like rho^-(2m-1)) the power series
+    mu_n = c sum_(k>=m) a_k (-1/pi)^m k!/(k-m)! rho^(2(k-m)) of
     the walk applied to the Taylor series of mu_1 at 0 is used; its coefficients come from the
     Taylor coefficients of t^m K_m(sqrt(s) t) at t = b (the recurrence of its differential equation
     t f'' + (1 - 2m) f' - s t f = 0), summed in mpmath.
@@ -929,7 +930,7 @@ class _RQWalk:
 
     # -- evaluation -------------------------------------------------------------------------
     def log_abs_and_sign(self, rho, t=None):
-        """log|mu| and sign: float64 (series below b/2, walk above) where at most ``_LOST_FLOAT``
+        """log|mu| and sign: float64 (series below R/2, walk above) where at most ``_LOST_FLOAT``
         digits cancel, else mpmath. ``t``: the exact rho - b where rho is its rounding."""
         rho = np.asarray(rho, dtype=np.float64)
         la, sg, lost = self.float_values(rho, t)
@@ -1095,8 +1096,8 @@ class _RQWalk:
         loses digits as k grows (31 of 50 in d = 65 with non-integer alpha: mu was 6e-9 off below
         b/2 with a 1e-10 stated error). It is run at two precisions 30 digits apart; their difference
         measures the loss, and the working precision grows until the coefficients the walk uses
-        (k >= m) agree to ``dps`` + 2 digits in the series' terms a_k k!/(k - m)! b^(2k) 4^-k (rho <=
-        b/2), relative to the largest; the more precise run is kept."""
+        (k >= m) agree to ``dps`` + 2 digits in the series' terms a_k k!/(k - m)! R^(2k) 4^-k (rho <=
+        R/2, R = ``series_radius``), relative to the largest; the more precise run is kept."""
         key = (dps, n_terms)
         if key not in self._taylor:
             mm = self.m
@@ -1152,7 +1153,8 @@ class _RQWalk:
             return [mpmath.mpf(0)] + [cs * f[2 * k - 1] / (2 * k) for k in range(1, n_terms)]
 
     def _series_point(self, rho):
-        """mu_n(rho) for rho < b/2 from the Taylor series (terms shrink at least like 4^-k)."""
+        """mu_n(rho) for rho < R/2 (R = ``series_radius``) from the Taylor series (terms shrink at least
+        like 4^-k)."""
         mm = self.m
         n_terms = (
             mm
