@@ -42,25 +42,23 @@ from ..exceptions import TransformError
 from ._bandlimited import sum_of_frequencies
 from ._exp_poly import _parse_term
 from ._oscillating import (
-    _ACCEPT_TABLE,
-    _MIN_OFFSET,
     _RQ_FLOOR,
+    HALF_LEVELS,
     _accurate,
-    _KinkTable,
     _number,
     _osc_factor,
     _RQHalfStep,
     _RQWalk,
     kink_table_transform,
     kink_transform,
+    leveled_table,
+    radial_floor,
 )
 from ._registry import BUILDERS, builder, exact_rationals, matcher
 
 __all__ = []  # private module
 
 _METHOD = "closed-form:kbessel-oscillation"
-#: double-exponential levels of the even-d projection (the next where the table would be refused)
-_HALF_LEVELS = (6, 7)
 #: the largest even-d table error stated rather than refused. Where the envelope's singularities
 #: t = +-i a lie close to the real axis against b, the projection's error estimate near the zeros of mu
 #: at small rho (|mu| ~ 1e-4 of its peak) is ~1e-6 relative, and the table states 6 times that:
@@ -75,10 +73,11 @@ def _match_kbessel_oscillation(expr, support):
     """w cos(b r) g(r) or w sin(b r)/r g(r), g = (c^2 + r^2)^(-e/2) exp(-a sqrt(c^2 + r^2))."""
     if support is not None or not expr.has(sympy.exp) or not expr.has(sympy.cos, sympy.sin):
         return None
-    split = _osc_factor(exact_rationals(expr))
+    exact = exact_rationals(expr)
+    split = _osc_factor(exact)
     if split is None:
         # products of sines and cosines at one frequency in all (sin(r) cos(r) = sin(2r)/2)
-        rewritten = sum_of_frequencies(exact_rationals(expr))
+        rewritten = sum_of_frequencies(exact)
         if rewritten is None or isinstance(rewritten, sympy.Add):
             return None
         split = _osc_factor(rewritten)
@@ -169,8 +168,7 @@ class _KBesselWalk(_RQWalk):
     def _shifted(self, rho, t=None):
         # F_n is smooth at t = 0: no kink to rewrite; the values keep their measured loss and the
         # points that lose too much go to multiple precision
-        la, sg, lost = self._float(rho, t)
-        return la, sg, lost
+        return self._float(rho, t)
 
     def _taylor_run(self, wp, n_terms):
         """a_k of mu_1(rho) = sum_k a_k rho^(2k) (w = 1) at ``wp`` digits: the Taylor coefficients of
@@ -233,8 +231,9 @@ def _besselk_pair_at(v, z, big):
         g = gmpy2.exp(-z * ((e + inv) / 2 - 1))
         # cosh(v t) and cosh((v + 1) t) from powers of e^t (v an integer)
         ev = e**v
-        c0 = (ev + 1 / ev) / 2
-        c1 = (ev * e + inv / ev) / 2
+        inv_ev = 1 / ev
+        c0 = (ev + inv_ev) / 2
+        c1 = (ev * e + inv * inv_ev) / 2
         if k == 0:
             g /= 2
         s0 += g * c0
@@ -262,19 +261,15 @@ def _kbessel_oscillation(w, kind, b, a, c, e, dim):
             with np.errstate(over="ignore", under="ignore"):
                 return sg * np.exp(la)
 
-        # the float sums' accepted error: _RQ_FLOOR min(max|mu|, max(t^(d-1) |mu|) / rho^(d-1)), relative
-        # to the radial density where that is smaller (in high d max|mu| sits at rho ~ 0, 1e9 in
-        # d = 65, and a floor relative to it let the float sums' errors into the masses at rho ~ 3)
+        # the float sums' accepted error, relative to the radial density where that is smaller (max|mu|
+        # sits at rho ~ 0 in high d, 1e9 in d = 65: a floor relative to it alone let the float sums'
+        # errors into the masses at rho ~ 3); measured with every grid point certified (floor 0)
         grid = np.linspace(0, rho_max, 401)[1:]
-        la, _ = walk.log_abs_and_sign(grid[grid != b])
+        grid = grid[grid != b]
+        la, _ = walk.log_abs_and_sign(grid)
         peak = float(np.exp(np.max(la)))
-        log_radial = float(np.max(la + (d - 1) * np.log(grid[grid != b])))
-
-        def floor(rho):
-            with np.errstate(divide="ignore", over="ignore"):
-                return _RQ_FLOOR * np.minimum(peak, np.exp(log_radial - (d - 1) * np.log(rho)))
-
-        walk.floor = floor
+        log_radial = float(np.max(la + (d - 1) * np.log(grid)))
+        walk.floor = radial_floor(_RQ_FLOOR, peak, log_radial, d)
         return kink_transform(
             walk.log_abs_and_sign,
             b,
@@ -303,18 +298,10 @@ def _kbessel_oscillation(w, kind, b, a, c, e, dim):
         p=math.inf,
         noise=1e-13,
         projection=True,
-        level=_HALF_LEVELS[0],
+        level=HALF_LEVELS[0],
         sharpen=True,
     )
-    table = None
-    for level in _HALF_LEVELS:
-        half.level = level
-        trial = _KinkTable(
-            half, b, rho_max, tol=1e-9, noise=max(1e-13, 2 * half.table.error), dim=d, min_offset=_MIN_OFFSET
-        )
-        table = trial if table is None or trial.error < table.error else table
-        if table.error <= _ACCEPT_TABLE:
-            break
+    table = leveled_table(half, [half], b, rho_max, d)
     if not table.error <= _ACCEPT_EVEN:
         raise TransformError(
             f"k = w {kind}({b:g} r) exp(-{a:g} sqrt({c * c:g} + r^2)) in d = {d}: its density's table reached "

@@ -1825,6 +1825,47 @@ class _RQSinD1:
         return val, err
 
 
+#: the half step's double-exponential levels in even d (the walks are cheap in float64); the next is
+#: tried where the table would be refused (error above _ACCEPT_TABLE)
+HALF_LEVELS = (6, 7)
+
+
+def leveled_table(direct, halves, b, rho_max, dim):
+    """The :class:`_KinkTable` of ``direct`` (the even-d density from the half steps ``halves``) at the
+    first of ``HALF_LEVELS`` whose table is accepted (error <= ``_ACCEPT_TABLE``), else the best one:
+    one level finer where the envelope's singularities lie near the real axis."""
+    table = None
+    for level in HALF_LEVELS:
+        for half in halves:
+            half.level = level
+        trial = _KinkTable(
+            direct,
+            b,
+            rho_max,
+            tol=1e-9,
+            noise=max(1e-13, *(2 * half.table.error for half in halves)),
+            dim=dim,
+            min_offset=_MIN_OFFSET,
+        )
+        table = trial if table is None or trial.error < table.error else table
+        if table.error <= _ACCEPT_TABLE:
+            break
+    return table
+
+
+def radial_floor(unit, peak, log_radial_peak, n):
+    """rho -> unit min(peak, exp(log_radial_peak) / rho^(n-1)): the absolute error accepted from an odd
+    walk's float sums, relative to max|mu| (``peak``) or to the radial density's peak max(t^(n-1) |mu|)
+    where that is smaller (in high d max|mu| sits at rho ~ 0 and a floor relative to it alone lets
+    float errors into the masses through rho^(n-1))."""
+
+    def floor(rho):
+        with np.errstate(divide="ignore", over="ignore"):
+            return unit * np.minimum(peak, np.exp(log_radial_peak - (n - 1) * np.log(rho)))
+
+    return floor
+
+
 def _accurate(walk):
     """rho -> (mu_n(rho), error bound) from the walk's own evaluation (float64 where at most
     ``_LOST_FLOAT`` digits cancel, mpmath otherwise): relative error ``1e-10`` (its stated accuracy)."""

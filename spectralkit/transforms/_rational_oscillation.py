@@ -50,14 +50,15 @@ from ..kernels._parse import R
 from ._bandlimited import sum_of_frequencies
 from ._oscillating import (
     _ACCEPT_TABLE,
-    _MIN_OFFSET,
-    _KinkTable,
+    HALF_LEVELS,
     _number,
     _osc_factor,
     _RQHalfStep,
     kink_table_transform,
     kink_transform,
+    leveled_table,
     power_law_threshold,
+    radial_floor,
 )
 from ._rational import _digits, rational_parts
 from ._registry import BUILDERS, builder, coefficient_of_r, exact_rationals, matcher
@@ -71,9 +72,6 @@ _FLOAT_TOL = 1e-12
 _MAX_DPS = 600
 #: the float sums' absolute error floor (:meth:`_Walk.floor`), in units of max|mu| or of the radial peak
 _FLOOR = 1e-13
-#: the half step's double-exponential levels in even d (the walk is cheap in float64: 577 nodes a piece
-#: at level 6); the next is tried where the table would be refused (error above _ACCEPT_TABLE)
-_HALF_LEVELS = (6, 7)
 
 
 @matcher(priority=27)  # after the single rational quadratic (rq_oscillation, 26)
@@ -344,9 +342,7 @@ class _Walk:
 
     def floor(self, rho):
         """The absolute error accepted at rho (see ``__init__``)."""
-        with np.errstate(divide="ignore", over="ignore"):
-            radial = np.exp(self.log_radial_peak - (self.n - 1) * np.log(rho))
-        return _FLOOR * np.minimum(self.peak, radial)
+        return radial_floor(_FLOOR, self.peak, self.log_radial_peak, self.n)(rho)
 
     @staticmethod
     def _float_groups(groups):
@@ -690,30 +686,16 @@ def _rational_oscillation(kind, b, terms, delta, dim, base=(), base_delta=0, bas
             p=p,
             noise=1e-13,
             projection=projection,
-            level=_HALF_LEVELS[0],
+            level=HALF_LEVELS[0],
             sharpen=True,
         )
 
     above = half_step(True)
     below = half_step(None) if p < 0.5 * (d + 1) else above
-    table = None
-    for level in _HALF_LEVELS:
-        # one level finer where the table would be refused (a slowly decaying, oscillating F_1: poles
-        # of E near the positive real axis), the odd tables shared
-        for half in {id(above): above, id(below): below}.values():
-            half.level = level
-        trial = _KinkTable(
-            _Sides(b, below, above),
-            b,
-            rho_max,
-            tol=1e-9,
-            noise=max(1e-13, 2 * above.table.error, 2 * below.table.error),
-            dim=d,
-            min_offset=_MIN_OFFSET,
-        )
-        table = trial if table is None or trial.error < table.error else table
-        if table.error <= _ACCEPT_TABLE:
-            break
+    # one level finer where the table would be refused (a slowly decaying, oscillating F_1: poles of E
+    # near the positive real axis), the odd tables shared
+    halves = list({id(above): above, id(below): below}.values())
+    table = leveled_table(_Sides(b, below, above), halves, b, rho_max, d)
     if not table.error <= _ACCEPT_TABLE:
         raise TransformError(
             f"{head}: its density's table reached a relative accuracy of only {table.error:.1e}"
