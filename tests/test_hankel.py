@@ -358,3 +358,17 @@ def test_evaluation_validates_rho_and_pickles():
     mu2 = pickle.loads(pickle.dumps(T.mu))
     np.testing.assert_array_equal(mu2(x), T.mu(x))
     assert T.mu(np.array([np.inf]))[0] == 0.0
+
+
+def test_line_tables_lift_the_absolute_floor_where_their_error_exceeds_the_relative_one():
+    # the stated error is max(rel |mu|, abs max|mu|): a line table's error (10 err env) that exceeds
+    # rel |mu| (far tail, mu far below its rounding envelope) must lie under the absolute floor
+    tr = numeric_transform(K.RadialKernel("exp(-r**2)/(1+r**2)"), 10)
+    h = tr.mu
+    assert h.has_line and h._line_panels
+    assert h._line_floor(1.0) == 0.0  # every panel within 1x |mu|: nothing to lift
+    worst = max(
+        float(np.max(10.0 * err * np.exp(P(np.linspace(a, b, 17))))) for a, b, _, P, _, err in h._line_panels
+    )
+    assert h._line_floor(0.0) == pytest.approx(worst / h.max_abs)  # any error beyond rel = 0 counts
+    assert tr.abs_error >= h._line_floor(tr.rel_error)
