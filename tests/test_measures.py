@@ -368,14 +368,16 @@ def test_progress_lines_only_for_long_derivations(capsys):
 
 @pytest.mark.slow  # numeric derivations of several seconds each
 def test_inaccurate_numeric_transforms_give_no_verdict():
-    # exp(-r) cos(2 r) / (1 + r^2/100): its continuation grows like e^(2 |Im z|); in d = 16 quadrature
-    # and steepest descent disagree (measured relative error ~1): refused, never a PD verdict on noise
-    # (it is RKKS in d = 3, so it cannot be PD in d = 16). (exp(-r) cos(2 r) itself now has an exact
-    # closed form in every d, transforms/_exp_poly.py.)
+    # exp(-r) cos(2 r) / (1 + r^2/100): its continuation grows like e^(2 |Im z|); beyond the exact
+    # walk's dimensions (transforms/_exp_rational.py, d <= 80) the numeric route's quadrature and
+    # steepest descent disagree (measured relative error ~10): refused, never a PD verdict on noise
+    # (it is RKKS in d = 3, so it cannot be PD in d = 96). In d = 16 (refused so before) the walk
+    # answers exactly.
     k = K.RadialKernel.from_string("exp(-r)*cos(2*r)/(1 + r**2/100)")
     assert check_rkks(k, 3).verdict == "RKKS"
+    assert check_rkks(k, 16).method == "closed-form:exp-rational"
     with pytest.raises(sk.TransformError, match="measured relative error .* exceeds 0.001"):
-        check_rkks(k, 16)
+        check_rkks(k, 96)
 
 
 def test_failed_bochner_identity_is_an_error_not_a_verdict(monkeypatch):

@@ -158,6 +158,9 @@ CASES = [
     (kernels.RadialKernel.from_string("exp(-sqrt(1 + r**2))*cos(2*r)"), 3, "orf"),
     # power of a polynomial with complex roots (the Hankel route's continued contours)
     (kernels.RadialKernel.from_string("1/sqrt(1 + r**4)"), 3, "orf"),
+    # exponential times a rational function (transforms/_exp_rational.py): the tabulated walk, a
+    # power tail rho^-(d + 1) beyond the expansion's start, an RKKS density in d = 4 (projection)
+    (kernels.RadialKernel.from_string("exp(-r)*cos(2*r)/(1 + r**2)"), 4, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]

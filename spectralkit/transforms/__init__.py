@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     _compact,
     _edge_power,
     _exp_poly,
+    _exp_rational,
     _kbessel_oscillation,
     _monotone,
     _oscillating,

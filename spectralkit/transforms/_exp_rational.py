@@ -1,0 +1,1049 @@
+"""Exponentials times rational functions, exact in every d.
+
+k(r) = Re sum_g exp(-s_g r) R_g(r), Re s_g > 0, R_g rational in r with no pole on (0, inf) (complex
+poles allowed, odd powers of r allowed, a simple pole at r = 0 where the sum is bounded there):
+exp(-r)/(1 + r^4), exp(-r) (1 + r)/(2 + r^2), exp(-r) cos(2 r)/(1 + r^2), exp(-2 r) sin(r)/(r (1 + r^2))
+(cos and sin are rewritten as exponentials: s_g complex). Polynomial R_g are the exponential-polynomial
+route's (:mod:`._exp_poly`), positive real poles of R_g times exp the completely monotone one's.
+
+Let L_g(z) = int_0^inf exp(-z r) R_g(r) dr (Re z > 0; the finite part at r = 0 for a 1/r term) and
+V_(g,j)(z) = L[r^j R_g](z) = (-d/dz)^j L_g(z). Then
+
+    mu_1(rho) = (1/(2 pi)) Re sum_g [L_g(s_g - i rho) + L_g(s_g + i rho)],
+
+and the dimension walk D = -(1/(2 pi rho)) d/drho, D^k = sum_j c_(k,j) rho^(j-2k) (d/drho)^j with
+c_(k+1,j) = ((2k - j) c_(k,j) - c_(k,j-1))/(2 pi), gives in d = 2k + 1
+
+    mu_d(rho) = (1/(2 pi)) Re sum_g sum_(e = +-1) sum_j c_(k,j) rho^(j-2k) (-e i)^j V_(g,j)(s_g + e i rho).
+
+With the partial fractions R = sum_n pi_n r^n + sum_(p,l) c_(p,l) (r - p)^(-l), multiplying by r keeps
+the form: r^j R = Poly_j(r) + sum_(p,m) Psi_(j,p,m) (r - p)^(-m) with
+
+    Psi_(j+1,p,m) = p Psi_(j,p,m) + Psi_(j,p,m+1),   Poly_(j+1)(r) = r Poly_j(r) + sum_p Psi_(j,p,1),
+
+so V_j(z) = sum_t Poly_(j,t) t!/z^(t+1) + sum_(p,m) Psi_(j,p,m) psi_m(z; p), where
+psi_m(z; p) = int_0^inf exp(-z r) (r - p)^(-m) dr = q^(1-m) e^w E_m(w), q = -p, w = z q, from
+phi = e^w E_1(w) by e^w E_(m+1)(w) = (1 - w e^w E_m(w))/m. E_1 is the analytic continuation along
+z in the right half-plane: with theta = arg z + arg q (continuous), e^w E_1 = e^w (E_1^pr(w) -
+2 pi i kappa), kappa = round((theta - Arg w)/(2 pi)) (where Re p > 0 the ray z q crosses the
+principal cut as rho grows). A pole at p = 0 (the 1/r of sin(b r)/r) has psi = -(log z + gamma).
+
+Evaluation in d = 2k + 1 (three regions):
+
+* rho < rho_s = R/2, R = min_g |s_g| (mu_1 is analytic for |rho| < R: L_g is singular at z = 0 only):
+  the walk of mu_1's Taylor series at 0, mu_d = sum_(n>=k) a_n (-1/pi)^k n!/(n-k)! rho^(2(n-k)),
+  a_n = (1/pi) (-1)^n Re sum_g m_g V_(g,2n)(s_g)/(2n)! (m_g = 2 for a conjugate pair kept once);
+  the walk's terms cancel like rho^-(2k-1) there.
+* rho >= rho_a: mu's expansion at infinity from k's odd Taylor coefficients at 0,
+  mu_d ~ sum_(n odd) k_n T_(d,n) rho^-(d+n), T_(d,n) = 2^n pi^(-d/2) Gamma((n+d)/2)/Gamma(-n/2) (the
+  transform of |x|^n), asymptotic; rho_a is where its terms fall to 1e-17 of the first and where it
+  agrees with the multiple-precision walk at points up to 64 rho_a to its stated error.
+* between: the walk's sum in float64 (with the digits it loses measured, log10(sum |terms| / |sum|)),
+  and in gmpy2's MPFR at the precision the loss needs where more than ``_LOST_FLOAT`` digits cancel and
+  the float bound exceeds the floor.
+
+Even d: the projection mu_d(rho) = 2 int_0^inf mu_(d+1)(sqrt(rho^2 + v^2)) dv of the odd neighbour, which
+is tabulated first (:class:`._oscillating._KinkTable`, up to its rho_a; the expansion at infinity beyond);
+the integral by the trapezoidal rule in v = c sinh x at halving steps (the difference of the last two is
+the error), and the even density tabulated in turn.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import gmpy2
+import mpmath
+import numpy as np
+import sympy
+
+from .._numerics.bigfloat import to_gmpy
+from .._numerics.special import log_sphere_area
+from ..exceptions import TransformError
+from ..kernels._parse import R
+from ._forms import log_form, vectorised
+from ._oscillating import _MIN_OFFSET, _KinkTable
+from ._registry import builder, exact_rationals, matcher
+from ._types import RadialTransform
+
+__all__ = []  # private module: registers the builder and the matcher
+
+_METHOD = "closed-form:exp-rational"
+_EPS = float(np.finfo(np.float64).eps)
+_TINY = 1e-300
+_DPS = 50  # digits of the roots, partial fractions and coefficient tables
+_MAX_DPS = 600
+_LOST_FLOAT = 3.5  # float64 sums that lose more digits than this are redone in MPFR (above the floor)
+_FLOOR = 1e-13  # the float sums' accepted absolute error, relative to the (radial) density's peak
+_MAX_DEGREE = 24  # largest degree of a numerator or denominator
+_MAX_GROUPS = 8
+_ASYM_TERMS = 48  # odd terms of the expansion at infinity
+#: beyond, the walk's multiple-precision sums and tables take minutes (d = 257: 450 s): the builder
+#: declines and the numeric routes answer or refuse
+_MAX_D = 80
+_ACCEPT_EVEN = 1e-4  # the largest even-d table error stated rather than refused (the masses carry it)
+
+
+# ---------------------------------------------------------------------------------------------
+# recognition
+# ---------------------------------------------------------------------------------------------
+@matcher(priority=16)  # after the exponential polynomials (15): R polynomial is theirs
+def _match_exp_rational(expr, support):
+    """Re sum_g exp(-s_g r) R_g(r) with at least one R_g not a Laurent monomial sum."""
+    if support is not None or not expr.has(sympy.exp):
+        return None
+    if expr.has(sympy.besselj, sympy.besselk, sympy.Abs, sympy.Max, sympy.Min, sympy.Piecewise):
+        return None
+    try:
+        return _match(expr)
+    except (TypeError, ValueError, ArithmeticError, sympy.PolynomialError):
+        return None
+
+
+def _split_exp(term):
+    """(exponent, rest) of a product: the sum of its exponentials' arguments and the other factors."""
+    factors = sympy.Mul.make_args(term)
+    exps = [f for f in factors if isinstance(f, sympy.exp)]
+    rest = sympy.Mul(*[f for f in factors if not isinstance(f, sympy.exp)])
+    return sympy.expand(sympy.Add(*[f.args[0] for f in exps])), rest
+
+
+def _match(expr):
+    # one fraction N/D: D = exp(E_D) Q(r), N = sum of exp(E_i) P_i(r) (cos, sin as exponentials)
+    e = exact_rationals(expr).rewrite(sympy.exp)
+    num, den = sympy.fraction(sympy.together(e))
+    den_exp, den_poly = _split_exp(den)
+    if not den_poly.is_polynomial(R):
+        return None
+    groups: dict = {}
+    for term in sympy.Add.make_args(sympy.expand(num)):
+        arg, rest = _split_exp(term)
+        arg = sympy.expand(arg - den_exp)
+        const, lin = arg.as_independent(R, as_Add=True)
+        s = sympy.expand(-sympy.cancel(lin / R))
+        if s.has(R) or not s.is_number or not rest.is_polynomial(R):
+            return None  # exp(-sqrt(c + r^2)), exp(-r^2): other routes
+        if s == 0:
+            return None  # a term without an exponential (a constant, a rational function)
+        groups[s] = groups.get(s, 0) + rest * sympy.exp(const) / den_poly
+    if not groups or len(groups) > _MAX_GROUPS:
+        return None
+    out = []
+    rational = False
+    for s, rest in groups.items():
+        if not complex(sympy.N(s, 30)).real > 0:
+            return None
+        num, den = sympy.fraction(sympy.cancel(sympy.together(rest)))
+        pn, pd = sympy.Poly(num, R), sympy.Poly(den, R)
+        if pn.is_zero:
+            continue
+        if max(pn.degree(), pd.degree()) > _MAX_DEGREE:
+            return None
+        if not all(c.is_number for c in pn.all_coeffs() + pd.all_coeffs()):
+            return None
+        if len(pd.terms()) > 1:
+            rational = True
+        out.append((s, tuple(pn.all_coeffs()), tuple(pd.all_coeffs())))
+    if not out or not rational:
+        return None  # exponential polynomials: the exp-poly route
+    return "exp_rational", {"groups": tuple(out)}
+
+
+# ---------------------------------------------------------------------------------------------
+# exact data: partial fractions, pairing of conjugate groups
+# ---------------------------------------------------------------------------------------------
+def _mpc(x, dps):
+    v = sympy.N(x, dps + 10)
+    re_, im_ = v.as_real_imag()
+    with mpmath.workdps(dps + 10):
+        return mpmath.mpc(
+            mpmath.mpf(sympy.Float(re_, dps + 10)._mpf_), mpmath.mpf(sympy.Float(im_, dps + 10)._mpf_)
+        )
+
+
+class _Group:
+    """One exponent s and its rational factor R = P/Q at ``dps`` digits: ``num``, ``den`` (ascending),
+    the partial fractions ``poly`` (ascending) and ``poles`` [(p, [c_1, ..., c_M])] (p = 0: the 1/r
+    term), ``mult`` 2 for a conjugate pair kept once, ``branches`` [(e, weight)] of z = s + e i rho."""
+
+    def __init__(self, s, num, den, mult, self_conj, dps):
+        self.mult = mult
+        # a self-conjugate group (s, R real): Re L(s + i rho) = Re L(s - i rho), one branch twice
+        self.branches = [(-1, 2 * mult)] if self_conj else [(-1, mult), (1, mult)]
+        pn, pd = _poly(num), _poly(den)
+        quo, rem = sympy.div(pn, pd)
+        with mpmath.workdps(dps):
+            self.s = _mpc(s, dps)
+            self.num = [_mpc(c, dps) for c in reversed(pn.all_coeffs())]
+            self.den = [_mpc(c, dps) for c in reversed(pd.all_coeffs())]
+            self.poly = [] if quo.is_zero else [_mpc(c, dps) for c in reversed(quo.all_coeffs())]
+            self.poles = []
+            if not rem.is_zero:
+                for factor, mult_p in sympy.sqf_list(pd)[1]:
+                    self.poles += _principal_parts(rem, pd, factor, mult_p, dps)
+
+
+def _principal_parts(rem, den, factor, mult, dps):
+    """[(p, [c_1..c_M])] of rem/den at the roots p of the square-free ``factor`` (multiplicity M):
+    the Laurent coefficients c_l of (r - p)^-l, from the Taylor series of rem and den at p."""
+    coeffs = [_mpc(c, dps) for c in sympy.Poly(factor, R).all_coeffs()]
+    if len(coeffs) == 2:
+        roots = [-coeffs[1] / coeffs[0]]
+    else:
+        roots = mpmath.polyroots(coeffs, maxsteps=400, extraprec=4 * dps)
+    rc = [_mpc(c, dps) for c in rem.all_coeffs()]
+    dc = [_mpc(c, dps) for c in den.all_coeffs()]
+    out = []
+    for p in roots:
+        p = mpmath.mpc(p)
+        q_t = _taylor_at(dc, p, mult + mult)  # den(p + x): q_0 .. q_(M-1) vanish
+        q_tilde = q_t[mult:]
+        r_t = _taylor_at(rc, p, mult)
+        # rem/den = x^-M (r_t / q_tilde): its first M coefficients, by series division
+        ratio = []
+        for i in range(mult):
+            acc = r_t[i] - sum(ratio[j] * q_tilde[i - j] for j in range(i))
+            ratio.append(acc / q_tilde[0])
+        out.append((p, [ratio[mult - l] for l in range(1, mult + 1)]))
+    return out
+
+
+def _taylor_at(coeffs_desc, p, n):
+    """The first n Taylor coefficients at p of the polynomial with descending coefficients."""
+    c = list(coeffs_desc)
+    out = []
+    for _ in range(n):
+        # synthetic division: value at p, then the quotient (the derivative's Taylor shift)
+        if not c:
+            out.append(mpmath.mpc(0))
+            continue
+        acc = mpmath.mpc(0)
+        quot = []
+        for a in c:
+            acc = acc * p + a
+            quot.append(acc)
+        out.append(quot.pop())
+        c = quot
+    return out
+
+
+def _pairs(spec):
+    """[(s, num, den, mult, self_conj)]: the matched groups with conjugate pairs merged (exact)."""
+    used = set()
+    out = []
+    for i, (s, num, den) in enumerate(spec):
+        if i in used:
+            continue
+        s_c = sympy.conjugate(s)
+        num_c = tuple(sympy.conjugate(c) for c in num)
+        den_c = tuple(sympy.conjugate(c) for c in den)
+        self_conj = sympy.expand(s_c - s) == 0 and _same_ratio(num, den, num_c, den_c)
+        partner = None
+        if not self_conj:
+            for j in range(i + 1, len(spec)):
+                if j not in used and sympy.expand(spec[j][0] - s_c) == 0:
+                    if _same_ratio(spec[j][1], spec[j][2], num_c, den_c):
+                        partner = j
+                        break
+        if partner is not None:
+            used.add(partner)
+        out.append((s, num, den, 2 if partner is not None else 1, self_conj))
+    return out
+
+
+def _same_ratio(n1, d1, n2, d2):
+    """P1/Q1 == P2/Q2 exactly (coefficient tuples, descending)."""
+    a = _poly(n1) * _poly(d2) - _poly(n2) * _poly(d1)
+    return all(sympy.expand(c) == 0 for c in a.all_coeffs())
+
+
+def _poly(coeffs):
+    """The sympy Poly in r of descending coefficients."""
+    return sympy.Poly.from_list(list(coeffs), R)
+
+
+# ---------------------------------------------------------------------------------------------
+# e^w E_1(w), continued along z
+# ---------------------------------------------------------------------------------------------
+_CF_TERMS = 80
+_SERIES_TERMS = 140
+
+
+def _exp_e1(w):
+    """e^w E_1(w) (principal branch) for a complex array: the power series where |w| < 40 and
+    |w| + Re w <= 2 (its terms reach e^(|w| + Re w) of the value), else the continued fraction
+    e^w E_1(w) = 1/(w + 1 - 1/(w + 3 - 4/(w + 5 - ...))) with 80 levels; within 5e-15 of mpmath
+    over |w| in [1e-4, 2e3] at every angle (checked in the tests)."""
+    w = np.asarray(w, dtype=np.complex128)
+    out = np.empty(w.shape, dtype=np.complex128)
+    ser = (np.abs(w) < 40.0) & (np.abs(w) + w.real <= 2.0)
+    if np.any(ser):
+        x = w[ser]
+        total = np.zeros(x.shape, dtype=np.complex128)
+        term = np.ones(x.shape, dtype=np.complex128)
+        for k in range(1, _SERIES_TERMS):
+            term = term * (-x) / k
+            total = total + term / k
+        out[ser] = np.exp(x) * (-np.euler_gamma - np.log(x) - total)
+    if np.any(~ser):
+        x = w[~ser]
+        acc = np.zeros(x.shape, dtype=np.complex128)
+        for n in range(_CF_TERMS, 0, -1):
+            acc = n * n / (x + 2 * n + 1 - acc)
+        out[~ser] = 1.0 / (x + 1.0 - acc)
+    return out
+
+
+def _continued_float(z, q):
+    """phi = e^w E_1(w), w = z q, continued from the positive real z-axis along Re z > 0."""
+    w = z * q
+    theta = np.angle(z) + np.angle(q)
+    kappa = np.round((theta - np.angle(w)) / (2 * np.pi))
+    phi = _exp_e1(w)
+    return np.where(kappa != 0, phi - 2j * np.pi * kappa * np.exp(w), phi)
+
+
+def _continued_mp(z, q):
+    """The same in mpmath at its working precision (z, q mpmath numbers), as a gmpy2 mpc."""
+    w = z * q
+    theta = mpmath.arg(z) + mpmath.arg(q)
+    kappa = int(mpmath.nint((theta - mpmath.arg(w)) / (2 * mpmath.pi)))
+    e1 = mpmath.e1(w)
+    if kappa:
+        e1 -= mpmath.mpc(0, 2 * kappa) * mpmath.pi
+    return to_gmpy(mpmath.exp(w) * e1)
+
+
+# ---------------------------------------------------------------------------------------------
+# the dimension walk
+# ---------------------------------------------------------------------------------------------
+def _walk_rationals(k):
+    """[c_(k,j) (2 pi)^k for j = 0..k] (exact): D^k = sum_j c_(k,j) rho^(j-2k) (d/drho)^j."""
+    c = [Fraction(1)]
+    for step in range(k):
+        new = [Fraction(0)] * (len(c) + 1)
+        for j in range(len(new)):
+            prev = c[j - 1] if j >= 1 else Fraction(0)
+            cur = c[j] if j < len(c) else Fraction(0)
+            new[j] = (2 * step - j) * cur - prev
+        c = new
+    return c
+
+
+def _float_bound(value, lost):
+    """The absolute error bound of a float64 sum that lost ``lost`` digits: 64 ulps of |value| times
+    10^lost (e^w E_1 itself is within 5e-15)."""
+    return np.abs(value) * 64 * _EPS * 10.0 ** np.minimum(lost, 300.0)
+
+
+def _decomposition(g, jmax):
+    """[(Poly_j ascending, {(pole index, m): Psi_(j,p,m)}) for j = 0..jmax] of r^j R (module docstring)."""
+    out = []
+    poly = list(g.poly)
+    psi = {(pi, m): cs[m - 1] for pi, (_, cs) in enumerate(g.poles) for m in range(1, len(cs) + 1)}
+    for _ in range(jmax + 1):
+        out.append((poly, psi))
+        const = sum((psi[(pi, 1)] for pi in range(len(g.poles))), mpmath.mpc(0))
+        poly = [const, *poly]
+        psi = {(pi, m): g.poles[pi][0] * psi[(pi, m)] + psi.get((pi, m + 1), 0) for (pi, m) in psi}
+    return out
+
+
+def _funcs(g):
+    """[(p, m)] of the functions psi_m(z; p) of the group's poles."""
+    return [(p, m) for p, cs in g.poles for m in range(1, len(cs) + 1)]
+
+
+class _Walk:
+    """mu_n (n odd) of k = Re sum_g exp(-s_g r) R_g(r): the three regions of the module docstring.
+    ``pairs``: the exact groups (:func:`_pairs`)."""
+
+    def __init__(self, pairs, n):
+        self.pairs, self.n = pairs, n
+        self.k = (n - 1) // 2
+        self._groups = {}
+        self._cache = {}
+        g0 = self.groups(_DPS)
+        self.radius = float(min(abs(g.s) for g in g0))  # of mu_1's Taylor series at 0
+        self.rho_s = 0.5 * self.radius
+        self.rho_a = math.inf  # where the expansion at infinity takes over (:meth:`fit_tail`)
+        self.tail = None
+        #: rho -> absolute error accepted from the float sums (set by the builder)
+        self.floor = None
+
+    def groups(self, dps):
+        if dps not in self._groups:
+            self._groups[dps] = [_Group(s, num, den, mult, sc_, dps) for s, num, den, mult, sc_ in self.pairs]
+        return self._groups[dps]
+
+    def _walk_coeffs(self, dps):
+        """[c_(k,j)] at ``dps`` digits."""
+        key = ("walk", dps)
+        if key not in self._cache:
+            with mpmath.workdps(dps):
+                two_pi_k = (2 * mpmath.pi) ** self.k
+                self._cache[key] = [
+                    mpmath.mpf(c.numerator) / c.denominator / two_pi_k for c in _walk_rationals(self.k)
+                ]
+        return self._cache[key]
+
+    # -- float64: the partial fractions as matrices ----------------------------------------
+    def _float_table(self):
+        """Per group and branch: (s, e, B, A, funcs), B[t, j] and A[f, j] the coefficients of
+        lambda_t = t!/z^(t+1) and psi_f in the u^(2k-j) column, complex128."""
+        if "float" not in self._cache:
+            k = self.k
+            out = []
+            with mpmath.workdps(_DPS + 10):
+                walk = self._walk_coeffs(_DPS + 10)
+                two_pi = 2 * mpmath.pi
+                for g in self.groups(_DPS):
+                    dec = _decomposition(g, k)
+                    keys = [(pi, m) for pi, (_, cs) in enumerate(g.poles) for m in range(1, len(cs) + 1)]
+                    n_t = max(len(pj) for pj, _ in dec)
+                    for e, weight in g.branches:
+                        rot = mpmath.mpc(0, -e)
+                        coef = [weight / two_pi * walk[j] * rot**j for j in range(k + 1)]
+                        b = np.zeros((n_t, k + 1), dtype=np.complex128)
+                        a = np.zeros((len(keys), k + 1), dtype=np.complex128)
+                        for j, (pj, psj) in enumerate(dec):
+                            for t, v in enumerate(pj):
+                                b[t, j] = complex(coef[j] * v)
+                            for f, key in enumerate(keys):
+                                a[f, j] = complex(coef[j] * psj[key])
+                        out.append((complex(g.s), e, b, a, [(complex(p), m) for p, m in _funcs(g)]))
+            self._cache["float"] = out
+        return self._cache["float"]
+
+    def walk_float(self, rho):
+        """(value, digits lost) of the walk's sum at rho > 0 in float64 (inf lost where not finite)."""
+        rho = np.asarray(rho, dtype=np.float64)
+        k = self.k
+        total = np.zeros(rho.shape)
+        absum = np.zeros(rho.shape)
+        with np.errstate(all="ignore"):
+            upow = np.exp(np.outer(np.log(1.0 / rho), 2 * k - np.arange(k + 1)))  # u^(2k-j)
+            for s, e, b, a, funcs in self._float_table():
+                z = s + 1j * e * rho
+                lam = np.empty((rho.size, b.shape[0]), dtype=np.complex128)
+                cur = 1.0 / z
+                for t in range(b.shape[0]):
+                    lam[:, t] = cur
+                    cur = cur * (t + 1) / z
+                psi = _psi_float(z, funcs)
+                inner = lam @ b + psi @ a
+                inner_abs = np.abs(lam) @ np.abs(b) + np.abs(psi) @ np.abs(a)
+                total += np.sum(upow * inner.real, axis=1)
+                absum += np.sum(upow * inner_abs, axis=1)
+            lost = np.log10(absum / np.abs(total))
+        bad = ~np.isfinite(total) | ~np.isfinite(absum)
+        lost = np.where(bad | np.isnan(lost), np.inf, lost)
+        return np.where(bad, 0.0, total), lost
+
+    # -- multiple precision: V_j by the recurrence of the denominator ------------------------
+    def _moments(self, g, z, jmax, dps):
+        """[V_j(z) for j = 0..jmax] as gmpy2 mpc at ``dps`` digits (gmpy2's context set by the caller):
+        the partial fractions for j < deg Q, then sum_i q_i V_(j+i) = L[r^j P](z). Forward, the
+        recurrence follows the dominant solution (V_j ~ j!/z^(j+1)) once j > |p z|; the callers
+        compare two precisions."""
+        m = len(g.den) - 1
+        n_lam = jmax + len(g.num) + 1
+        zg = to_gmpy(z)
+        lam = []
+        cur = 1 / zg
+        for t in range(max(n_lam, m + len(g.poly) + 1)):
+            lam.append(cur)
+            cur = cur * (t + 1) / zg
+        key = ("dec", id(g), m)
+        if key not in self._cache:
+            dec = _decomposition(g, max(m - 1, 0))
+            self._cache[key] = [
+                ([to_gmpy(v) for v in pj], {kk: to_gmpy(v) for kk, v in psj.items()}) for pj, psj in dec
+            ]
+        dec = self._cache[key]
+        psi = {}
+        for pi, (p, cs) in enumerate(g.poles):
+            chain = _psi_chain_mp(z, p, len(cs))
+            for mm in range(1, len(cs) + 1):
+                psi[(pi, mm)] = chain[mm - 1]
+        out = []
+        for j in range(min(m, jmax + 1)):
+            pj, psj = dec[j]
+            v = gmpy2.mpc(0)
+            for t, c in enumerate(pj):
+                v += c * lam[t]
+            for kk, c in psj.items():
+                v += c * psi[kk]
+            out.append(v)
+        num = [to_gmpy(c) for c in g.num]
+        den = [to_gmpy(c) for c in g.den]
+        for j in range(jmax + 1 - m):
+            rhs = gmpy2.mpc(0)
+            for n_, c in enumerate(num):
+                rhs += c * lam[n_ + j]
+            for i in range(m):
+                rhs -= den[i] * out[j + i]
+            out.append(rhs / den[m])
+        return out
+
+    def _mp_sum(self, rho, dps):
+        """(sum, sum of |terms|) of the walk at rho, ``dps`` digits (gmpy2 mpfr)."""
+        k = self.k
+        with mpmath.workdps(dps), gmpy2.context(precision=int(dps * 3.33) + 32):
+            r = mpmath.mpf(rho)
+            u = to_gmpy(1 / r)
+            two_pi = to_gmpy(2 * mpmath.pi)
+            walk = [to_gmpy(c) for c in self._walk_coeffs(dps)]
+            upow = [gmpy2.mpfr(1)]
+            for _ in range(2 * k):
+                upow.append(upow[-1] * u)
+            total = gmpy2.mpfr(0)
+            absum = gmpy2.mpfr(0)
+            for g in self.groups(dps):
+                for e, weight in g.branches:
+                    z = g.s + mpmath.mpc(0, e) * r
+                    vs = self._moments(g, z, k, dps)
+                    rot = gmpy2.mpc(0, -e)
+                    rot_j = gmpy2.mpc(weight) / two_pi
+                    for j in range(k + 1):
+                        if walk[j] != 0:
+                            term = rot_j * vs[j] * (walk[j] * upow[2 * k - j])
+                            total += term.real
+                            absum += abs(term)
+                        rot_j *= rot
+            return total, absum
+
+    def walk_mp(self, rho, lost=0.0):
+        """The walk's sum at rho in MPFR (float result): at ``dps`` and ``dps`` + 20 digits until they
+        agree to 16 digits and ``dps`` exceeds the digits lost by 20."""
+        dps = 20 * math.ceil((25 + min(lost, 400.0)) / 20)
+        while True:
+            lo, _ = self._mp_sum(rho, dps)
+            hi, size = self._mp_sum(rho, dps + 20)
+            lost_mp = float(gmpy2.log10(size / abs(hi))) if hi != 0 else math.inf
+            if hi == 0 and lo == 0:
+                return -math.inf, 0.0
+            if dps >= lost_mp + 20 and abs(hi - lo) <= 1e-16 * abs(hi):
+                return float(gmpy2.log(abs(hi))), (1.0 if hi > 0 else -1.0)
+            if dps >= _MAX_DPS:
+                raise ArithmeticError(f"the dimension walk needs more than {_MAX_DPS} digits at rho = {rho}")
+            dps = min(_MAX_DPS, max(dps + 40, 20 * math.ceil((min(lost_mp, dps + 100) + 30) / 20)))
+
+
+def _psi_float(z, funcs):
+    """[psi_m(z; p) for (p, m) in funcs] as columns (float64)."""
+    psi = np.empty((z.size, len(funcs)), dtype=np.complex128)
+    cache = {}
+    for f, (p, m) in enumerate(funcs):
+        if p == 0:
+            psi[:, f] = -(np.log(z) + np.euler_gamma)
+            continue
+        q = -p
+        if p not in cache:
+            cache[p] = [_continued_float(z, q)]
+        chain = cache[p]
+        w = z * q
+        while len(chain) < m:
+            chain.append((1.0 - w * chain[-1]) / len(chain))
+        psi[:, f] = q ** (1 - m) * chain[m - 1]
+    return psi
+
+
+def _psi_chain_mp(z, p, m_max):
+    """[psi_m(z; p) for m = 1..m_max] as gmpy2 mpc (context precision; z, p mpmath numbers);
+    p = 0: -(log z + gamma)."""
+    if p == 0:
+        return [-(gmpy2.log(to_gmpy(z)) + gmpy2.const_euler())]
+    q = -p
+    w = to_gmpy(z * q)
+    qg = to_gmpy(q)
+    chain = [_continued_mp(z, q)]
+    while len(chain) < m_max:
+        chain.append((1 - w * chain[-1]) / len(chain))
+    return [qg ** (1 - m) * chain[m - 1] for m in range(1, m_max + 1)]
+
+
+class _Series:
+    """mu_n(rho) = sum_i e_i (rho/R)^(2i) below rho_s = R/2 (module docstring): the walk of mu_1's
+    Taylor series, a_m = (1/pi) (-1)^m Re sum_g mult_g V_(g,2m)(s_g)/(2m)!. The moments come from the
+    recurrence at two precisions 30 digits apart; the precision grows until the coefficients agree
+    to ``dps`` + 2 digits in their terms at rho_s (relative to the largest)."""
+
+    def __init__(self, walk):
+        self.walk = walk
+        self._coeffs = {}
+        self.n_terms = 64
+        while True:
+            e = self.coeffs(40)
+            with mpmath.workdps(40):
+                sizes = [abs(v) * mpmath.mpf(4) ** (-i) for i, v in enumerate(e)]
+                top = max(sizes)
+            if all(v <= top * mpmath.mpf(10) ** -18 for v in sizes[-6:]) or self.n_terms >= 1024:
+                break
+            self.n_terms *= 2
+        with mpmath.workdps(40):
+            big = max(abs(v) for v in e)
+            self.log_scale = float(mpmath.log(big)) if big > 0 else 0.0
+            self.f = np.array([float(v / big) if big > 0 else 0.0 for v in e])
+        self.f_abs = np.abs(self.f)
+
+    def _run(self, wp):
+        """e_i (scaled by R^(2i)) at ``wp`` digits."""
+        w = self.walk
+        k, n_terms = w.k, self.n_terms
+        jmax = 2 * (k + n_terms)
+        with mpmath.workdps(wp), gmpy2.context(precision=int(wp * 3.33) + 32):
+            moments = [gmpy2.mpfr(0)] * (jmax + 1)
+            for g in w.groups(wp):
+                vs = w._moments(g, g.s, jmax, wp)
+                for j in range(0, jmax + 1, 2):
+                    moments[j] += g.mult * vs[j].real
+            pi = to_gmpy(mpmath.pi)
+            rad2 = to_gmpy(mpmath.mpf(w.radius)) ** 2
+            fac = gmpy2.mpfr(1)  # (2m)!
+            a = []
+            for m in range(k + n_terms):
+                if m:
+                    fac *= (2 * m - 1) * (2 * m)
+                a.append(moments[2 * m] * (-1) ** m / (pi * fac))
+            scale = (-1 / pi) ** k
+            ratio = gmpy2.mpfr(1)  # (k+i)!/i!
+            for j in range(1, k + 1):
+                ratio *= j
+            out = []
+            for i in range(n_terms):
+                if i:
+                    ratio = ratio * (k + i) / i
+                out.append(mpmath.mpf(a[k + i] * scale * ratio * rad2**i))
+            return out
+
+    def coeffs(self, dps):
+        if (dps, self.n_terms) not in self._coeffs:
+            runs = {}
+            extra = 10
+            while True:
+                for wp in (dps + extra, dps + extra + 30):
+                    if wp not in runs:
+                        runs[wp] = self._run(wp)
+                lo, hi = runs[dps + extra], runs[dps + extra + 30]
+                with mpmath.workdps(dps + extra + 30):
+                    quarter = [mpmath.mpf(4) ** (-i) for i in range(len(hi))]
+                    top = max(abs(y) * q for y, q in zip(hi, quarter))
+                    diff = max(abs(x - y) * q for x, y, q in zip(lo, hi, quarter))
+                    rel = diff / top if top > 0 else mpmath.mpf(0)
+                if rel <= mpmath.mpf(10) ** -(dps + 2):
+                    break
+                extra = max(extra + 30, math.ceil(dps + extra + float(mpmath.log10(rel))) + 10)
+                if dps + extra > _MAX_DPS:
+                    raise ArithmeticError(f"the Taylor series of the walk needs more than {_MAX_DPS} digits")
+            self._coeffs[dps, self.n_terms] = hi
+        return self._coeffs[dps, self.n_terms]
+
+    def values(self, rho):
+        """(value / exp(log_scale), digits lost) in float64."""
+        y = (np.asarray(rho, dtype=np.float64) / self.walk.radius) ** 2
+        total = np.zeros(y.shape)
+        absum = np.zeros(y.shape)
+        for c, ca in zip(self.f[::-1], self.f_abs[::-1]):
+            total = total * y + c
+            absum = absum * y + ca
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lost = np.where(total != 0, np.log10(absum / np.abs(total)), np.inf)
+        return total, lost
+
+    def value_mp(self, rho):
+        """(log|mu|, sign) in mpmath at the precision the series' cancellation needs."""
+        dps = 40
+        while True:
+            e = self.coeffs(dps)
+            with mpmath.workdps(dps):
+                y = (mpmath.mpf(rho) / self.walk.radius) ** 2
+                total = mpmath.mpf(0)
+                size = mpmath.mpf(0)
+                for c in reversed(e):
+                    total = total * y + c
+                    size = size * y + abs(c)
+                lost = float(mpmath.log10(size / abs(total))) if total != 0 else math.inf
+            if dps >= lost + 20:
+                return float(mpmath.log(abs(total))), (1.0 if total > 0 else -1.0)
+            if dps >= _MAX_DPS:
+                return -math.inf, 0.0  # an exact zero of mu to 500+ digits of its terms
+            dps = min(_MAX_DPS, 20 * math.ceil((min(lost, dps + 100) + 30) / 20))
+
+
+def _laurent(g, n_max):
+    """[k_(-1), k_0, ..., k_(n_max)] of exp(-s r) R(r) at r = 0 (mpmath, current precision)."""
+    r_ser = [mpmath.mpc(0)] * (n_max + 2)  # index n + 1 holds r^n
+    for n, c in enumerate(g.poly):
+        if n <= n_max:
+            r_ser[n + 1] += c
+    for p, cs in g.poles:
+        if p == 0:
+            r_ser[0] += cs[0]
+            continue
+        for m, c in enumerate(cs, start=1):
+            # (r - p)^-m = (-p)^-m (1 - r/p)^-m = (-p)^-m sum_i C(m + i - 1, i) (r/p)^i
+            lead = c * (-p) ** (-m)
+            binom = mpmath.mpf(1)
+            for i in range(n_max + 1):
+                if i:
+                    binom = binom * (m + i - 1) / i
+                r_ser[i + 1] += lead * binom * p ** (-i)
+    ex = [mpmath.mpc(1)]
+    for i in range(1, n_max + 2):
+        ex.append(ex[-1] * (-g.s) / i)
+    return [sum(r_ser[i + 1] * ex[n - i] for i in range(-1, n + 1)) for n in range(-1, n_max + 1)]
+
+
+class _Tail:
+    """The expansion at infinity mu_d ~ sum_(n odd) k_n T_(d,n) rho^-(d+n) (module docstring), as
+    c_0 rho^-(d+n0) sum_i c_i rho^(-2i) (float; c_0 in logs)."""
+
+    def __init__(self, pairs, d, dps=_DPS):
+        n_max = 2 * _ASYM_TERMS + 1
+        with mpmath.workdps(dps):
+            k = [mpmath.mpf(0)] * (n_max + 2)
+            size = mpmath.mpf(0)
+            for s, num, den, mult, self_conj in pairs:
+                g = _Group(s, num, den, mult, self_conj, dps)
+                for i, v in enumerate(_laurent(g, n_max)):
+                    k[i] += mult * v.real
+                    size = max(size, abs(v))
+            if abs(k[0]) > mpmath.mpf(10) ** (10 - dps) * size:
+                raise ArithmeticError("k is unbounded at r = 0")
+            odd = [(n, k[n + 1]) for n in range(1, n_max + 1, 2)]
+            tiny = mpmath.mpf(10) ** (15 - dps) * size
+            first = next((i for i, (_, v) in enumerate(odd) if abs(v) > tiny), None)
+            if first is None:
+                raise ArithmeticError("no odd power of r in k at 0 within the expansion's range")
+            self.n0 = odd[first][0]
+            terms = [
+                v
+                * 2**n
+                * mpmath.pi ** (-mpmath.mpf(d) / 2)
+                * mpmath.gamma(mpmath.mpf(n + d) / 2)
+                / mpmath.gamma(-mpmath.mpf(n) / 2)
+                for n, v in odd[first:]
+            ]
+            lead = terms[0]
+            self.log_lead = float(mpmath.log(abs(lead)))
+            self.sign = 1.0 if lead > 0 else -1.0
+            self.c = np.array([float(t / lead) for t in terms])
+        self.d = d
+
+    def values(self, rho, n_use):
+        """(log|mu|, sign, relative error bound) with ``n_use`` terms: the error is twice the first
+        term left out."""
+        rho = np.asarray(rho, dtype=np.float64)
+        y = 1.0 / (rho * rho)
+        acc = np.zeros(rho.shape)
+        for c in self.c[:n_use][::-1]:
+            acc = acc * y + c
+        nxt = np.abs(self.c[n_use]) * y**n_use if n_use < self.c.size else np.full(rho.shape, np.inf)
+        with np.errstate(divide="ignore"):
+            la = self.log_lead - (self.d + self.n0) * np.log(rho) + np.log(np.abs(acc))
+        return la, self.sign * np.sign(acc), 2 * nxt / np.abs(acc) + 8 * _EPS
+
+    def n_use(self, rho, target=1e-16):
+        """The number of terms at rho whose next term is below ``target`` of the first, the terms
+        falling monotonically up to it; 0 where there is none."""
+        mags = np.abs(self.c)
+        t = mags * (1.0 / (rho * rho)) ** np.arange(mags.size)
+        below = np.nonzero(t[1:] <= target)[0]
+        if not below.size:
+            return 0
+        n = int(below[0]) + 1
+        return n if np.all(np.diff(t[1 : n + 1]) <= 0) else 0
+
+    def useful_from(self, start, target=1e-16):
+        """(rho, n_use): the smallest rho >= ``start`` on a grid of ratio 1.25 where :meth:`n_use`
+        finds terms."""
+        rho = start
+        for _ in range(80):
+            n = self.n_use(rho, target)
+            if n:
+                return rho, n
+            rho *= 1.25
+        return math.inf, 0
+
+
+class _OddDensity:
+    """mu_n (n odd) in logs: the series below rho_s, the walk between, the expansion at infinity from
+    rho_a on (module docstring). ``log_floor``: rho -> log of the absolute error accepted from the
+    float sums (None: every sum that loses more than ``_LOST_FLOAT`` digits is redone)."""
+
+    def __init__(self, pairs, n):
+        self.n = n
+        self.walk = _Walk(pairs, n)
+        self.series = _Series(self.walk)
+        self.tail = _Tail(pairs, n)
+        self.rho_s = self.walk.rho_s
+        self.log_floor = None
+        self.rho_a, self.n_use, self.tail_error = math.inf, 0, 0.0
+        self._fit_tail()
+
+    def _fit_tail(self):
+        """rho_a: where the expansion's terms fall below 1e-16 and it agrees with the walk (in
+        multiple precision) at rho_a 2^i, i = 0..6, to 1e-12 (the measured differences, times 10 and
+        at least the expansion's own bound, are its stated error)."""
+        start = 2.0 * self.rho_s
+        for _ in range(12):
+            rho_a, n_use = self.tail.useful_from(start)
+            if not math.isfinite(rho_a):
+                return
+            worst = 0.0
+            failed = None
+            for rho in rho_a * 2.0 ** np.arange(7):
+                n_here = self.tail.n_use(rho) or n_use
+                la, sg, bound = self.tail.values(np.array([rho]), n_here)
+                lw, sw = self.walk.walk_mp(float(rho))
+                diff = abs(sg[0] * math.exp(la[0] - lw) - sw) if sw != 0 else math.inf
+                if not diff <= 1e-12:
+                    failed = rho
+                    break
+                worst = max(worst, diff, float(bound[0]))
+            if failed is None:
+                self.rho_a, self.n_use, self.tail_error = float(rho_a), n_use, 10 * worst
+                return
+            start = 2.0 * failed
+
+    def log_abs_and_sign(self, rho):
+        rho = np.asarray(rho, dtype=np.float64)
+        la = np.full(rho.shape, -np.inf)
+        sg = np.zeros(rho.shape)
+        lost_all = np.zeros(rho.shape)
+        small = rho < self.rho_s
+        big = rho >= self.rho_a
+        mid = ~small & ~big
+        redo = np.zeros(rho.shape, dtype=bool)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if np.any(small):
+                val, lost = self.series.values(rho[small])
+                la[small] = np.log(np.abs(val)) + self.series.log_scale
+                sg[small] = np.sign(val)
+                lost_all[small] = lost
+            if np.any(mid):
+                val, lost = self.walk.walk_float(rho[mid])
+                la[mid] = np.log(np.abs(val))
+                sg[mid] = np.sign(val)
+                lost_all[mid] = lost
+            if np.any(big):
+                la[big], sg[big], _ = self.tail.values(rho[big], self.n_use or 1)
+            redo = ~big & (lost_all > _LOST_FLOAT)
+            if self.log_floor is not None and np.any(redo):
+                # the float sums' bound log(64 eps 10^lost |value|) under the floor: kept (a sum
+                # that is not finite is always redone)
+                log_bound = la + math.log(64 * _EPS) + np.minimum(lost_all, 300.0) * math.log(10.0)
+                redo &= ~(log_bound <= self.log_floor(rho)) | ~np.isfinite(lost_all)
+        for i in np.nonzero(redo)[0]:
+            r = float(rho[i])
+            la[i], sg[i] = (
+                self.series.value_mp(r) if r < self.rho_s else self.walk.walk_mp(r, float(lost_all[i]))
+            )
+        return la, sg
+
+
+@builder("exp_rational", rel_error=1e-10)
+def _exp_rational(groups, dim):
+    """mu of Re sum_g exp(-s_g r) R_g(r) on R^dim (module docstring); None where the recognised form
+    has a pole on the positive axis or is unbounded at 0 (other routes answer or refuse)."""
+    d = dim
+    if d > _MAX_D:
+        return None
+    try:
+        pairs = _pairs(groups)
+        if not _admissible(pairs):
+            return None
+        if d % 2 == 1:
+            return _odd_transform(pairs, d)
+        return _even_transform(pairs, d)
+    except ArithmeticError as exc:
+        raise TransformError(f"the exponential-rational walk in d = {d} failed: {exc}") from exc
+
+
+def _admissible(pairs):
+    """No pole of R_g on (0, inf), at most a simple pole at 0, and k bounded at 0."""
+    zero_part = mpmath.mpf(0)
+    with mpmath.workdps(_DPS):
+        for s, num, den, mult, self_conj in pairs:
+            g = _Group(s, num, den, mult, self_conj, _DPS)
+            for p, cs in g.poles:
+                if abs(p) <= mpmath.mpf(10) ** (-30):
+                    if len(cs) > 1:
+                        return False
+                    zero_part += mult * cs[0].real
+                elif abs(p.imag) <= mpmath.mpf(10) ** (-30) * abs(p) and p.real > 0:
+                    return False
+        return abs(zero_part) <= mpmath.mpf(10) ** (-25)
+
+
+def _certified_floor(dens):
+    """Set ``dens.log_floor`` from the peaks of |mu| and rho^(n-1) |mu| on a grid up to rho_a (every
+    point certified): 1e-10 of the tables' floor (:class:`._oscillating._KinkTable`, 1e-13 of
+    min(max|mu|, 100 max(rho^(n-1) |mu|) / rho^(n-1))), so that what the float sums leave below it is
+    far under the tables' own resolution."""
+    n = dens.n
+    top = dens.rho_a
+    grid = np.unique(np.concatenate([np.geomspace(1e-3 * dens.rho_s, top, 120), np.linspace(0, top, 61)[1:]]))
+    la, _ = dens.log_abs_and_sign(grid)
+    log_peak = float(np.max(la))
+    log_radial = float(np.max(la + (n - 1) * np.log(grid))) + math.log(100.0)
+
+    def floor(rho):
+        with np.errstate(divide="ignore"):
+            return math.log(1e-10 * _FLOOR) + np.minimum(log_peak, log_radial - (n - 1) * np.log(rho))
+
+    dens.log_floor = floor
+
+
+def _direct(dens):
+    """rho -> (mu, error bound) for :class:`._oscillating._KinkTable` (ArithmeticError beyond the
+    float64 range)."""
+
+    def direct(rho):
+        la, sg = dens.log_abs_and_sign(np.asarray(rho, dtype=np.float64))
+        if np.any(la > 700.0):
+            raise ArithmeticError(f"the density exceeds the float64 range in d = {dens.n}")
+        with np.errstate(under="ignore"):
+            val = sg * np.exp(la)
+        return val, 1e-12 * np.abs(val)
+
+    return direct
+
+
+class _TabulatedDensity:
+    """mu as a :class:`._oscillating._KinkTable` up to rho_a (split at b) and the expansion at infinity
+    beyond, in logs."""
+
+    def __init__(self, table, tail, rho_a, n_use, b):
+        self.table, self.tail, self.rho_a, self.n_use, self.b = table, tail, rho_a, n_use, b
+
+    def values(self, rho):
+        """(mu, error) in float64 (the projection's integrand)."""
+        rho = np.asarray(rho, dtype=np.float64)
+        out = self.table(np.where(rho == self.b, self.b * (1 - _EPS), rho))
+        big = rho > self.rho_a
+        if np.any(big):
+            la, sg, _ = self.tail.values(rho[big], self.n_use)
+            with np.errstate(under="ignore"):
+                out[big] = sg * np.exp(la)
+        err = self.table.error * np.maximum(np.abs(out), self.table.floor_at(rho))
+        return out, err
+
+    def at_offset(self, off):
+        """mu(b + off) at exact offsets from the tables' split (the expansion beyond rho_a)."""
+        off = np.asarray(off, dtype=np.float64)
+        out = self.table.at_offset(off)
+        big = self.b + off > self.rho_a
+        if np.any(big):
+            la, sg, _ = self.tail.values(self.b + off[big], self.n_use)
+            with np.errstate(under="ignore"):
+                out[big] = sg * np.exp(la)
+        return out
+
+    def log_abs_and_sign(self, rho):
+        rho = np.asarray(rho, dtype=np.float64)
+        big = rho > self.rho_a
+        val = self.table(np.where(big | (rho == self.b), np.where(big, 0.0, self.b * (1 - _EPS)), rho))
+        with np.errstate(divide="ignore"):
+            la, sg = np.log(np.abs(val)), np.sign(val)
+        if np.any(big):
+            la[big], sg[big], _ = self.tail.values(rho[big], self.n_use)
+        return la, sg
+
+
+def _table_transform(dens, tail_error, d, scale):
+    """The :class:`RadialTransform` of a :class:`_TabulatedDensity`."""
+    table = dens.table
+    fn = dens.log_abs_and_sign
+    grid = np.linspace(0.0, dens.rho_a, 401)
+    la, _ = fn(grid[grid != dens.b])
+    peak = float(np.exp(np.max(la)))
+    return RadialTransform(
+        mu=vectorised(fn),
+        log_abs_mu=log_form(fn),
+        method=_METHOD,
+        rel_error=max(table.error, tail_error, 1e-12),
+        abs_error=min(1.0, max(_TINY, 2 * table.floor) / peak) if peak > 0 else 0.0,
+        scale=scale,
+        tail_exponent=float(d + dens.tail.n0),
+        singular_points=(float(dens.b),),  # the tables' split: mu is smooth there
+        mu_at_offset=lambda point, off: dens.at_offset(off),
+        # the radial mass of the tables' absolute noise (at most 2 floor_at) up to rho_a
+        mass_error=2 * table.radial_floor * math.exp(log_sphere_area(d)) * dens.rho_a,
+    )
+
+
+def _odd_table(pairs, n):
+    """(:class:`_TabulatedDensity` of mu_n, the expansion's stated error, rho_s), n odd."""
+    dens = _OddDensity(pairs, n)
+    if not math.isfinite(dens.rho_a):
+        raise ArithmeticError("its expansion at infinity does not meet the walk")
+    _certified_floor(dens)
+    b = dens.rho_s
+    table = _KinkTable(_direct(dens), b, dens.rho_a, tol=1e-10, noise=1e-12, dim=n, min_offset=_MIN_OFFSET)
+    return _TabulatedDensity(table, dens.tail, dens.rho_a, dens.n_use, b), dens.tail_error, dens.rho_s
+
+
+def _odd_transform(pairs, d):
+    tab, tail_error, rho_s = _odd_table(pairs, d)
+    return _table_transform(tab, tail_error, d, 2 * rho_s)
+
+
+def _projection(odd, rho_s, n):
+    """rho -> (mu_d(rho), error) = 2 int_0^inf mu_n(sqrt(rho^2 + v^2)) dv (n = d + 1) from the odd
+    neighbour ``odd`` (rho -> (mu, error)): v = c sinh x, c = max(rho, rho_s), the trapezoidal rule
+    in x up to v = 1e6 c at the steps h and h/2, h = 1/(8 ceil(sqrt(n))) (the integrand is analytic
+    and even in x: the rule converges geometrically, the difference of the two steps bounds the error
+    of the finer one; in high n mu_n varies like |t - t_s|^-n near its complex singularities t_s,
+    which the step follows), plus the neighbour's own errors integrated."""
+    h0 = 1.0 / (8 * math.ceil(math.sqrt(n)))
+
+    def direct(rho):
+        rho = np.asarray(rho, dtype=np.float64)
+        c = np.maximum(rho, rho_s)[:, None]
+        top = math.asinh(1e6)  # v up to 1e6 c
+        vals = []
+        for h in (h0, h0 / 2):
+            x = np.arange(0.0, top + h, h)[None, :]
+            v = c * np.sinh(x)
+            t = np.sqrt(rho[:, None] ** 2 + v * v)
+            f, fe = odd(t.ravel())
+            w = np.full(x.shape, h)
+            w[0, 0] = h / 2
+            jac = 2.0 * c * np.cosh(x) * w
+            vals.append((np.sum(f.reshape(t.shape) * jac, axis=1), np.sum(fe.reshape(t.shape) * jac, axis=1)))
+        (coarse, _), (fine, fine_err) = vals
+        return fine, np.abs(fine - coarse) + fine_err
+
+    return direct
+
+
+def _even_transform(pairs, d):
+    """mu_d, d even: the projection of the tabulated (d+1)-dimensional density, tabulated in turn;
+    the expansion at infinity beyond rho_a where it meets the projection."""
+    odd, odd_tail_error, rho_s = _odd_table(pairs, d + 1)
+    direct = _projection(odd.values, rho_s, d + 1)
+    tail = _Tail(pairs, d)
+    start = 2.0 * rho_s
+    for _ in range(12):
+        rho_a, n_use = tail.useful_from(start)
+        if not math.isfinite(rho_a) or rho_a > odd.rho_a * 1e3:
+            raise ArithmeticError("its expansion at infinity does not meet the projection")
+        checks = rho_a * 2.0 ** np.arange(5)
+        la, sg, bound = tail.values(checks, n_use)
+        ref, err = direct(checks)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+            rel = np.abs(sg * np.exp(la) - ref) / np.abs(ref) + bound + err / np.abs(ref)
+        worst = float(np.max(rel))
+        if worst <= 1e-9:
+            break
+        start = 2.0 * rho_a
+    else:
+        raise ArithmeticError("its expansion at infinity does not meet the projection")
+    table = _KinkTable(direct, rho_s, rho_a, tol=1e-10, noise=1e-12, dim=d, min_offset=_MIN_OFFSET)
+    if not table.error <= _ACCEPT_EVEN:
+        raise ArithmeticError(f"its density's table reached a relative accuracy of only {table.error:.1e}")
+    even = _TabulatedDensity(table, tail, rho_a, n_use, rho_s)
+    return _table_transform(even, max(10 * worst, odd_tail_error), d, 2 * rho_s)
