@@ -143,6 +143,12 @@ KERNELS = [
     ),
     # powers of polynomials with complex roots (numeric Hankel route, continued contours)
     ("1/sqrt(1 + r**4)", None, "power of a polynomial with complex roots"),
+    # exponentials times rational functions (transforms/_exp_rational.py): the walk of the Laplace
+    # transforms in odd d, projection in even d, tabulated with the expansion at infinity
+    ("exp(-r)/(1 + r**4)", None, "exp x rational: complex poles"),
+    ("exp(-r)*(1 + r)/(2 + r**2)", None, "exp x rational: odd powers of r"),
+    ("exp(-r)*cos(2*r)/(1 + r**2)", None, "exp x rational x cos"),
+    ("exp(-2*r)*sin(r)/(r*(1 + r**2))", None, "exp x rational x sin/r"),
 ]
 
 CHILD = r"""
