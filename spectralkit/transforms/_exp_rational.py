@@ -76,7 +76,8 @@ _TINY = 1e-300
 _DPS = 50  # digits of the roots, partial fractions and coefficient tables
 _MAX_DPS = 600
 _LOST_FLOAT = 3.5  # float64 sums that lose more digits than this are redone in MPFR (above the floor)
-_FLOOR = 1e-13  # the float sums' accepted absolute error, relative to the (radial) density's peak
+#: the tables' floor, relative to the (radial) density's peak; float sums are kept 1e-10 below it
+_FLOOR = 1e-13
 _MAX_DEGREE = 24  # largest degree of a numerator or denominator
 _MAX_GROUPS = 8
 _ASYM_TERMS = 48  # odd terms of the expansion at infinity
