@@ -415,6 +415,49 @@ def test_failed_bochner_identity_is_an_error_not_a_verdict(monkeypatch):
         check_rkks(k2, 3)
 
 
+@pytest.mark.parametrize(
+    ("method", "reason", "scale"),
+    [
+        (
+            "numeric:gauss-legendre+steepest-descent",
+            "gave no finite value there: a failure of that transform",
+            48,
+        ),
+        (
+            "closed-form:rational_r2",
+            "has a singular part that this kernel's transform does not represent",
+            47,
+        ),
+    ],
+)
+def test_non_finite_density_names_its_cause(monkeypatch, method, reason, scale):
+    # a density that is not finite on the grid: from a numeric transform that is the transform's
+    # failure as much as a singular part of the measure (1/sqrt(1 + r^4) in d = 64 read "its spectral
+    # measure has a singular part" before), and the refusal says so; a closed form's is the measure's
+    import dataclasses
+
+    from spectralkit.measures import _measure
+
+    real = _measure.transform_atom
+
+    def with_a_hole(atom, dim, **options):
+        t = real(atom, dim, **options)
+
+        def mu(rho):
+            out = np.asarray(t.mu(rho), dtype=np.float64).copy()
+            # below the head limit's grid (from 1e-3 of the scale), on the lobes' grid (from 1e-6)
+            out[(np.asarray(rho) > 1e-6) & (np.asarray(rho) < 1e-4)] = np.nan
+            return out
+
+        return dataclasses.replace(t, mu=mu, log_abs_mu=None, radial_cdf=None, method=method)
+
+    monkeypatch.setattr(_measure, "transform_atom", with_a_hole)
+    k = K.RadialKernel.from_string(f"1/(1 + r**2/{scale})**3")  # not in the derivation cache
+    with pytest.raises(sk.TransformError, match="is not finite at rho") as info:
+        check_rkks(k, 3)
+    assert reason in str(info.value)
+
+
 def test_triangle_kernel_double_roots_do_not_flip_the_lobe_sign():
     # 1 - r on [0, 1] in d = 1: mu = (1 - cos rho) / (pi rho^2) >= 0 touches zero at 2 pi k. The lobe
     # sign must not come from a midpoint that lands on such a root (rho_c = 128 pi put one at 64 pi,

@@ -175,6 +175,16 @@ def _integrate_lobes(f, lo, hi, scale, period=np.inf, rel=0.0):
     return values, errors
 
 
+def _density_name(src):
+    """How refusals name the radial density: with the numeric methods among its transforms, whose
+    failure (not the measure) may be what a refusal sees."""
+    name = f"the radial density of {src.name} in d = {src.dim}"
+    numeric = sorted({t.method for _, t in src.transforms if not t.method.startswith("closed-form")})
+    if numeric:
+        name += f" (as computed by {', '.join(numeric)}, which may have failed there rather than the measure)"
+    return name
+
+
 def _near_singular(src, edges, singular, scale, rel, origin=False):
     """Lobes trimmed by a quarter of their width at singular points, and the trimmed ends' integrals.
 
@@ -195,9 +205,7 @@ def _near_singular(src, edges, singular, scale, rel, origin=False):
         # transforms evaluated in logs (closed forms, mixtures) hold their accuracy at any rho; a
         # direct quadrature is trusted no closer to 0 than 2^-40 of the lobe
         deep = all(t.log_abs_mu is not None for _, t in src.transforms)
-        end = _origin_end(
-            src.density, delta, rel, scale, f"the radial density of {src.name} in d = {src.dim}", deep
-        )
+        end = _origin_end(src.density, delta, rel, scale, _density_name(src), deep)
         if end is not None:
             values[0] += end[0]
             errors[0] += end[1]
@@ -228,7 +236,7 @@ def _near_singular(src, edges, singular, scale, rel, origin=False):
                 lambda x, p=p, side=side: src.density_near(p, side * x),
                 x0,
                 rel,
-                f"the radial density of {src.name} in d = {src.dim}",
+                _density_name(src),
             )
             values[i] += float(v[0]) + sv
             errors[i] += float(e[0]) + se
@@ -586,10 +594,16 @@ def jordan(src):
     vals = f(grid)
     if not np.all(np.isfinite(vals)):
         bad = grid[~np.isfinite(vals)]
+        numeric = sorted({t.method for _, t in src.transforms if not t.method.startswith("closed-form")})
+        cause = (
+            f"its numeric transform ({', '.join(numeric)}) gave no finite value there: a failure of that "
+            "transform or a singular part of the measure; no verdict is given"
+            if numeric
+            else "its spectral measure has a singular part that this kernel's transform does not represent"
+        )
         raise TransformError(
             f"the radial density of {src.name} in d = {src.dim} is not finite at "
-            f"rho = {bad[0]:.6g} ({bad.size} of {grid.size} grid points); its spectral measure has a "
-            "singular part that this kernel's transform does not represent"
+            f"rho = {bad[0]:.6g} ({bad.size} of {grid.size} grid points); {cause}"
         )
     known = [t.zeros for _, t in src.transforms]
     if len(known) == 1 and known[0] is not None:

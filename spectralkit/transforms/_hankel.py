@@ -251,7 +251,8 @@ class NumericHankel:
                     * np.real(np.exp(1j * rho[pos] * self.r_end) * self._vertical(rho[pos], self.r_end))
                 )
             if np.any(~pos):
-                tail[~pos] = self.cd * lambda_nu(self.nu, 0.0) * self._tail_at_zero()
+                with np.errstate(over="ignore", invalid="ignore"):  # as above: refused downstream
+                    tail[~pos] = self.cd * lambda_nu(self.nu, 0.0) * self._tail_at_zero()
             out += tail
         return out, cond
 
