@@ -983,46 +983,77 @@ def _odd_transform(pairs, d):
     return _table_transform(tab, tail_error, d, 2 * rho_s)
 
 
-def _projection(odd, rho_s, n):
-    """rho -> (mu_d(rho), error) = 2 int_0^inf mu_n(sqrt(rho^2 + v^2)) dv (n = d + 1) from the odd
-    neighbour ``odd`` (rho -> (mu, error)): v = c sinh x, c = max(rho, rho_s), the trapezoidal rule
-    in x up to v = 1e6 c at the steps h and h/2, h = 1/(8 ceil(sqrt(n))) (the integrand is analytic
-    and even in x: the rule converges geometrically, the difference of the two steps bounds the error
-    of the finer one; in high n mu_n varies like |t - t_s|^-n near its complex singularities t_s,
-    which the step follows), plus the neighbour's own errors integrated."""
+def _steps(pairs, n):
+    """The projection's steps h0 to try, coarsest first: 1/(8 ceil(sqrt(n))) (in high n mu_n varies
+    like |t - t_s|^-n near its complex singularities t_s), then, for an oscillation of frequency
+    Omega that matters out to t = reach (:func:`_oscillation`, which oscillates in x at up to
+    Omega reach), 1/(4 Omega reach), not below 1/1024."""
     h0 = 1.0 / (8 * math.ceil(math.sqrt(n)))
+    omega, reach = _oscillation(pairs)
+    fine = max(1.0 / (4 * omega * reach), 1.0 / 1024) if omega > 0 else h0
+    return [h0] if fine >= h0 / 2 else [h0, fine]
+
+
+def _oscillation(pairs):
+    """(Omega, reach): the largest frequency of mu's oscillations and how far out they matter. mu
+    oscillates like exp(i b t - a t) for each exponent s = a - i b (its transform is singular at
+    t = +-(b + i a)) and like exp(i Re(p) t - |Im p| t) for each pole p of R; reach = 40 / decay."""
+    omega, reach = 0.0, 0.0
+    with mpmath.workdps(_DPS):
+        for s, num, den, mult, self_conj in pairs:
+            g = _Group(s, num, den, mult, self_conj, _DPS)
+            parts = [(abs(float(g.s.imag)), float(g.s.real))]
+            parts += [(abs(float(p.real)), abs(float(p.imag))) for p, _ in g.poles if p != 0]
+            for freq, decay in parts:
+                if freq > 0 and decay > 0:
+                    omega = max(omega, freq)
+                    reach = max(reach, 40.0 / decay)
+    return omega, reach
+
+
+def _projection(odd, rho_s, h0):
+    """rho -> (mu_d(rho), error) = 2 int_0^inf mu_(d+1)(sqrt(rho^2 + v^2)) dv from the odd neighbour
+    ``odd`` (rho -> (mu, error)): v = c sinh x, c = max(rho, rho_s), the trapezoidal rule in x up to
+    v = 1e6 c at the steps h0 and h0/2 (the integrand is analytic and even in x: the rule converges
+    geometrically, the difference of the two steps bounds the error of the finer one), plus the
+    neighbour's own errors integrated (:func:`_steps` chooses h0)."""
+
+    top = math.asinh(1e6)  # v up to 1e6 c
+
+    def rule(rho, h):
+        c = np.maximum(rho, rho_s)[:, None]
+        x = np.arange(0.0, top + h, h)[None, :]
+        v = c * np.sinh(x)
+        t = np.sqrt(rho[:, None] ** 2 + v * v)
+        f, fe = odd(t.ravel())
+        w = np.full(x.shape, h)
+        w[0, 0] = h / 2
+        jac = 2.0 * c * np.cosh(x) * w
+        return np.sum(f.reshape(t.shape) * jac, axis=1), np.sum(fe.reshape(t.shape) * jac, axis=1)
 
     def direct(rho):
         rho = np.asarray(rho, dtype=np.float64)
-        c = np.maximum(rho, rho_s)[:, None]
-        top = math.asinh(1e6)  # v up to 1e6 c
-        vals = []
-        for h in (h0, h0 / 2):
-            x = np.arange(0.0, top + h, h)[None, :]
-            v = c * np.sinh(x)
-            t = np.sqrt(rho[:, None] ** 2 + v * v)
-            f, fe = odd(t.ravel())
-            w = np.full(x.shape, h)
-            w[0, 0] = h / 2
-            jac = 2.0 * c * np.cosh(x) * w
-            vals.append((np.sum(f.reshape(t.shape) * jac, axis=1), np.sum(fe.reshape(t.shape) * jac, axis=1)))
-        (coarse, _), (fine, fine_err) = vals
-        return fine, np.abs(fine - coarse) + fine_err
+        out, err = np.empty(rho.shape), np.empty(rho.shape)
+        block = max(1, int(2e6 * h0 / (2 * top)))  # about 2e6 nodes at a time
+        for i in range(0, rho.size, block):
+            part = rho[i : i + block]
+            coarse, _ = rule(part, h0)
+            fine, fine_err = rule(part, h0 / 2)
+            out[i : i + block] = fine
+            err[i : i + block] = np.abs(fine - coarse) + fine_err
+        return out, err
 
     return direct
 
 
-def _even_transform(pairs, d):
-    """mu_d, d even: the projection of the tabulated (d+1)-dimensional density, tabulated in turn;
-    the expansion at infinity beyond rho_a where it meets the projection."""
-    odd, odd_tail_error, rho_s = _odd_table(pairs, d + 1)
-    direct = _projection(odd.values, rho_s, d + 1)
-    tail = _Tail(pairs, d)
+def _even_tail(tail, direct, rho_s, odd_rho_a):
+    """(rho_a, n_use, worst): where the even expansion at infinity meets the projection to 1e-9 at
+    rho_a 2^i, i = 0..4 (ArithmeticError where it does not within 1e3 of the odd neighbour's)."""
     start = 2.0 * rho_s
     for _ in range(12):
         rho_a, n_use = tail.useful_from(start)
-        if not math.isfinite(rho_a) or rho_a > odd.rho_a * 1e3:
-            raise ArithmeticError("its expansion at infinity does not meet the projection")
+        if not math.isfinite(rho_a) or rho_a > odd_rho_a * 1e3:
+            break
         checks = rho_a * 2.0 ** np.arange(5)
         la, sg, bound = tail.values(checks, n_use)
         ref, err = direct(checks)
@@ -1030,12 +1061,31 @@ def _even_transform(pairs, d):
             rel = np.abs(sg * np.exp(la) - ref) / np.abs(ref) + bound + err / np.abs(ref)
         worst = float(np.max(rel))
         if worst <= 1e-9:
-            break
+            return rho_a, n_use, worst
         start = 2.0 * rho_a
+    raise ArithmeticError("its expansion at infinity does not meet the projection")
+
+
+def _even_transform(pairs, d):
+    """mu_d, d even: the projection of the tabulated (d+1)-dimensional density, tabulated in turn;
+    the expansion at infinity beyond rho_a where it meets the projection."""
+    odd, odd_tail_error, rho_s = _odd_table(pairs, d + 1)
+    tail = _Tail(pairs, d)
+    failure = None
+    for h0 in _steps(pairs, d + 1):
+        # a finer step only where the coarse one's table or tail fails (oscillations slow to decay)
+        try:
+            direct = _projection(odd.values, rho_s, h0)
+            rho_a, n_use, worst = _even_tail(tail, direct, rho_s, odd.rho_a)
+            table = _KinkTable(direct, rho_s, rho_a, tol=1e-10, noise=1e-12, dim=d, min_offset=_MIN_OFFSET)
+            if not table.error <= _ACCEPT_EVEN:
+                raise ArithmeticError(
+                    f"its density's table reached a relative accuracy of only {table.error:.1e}"
+                )
+            break
+        except ArithmeticError as exc:
+            failure = exc
     else:
-        raise ArithmeticError("its expansion at infinity does not meet the projection")
-    table = _KinkTable(direct, rho_s, rho_a, tol=1e-10, noise=1e-12, dim=d, min_offset=_MIN_OFFSET)
-    if not table.error <= _ACCEPT_EVEN:
-        raise ArithmeticError(f"its density's table reached a relative accuracy of only {table.error:.1e}")
+        raise failure
     even = _TabulatedDensity(table, tail, rho_a, n_use, rho_s)
     return _table_transform(even, max(10 * worst, odd_tail_error), d, 2 * rho_s)
