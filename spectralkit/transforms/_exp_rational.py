@@ -63,6 +63,7 @@ from .._numerics.bigfloat import to_gmpy
 from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels._parse import R
+from ._exp_poly import _mp
 from ._forms import log_form, vectorised
 from ._oscillating import _MIN_OFFSET, _KinkTable
 from ._registry import builder, exact_rationals, matcher
@@ -155,15 +156,6 @@ def _match(expr):
 # ---------------------------------------------------------------------------------------------
 # exact data: partial fractions, pairing of conjugate groups
 # ---------------------------------------------------------------------------------------------
-def _mpc(x, dps):
-    v = sympy.N(x, dps + 10)
-    re_, im_ = v.as_real_imag()
-    with mpmath.workdps(dps + 10):
-        return mpmath.mpc(
-            mpmath.mpf(sympy.Float(re_, dps + 10)._mpf_), mpmath.mpf(sympy.Float(im_, dps + 10)._mpf_)
-        )
-
-
 class _Group:
     """One exponent s and its rational factor R = P/Q at ``dps`` digits: ``num``, ``den`` (ascending),
     the partial fractions ``poly`` (ascending) and ``poles`` [(p, [c_1, ..., c_M])] (p = 0: the 1/r
@@ -176,10 +168,10 @@ class _Group:
         pn, pd = _poly(num), _poly(den)
         quo, rem = sympy.div(pn, pd)
         with mpmath.workdps(dps):
-            self.s = _mpc(s, dps)
-            self.num = [_mpc(c, dps) for c in reversed(pn.all_coeffs())]
-            self.den = [_mpc(c, dps) for c in reversed(pd.all_coeffs())]
-            self.poly = [] if quo.is_zero else [_mpc(c, dps) for c in reversed(quo.all_coeffs())]
+            self.s = _mp(s, dps)
+            self.num = [_mp(c, dps) for c in reversed(pn.all_coeffs())]
+            self.den = [_mp(c, dps) for c in reversed(pd.all_coeffs())]
+            self.poly = [] if quo.is_zero else [_mp(c, dps) for c in reversed(quo.all_coeffs())]
             self.poles = []
             if not rem.is_zero:
                 for factor, mult_p in sympy.sqf_list(pd)[1]:
@@ -189,13 +181,13 @@ class _Group:
 def _principal_parts(rem, den, factor, mult, dps):
     """[(p, [c_1..c_M])] of rem/den at the roots p of the square-free ``factor`` (multiplicity M):
     the Laurent coefficients c_l of (r - p)^-l, from the Taylor series of rem and den at p."""
-    coeffs = [_mpc(c, dps) for c in sympy.Poly(factor, R).all_coeffs()]
+    coeffs = [_mp(c, dps) for c in sympy.Poly(factor, R).all_coeffs()]
     if len(coeffs) == 2:
         roots = [-coeffs[1] / coeffs[0]]
     else:
         roots = mpmath.polyroots(coeffs, maxsteps=400, extraprec=4 * dps)
-    rc = [_mpc(c, dps) for c in rem.all_coeffs()]
-    dc = [_mpc(c, dps) for c in den.all_coeffs()]
+    rc = [_mp(c, dps) for c in rem.all_coeffs()]
+    dc = [_mp(c, dps) for c in den.all_coeffs()]
     out = []
     for p in roots:
         p = mpmath.mpc(p)
