@@ -51,6 +51,7 @@ d = ``_MAX_D`` the builder declines (the multiple-precision sums take minutes).
 
 from __future__ import annotations
 
+import cmath
 import math
 from fractions import Fraction
 
@@ -301,8 +302,10 @@ def _continued_float(z, q):
 def _continued_mp(z, q):
     """The same in mpmath at its working precision (z, q mpmath numbers), as a gmpy2 mpc."""
     w = z * q
-    theta = mpmath.arg(z) + mpmath.arg(q)
-    kappa = int(mpmath.nint((theta - mpmath.arg(w)) / (2 * mpmath.pi)))
+    # kappa from float angles: theta - Arg w is a multiple of 2 pi up to rounding, and the float
+    # of w keeps the sign of its imaginary part (the side of the cut mpmath's e1 takes)
+    theta = cmath.phase(complex(z)) + cmath.phase(complex(q))
+    kappa = round((theta - cmath.phase(complex(w))) / (2 * math.pi))
     e1 = mpmath.e1(w)
     if kappa:
         e1 -= mpmath.mpc(0, 2 * kappa) * mpmath.pi
@@ -460,8 +463,10 @@ class _Walk:
             for kk, c in psj.items():
                 v += c * psi[kk]
             out.append(v)
-        num = [to_gmpy(c) for c in g.num]
-        den = [to_gmpy(c) for c in g.den]
+        key = ("numden", id(g))
+        if key not in self._cache:
+            self._cache[key] = ([to_gmpy(c) for c in g.num], [to_gmpy(c) for c in g.den])
+        num, den = self._cache[key]
         for j in range(jmax + 1 - m):
             rhs = gmpy2.mpc(0)
             for n_, c in enumerate(num):
@@ -477,8 +482,10 @@ class _Walk:
         with mpmath.workdps(dps), gmpy2.context(precision=int(dps * 3.33) + 32):
             r = mpmath.mpf(rho)
             u = to_gmpy(1 / r)
-            two_pi = to_gmpy(2 * mpmath.pi)
-            walk = [to_gmpy(c) for c in self._walk_coeffs(dps)]
+            key = ("walk-gmpy", dps)
+            if key not in self._cache:
+                self._cache[key] = (to_gmpy(2 * mpmath.pi), [to_gmpy(c) for c in self._walk_coeffs(dps)])
+            two_pi, walk = self._cache[key]
             upow = [gmpy2.mpfr(1)]
             for _ in range(2 * k):
                 upow.append(upow[-1] * u)
