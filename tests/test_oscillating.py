@@ -776,3 +776,18 @@ def test_contour_beyond_its_dimensions_is_refused_with_the_reason():
     for formula, d in (("cos(r)/(1 + r**2)**20.3", 64), ("cos(r)/(1 + r**2)**40", 66)):
         with pytest.raises(TransformError, match="does not use beyond d = 48"):
             transform_atom(RadialKernel.from_string(formula), d)
+
+
+@pytest.mark.parametrize("formula", ["r**2*cos(2*r)/(1 + r**2)", "(1 + r**2)*cos(r)/(2 + r**2)"])
+def test_an_envelope_with_a_polynomial_part_is_split(formula):
+    # r^2 cos(2 r)/(1 + r^2) = cos(2 r) - cos(2 r)/(1 + r^2): in d = 1 two atoms at +-2 and a density
+    # (refused before, "power-law envelope r^-nan"); in d >= 2 an oscillation that does not decay is
+    # slower than every finite radial measure's: DIVERGENT, with that reason
+    kernel = RadialKernel.from_string(formula)
+    rep = sk.check_rkks(kernel, 1)
+    assert rep.method.startswith("sum[")
+    assert abs(rep.mass_plus.value - rep.mass_minus.value - float(kernel(0.0))) <= (
+        rep.mass_plus.error + rep.mass_minus.error
+    )
+    rep3 = sk.check_rkks(kernel, 3)
+    assert rep3.verdict == "DIVERGENT" and "without decaying" in rep3.reason

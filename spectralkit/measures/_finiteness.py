@@ -97,9 +97,11 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
                 reason,
                 (f"analysis ({an.method}): decay '{an.decay}', bounded {an.bounded}",),
             )
-        if an.oscillating and an.decay == "power" and an.decay_rate < (d - 1) / 2:
+        flat = an.oscillating and an.decay == "none" and d >= 2
+        if flat or (an.oscillating and an.decay == "power" and an.decay_rate < (d - 1) / 2):
+            envelope = "without decaying" if flat else f"with an envelope r^-{an.decay_rate:.3g}"
             reason = (
-                f"k oscillates at infinity with an envelope r^-{an.decay_rate:.3g} ({a.name}), slower than "
+                f"k oscillates at infinity {envelope} ({a.name}), slower than "
                 f"the r^-{(d - 1) / 2:g} of every finite radial measure on R^{d}: its Fourier transform "
                 "is not a measure, ||mu|| = inf"
             )
@@ -108,7 +110,9 @@ def finiteness(*, dim, terms, sympy_budget, transform_terms, partial_masses, tru
                 math.nan,
                 math.nan,
                 reason,
-                (f"analysis ({an.method}): oscillating decay r^-{an.decay_rate:.3g}",),
+                (
+                    f"analysis ({an.method}): oscillating, {'no decay' if flat else f'decay r^-{an.decay_rate:.3g}'}",
+                ),
             )
         rate = an.oscillation_rate
         if (

@@ -261,7 +261,11 @@ def numeric_transform(atom: RadialKernel, dim: int, *, analysis: float = 20.0) -
             f"has a component that oscillates at infinity with a power-law envelope r^-{max(info.oscillation_rate, 0.0):.3g} "
             "(k itself does not change sign)"
             if hidden
-            else f"oscillates at infinity with a power-law envelope r^-{max(info.decay_rate, 0.0):.3g}"
+            else (
+                f"oscillates at infinity with a power-law envelope r^-{max(info.decay_rate, 0.0):.3g}"
+                if info.decay == "power" and not math.isnan(info.decay_rate)
+                else "oscillates at infinity without decaying (its envelope tends to a nonzero constant)"
+            )
         )
         rate = info.oscillation_rate if hidden else info.decay_rate
         if abs(rate - 0.5 * (dim - 1)) <= RATE_MARGIN:
