@@ -780,9 +780,10 @@ def test_contour_beyond_its_dimensions_is_refused_with_the_reason():
 
 @pytest.mark.parametrize("formula", ["r**2*cos(2*r)/(1 + r**2)", "(1 + r**2)*cos(r)/(2 + r**2)"])
 def test_an_envelope_with_a_polynomial_part_is_split(formula):
-    # r^2 cos(2 r)/(1 + r^2) = cos(2 r) - cos(2 r)/(1 + r^2): in d = 1 two atoms at +-2 and a density
-    # (refused before, "power-law envelope r^-nan"); in d >= 2 an oscillation that does not decay is
-    # slower than every finite radial measure's: DIVERGENT, with that reason
+    # r^2 cos(2 r)/(1 + r^2) = cos(2 r) - cos(2 r)/(1 + r^2) (the band-limited split's partial
+    # fractions): in d = 1 two atoms at +-2 and a density; in d >= 2 an oscillation that does not
+    # decay is slower than every finite radial measure's: DIVERGENT with that reason (refused before,
+    # "power-law envelope r^-nan")
     kernel = RadialKernel.from_string(formula)
     rep = sk.check_rkks(kernel, 1)
     assert rep.method.startswith("sum[")

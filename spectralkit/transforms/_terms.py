@@ -11,7 +11,6 @@ import sympy
 
 from ..exceptions import KernelDefinitionError, TransformError
 from ..kernels import DensityKernel, RadialKernel
-from ..kernels._parse import R
 from ._bandlimited import split_band_limited, split_bessel_rational, sum_of_frequencies
 from ._closed_forms import closed_form
 
@@ -38,12 +37,7 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
         # sin(r)^2/(r^2 (1 + r^2)): Fejér's kernel and rational quadratics (partial fractions)
         unmatched = atom.family is None and atom.support is None and closed_form(atom, dim) is None
         band = (
-            (
-                split_band_limited(atom.expr)
-                or split_bessel_rational(atom.expr)
-                or _frequency_sum(atom.expr)
-                or _apart_envelope(atom.expr)
-            )
+            (split_band_limited(atom.expr) or split_bessel_rational(atom.expr) or _frequency_sum(atom.expr))
             if unmatched
             else None
         )
@@ -99,28 +93,3 @@ def _frequency_sum(expr):
     rewritten = sum_of_frequencies(expr)
     parts = sympy.Add.make_args(rewritten) if rewritten is not None else ()
     return parts if len(parts) > 1 else None
-
-
-def _apart_envelope(expr):
-    """trig(b r) E(r) with E rational and not proper, written as trig(b r) Q(r) + trig(b r) P(r)/D(r)
-    (r^2 cos(2 r)/(1 + r^2) = cos(2 r) - cos(2 r)/(1 + r^2): a sphere shell and a density), or None:
-    the oscillation alone (the Bessel family) and under the proper part (rational envelopes) have
-    closed forms where the product has none."""
-    if not expr.has(sympy.sin, sympy.cos, sympy.besselj):
-        return None
-    factors = sympy.Mul.make_args(expr)
-    osc = [f for f in factors if isinstance(f, (sympy.sin, sympy.cos, sympy.besselj))]
-    if len(osc) != 1:
-        return None
-    rest = sympy.Mul(*[f for f in factors if f is not osc[0]])
-    if not rest.is_rational_function(R):
-        return None
-    num, den = sympy.fraction(sympy.cancel(rest))
-    pn, pd = sympy.Poly(num, R), sympy.Poly(den, R)
-    if pd.degree() == 0:
-        return None
-    quo, rem = sympy.div(pn, pd)
-    if quo.is_zero:
-        return None
-    parts = sympy.Add.make_args(sympy.expand(osc[0] * quo.as_expr()))
-    return (*parts, osc[0] * rem.as_expr() / den)
