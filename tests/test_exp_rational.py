@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from spectralkit import check_rkks
+from spectralkit.exceptions import TransformError
 from spectralkit.kernels import RadialKernel
 from spectralkit.transforms import transform_atom
 from spectralkit.transforms._closed_forms import _recognise
@@ -166,5 +167,5 @@ def test_a_pole_near_the_positive_axis_is_refused_where_the_projection_fails():
     # ~1e3 times k(0); the projection does not meet the expansion at infinity: refused with that
     # reason (the numeric route refused it in every d before; the walk answers odd d, and d = 2 with
     # the finer projection step)
-    with pytest.raises(Exception, match="does not meet the projection"):
+    with pytest.raises(TransformError, match="does not meet the projection"):
         transform_atom(RadialKernel("exp(-r)/((r-2)**2+0.04)"), 16)

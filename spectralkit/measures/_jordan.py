@@ -175,11 +175,16 @@ def _integrate_lobes(f, lo, hi, scale, period=np.inf, rel=0.0):
     return values, errors
 
 
+def _numeric_methods(src):
+    """The methods of the transforms that are not closed forms: their failure, not the measure, may be
+    what a refusal sees."""
+    return sorted({t.method for _, t in src.transforms if not t.method.startswith("closed-form")})
+
+
 def _density_name(src):
-    """How refusals name the radial density: with the numeric methods among its transforms, whose
-    failure (not the measure) may be what a refusal sees."""
+    """How refusals name the radial density (with its numeric methods, :func:`_numeric_methods`)."""
     name = f"the radial density of {src.name} in d = {src.dim}"
-    numeric = sorted({t.method for _, t in src.transforms if not t.method.startswith("closed-form")})
+    numeric = _numeric_methods(src)
     if numeric:
         name += f" (as computed by {', '.join(numeric)}, which may have failed there rather than the measure)"
     return name
@@ -594,7 +599,7 @@ def jordan(src):
     vals = f(grid)
     if not np.all(np.isfinite(vals)):
         bad = grid[~np.isfinite(vals)]
-        numeric = sorted({t.method for _, t in src.transforms if not t.method.startswith("closed-form")})
+        numeric = _numeric_methods(src)
         cause = (
             f"its numeric transform ({', '.join(numeric)}) gave no finite value there: a failure of that "
             "transform or a singular part of the measure; no verdict is given"

@@ -51,7 +51,6 @@ d = ``_MAX_D`` the builder declines (the multiple-precision sums take minutes).
 
 from __future__ import annotations
 
-import cmath
 import math
 from fractions import Fraction
 
@@ -66,7 +65,7 @@ from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._exp_poly import _mp
 from ._forms import log_form, vectorised
-from ._oscillating import _MIN_OFFSET, _KinkTable
+from ._oscillating import _MIN_OFFSET, _KinkTable, kink_peak
 from ._registry import builder, exact_rationals, matcher
 from ._types import RadialTransform
 
@@ -177,6 +176,19 @@ class _Group:
             if not rem.is_zero:
                 for factor, mult_p in sympy.sqf_list(pd)[1]:
                     self.poles += _principal_parts(rem, pd, factor, mult_p, dps)
+        self._gmpy = None
+
+    def gmpy(self):
+        """(Poly_j and Psi_j for j < deg Q, num, den) as gmpy2 numbers at the context's precision (the
+        group's ``dps``: its callers set it), for :meth:`_Walk._moments`."""
+        if self._gmpy is None:
+            dec = _decomposition(self, max(len(self.den) - 2, 0))
+            self._gmpy = (
+                [([to_gmpy(v) for v in pj], {kk: to_gmpy(v) for kk, v in psj.items()}) for pj, psj in dec],
+                [to_gmpy(c) for c in self.num],
+                [to_gmpy(c) for c in self.den],
+            )
+        return self._gmpy
 
 
 def _principal_parts(rem, den, factor, mult, dps):
@@ -290,11 +302,18 @@ def _exp_e1(w):
     return out
 
 
+def _branch(z, q):
+    """kappa of e^w E_1 = e^w (E_1^pr(w) - 2 pi i kappa), w = z q, continued from the positive real
+    z-axis along Re z > 0: (arg z + arg q - Arg w)/(2 pi), a whole number up to rounding. Float angles
+    suffice (a float of w keeps the sign of its imaginary part: the side of the cut E_1 takes)."""
+    z, q = np.asarray(z, dtype=np.complex128), np.asarray(q, dtype=np.complex128)
+    return np.round((np.angle(z) + np.angle(q) - np.angle(z * q)) / (2 * np.pi))
+
+
 def _continued_float(z, q):
     """phi = e^w E_1(w), w = z q, continued from the positive real z-axis along Re z > 0."""
     w = z * q
-    theta = np.angle(z) + np.angle(q)
-    kappa = np.round((theta - np.angle(w)) / (2 * np.pi))
+    kappa = _branch(z, q)
     phi = _exp_e1(w)
     return np.where(kappa != 0, phi - 2j * np.pi * kappa * np.exp(w), phi)
 
@@ -302,10 +321,7 @@ def _continued_float(z, q):
 def _continued_mp(z, q):
     """The same in mpmath at its working precision (z, q mpmath numbers), as a gmpy2 mpc."""
     w = z * q
-    # kappa from float angles: theta - Arg w is a multiple of 2 pi up to rounding, and the float
-    # of w keeps the sign of its imaginary part (the side of the cut mpmath's e1 takes)
-    theta = cmath.phase(complex(z)) + cmath.phase(complex(q))
-    kappa = round((theta - cmath.phase(complex(w))) / (2 * math.pi))
+    kappa = int(_branch(complex(z), complex(q)))
     e1 = mpmath.e1(w)
     if kappa:
         e1 -= mpmath.mpc(0, 2 * kappa) * mpmath.pi
@@ -332,7 +348,7 @@ def _decomposition(g, jmax):
     """[(Poly_j ascending, {(pole index, m): Psi_(j,p,m)}) for j = 0..jmax] of r^j R (module docstring)."""
     out = []
     poly = list(g.poly)
-    psi = {(pi, m): cs[m - 1] for pi, (_, cs) in enumerate(g.poles) for m in range(1, len(cs) + 1)}
+    psi = {(pi, m): g.poles[pi][1][m - 1] for pi, m in _funcs(g)}
     for _ in range(jmax + 1):
         out.append((poly, psi))
         const = sum((psi[(pi, 1)] for pi in range(len(g.poles))), mpmath.mpc(0))
@@ -342,8 +358,8 @@ def _decomposition(g, jmax):
 
 
 def _funcs(g):
-    """[(p, m)] of the functions psi_m(z; p) of the group's poles."""
-    return [(p, m) for p, cs in g.poles for m in range(1, len(cs) + 1)]
+    """[(pole index, m)] of the functions psi_m(z; p) of the group's poles (the keys of Psi_j)."""
+    return [(pi, m) for pi, (_, cs) in enumerate(g.poles) for m in range(1, len(cs) + 1)]
 
 
 class _Walk:
@@ -351,7 +367,7 @@ class _Walk:
     ``pairs``: the exact groups (:func:`_pairs`)."""
 
     def __init__(self, pairs, n):
-        self.pairs, self.n = pairs, n
+        self.pairs = pairs
         self.k = (n - 1) // 2
         self._groups = {}
         self._cache = {}
@@ -387,7 +403,7 @@ class _Walk:
                 two_pi = 2 * mpmath.pi
                 for g in self.groups(_DPS):
                     dec = _decomposition(g, k)
-                    keys = [(pi, m) for pi, (_, cs) in enumerate(g.poles) for m in range(1, len(cs) + 1)]
+                    keys = _funcs(g)
                     n_t = max(len(pj) for pj, _ in dec)
                     for e, weight in g.branches:
                         rot = mpmath.mpc(0, -e)
@@ -399,7 +415,7 @@ class _Walk:
                                 b[t, j] = complex(coef[j] * v)
                             for f, key in enumerate(keys):
                                 a[f, j] = complex(coef[j] * psj[key])
-                        out.append((complex(g.s), e, b, a, [(complex(p), m) for p, m in _funcs(g)]))
+                        out.append((complex(g.s), e, b, a, [(complex(g.poles[pi][0]), m) for pi, m in keys]))
             self._cache["float"] = out
         return self._cache["float"]
 
@@ -442,13 +458,7 @@ class _Walk:
         for t in range(max(n_lam, m + len(g.poly) + 1)):
             lam.append(cur)
             cur = cur * (t + 1) / zg
-        key = ("dec", id(g), m)
-        if key not in self._cache:
-            dec = _decomposition(g, max(m - 1, 0))
-            self._cache[key] = [
-                ([to_gmpy(v) for v in pj], {kk: to_gmpy(v) for kk, v in psj.items()}) for pj, psj in dec
-            ]
-        dec = self._cache[key]
+        dec, num, den = g.gmpy()
         psi = {}
         for pi, (p, cs) in enumerate(g.poles):
             chain = _psi_chain_mp(z, p, len(cs))
@@ -463,10 +473,6 @@ class _Walk:
             for kk, c in psj.items():
                 v += c * psi[kk]
             out.append(v)
-        key = ("numden", id(g))
-        if key not in self._cache:
-            self._cache[key] = ([to_gmpy(c) for c in g.num], [to_gmpy(c) for c in g.den])
-        num, den = self._cache[key]
         for j in range(jmax + 1 - m):
             rhs = gmpy2.mpc(0)
             for n_, c in enumerate(num):
@@ -807,7 +813,6 @@ class _OddDensity:
         small = rho < self.rho_s
         big = rho >= self.rho_a
         mid = ~small & ~big
-        redo = np.zeros(rho.shape, dtype=bool)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if np.any(small):
                 val, lost = self.series.values(rho[small])
@@ -910,15 +915,22 @@ class _TabulatedDensity:
     def __init__(self, table, tail, rho_a, n_use, b):
         self.table, self.tail, self.rho_a, self.n_use, self.b = table, tail, rho_a, n_use, b
 
+    def _table(self, rho):
+        """The table at rho <= rho_a (0 beyond); at the split itself the value one ulp below (a
+        quadrature node rounded onto b)."""
+        return self.table(np.where(rho == self.b, self.b * (1 - _EPS), rho))
+
+    def _tail(self, rho):
+        la, sg, _ = self.tail.values(rho, self.n_use)
+        with np.errstate(under="ignore"):
+            return sg * np.exp(la)
+
     def values(self, rho):
         """(mu, error) in float64 (the projection's integrand)."""
         rho = np.asarray(rho, dtype=np.float64)
-        out = self.table(np.where(rho == self.b, self.b * (1 - _EPS), rho))
+        out = self._table(rho)
         big = rho > self.rho_a
-        if np.any(big):
-            la, sg, _ = self.tail.values(rho[big], self.n_use)
-            with np.errstate(under="ignore"):
-                out[big] = sg * np.exp(la)
+        out[big] = self._tail(rho[big])
         err = self.table.error * np.maximum(np.abs(out), self.table.floor_at(rho))
         return out, err
 
@@ -927,16 +939,14 @@ class _TabulatedDensity:
         off = np.asarray(off, dtype=np.float64)
         out = self.table.at_offset(off)
         big = self.b + off > self.rho_a
-        if np.any(big):
-            la, sg, _ = self.tail.values(self.b + off[big], self.n_use)
-            with np.errstate(under="ignore"):
-                out[big] = sg * np.exp(la)
+        out[big] = self._tail(self.b + off[big])
         return out
 
     def log_abs_and_sign(self, rho):
+        # in logs: beyond rho_a the expansion underflows float64 in high d (rho^-(d+1))
         rho = np.asarray(rho, dtype=np.float64)
         big = rho > self.rho_a
-        val = self.table(np.where(big | (rho == self.b), np.where(big, 0.0, self.b * (1 - _EPS)), rho))
+        val = self._table(np.where(big, 0.0, rho))
         with np.errstate(divide="ignore"):
             la, sg = np.log(np.abs(val)), np.sign(val)
         if np.any(big):
@@ -948,9 +958,7 @@ def _table_transform(dens, tail_error, d, scale):
     """The :class:`RadialTransform` of a :class:`_TabulatedDensity`."""
     table = dens.table
     fn = dens.log_abs_and_sign
-    grid = np.linspace(0.0, dens.rho_a, 401)
-    la, _ = fn(grid[grid != dens.b])
-    peak = float(np.exp(np.max(la)))
+    peak = kink_peak(fn, dens.b, dens.rho_a)
     return RadialTransform(
         mu=vectorised(fn),
         log_abs_mu=log_form(fn),
