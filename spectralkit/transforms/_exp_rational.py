@@ -777,33 +777,15 @@ class _OddDensity:
         self.tail = _Tail(pairs, n)
         self.rho_s = self.walk.rho_s
         self.log_floor = None
-        self.rho_a, self.n_use, self.tail_error = math.inf, 0, 0.0
-        self._fit_tail()
+        # the walk in multiple precision is the reference: 1e-12 at rho_a 2^i, i = 0..6
+        self.rho_a, self.n_use, worst = _meet(
+            self.tail, 2.0 * self.rho_s, self._walk_logs, 7, 1e-12, "the walk"
+        )
+        self.tail_error = 10 * worst
 
-    def _fit_tail(self):
-        """rho_a: where the expansion's terms fall below 1e-16 and it agrees with the walk (in
-        multiple precision) at rho_a 2^i, i = 0..6, to 1e-12 (the measured differences, times 10 and
-        at least the expansion's own bound, are its stated error)."""
-        start = 2.0 * self.rho_s
-        for _ in range(12):
-            rho_a, n_use = self.tail.useful_from(start)
-            if not math.isfinite(rho_a):
-                return
-            worst = 0.0
-            failed = None
-            for rho in rho_a * 2.0 ** np.arange(7):
-                n_here = self.tail.n_use(rho) or n_use
-                la, sg, bound = self.tail.values(np.array([rho]), n_here)
-                lw, sw = self.walk.walk_mp(float(rho))
-                diff = abs(sg[0] * math.exp(la[0] - lw) - sw) if sw != 0 else math.inf
-                if not diff <= 1e-12:
-                    failed = rho
-                    break
-                worst = max(worst, diff, float(bound[0]))
-            if failed is None:
-                self.rho_a, self.n_use, self.tail_error = float(rho_a), n_use, 10 * worst
-                return
-            start = 2.0 * failed
+    def _walk_logs(self, rho):
+        out = np.array([self.walk.walk_mp(float(r)) for r in rho])
+        return out[:, 0], out[:, 1], np.zeros(rho.shape)
 
     def log_abs_and_sign(self, rho):
         rho = np.asarray(rho, dtype=np.float64)
@@ -825,7 +807,7 @@ class _OddDensity:
                 sg[mid] = np.sign(val)
                 lost_all[mid] = lost
             if np.any(big):
-                la[big], sg[big], _ = self.tail.values(rho[big], self.n_use or 1)
+                la[big], sg[big], _ = self.tail.values(rho[big], self.n_use)
             redo = ~big & (lost_all > _LOST_FLOAT)
             if self.log_floor is not None and np.any(redo):
                 # the float sums' bound log(64 eps 10^lost |value|) under the floor: kept (a sum
@@ -977,8 +959,6 @@ def _table_transform(dens, tail_error, d, scale):
 def _odd_table(pairs, n):
     """(:class:`_TabulatedDensity` of mu_n, the expansion's stated error, rho_s), n odd."""
     dens = _OddDensity(pairs, n)
-    if not math.isfinite(dens.rho_a):
-        raise ArithmeticError("its expansion at infinity does not meet the walk")
     _certified_floor(dens)
     b = dens.rho_s
     table = _KinkTable(_direct(dens), b, dens.rho_a, tol=1e-10, noise=1e-12, dim=n, min_offset=_MIN_OFFSET)
@@ -1053,24 +1033,38 @@ def _projection(odd, rho_s, h0):
     return direct
 
 
-def _even_tail(tail, direct, rho_s, odd_rho_a):
-    """(rho_a, n_use, worst): where the even expansion at infinity meets the projection to 1e-9 at
-    rho_a 2^i, i = 0..4 (ArithmeticError where it does not within 1e3 of the odd neighbour's)."""
-    start = 2.0 * rho_s
+def _meet(tail, start, reference, n_checks, tol, name, limit=math.inf):
+    """(rho_a, n_use, worst): the smallest rho_a >= ``start`` where the expansion at infinity's terms
+    fall below 1e-16 of the first (:meth:`_Tail.useful_from`) and where, with those n_use terms (the
+    ones used beyond rho_a), it agrees with ``reference`` (rho -> (log|mu|, sign, relative error)) at
+    rho_a 2^i, i < ``n_checks``, to ``tol``; worst: the largest relative difference plus both sides'
+    bounds. Past a failed check the search restarts at twice its rho; ArithmeticError where no rho_a
+    up to ``limit`` is found."""
     for _ in range(12):
         rho_a, n_use = tail.useful_from(start)
-        if not math.isfinite(rho_a) or rho_a > odd_rho_a * 1e3:
+        if not rho_a <= limit:
             break
-        checks = rho_a * 2.0 ** np.arange(5)
-        la, sg, bound = tail.values(checks, n_use)
-        ref, err = direct(checks)
-        with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-            rel = np.abs(sg * np.exp(la) - ref) / np.abs(ref) + bound + err / np.abs(ref)
-        worst = float(np.max(rel))
-        if worst <= 1e-9:
-            return rho_a, n_use, worst
-        start = 2.0 * rho_a
-    raise ArithmeticError("its expansion at infinity does not meet the projection")
+        rho = rho_a * 2.0 ** np.arange(n_checks)
+        la, sg, bound = tail.values(rho, n_use)
+        lr, sr, err = reference(rho)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            rel = np.abs(sg * np.exp(la - lr) - sr) + bound + err
+        rel = np.where(np.isfinite(rel), rel, np.inf)
+        if np.all(rel <= tol):
+            return float(rho_a), n_use, float(np.max(rel))
+        start = 2.0 * float(rho[np.argmax(rel > tol)])
+    raise ArithmeticError(f"its expansion at infinity does not meet {name}")
+
+
+def _linear_logs(direct):
+    """rho -> (log|mu|, sign, relative error) from rho -> (mu, absolute error)."""
+
+    def logs(rho):
+        val, err = direct(rho)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(np.abs(val)), np.sign(val), err / np.abs(val)
+
+    return logs
 
 
 def _even_transform(pairs, d):
@@ -1083,7 +1077,10 @@ def _even_transform(pairs, d):
         # a finer step only where the coarse one's table or tail fails (oscillations slow to decay)
         try:
             direct = _projection(odd.values, rho_s, h0)
-            rho_a, n_use, worst = _even_tail(tail, direct, rho_s, odd.rho_a)
+            # the projection is the reference: 1e-9 at rho_a 2^i, i = 0..4, within 1e3 of the odd rho_a
+            rho_a, n_use, worst = _meet(
+                tail, 2.0 * rho_s, _linear_logs(direct), 5, 1e-9, "the projection", limit=1e3 * odd.rho_a
+            )
             table = _KinkTable(direct, rho_s, rho_a, tol=1e-10, noise=1e-12, dim=d, min_offset=_MIN_OFFSET)
             if not table.error <= _ACCEPT_EVEN:
                 raise ArithmeticError(
