@@ -344,6 +344,12 @@ def _walk_rationals(k):
     return c
 
 
+def _float_bound(lost):
+    """The relative error bound of a float64 sum that lost ``lost`` digits: 64 ulps times 10^lost
+    (e^w E_1 itself is within 5e-15)."""
+    return 64 * _EPS * 10.0 ** np.minimum(lost, 300.0)
+
+
 def _decomposition(g, jmax):
     """[(Poly_j ascending, {(pole index, m): Psi_(j,p,m)}) for j = 0..jmax] of r^j R (module docstring)."""
     out = []
@@ -788,6 +794,13 @@ class _OddDensity:
         return out[:, 0], out[:, 1], np.zeros(rho.shape)
 
     def log_abs_and_sign(self, rho):
+        la, sg, _ = self.evaluate(rho)
+        return la, sg
+
+    def evaluate(self, rho):
+        """(log|mu|, sign, relative error bound): the float sums' 64 eps 10^lost (kept where that is
+        under the floor), 4 eps for the multiple-precision values (20 digits beyond the loss, two
+        precisions agreeing), the expansion's own bound beyond rho_a."""
         rho = np.asarray(rho, dtype=np.float64)
         la = np.full(rho.shape, -np.inf)
         sg = np.zeros(rho.shape)
@@ -806,20 +819,23 @@ class _OddDensity:
                 la[mid] = np.log(np.abs(val))
                 sg[mid] = np.sign(val)
                 lost_all[mid] = lost
+            rel = _float_bound(lost_all)
             if np.any(big):
-                la[big], sg[big], _ = self.tail.values(rho[big], self.n_use)
+                la[big], sg[big], rel[big] = self.tail.values(rho[big], self.n_use)
             redo = ~big & (lost_all > _LOST_FLOAT)
             if self.log_floor is not None and np.any(redo):
                 # the float sums' bound log(64 eps 10^lost |value|) under the floor: kept (a sum
                 # that is not finite is always redone)
-                log_bound = la + math.log(64 * _EPS) + np.minimum(lost_all, 300.0) * math.log(10.0)
+                with np.errstate(divide="ignore"):
+                    log_bound = la + np.log(rel)
                 redo &= ~(log_bound <= self.log_floor(rho)) | ~np.isfinite(lost_all)
         for i in np.nonzero(redo)[0]:
             r = float(rho[i])
             la[i], sg[i] = (
                 self.series.value_mp(r) if r < self.rho_s else self.walk.walk_mp(r, float(lost_all[i]))
             )
-        return la, sg
+            rel[i] = 4 * _EPS
+        return la, sg, rel
 
 
 @builder("exp_rational", rel_error=1e-10)
@@ -876,16 +892,16 @@ def _certified_floor(dens):
 
 
 def _direct(dens):
-    """rho -> (mu, error bound) for :class:`._oscillating._KinkTable` (ArithmeticError beyond the
-    float64 range)."""
+    """rho -> (mu, error bound) for :class:`._oscillating._KinkTable` (the bounds of
+    :meth:`_OddDensity.evaluate`; ArithmeticError beyond the float64 range)."""
 
     def direct(rho):
-        la, sg = dens.log_abs_and_sign(np.asarray(rho, dtype=np.float64))
+        la, sg, rel = dens.evaluate(np.asarray(rho, dtype=np.float64))
         if np.any(la > 700.0):
             raise ArithmeticError(f"the density exceeds the float64 range in d = {dens.n}")
-        with np.errstate(under="ignore"):
+        with np.errstate(under="ignore", invalid="ignore"):
             val = sg * np.exp(la)
-        return val, 1e-12 * np.abs(val)
+            return val, np.where(sg != 0, np.maximum(rel, 4 * _EPS) * np.abs(val), 0.0)
 
     return direct
 
