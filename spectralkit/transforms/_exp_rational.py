@@ -60,6 +60,8 @@ import numpy as np
 import sympy
 
 from .._numerics.bigfloat import to_gmpy
+from .._numerics.chebyshev import fit_adaptive
+from .._numerics.quadrature import gauss_legendre
 from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels._parse import R
@@ -843,12 +845,12 @@ def _exp_rational(groups, dim):
     """mu of Re sum_g exp(-s_g r) R_g(r) on R^dim (module docstring); None where the recognised form
     has a pole on the positive axis or is unbounded at 0 (other routes answer or refuse)."""
     d = dim
-    if d > _MAX_D:
-        return None
     try:
         pairs = _pairs(groups)
         if not _admissible(pairs):
             return None
+        if d > _MAX_D:
+            return _ray_transform(pairs, d)
         if d % 2 == 1:
             return _odd_transform(pairs, d)
         return _even_transform(pairs, d)
@@ -1109,3 +1111,460 @@ def _even_transform(pairs, d):
         raise failure
     even = _TabulatedDensity(table, tail, rho_a, n_use, rho_s)
     return _table_transform(even, max(10 * worst, odd_tail_error), d, 2 * rho_s)
+
+
+# ---------------------------------------------------------------------------------------------
+# high d: the Laplace-mixture integrals along rays
+# ---------------------------------------------------------------------------------------------
+_RAY_ANGLES = 9  # candidate directions of the rays in [-pi/2, pi/2]
+_RAY_GRID = np.linspace(-60.0, 15.0, 151)  # log tau, shifted by log(1 + rho + |s| + |p|): the survey
+_RAY_SPAN = 46.0  # the integrand is cut where it is below e^-46 of its peak
+_RAY_WORK = 6.0  # int |d log f / d tau| dtau per panel (16 nodes: error ~ 3^32/32! there)
+_RAY_WIDTH = 4.0  # the widest panel in y = log sigma (16 nodes: e^y to 1e-16 on it)
+_RAY_MAX_PANELS = 400
+_RAY_TOL = 1e-11  # 16 and 24 nodes must agree to this, relative to int |f dt|
+_RAY_SPLITS = 3
+_RAY_NODES, _RAY_CHECK = 16, 24
+_RAY_BLOCK = 512  # rho values at a time
+
+
+def _ray_angles(p):
+    """The candidate angles theta in [-pi/2, pi/2] of rays t = tau e^(i theta) along which exp(t p)
+    decays (Re(e^(i theta) p) < 0, with a margin); next to the positive axis only the sliver at
+    +-pi/2 is left."""
+    theta = np.linspace(-np.pi / 2, np.pi / 2, _RAY_ANGLES)
+    ok = np.cos(theta + np.angle(p)) <= -0.05
+    if np.any(ok):
+        return theta[ok]
+    return np.array([math.copysign(np.pi / 2, float(np.angle(p)))])
+
+
+class _Rays:
+    """mu_d by the Laplace-mixture integrals of its partial fractions (docs/theory.md §21):
+
+        exp(-s r) (r - p)^-l = int_0^(inf e^(i theta)) t^(l-1)/(l-1)! exp(t p) exp(-(s + t) r) dt,
+
+    for a ray with Re(e^(i theta) p) < 0 and |theta| <= pi/2 (Re(s + t) > 0 along it), and the
+    transform of exp(-a r), Re a > 0, in every d: C_d a (a^2 + rho^2)^-n, n = (d+1)/2,
+    C_d = Gamma(n) pi^-n (principal powers of a +- i rho, both in the right half-plane), give
+
+        mu_d(rho) = C_d Re sum [ sum_(p,l) c_(p,l) int t^(l-1)/(l-1)! e^(t p) g(s + t) dt
+                                 + sum_j pi_j (-d/ds)^j g(s) + c_0 (s^2 + rho^2)^(1-n) / (2 (n-1)) ],
+
+    g(a) = a (a^2 + rho^2)^-n, the last term from 1/r (d = 1: -c_0 log(s^2 + rho^2) / 2; the
+    divergent constants cancel in the bounded sum). No float cancellation grows with d: each ray is
+    chosen per rho among ``_RAY_ANGLES`` directions, the one whose integrand peaks lowest (within a
+    factor 10: the one passing farthest, relative to |t|, from the singular points t = -s +- i rho),
+    and integrated by the exp-sinh rule centred at the peak, at two levels whose difference (plus the
+    rounding of every logarithm, n |log(a +- i rho)| eps) bounds the error."""
+
+    def __init__(self, pairs, d):
+        self.expo = (d + 1) / 2  # the exponent n of the docstring
+        self.d = self.n = d  # (n: the dimension, as for :func:`_direct`)
+        self.log_c = math.lgamma(self.expo) - self.expo * math.log(math.pi)
+        self.rays, self.poly, self.zero = [], [], []
+        self._last = None
+        with mpmath.workdps(_DPS):
+            for s, num, den, mult, self_conj in pairs:
+                g = _Group(s, num, den, mult, self_conj, _DPS)
+                sv = complex(g.s)
+                if g.poly:
+                    self.poly.append((sv, [mult * complex(c) for c in g.poly]))
+                for p, cs in g.poles:
+                    cs = [mult * complex(c) for c in cs]
+                    if p == 0:
+                        self.zero.append((sv, cs[0]))
+                    elif self_conj and p.imag < 0:
+                        continue  # s and R real: the conjugate pole's integral is the conjugate
+                    else:
+                        if self_conj and p.imag > 0:
+                            cs = [2 * c for c in cs]
+                        paths = np.append(_ray_angles(complex(p)), np.nan)  # nan: the hyperbola
+                        self.rays.append((sv, complex(p), cs, paths))
+
+    def _weight(self, cs, t, slope=False):
+        """w(t) = sum_l c_l t^(l-1)/(l-1)! (and w'(t) with ``slope``)."""
+        w = np.full(t.shape, cs[0], dtype=np.complex128)
+        dw = np.zeros(t.shape, dtype=np.complex128)
+        for l, c in enumerate(cs[1:], 1):
+            w = w + c * t**l / math.factorial(l)
+            if slope:
+                dw = dw + c * t ** (l - 1) / math.factorial(l - 1)
+        return w, dw
+
+    def _log_integrand(self, s, p, cs, rho, t):
+        """(log of w(t) e^(t p) g(s + t), the size of its parts for rounding). With Re a > 0 both
+        a +- i rho lie in the right half-plane: log((a + i rho)(a - i rho)) is the sum of their
+        principal logs (the branch of the half-integer powers in even d)."""
+        a = s + t
+        lq = np.log((a + 1j * rho) * (a - 1j * rho))
+        la = np.log(a)
+        lw = np.log(self._weight(cs, t)[0]) if len(cs) > 1 else np.log(cs[0])
+        size = np.abs(t * p) + self.expo * (np.abs(lq) + 4.0) + np.abs(la) + 4.0
+        return lw + t * p + la - self.expo * lq, size
+
+    def _path(self, s, p, th, rho, sigma):
+        """(t, dt/dsigma) along the path ``th`` (rows). A number: the ray t = sigma e^(i th). nan: the
+        hyperbola a^2 + rho^2 = (1 + sigma)(s^2 + rho^2), a = s + t, on which (a^2 + rho^2)^-n falls
+        like (1 + sigma)^-n with a constant phase (t = sigma Q / (sqrt(s^2 + sigma Q) + s),
+        Q = s^2 + rho^2: the root is continuous from s, Im(s^2 + sigma Q) keeping the sign of
+        Im s^2), up to sigma_1 = e^(50/n) - 1, then a ray from there at the speed reached, in the
+        direction along which exp(t p) decays where log|a^2 + rho^2| grows fastest."""
+        hyp = np.isnan(th[:, 0])
+        t = np.empty(np.broadcast_shapes(sigma.shape, th.shape), dtype=np.complex128)
+        dt = np.empty(t.shape, dtype=np.complex128)
+        ray = np.nonzero(~hyp)[0]
+        if ray.size:
+            e = np.exp(1j * th[ray])
+            t[ray] = sigma[ray] * e
+            dt[ray] = e
+        rows = np.nonzero(hyp)[0]
+        if rows.size:
+            r = rho[rows]
+            q = (s + 1j * r) * (s - 1j * r)
+            s1 = self._sigma_1()
+            sg = sigma[rows]
+            past = sg > s1
+            root = np.sqrt(s * s + np.minimum(sg, s1) * q)
+            t_h = np.minimum(sg, s1) * q / (root + s)
+            dt_h = q / (2 * root)
+            if np.any(past):
+                # the continuation past sigma_1
+                root1 = np.sqrt(s * s + s1 * q)
+                t1 = s1 * q / (root1 + s)
+                grow = 2 * root1 / ((root1 + 1j * r) * (root1 - 1j * r))
+                angles = _ray_angles(p)
+                best = angles[np.argmax(np.real(np.exp(1j * angles)[None, :] * grow), axis=1)][:, None]
+                speed = np.abs(q / (2 * root1)) * np.exp(1j * best)
+                t_h = np.where(past, t1 + (sg - s1) * speed, t_h)
+                dt_h = np.where(past, speed, dt_h)
+            t[rows] = t_h
+            dt[rows] = dt_h
+        return t, dt
+
+    def _sigma_1(self):
+        """Where the hyperbola turns into its continuation: (1 + sigma_1)^-n = e^-50."""
+        return math.expm1(min(50.0 / self.expo, 600.0))
+
+    def _survey(self, s, p, cs, th, rho, slope=False):
+        """log sigma on the survey grid, log|sigma f dt/dsigma| there (f the integrand along the path
+        ``th``, a column per rho; real arithmetic), and with ``slope`` |d log(f dt/dsigma)/dsigma|."""
+        hyp = np.isnan(th)
+        y = _RAY_GRID[None, :] + np.where(hyp, -math.log(self.expo), np.log1p(rho + abs(s) + abs(p))[:, None])
+        t, dt = self._path(s, p, th, rho[:, None], np.exp(y))
+        a = s + t
+        r = rho[:, None]
+        q = (a + 1j * r) * (a - 1j * r)
+        w, dw = self._weight(cs, t, slope)
+        with np.errstate(all="ignore"):
+            lg = (t * p).real + np.log(np.abs(a * w * dt)) - self.expo * np.log(np.abs(q)) + y
+            lg = np.where(np.isfinite(lg), lg, -np.inf)
+            if not slope:
+                return y, lg
+            d_log = (dw / w + p + 1 / a - self.expo * 2 * a / q) * dt - np.where(hyp, dt / a, 0.0)
+        return y, lg, np.abs(d_log)
+
+    def _choose(self, s, p, cs, paths, rho):
+        """The path per rho (an angle, nan for the hyperbola): among the candidates whose integral of
+        |f dt| (from the survey) is within a factor 10 of the least, the one passing farthest from
+        the singular points t = -s +- i rho relative to |t| (the hyperbola: never close)."""
+        norms, widths = [], []
+        for th in paths:
+            col = np.full((rho.size, 1), th)
+            y, lg = self._survey(s, p, cs, col, rho)
+            top = lg.max(axis=1)
+            with np.errstate(divide="ignore"):
+                norms.append(top + np.log(np.sum(np.exp(lg - top[:, None]), axis=1)))
+            width = np.full(rho.shape, 10.0)
+            # a path whose integrand is not below the cut by the survey's end is not used
+            ended = lg[:, -1] < top - _RAY_SPAN
+            norms[-1] = np.where(ended, norms[-1], np.inf)
+            if not np.isnan(th):
+                for sign in (1.0, -1.0):
+                    q = (-s + sign * 1j * rho) * np.exp(-1j * th)  # the singular point, ray's frame
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        width = np.minimum(width, np.where(q.real > 0, np.abs(q.imag) / q.real, np.inf))
+            widths.append(width)
+        norms, widths = np.array(norms), np.array(widths)
+        low = norms.min(axis=0)
+        if not np.all(np.isfinite(low)):
+            raise ArithmeticError("no integration path of the ray integrals decays within its survey")
+        good = norms <= low + math.log(10.0)
+        return np.asarray(paths)[np.argmax(np.where(good, widths - 1e-3 * (norms - low), -np.inf), axis=0)]
+
+    def _breaks(self, s, p, cs, th, rho):
+        """Panel breaks in y = log sigma per rho (rows), over the survey points where sigma |f dt|
+        is within e^-46 of its peak (and one point beyond on each side), at equal increments of
+        int |d log(sigma f dt/dsigma)/dy| dy (``_RAY_WORK`` per panel, at most ``_RAY_WIDTH`` wide):
+        the panels follow the integrand's decay, its oscillation and, graded towards sigma = 0,
+        the hyperbola's square root (a branch point at sigma = -s^2/Q)."""
+        y, lg, slope = self._survey(s, p, cs, th, rho, slope=True)
+        keep = lg >= lg.max(axis=1, keepdims=True) - _RAY_SPAN
+        n_grid = keep.shape[1]
+        first = np.maximum(np.argmax(keep, axis=1) - 1, 0)
+        last = np.minimum(n_grid - np.argmax(keep[:, ::-1], axis=1), n_grid - 1)
+        rate = np.abs(1.0 + np.exp(y) * np.where(np.isfinite(slope), slope, 0.0))
+        # the larger rate at either end of each survey step (the rate may peak between them)
+        steps = np.maximum(rate[:, 1:], rate[:, :-1]) * np.diff(y, axis=1)
+        work = np.concatenate([np.zeros((rho.size, 1)), np.cumsum(steps, axis=1)], axis=1)
+        rows = np.arange(rho.size)
+        span = work[rows, last] - work[rows, first]
+        width = y[rows, last] - y[rows, first]
+        k = int(min(max(8, np.ceil(np.max(span) / _RAY_WORK), np.ceil(np.max(width) / _RAY_WIDTH)), _RAY_MAX_PANELS))
+        grid = np.linspace(0.0, 1.0, k + 1)
+        out = np.empty((rho.size, k + 1))
+        for i in range(rho.size):
+            j0, j1 = first[i], last[i]
+            by_work = np.interp(work[i, j0] + grid * span[i], work[i, j0 : j1 + 1], y[i, j0 : j1 + 1])
+            by_width = y[i, j0] + grid * width[i]
+            # equal work, but no panel wider than _RAY_WIDTH in y: the larger of the two at each step
+            out[i] = np.maximum.accumulate(np.maximum(by_work, np.minimum(by_width, by_work + _RAY_WIDTH)))
+        # the hyperbola's corner at sigma_1 (its continuation turns there): a break
+        hyp = np.nonzero(np.isnan(th[:, 0]))[0]
+        if hyp.size:
+            y1 = math.log(self._sigma_1())
+            inside = hyp[(out[hyp, 0] < y1) & (y1 < out[hyp, -1])]
+            j = np.argmin(np.abs(out[inside] - y1), axis=1)
+            out[inside, j] = y1
+        return out
+
+    def _ray(self, s, p, cs, paths, rho):
+        """(value / e^scale, absolute error / e^scale, scale) of one pole's integral per rho:
+        Gauss-Legendre panels in y = log sigma (:meth:`_breaks`) at 16 and 24 nodes, the panels of
+        the rows where the two differ by more than ``_RAY_TOL`` of the integral of |f dt| halved (up
+        to ``_RAY_SPLITS`` times); the difference bounds the error, with the rounding of the
+        logarithms (and sigma < e^y_0 left out: below e^-46 of the peak there, the integrand falling
+        like sigma^l towards 0)."""
+        th = self._choose(s, p, cs, paths, rho)[:, None]
+        brk = self._breaks(s, p, cs, th, rho)
+        out = np.zeros(rho.shape, dtype=np.complex128)
+        err = np.zeros(rho.shape)
+        scale = np.zeros(rho.shape)
+        todo = np.arange(rho.size)
+        for split in range(_RAY_SPLITS + 1):
+            val, e, mag, top = self._panels(s, p, cs, th[todo], rho[todo], brk)
+            out[todo], err[todo], scale[todo] = val, e, top
+            bad = ~(e <= _RAY_TOL * mag)
+            if not np.any(bad) or split == _RAY_SPLITS:
+                break
+            todo, brk = todo[bad], brk[bad]
+            mid = 0.5 * (brk[:, 1:] + brk[:, :-1])
+            brk = np.sort(np.concatenate([brk, mid], axis=1), axis=1)
+        return out, err, scale
+
+    def _panels(self, s, p, cs, th, rho, brk):
+        """(integral, error bound, integral of |f dt|, scale) on the panels ``brk`` (rows)."""
+        lo, hi = brk[:, :-1], brk[:, 1:]
+        r = rho[:, None]
+        sums = []
+        for nodes in (_RAY_NODES, _RAY_CHECK):
+            x, w = gauss_legendre(nodes)
+            y = (0.5 * (hi - lo)[:, :, None] * (x + 1.0) + lo[:, :, None]).reshape(rho.size, -1)
+            wt = (0.5 * (hi - lo)[:, :, None] * w).reshape(rho.size, -1)
+            t, dt = self._path(s, p, th, r, np.exp(y))
+            with np.errstate(all="ignore"):
+                lf, size = self._log_integrand(s, p, cs, r, t)
+                lf = lf + np.log(dt) + y
+                if not sums:
+                    top = np.max(np.where(np.isfinite(lf.real), lf.real, -np.inf), axis=1)
+                    top = np.where(np.isfinite(top), top, 0.0)
+                terms = np.exp(lf - top[:, None]) * wt
+            ok = np.isfinite(terms)
+            terms = np.where(ok, terms, 0.0)
+            size = np.where(ok, size + np.abs(y), 0.0)
+            sums.append((terms.sum(axis=1), (np.abs(terms) * (size + 1.0)).sum(axis=1), np.abs(terms).sum(axis=1)))
+        (coarse, _, _), (fine, rnd, mag) = sums
+        return fine, np.abs(fine - coarse) + 4 * _EPS * rnd, mag, top
+
+    def _poly(self, s, coeffs, rho):
+        """sum_j pi_j (-d/ds)^j g(s), g = (u^(1-n) v^-n + u^-n v^(1-n)) / 2, u, v = s +- i rho:
+        (-d/ds)^j u^al v^be = (-1)^j sum_i C(j,i) (al)_i (be)_(j-i) u^(al-i) v^(be-j+i)."""
+        lu, lv = np.log(s + 1j * rho), np.log(s - 1j * rho)
+        parts, sizes = [], []
+        n = self.expo
+        for j, c in enumerate(coeffs):
+            for al, be in ((1 - n, -n), (-n, 1 - n)):
+                for i in range(j + 1):
+                    coef = 0.5 * c * (-1) ** j * math.comb(j, i) * _falling(al, i) * _falling(be, j - i)
+                    if coef == 0:
+                        continue
+                    lg = (al - i) * lu + (be - j + i) * lv + np.log(complex(coef))
+                    parts.append(lg)
+                    sizes.append(abs(al - i) * np.abs(lu) + abs(be - j + i) * np.abs(lv) + 4.0)
+        return parts, sizes
+
+    def evaluate(self, rho):
+        """(log|mu|, sign, relative error bound) at ``rho`` (a flat float array)."""
+        la, sg, log_env, log_err = self.parts(rho)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return la, sg, np.exp(log_err - la)
+
+    def log_abs_and_sign(self, rho):
+        la, sg, _, _ = self.parts(rho)
+        return la, sg
+
+    def parts(self, rho):
+        """(log|mu|, sign, log E, log of the error bound) at ``rho`` (a flat float array), E the sum of
+        the moduli of the pieces (|mu| <= E: mu / E is smooth where mu changes sign). The last call
+        is remembered (the tables ask for log E and for mu / E at the same points)."""
+        rho = np.asarray(rho, dtype=np.float64)
+        key = rho.tobytes()
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        self._last = (key, self._parts(rho))
+        return self._last[1]
+
+    def _parts(self, rho):
+        out = [np.empty(rho.shape) for _ in range(4)]
+        for i in range(0, rho.size, _RAY_BLOCK):
+            for o, v in zip(out, self._block(rho[i : i + _RAY_BLOCK])):
+                o[i : i + _RAY_BLOCK] = v
+        return tuple(out)
+
+    def _block(self, rho):
+        pieces = []  # (value / e^scale, error / e^scale, scale)
+        for s, p, cs, thetas in self.rays:
+            pieces.append(self._ray(s, p, cs, thetas, rho))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for s, c in self.zero:
+                lu, lv = np.log(s + 1j * rho), np.log(s - 1j * rho)
+                if self.d == 1:
+                    size = 8 * _EPS * abs(c) * (np.abs(lu) + np.abs(lv))
+                    pieces.append((-0.5 * c * (lu + lv), size, np.zeros(rho.shape)))
+                else:
+                    lg = (1 - self.expo) * (lu + lv) + np.log(c / (2 * (self.expo - 1)))
+                    size = (self.expo - 1) * (np.abs(lu) + np.abs(lv)) + 4.0
+                    pieces.append((np.exp(1j * lg.imag), _EPS * size, lg.real))
+            for s, coeffs in self.poly:
+                for lg, size in zip(*self._poly(s, coeffs, rho)):
+                    pieces.append((np.exp(1j * lg.imag), _EPS * size, lg.real))
+            top = np.max([sc + np.log(np.abs(v) + e) for v, e, sc in pieces], axis=0)
+            top = np.where(np.isfinite(top), top, 0.0)
+            total = sum(v * np.exp(sc - top) for v, e, sc in pieces)
+            env = sum(np.abs(v) * np.exp(sc - top) for v, e, sc in pieces)
+            error = sum(e * np.exp(sc - top) for v, e, sc in pieces)
+            shift = top + self.log_c
+            return np.log(np.abs(total.real)) + shift, np.sign(total.real), np.log(env) + shift, np.log(error) + shift
+
+
+def _falling(x, i):
+    """The falling factorial x (x - 1) ... (x - i + 1)."""
+    out = 1.0
+    for k in range(i):
+        out *= x - k
+    return out
+
+
+def _ray_transform(pairs, d):
+    """mu_d from :class:`_Rays` in logs (high d: mu spans 10^+-1000): log E and q = mu / E (or log|mu|
+    where mu keeps its sign) interpolated in u = log rho (adaptive piecewise Chebyshev, measured
+    error) from 1e-30 R to rho_a, where the expansion at infinity meets the ray integrals (1e-6 at
+    rho_a 2^i, i < 3: the pieces' float sum cancels like rho^-(n0-1)
+    there), the expansion beyond. Errors: the rays' bounds and the fits' measured errors,
+    both relative to E; where mu is small against E (its zeros) they enter ``mass_error``."""
+    rays = _Rays(pairs, d)
+    tail = _Tail(pairs, d)
+    scale = min(abs(s) for s, *_ in rays.rays + rays.zero + rays.poly)
+    rho_a, n_use, worst = _meet(tail, scale, rays.evaluate, 3, 1e-6, "the ray integrals")
+    lo, hi = math.log(scale) + math.log(1e-30), math.log(rho_a)
+    fit = {"n_init": 8, "degree": 24, "relative": False}
+    probe = rays.parts(np.exp(np.linspace(lo, hi, 241)))
+    if not np.all(np.isfinite(probe[0]) | (probe[1] == 0)):
+        raise ArithmeticError("the ray integrals are not finite")
+    one_signed = bool(np.all(probe[1] == probe[1][0]))
+    log_e_probe = probe[0] if one_signed else probe[2]
+    sign_all = float(probe[1][0])
+
+    # the rays' own bound relative to E, at the probe points: the fits' noise floor
+    e_rays = float(np.max(np.exp(probe[3] - (probe[0] if one_signed else probe[2]))))
+
+    def noise(v):
+        return 32 * _EPS * float(np.max(np.abs(v))) + 4 * e_rays  # the rounding of log values
+
+    if one_signed:
+        log_env, e_env = fit_adaptive(lambda u: rays.parts(np.exp(u))[0], lo, hi, tol=1e-12, noise=noise, **fit)
+        ratio = None
+    else:
+
+        def env_and_q(u):
+            la, sg, le, _ = rays.parts(np.exp(u))
+            return le + 1j * (sg * np.exp(la - le))
+
+        # log E and q = mu / E in one complex fit, both to 1e-12 absolute (relative to E)
+        both, e_env = fit_adaptive(env_and_q, lo, hi, tol=1e-12, noise=noise, **fit)
+
+        def log_env(u):
+            return both(u).real
+
+        def ratio(u):
+            return both(u).imag
+
+        ratio.edges, ratio.coefs = both.edges, both.coefs.imag
+    eps_e = e_env + 4 * e_rays + 32 * _EPS * (1.0 + float(np.max(np.abs(log_e_probe))))
+
+    def log_abs_and_sign(rho):
+        rho = np.asarray(rho, dtype=np.float64)
+        out = np.empty(rho.shape)
+        sign = np.full(rho.shape, sign_all)
+        big = rho > rho_a
+        small = rho < math.exp(lo)
+        mid = ~big & ~small
+        if np.any(mid):
+            u = np.log(rho[mid])
+            out[mid] = log_env(u)
+            if ratio is not None:
+                qv = ratio(u)
+                with np.errstate(divide="ignore"):
+                    out[mid] += np.log(np.abs(qv))
+                sign[mid] = np.sign(qv)
+        if np.any(small):  # analytic in rho^2 at 0: the value at 1e-30 R is mu(0) to rounding
+            la, sg, _, _ = rays.parts(np.zeros(1))
+            out[small], sign[small] = la[0], sg[0]
+        if np.any(big):
+            out[big], sign[big], _ = tail.values(rho[big], n_use)
+        return out, sign
+
+    zeros = None if ratio is None else _fit_zeros(ratio, tail, rho_a, n_use)
+    # the error at each probe point: the rays' own bound there and the fits' (measured, and the
+    # noise they were allowed), relative to E; rel_error is its largest share of |mu| where
+    # |mu| >= 1e-3 E, and all of it, integrated against the radial weight, the mass error (in u)
+    la, _, le, lerr = probe
+    u = np.linspace(lo, hi, la.size)
+    log_e = la if one_signed else le
+    total = np.exp(lerr - log_e) + eps_e
+    with np.errstate(over="ignore", invalid="ignore"):
+        share = total * np.exp(log_e - la)
+    rel_error = float(np.max(share[la >= log_e + math.log(1e-3)]))
+    radial = np.log(total) + log_e + d * u + log_sphere_area(d)
+    peak = float(np.max(radial))
+    mass_error = 2 * math.exp(peak) * float(np.sum(np.exp(radial - peak))) * (u[1] - u[0])
+    return RadialTransform(
+        mu=vectorised(log_abs_and_sign),
+        log_abs_mu=log_form(log_abs_and_sign),
+        method=_METHOD,
+        rel_error=max(rel_error, 10 * worst, 1e-12),
+        abs_error=0.0,
+        scale=2 * scale,
+        tail_exponent=float(d + tail.n0),
+        mass_error=mass_error,
+        zeros=np.zeros(0) if one_signed else zeros,
+    )
+
+
+def _fit_zeros(ratio, tail, rho_a, n_use):
+    """The sign changes of mu: the real roots of the fit of q = mu / E on each of its panels (in
+    u = log rho) where q changes sign across them; None where the expansion beyond rho_a is not of
+    one sign (its sign changes are not located)."""
+    roots = []
+    for (a, b), c in zip(zip(ratio.edges[:-1], ratio.edges[1:]), ratio.coefs):
+        z = np.polynomial.chebyshev.chebroots(c)
+        z = z.real[(np.abs(z.imag) <= 1e-9) & (np.abs(z.real) <= 1.0)]
+        roots.extend(0.5 * (b - a) * z + 0.5 * (a + b))
+    u = np.unique(np.round(np.array(roots, dtype=np.float64), 12))
+    if u.size:
+        h = 1e-7 * np.maximum(1.0, np.abs(u))
+        u = u[np.sign(ratio(u - h)) * np.sign(ratio(u + h)) < 0]
+    far = rho_a * np.geomspace(1.0, 1e6, 200)
+    if np.unique(tail.values(far, n_use)[1]).size > 1:
+        return None
+    return np.exp(u)
