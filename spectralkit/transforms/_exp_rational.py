@@ -74,6 +74,7 @@ from ._types import RadialTransform
 __all__ = []  # private module: registers the builder and the matcher
 
 _METHOD = "closed-form:exp-rational"
+_RAY_METHOD = "closed-form:exp-rational-rays"
 _EPS = float(np.finfo(np.float64).eps)
 _TINY = 1e-300
 _DPS = 50  # digits of the roots, partial fractions and coefficient tables
@@ -84,9 +85,9 @@ _FLOOR = 1e-13
 _MAX_DEGREE = 24  # largest degree of a numerator or denominator
 _MAX_GROUPS = 8
 _ASYM_TERMS = 48  # odd terms of the expansion at infinity
-#: beyond, the walk's multiple-precision sums and tables take minutes (d = 257: 450 s): the builder
-#: declines and the numeric routes answer or refuse
+#: the walk's largest d: beyond, its multiple-precision sums take minutes (d = 257: 450 s)
 _MAX_D = 80
+_WALK_FIRST_D = 17  # up to here the walk first, the rays if it fails; beyond, the other way round
 _ACCEPT_EVEN = 1e-3  # the largest even-d table error stated rather than refused (the masses carry it)
 
 
@@ -845,17 +846,25 @@ def _exp_rational(groups, dim):
     """mu of Re sum_g exp(-s_g r) R_g(r) on R^dim (module docstring); None where the recognised form
     has a pole on the positive axis or is unbounded at 0 (other routes answer or refuse)."""
     d = dim
-    try:
-        pairs = _pairs(groups)
-        if not _admissible(pairs):
-            return None
-        if d > _MAX_D:
-            return _ray_transform(pairs, d)
-        if d % 2 == 1:
-            return _odd_transform(pairs, d)
-        return _even_transform(pairs, d)
-    except ArithmeticError as exc:
-        raise TransformError(f"the exponential-rational walk in d = {d} failed: {exc}") from exc
+    pairs = _pairs(groups)
+    if not _admissible(pairs):
+        return None
+    routes = [("the dimension walk", _walk_transform), ("the ray integrals", _ray_transform)]
+    if d > _WALK_FIRST_D:
+        routes.reverse()  # the rays are the cheaper in high d
+    failures = []
+    for name, route in routes:
+        if route is _walk_transform and d > _MAX_D:
+            continue
+        try:
+            return route(pairs, d)
+        except ArithmeticError as exc:
+            failures.append(f"{name}: {exc}")
+    raise TransformError(f"the exponential-rational transform in d = {d} failed ({'; '.join(failures)})")
+
+
+def _walk_transform(pairs, d):
+    return _odd_transform(pairs, d) if d % 2 == 1 else _even_transform(pairs, d)
 
 
 def _admissible(pairs):
@@ -1310,7 +1319,12 @@ class _Rays:
         rows = np.arange(rho.size)
         span = work[rows, last] - work[rows, first]
         width = y[rows, last] - y[rows, first]
-        k = int(min(max(8, np.ceil(np.max(span) / _RAY_WORK), np.ceil(np.max(width) / _RAY_WIDTH)), _RAY_MAX_PANELS))
+        k = int(
+            min(
+                max(8, np.ceil(np.max(span) / _RAY_WORK), np.ceil(np.max(width) / _RAY_WIDTH)),
+                _RAY_MAX_PANELS,
+            )
+        )
         grid = np.linspace(0.0, 1.0, k + 1)
         out = np.empty((rho.size, k + 1))
         for i in range(rho.size):
@@ -1372,7 +1386,9 @@ class _Rays:
             ok = np.isfinite(terms)
             terms = np.where(ok, terms, 0.0)
             size = np.where(ok, size + np.abs(y), 0.0)
-            sums.append((terms.sum(axis=1), (np.abs(terms) * (size + 1.0)).sum(axis=1), np.abs(terms).sum(axis=1)))
+            sums.append(
+                (terms.sum(axis=1), (np.abs(terms) * (size + 1.0)).sum(axis=1), np.abs(terms).sum(axis=1))
+            )
         (coarse, _, _), (fine, rnd, mag) = sums
         return fine, np.abs(fine - coarse) + 4 * _EPS * rnd, mag, top
 
@@ -1444,7 +1460,12 @@ class _Rays:
             env = sum(np.abs(v) * np.exp(sc - top) for v, e, sc in pieces)
             error = sum(e * np.exp(sc - top) for v, e, sc in pieces)
             shift = top + self.log_c
-            return np.log(np.abs(total.real)) + shift, np.sign(total.real), np.log(env) + shift, np.log(error) + shift
+            return (
+                np.log(np.abs(total.real)) + shift,
+                np.sign(total.real),
+                np.log(env) + shift,
+                np.log(error) + shift,
+            )
 
 
 def _falling(x, i):
@@ -1482,7 +1503,9 @@ def _ray_transform(pairs, d):
         return 32 * _EPS * float(np.max(np.abs(v))) + 4 * e_rays  # the rounding of log values
 
     if one_signed:
-        log_env, e_env = fit_adaptive(lambda u: rays.parts(np.exp(u))[0], lo, hi, tol=1e-12, noise=noise, **fit)
+        log_env, e_env = fit_adaptive(
+            lambda u: rays.parts(np.exp(u))[0], lo, hi, tol=1e-12, noise=noise, **fit
+        )
         ratio = None
     else:
 
@@ -1541,7 +1564,7 @@ def _ray_transform(pairs, d):
     return RadialTransform(
         mu=vectorised(log_abs_and_sign),
         log_abs_mu=log_form(log_abs_and_sign),
-        method=_METHOD,
+        method=_RAY_METHOD,
         rel_error=max(rel_error, 10 * worst, 1e-12),
         abs_error=0.0,
         scale=2 * scale,
