@@ -185,6 +185,7 @@ def test_recognised_forms_and_the_rest():
         ("exp(-r)*cos(2*r)/(1+r**2)", 256),  # refused before (the walk stopped at d = 80)
         ("exp(-r)*(1+r)/(2+r**2)", 256),  # pieces that cancel like rho^-2 at large rho
         ("exp(-r)*r**2/(1+r**2)", 96),  # a polynomial part: exp(-r) - exp(-r)/(1 + r^2)
+        ("exp(-r)*cos(2*r)/(1 + r**2/100)", 96),  # refused before (the numeric route, relative error 10)
         ("exp(-2*r)*sin(r)/(r*(1+r**2))", 255),  # the 1/r pieces: (s^2 + rho^2)^(1-n) / (2 (n-1))
     ],
 )

@@ -266,14 +266,18 @@ print(report.verdict, report.method, report.mass_plus, report.mass_minus)""",
 
 exp(-r) cos(2 r)/(1 + r^2) is Re exp(-(1 - 2i) r)/(1 + r^2): its one-dimensional transform is the
 Laplace transform of the rational factor at 1 -+ 2i -+ i rho, an exponential integral e^w E_1(w) per
-pole, and the dimension walk differentiates it exactly (the Laplace transforms of r^j R(r) by the
-recurrence of its denominator, in multiple precision where the terms cancel). Near rho = 0 the walk of
-its Taylor series, far out the expansion from k's odd Taylor coefficients at 0 (the tail rho^-(d + n),
-n the first odd power of r in k); even d project the odd neighbour. Quadrature and steepest descent
-disagreed in d = 16 (refused before); exp(-r) (1 + r)/(2 + r^2), whose r^1 term vanishes, likewise in
-d = 64.""",
+pole, and in low d the dimension walk differentiates it exactly (the Laplace transforms of r^j R(r) by
+the recurrence of its denominator, in multiple precision where the terms cancel; near rho = 0 the walk
+of its Taylor series, far out the expansion from k's odd Taylor coefficients at 0, the tail
+rho^-(d + n) with n the first odd power of r in k). Above d = 17 each partial fraction is written as a
+Laplace mixture of exponentials along a path in the complex plane, exp(-s r)/(r - p) = int e^(t p)
+exp(-(s + t) r) dt, whose transform in d dimensions is known for every complex exponent: one integral
+per pole and rho, along a path chosen so that its integrand does not cancel (a ray, or the hyperbola on
+which (a^2 + rho^2)^-n keeps its phase), tabulated in logs. Quadrature and steepest descent disagreed
+in d = 16 (refused before), the walk stopped at d = 80; exp(-r) (1 + r)/(2 + r^2), whose r^1 term
+vanishes, was refused in d = 64.""",
         """kernel = sk.RadialKernel.from_string("exp(-r)*cos(2*r)/(1 + r**2)")
-for d in (3, 16):
+for d in (3, 16, 256):
     report = sk.check_rkks(kernel, dim=d)
     print(d, report.verdict, report.method, report.mass_plus, report.mass_minus)
 report = sk.check_rkks("exp(-r)*(1 + r)/(2 + r**2)", 64)

@@ -1,4 +1,4 @@
-"""Exponentials times rational functions, exact in every d up to 80.
+"""Exponentials times rational functions in every d: the dimension walk (d <= 80) and the ray integrals.
 
 k(r) = Re sum_g exp(-s_g r) R_g(r), Re s_g > 0, R_g rational in r with no pole on (0, inf) (complex
 poles allowed, odd powers of r allowed, a simple pole at r = 0 where the sum is bounded there):
@@ -45,8 +45,15 @@ Evaluation in d = 2k + 1 (three regions):
 
 mu_d is tabulated up to rho_a (:class:`._oscillating._KinkTable`), the expansion beyond. Even d: the
 projection mu_d(rho) = 2 int_0^inf mu_(d+1)(sqrt(rho^2 + v^2)) dv of the odd neighbour's table, by the
-trapezoidal rule in v = c sinh x at two steps (their difference is the error), tabulated in turn. Beyond
-d = ``_MAX_D`` the builder declines (the multiple-precision sums take minutes).
+trapezoidal rule in v = c sinh x at two steps (their difference is the error), tabulated in turn. The
+walk serves d <= ``_MAX_D`` (its multiple-precision sums take minutes beyond).
+
+The ray integrals (:class:`_Rays`, every d, nothing walked): each partial fraction is a Laplace mixture
+exp(-s r) (r - p)^-l = int t^(l-1)/(l-1)! e^(t p) exp(-(s + t) r) dt along a path in the t-plane (a ray,
+or the hyperbola on which (a^2 + rho^2)^-n keeps its phase), and exp(-a r) has the transform
+C_d a (a^2 + rho^2)^-n, n = (d+1)/2, for every Re a > 0; one quadrature per pole and rho, with its
+bound, tabulated in logs (:func:`_ray_transform`). Up to d = ``_WALK_FIRST_D`` the walk is tried
+first, beyond it the rays; each is the other's fallback (docs/theory.md §21).
 """
 
 from __future__ import annotations
@@ -1161,11 +1168,12 @@ class _Rays:
                                  + sum_j pi_j (-d/ds)^j g(s) + c_0 (s^2 + rho^2)^(1-n) / (2 (n-1)) ],
 
     g(a) = a (a^2 + rho^2)^-n, the last term from 1/r (d = 1: -c_0 log(s^2 + rho^2) / 2; the
-    divergent constants cancel in the bounded sum). No float cancellation grows with d: each ray is
-    chosen per rho among ``_RAY_ANGLES`` directions, the one whose integrand peaks lowest (within a
-    factor 10: the one passing farthest, relative to |t|, from the singular points t = -s +- i rho),
-    and integrated by the exp-sinh rule centred at the peak, at two levels whose difference (plus the
-    rounding of every logarithm, n |log(a +- i rho)| eps) bounds the error."""
+    divergent constants cancel in the bounded sum). No float cancellation grows with d. The path of
+    each pole's integral is chosen per rho (:meth:`_choose`) among rays in ``_RAY_ANGLES`` directions
+    and the hyperbola of :meth:`_path`, and integrated by Gauss-Legendre panels in log sigma
+    (:meth:`_breaks`, :meth:`_ray`) at two orders whose difference, plus the rounding of every
+    logarithm (n |log(a^2 + rho^2)| eps), bounds the error. For s and R real the conjugate pole's
+    integral is the conjugate: one of the two is computed, doubled."""
 
     def __init__(self, pairs, d):
         self.expo = (d + 1) / 2  # the exponent n of the docstring
