@@ -67,7 +67,7 @@ import numpy as np
 import sympy
 
 from .._numerics.bigfloat import to_gmpy
-from .._numerics.chebyshev import fit_adaptive
+from .._numerics.chebyshev import _NOISE_GAIN, fit_adaptive
 from .._numerics.quadrature import gauss_legendre
 from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
@@ -1504,25 +1504,31 @@ def _ray_transform(pairs, d):
     log_e_probe = probe[0] if one_signed else probe[2]
     sign_all = float(probe[1][0])
 
-    # the rays' own bound relative to E, at the probe points: the fits' noise floor
-    e_rays = float(np.max(np.exp(probe[3] - (probe[0] if one_signed else probe[2]))))
-
     def noise(v):
-        return 32 * _EPS * float(np.max(np.abs(v))) + 4 * e_rays  # the rounding of log values
+        return 32 * _EPS * float(np.max(np.abs(v)))  # the rounding of log values
+
+    def with_errors(values, la, le, lerr):
+        # the rays' bound relative to E, scaled so that fit_adaptive's ve / max(|v|, 1) is it:
+        # each panel is not refined below its own values' noise
+        with np.errstate(over="ignore", invalid="ignore"):
+            return values, np.exp(lerr - le) * np.maximum(np.abs(values), 1.0)
 
     if one_signed:
-        log_env, e_env = fit_adaptive(
-            lambda u: rays.parts(np.exp(u))[0], lo, hi, tol=1e-12, noise=noise, **fit
-        )
+
+        def log_mu(u):
+            la, _, _, lerr = rays.parts(np.exp(u))
+            return with_errors(la, la, la, lerr)
+
+        log_env, e_env = fit_adaptive(log_mu, lo, hi, tol=1e-12, noise=noise, with_errors=True, **fit)
         ratio = None
     else:
 
         def env_and_q(u):
-            la, sg, le, _ = rays.parts(np.exp(u))
-            return le + 1j * (sg * np.exp(la - le))
+            la, sg, le, lerr = rays.parts(np.exp(u))
+            return with_errors(le + 1j * (sg * np.exp(la - le)), la, le, lerr)
 
         # log E and q = mu / E in one complex fit, both to 1e-12 absolute (relative to E)
-        both, e_env = fit_adaptive(env_and_q, lo, hi, tol=1e-12, noise=noise, **fit)
+        both, e_env = fit_adaptive(env_and_q, lo, hi, tol=1e-12, noise=noise, with_errors=True, **fit)
 
         def log_env(u):
             return both(u).real
@@ -1531,7 +1537,9 @@ def _ray_transform(pairs, d):
             return both(u).imag
 
         ratio.edges, ratio.coefs = both.edges, both.coefs.imag
-    eps_e = e_env + 4 * e_rays + 32 * _EPS * (1.0 + float(np.max(np.abs(log_e_probe))))
+    # the fits' error relative to E: measured (beyond their values' noise) plus the rounding of the
+    # logs; each point adds (1 + the noise gain) times its own values' bound (below)
+    eps_e = e_env + 32 * _EPS * (1.0 + float(np.max(np.abs(log_e_probe))))
 
     def log_abs_and_sign(rho):
         rho = np.asarray(rho, dtype=np.float64)
@@ -1556,17 +1564,29 @@ def _ray_transform(pairs, d):
         return out, sign
 
     zeros = None if ratio is None else _fit_zeros(ratio, tail, rho_a, n_use)
-    # the error at each probe point: the rays' own bound there and the fits' (measured, and the
-    # noise they were allowed), relative to E; rel_error is its largest share of |mu| where
-    # |mu| >= 1e-3 E, and all of it, integrated against the radial weight, the mass error (in u)
+    # the error bound relative to E: the rays' own (at the probe points, interpolated in u) and the
+    # fits' (measured, and the noise they were allowed). rel_error: its largest share of |mu| on a
+    # fine grid of the tables, leaving out a probe step about each sign change of mu; all of it,
+    # integrated against the radial weight, is the mass error (those neighbourhoods included)
     la, _, le, lerr = probe
-    u = np.linspace(lo, hi, la.size)
+    u_probe = np.linspace(lo, hi, la.size)
     log_e = la if one_signed else le
-    total = np.exp(lerr - log_e) + eps_e
     with np.errstate(over="ignore", invalid="ignore"):
-        share = total * np.exp(log_e - la)
-    rel_error = float(np.max(share[la >= log_e + math.log(1e-3)]))
-    radial = np.log(total) + log_e + d * u + log_sphere_area(d)
+        own = np.exp(lerr - log_e)
+    u = np.linspace(lo, hi, 8 * la.size)
+    total = (1.0 + _NOISE_GAIN) * np.exp(np.interp(u, u_probe, np.log(own + _TINY))) + eps_e
+    fitted = log_env(u)
+    if ratio is not None:
+        with np.errstate(divide="ignore"):
+            share = total / np.abs(ratio(u))
+        if zeros is not None and zeros.size:
+            step = u_probe[1] - u_probe[0]
+            near = np.min(np.abs(u[:, None] - np.log(zeros)[None, :]), axis=1) <= step
+            share = share[~near]
+    else:
+        share = total
+    rel_error = float(np.max(share))
+    radial = np.log(total) + fitted + d * u + log_sphere_area(d)
     peak = float(np.max(radial))
     mass_error = 2 * math.exp(peak) * float(np.sum(np.exp(radial - peak))) * (u[1] - u[0])
     return RadialTransform(
