@@ -73,7 +73,7 @@ from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._exp_poly import _mp
-from ._forms import log_form, vectorised
+from ._forms import envelope_logs, log_form, vectorised
 from ._oscillating import _MIN_OFFSET, _KinkTable, kink_peak
 from ._registry import builder, exact_rationals, matcher
 from ._types import RadialTransform
@@ -1549,13 +1549,7 @@ def _ray_transform(pairs, d):
         small = rho < math.exp(lo)
         mid = ~big & ~small
         if np.any(mid):
-            u = np.log(rho[mid])
-            out[mid] = log_env(u)
-            if ratio is not None:
-                qv = ratio(u)
-                with np.errstate(divide="ignore"):
-                    out[mid] += np.log(np.abs(qv))
-                sign[mid] = np.sign(qv)
+            out[mid], sign[mid] = envelope_logs(log_env, ratio, np.log(rho[mid]), sign_all)
         if np.any(small):  # analytic in rho^2 at 0: the value at 1e-30 R is mu(0) to rounding
             la, sg, _, _ = rays.parts(np.zeros(1))
             out[small], sign[small] = la[0], sg[0]

@@ -9,7 +9,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..exceptions import TransformError
 
-__all__ = ["log_form", "not_a_measure", "vectorised"]
+__all__ = ["envelope_logs", "log_form", "not_a_measure", "vectorised"]
 
 #: ``rho -> (log|mu|, sign)`` on a flat float64 array
 LogAbsAndSign = Callable[[NDArray[np.float64]], tuple[ArrayLike, ArrayLike]]
@@ -54,3 +54,14 @@ def not_a_measure(reason: str) -> Callable[[ArrayLike], NDArray[np.float64]]:
         raise TransformError(reason)
 
     return mu
+
+
+def envelope_logs(log_env, ratio, u, sign):
+    """(log|mu|, sign) at u = log rho from fitted log E and q = mu / E (E >= |mu|, smooth where mu
+    changes sign); ``ratio`` None: ``log_env`` is log|mu| itself, of the one ``sign``."""
+    out = log_env(u)
+    if ratio is None:
+        return out, np.full(u.shape, sign)
+    qv = ratio(u)
+    with np.errstate(divide="ignore"):
+        return out + np.log(np.abs(qv)), np.sign(qv)

@@ -56,7 +56,7 @@ import sympy
 from .._numerics.chebyshev import fit_adaptive
 from .._numerics.quadrature import gauss_legendre
 from ..kernels._parse import R
-from ._forms import log_form, vectorised
+from ._forms import envelope_logs, log_form, vectorised
 from ._partial import partial_fractions
 from ._registry import MATCH_FAILURES, builder, exact_rationals, matcher
 from ._types import RadialTransform
@@ -677,13 +677,7 @@ def _completely_monotone(c0, terms, atoms, dim):
         zero = rho == 0
         pos = ~zero
         if np.any(pos):
-            u = np.log(rho[pos])
-            out[pos] = log_env(u)
-            if ratio is not None:
-                qv = ratio(u)
-                with np.errstate(divide="ignore"):
-                    out[pos] += np.log(np.abs(qv))
-                sign[pos] = np.sign(qv)
+            out[pos], sign[pos] = envelope_logs(log_env, ratio, np.log(rho[pos]), sign_all)
         if np.any(zero):
             if singular0:
                 out[zero], sign[zero] = np.inf, sign0
