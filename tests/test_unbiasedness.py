@@ -161,6 +161,8 @@ CASES = [
     # exponential times a rational function (transforms/_exp_rational.py): the tabulated walk, a
     # power tail rho^-(d + 1) beyond the expansion's start, an RKKS density in d = 4 (projection)
     (kernels.RadialKernel.from_string("exp(-r)*cos(2*r)/(1 + r**2)"), 4, "orf"),
+    # ... above d = 17 the ray integrals, tabulated in logs with the density's sign changes located
+    (kernels.RadialKernel.from_string("exp(-r)*cos(2*r)/(1 + r**2)"), 32, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]

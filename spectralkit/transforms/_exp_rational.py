@@ -1133,9 +1133,10 @@ def _even_transform(pairs, d):
 # high d: the Laplace-mixture integrals along rays
 # ---------------------------------------------------------------------------------------------
 _RAY_ANGLES = 9  # candidate directions of the rays in [-pi/2, pi/2]
-_RAY_GRID = np.linspace(-60.0, 15.0, 151)  # log tau, shifted by log(1 + rho + |s| + |p|): the survey
+#: the survey in y = log sigma: shifted by log(1 + rho + |s| + |p|) for a ray, by -log n for the hyperbola
+_RAY_GRID = np.linspace(-60.0, 15.0, 151)
 _RAY_SPAN = 46.0  # the integrand is cut where it is below e^-46 of its peak
-_RAY_WORK = 6.0  # int |d log f / d tau| dtau per panel (16 nodes: error ~ 3^32/32! there)
+_RAY_WORK = 6.0  # int |d log F / dy| dy per panel (16 nodes: error ~ 3^32/32! for e^(i 6 y))
 _RAY_WIDTH = 4.0  # the widest panel in y = log sigma (16 nodes: e^y to 1e-16 on it)
 _RAY_MAX_PANELS = 400
 _RAY_TOL = 1e-11  # 16 and 24 nodes must agree to this, relative to int |f dt|
@@ -1177,10 +1178,9 @@ class _Rays:
 
     def __init__(self, pairs, d):
         self.expo = (d + 1) / 2  # the exponent n of the docstring
-        self.d = self.n = d  # (n: the dimension, as for :func:`_direct`)
+        self.d = d
         self.log_c = math.lgamma(self.expo) - self.expo * math.log(math.pi)
         self.rays, self.poly, self.zero = [], [], []
-        self._last = None
         with mpmath.workdps(_DPS):
             for s, num, den, mult, self_conj in pairs:
                 g = _Group(s, num, den, mult, self_conj, _DPS)
@@ -1423,22 +1423,10 @@ class _Rays:
         with np.errstate(over="ignore", invalid="ignore"):
             return la, sg, np.exp(log_err - la)
 
-    def log_abs_and_sign(self, rho):
-        la, sg, _, _ = self.parts(rho)
-        return la, sg
-
     def parts(self, rho):
         """(log|mu|, sign, log E, log of the error bound) at ``rho`` (a flat float array), E the sum of
-        the moduli of the pieces (|mu| <= E: mu / E is smooth where mu changes sign). The last call
-        is remembered (the tables ask for log E and for mu / E at the same points)."""
+        the moduli of the pieces (|mu| <= E: mu / E is smooth where mu changes sign)."""
         rho = np.asarray(rho, dtype=np.float64)
-        key = rho.tobytes()
-        if self._last is not None and self._last[0] == key:
-            return self._last[1]
-        self._last = (key, self._parts(rho))
-        return self._last[1]
-
-    def _parts(self, rho):
         out = [np.empty(rho.shape) for _ in range(4)]
         for i in range(0, rho.size, _RAY_BLOCK):
             for o, v in zip(out, self._block(rho[i : i + _RAY_BLOCK])):
