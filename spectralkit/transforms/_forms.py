@@ -56,7 +56,12 @@ def not_a_measure(reason: str) -> Callable[[ArrayLike], NDArray[np.float64]]:
     return mu
 
 
-def envelope_logs(log_env, ratio, u, sign):
+def envelope_logs(
+    log_env: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    ratio: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None,
+    u: NDArray[np.float64],
+    sign: float,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(log|mu|, sign) at u = log rho from fitted log E and q = mu / E (E >= |mu|, smooth where mu
     changes sign); ``ratio`` None: ``log_env`` is log|mu| itself, of the one ``sign``."""
     out = log_env(u)
