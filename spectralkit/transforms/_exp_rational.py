@@ -1354,7 +1354,7 @@ class _Rays:
         """(value / e^scale, absolute error / e^scale, scale) of one pole's integral per rho:
         Gauss-Legendre panels in y = log sigma (:meth:`_breaks`) at 12 and 16 nodes, the panels of
         the rows where the two differ by more than ``_RAY_TOL`` of the integral of |f dt| halved (up
-        to ``_RAY_SPLITS`` times); the difference bounds the error, with the rounding of the
+        to ``_RAY_SPLITS`` times, while under ``_RAY_MAX_PANELS``); the difference bounds the error, with the rounding of the
         logarithms (and sigma < e^y_0 left out: below e^-46 of the peak there, the integrand falling
         like sigma^l towards 0)."""
         th = self._choose(s, p, cs, paths, rho)[:, None]
@@ -1367,8 +1367,8 @@ class _Rays:
             val, e, mag, top = self._panels(s, p, cs, th[todo], rho[todo], brk)
             out[todo], err[todo], scale[todo] = val, e, top
             bad = ~(e <= _RAY_TOL * mag)
-            if not np.any(bad) or split == _RAY_SPLITS:
-                break
+            if not np.any(bad) or split == _RAY_SPLITS or brk.shape[1] > _RAY_MAX_PANELS:
+                break  # (what is left is in the stated error)
             todo, brk = todo[bad], brk[bad]
             mid = 0.5 * (brk[:, 1:] + brk[:, :-1])
             brk = np.sort(np.concatenate([brk, mid], axis=1), axis=1)
