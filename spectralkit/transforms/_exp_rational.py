@@ -1142,7 +1142,7 @@ _RAY_MAX_PANELS = 400
 _RAY_TOL = 1e-11  # the two rules must agree to this, relative to int |f dt|
 _RAY_SPLITS = 3
 _RAY_NODES, _RAY_CHECK = 12, 16  # Gauss-Legendre nodes per panel: the value's rule is the second
-_RAY_BLOCK = 512  # rho values at a time
+_RAY_BLOCK = 128  # rho values at a time (up to 400 panels x 16 nodes each: ~100 MB of temporaries)
 
 
 def _ray_angles(p):
