@@ -222,3 +222,20 @@ def test_a_pole_near_the_positive_axis_is_not_decided_in_high_d():
     # answers odd d up to 9 and d = 2 to 8)
     with pytest.raises(TransformError, match="not accurate enough to decide"):
         check_rkks(RadialKernel("exp(-r)/((r-2)**2+0.04)"), dim=64)
+
+
+def test_a_poor_first_route_gets_a_second_opinion(monkeypatch):
+    # above d = 17 the rays answer first; where their stated error is poor (pieces cancelling near
+    # poles by the positive axis: exp(-r)/((r-2)^2 + 0.04) in d = 19-33) the walk is tried too (up
+    # to d = 40) and the better kept. Here the rays' error is made poor on purpose.
+    import dataclasses
+
+    from spectralkit.transforms import _exp_rational as er
+
+    rays = er._ray_transform
+    monkeypatch.setattr(er, "_ray_transform", lambda p, d: dataclasses.replace(rays(p, d), rel_error=0.5))
+    groups = _match(RadialKernel("exp(-r)*cos(2*r)/(1+r**2)").expr)[1]["groups"]
+    assert er._exp_rational(groups, 19).method == "closed-form:exp-rational"  # the walk
+    # beyond d = 40 the walk is not tried after the rays: their transform is returned as it is
+    tr = er._exp_rational(groups, 41)
+    assert tr.method == "closed-form:exp-rational-rays" and tr.rel_error == 0.5
