@@ -53,6 +53,11 @@ REFERENCES = [
     # sin(r)/r: a pole at r = 0 in each exponent's partial fractions (the finite part -(log z + gamma))
     (
         "exp(-2*r)*sin(r)/(r*(1+r**2))",
+        1,  # the 1/r parts' logarithms (their constants cancel between the two exponents)
+        [(0.3, 0.12087443996166596), (1.0, 0.1102248080610182), (6.0, 0.019067289590875513)],
+    ),
+    (
+        "exp(-2*r)*sin(r)/(r*(1+r**2))",
         3,
         [(0.3, 0.004009106622093501), (1.0, 0.0034576274320273323), (6.0, 0.00016796604199012256)],
     ),
@@ -71,6 +76,12 @@ REFERENCES = [
         "exp(-r)*(1+r)/(2+r**2)",
         4,
         [(0.2, 0.023412432244145843), (1.0, 0.0074646440026236134), (8.0, 1.5689124981109027e-07)],
+    ),
+    # a polynomial part: exp(-r) - exp(-r)/(1 + r^2)
+    (
+        "exp(-r)*r**2/(1+r**2)",
+        2,
+        [(0.3, 0.08745463774288081), (1.5, 0.0012286024117974294), (5.0, -0.0007100068737293218)],
     ),
     # double poles: psi_2 from psi_1 by the recurrence of E_m
     (

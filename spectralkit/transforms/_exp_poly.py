@@ -330,6 +330,23 @@ class _Group:
                 la, ph = top + np.log(np.abs(v)), np.angle(v)
         return la, ph
 
+    def rounding(self, s):
+        """A bound on the rounding of :meth:`log_complex`, relative to |T| and in units of eps: the
+        sizes of the logarithms it sums (p |log(a^2 + s)| dominates in high d)."""
+        log_q = np.abs(np.log(self.a2_f + s.astype(np.complex128)))
+        size = np.full(s.shape, 4.0)
+        if self.coeffs is not None:
+            size = size + self.pf * log_q + abs(self.log_lead)
+            for root in self.roots_f:
+                # log(s - root), and s - root's own rounding relative to it (large next to a root,
+                # where |T| is small: the absolute error stays finite; at the root T = 0)
+                reach = _EPS * (np.abs(s) + abs(root))
+                gap = np.maximum(np.abs(s - root), reach)
+                size = size + np.abs(np.log(gap)) + reach / gap / _EPS
+        if self.log_coef is not None:
+            size = size + log_q
+        return size
+
     # -- mpmath ------------------------------------------------------------------------------
     def value_mp(self, s):
         out = mpmath.mpc(0)

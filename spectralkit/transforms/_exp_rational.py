@@ -73,6 +73,7 @@ from .._numerics.quadrature import gauss_legendre
 from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels._parse import R
+from ._exp_poly import _Group as _ExpPolyGroup
 from ._exp_poly import _mp
 from ._forms import envelope_logs, log_form, vectorised
 from ._oscillating import _MIN_OFFSET, _KinkTable, kink_peak
@@ -1169,6 +1170,19 @@ def _ray_angles(p):
     return np.array([math.copysign(np.pi / 2, float(np.angle(p)))])
 
 
+def _exact_terms(num, den):
+    """[(n, c)] (exact) of the exponential-polynomial part of R = P/Q: its polynomial part c r^n and
+    the 1/r term (n = -1, the residue at a simple pole r = 0)."""
+    pn, pd = _poly(num), _poly(den)
+    quo, rem = sympy.div(pn, pd)
+    terms = [] if quo.is_zero else [(n, c) for n, c in enumerate(reversed(quo.all_coeffs())) if c != 0]
+    if pd.eval(0) == 0 and not rem.is_zero:
+        residue = sympy.cancel(rem.as_expr() * R / pd.as_expr()).subs(R, 0)
+        if residue != 0:
+            terms.append((-1, residue))
+    return terms
+
+
 class _Rays:
     """mu_d by the Laplace-mixture integrals of its partial fractions (docs/theory.md §21):
 
@@ -1182,7 +1196,9 @@ class _Rays:
                                  + sum_j pi_j (-d/ds)^j g(s) + c_0 (s^2 + rho^2)^(1-n) / (2 (n-1)) ],
 
     g(a) = a (a^2 + rho^2)^-n, the last term from 1/r (d = 1: -c_0 log(s^2 + rho^2) / 2; the
-    divergent constants cancel in the bounded sum). No float cancellation grows with d. The path of
+    divergent constants cancel in the bounded sum). The last two are the exponential-polynomial closed
+    form (:class:`._exp_poly._Group`, one factored polynomial per exponent). No float cancellation
+    grows with d. The path of
     each pole's integral is chosen per rho (:meth:`_choose`) among rays in ``_RAY_ANGLES`` directions
     and the hyperbola of :meth:`_path`, and integrated by Gauss-Legendre panels in log sigma
     (:meth:`_breaks`, :meth:`_ray`) at two orders whose difference, plus the rounding of every
@@ -1191,26 +1207,30 @@ class _Rays:
 
     def __init__(self, pairs, d):
         self.expo = (d + 1) / 2  # the exponent n of the docstring
-        self.d = d
+        #: where the hyperbola turns into its continuation: (1 + sigma_1)^-n = e^-50
+        self.sigma_1 = math.expm1(min(50.0 / self.expo, 600.0))
         self.log_c = math.lgamma(self.expo) - self.expo * math.log(math.pi)
-        self.rays, self.poly, self.zero = [], [], []
+        self.rays = []  # (s, p, [mult c_l], candidate paths) per pole p != 0
+        self.exact = []  # the polynomial and 1/r parts: exponential polynomials (:mod:`._exp_poly`)
+        self.exponents = []  # |s_g|
         with mpmath.workdps(_DPS):
             for s, num, den, mult, self_conj in pairs:
                 g = _Group(s, num, den, mult, self_conj, _DPS)
                 sv = complex(g.s)
-                if g.poly:
-                    self.poly.append((sv, [mult * complex(c) for c in g.poly]))
+                self.exponents.append(abs(sv))
+                terms = _exact_terms(num, den)
+                if terms:
+                    self.exact.append(_ExpPolyGroup(s, terms, d, mult == 2))
                 for p, cs in g.poles:
                     cs = [mult * complex(c) for c in cs]
                     if p == 0:
-                        self.zero.append((sv, cs[0]))
-                    elif self_conj and p.imag < 0:
+                        continue  # in ``exact``
+                    if self_conj and p.imag < 0:
                         continue  # s and R real: the conjugate pole's integral is the conjugate
-                    else:
-                        if self_conj and p.imag > 0:
-                            cs = [2 * c for c in cs]
-                        paths = np.append(_ray_angles(complex(p)), np.nan)  # nan: the hyperbola
-                        self.rays.append((sv, complex(p), cs, paths))
+                    if self_conj and p.imag > 0:
+                        cs = [2 * c for c in cs]
+                    paths = np.append(_ray_angles(complex(p)), np.nan)  # nan: the hyperbola
+                    self.rays.append((sv, complex(p), cs, paths))
 
     def _weight(self, cs, t, slope=False):
         """w(t) = sum_l c_l t^(l-1)/(l-1)! (and w'(t) with ``slope``)."""
@@ -1252,7 +1272,7 @@ class _Rays:
         if rows.size:
             r = rho[rows]
             q = (s + 1j * r) * (s - 1j * r)
-            s1 = self._sigma_1()
+            s1 = self.sigma_1
             sg = sigma[rows]
             past = sg > s1
             root = np.sqrt(s * s + np.minimum(sg, s1) * q)
@@ -1271,10 +1291,6 @@ class _Rays:
             t[rows] = t_h
             dt[rows] = dt_h
         return t, dt
-
-    def _sigma_1(self):
-        """Where the hyperbola turns into its continuation: (1 + sigma_1)^-n = e^-50."""
-        return math.expm1(min(50.0 / self.expo, 600.0))
 
     def _survey(self, s, p, cs, th, rho, slope=False):
         """log sigma on the survey grid, log|sigma f dt/dsigma| there (f the integrand along the path
@@ -1357,7 +1373,7 @@ class _Rays:
         # the hyperbola's corner at sigma_1 (its continuation turns there): a break
         hyp = np.nonzero(np.isnan(th[:, 0]))[0]
         if hyp.size:
-            y1 = math.log(self._sigma_1())
+            y1 = math.log(self.sigma_1)
             inside = hyp[(out[hyp, 0] < y1) & (y1 < out[hyp, -1])]
             j = np.argmin(np.abs(out[inside] - y1), axis=1)
             out[inside, j] = y1
@@ -1413,23 +1429,6 @@ class _Rays:
         (coarse, _, _), (fine, rnd, mag) = sums
         return fine, np.abs(fine - coarse) + 4 * _EPS * rnd, mag, top
 
-    def _poly(self, s, coeffs, rho):
-        """sum_j pi_j (-d/ds)^j g(s), g = (u^(1-n) v^-n + u^-n v^(1-n)) / 2, u, v = s +- i rho:
-        (-d/ds)^j u^al v^be = (-1)^j sum_i C(j,i) (al)_i (be)_(j-i) u^(al-i) v^(be-j+i)."""
-        lu, lv = np.log(s + 1j * rho), np.log(s - 1j * rho)
-        parts, sizes = [], []
-        n = self.expo
-        for j, c in enumerate(coeffs):
-            for al, be in ((1 - n, -n), (-n, 1 - n)):
-                for i in range(j + 1):
-                    coef = 0.5 * c * (-1) ** j * math.comb(j, i) * _falling(al, i) * _falling(be, j - i)
-                    if coef == 0:
-                        continue
-                    lg = (al - i) * lu + (be - j + i) * lv + np.log(complex(coef))
-                    parts.append(lg)
-                    sizes.append(abs(al - i) * np.abs(lu) + abs(be - j + i) * np.abs(lv) + 4.0)
-        return parts, sizes
-
     def evaluate(self, rho):
         """(log|mu|, sign, relative error bound) at ``rho`` (a flat float array)."""
         la, sg, log_env, log_err = self.parts(rho)
@@ -1451,18 +1450,9 @@ class _Rays:
         for s, p, cs, thetas in self.rays:
             pieces.append(self._ray(s, p, cs, thetas, rho))
         with np.errstate(divide="ignore", invalid="ignore"):
-            for s, c in self.zero:
-                lu, lv = np.log(s + 1j * rho), np.log(s - 1j * rho)
-                if self.d == 1:
-                    size = 8 * _EPS * abs(c) * (np.abs(lu) + np.abs(lv))
-                    pieces.append((-0.5 * c * (lu + lv), size, np.zeros(rho.shape)))
-                else:
-                    lg = (1 - self.expo) * (lu + lv) + np.log(c / (2 * (self.expo - 1)))
-                    size = (self.expo - 1) * (np.abs(lu) + np.abs(lv)) + 4.0
-                    pieces.append((np.exp(1j * lg.imag), _EPS * size, lg.real))
-            for s, coeffs in self.poly:
-                for lg, size in zip(*self._poly(s, coeffs, rho)):
-                    pieces.append((np.exp(1j * lg.imag), _EPS * size, lg.real))
+            for grp in self.exact:  # its logs include C_d, added to all pieces below
+                la, ph = grp.log_complex(rho * rho)
+                pieces.append((np.exp(1j * ph), _EPS * grp.rounding(rho * rho), la - self.log_c))
             top = np.max([sc + np.log(np.abs(v) + e) for v, e, sc in pieces], axis=0)
             top = np.where(np.isfinite(top), top, 0.0)
             total = sum(v * np.exp(sc - top) for v, e, sc in pieces)
@@ -1477,14 +1467,6 @@ class _Rays:
             )
 
 
-def _falling(x, i):
-    """The falling factorial x (x - 1) ... (x - i + 1)."""
-    out = 1.0
-    for k in range(i):
-        out *= x - k
-    return out
-
-
 def _ray_transform(pairs, d):
     """mu_d from :class:`_Rays` in logs (high d: mu spans 10^+-1000): log E and q = mu / E (or log|mu|
     where mu keeps its sign) interpolated in u = log rho (adaptive piecewise Chebyshev, measured
@@ -1494,7 +1476,7 @@ def _ray_transform(pairs, d):
     both relative to E; where mu is small against E (its zeros) they enter ``mass_error``."""
     rays = _Rays(pairs, d)
     tail = _Tail(pairs, d)
-    scale = min(abs(s) for s, *_ in rays.rays + rays.zero + rays.poly)
+    scale = min(rays.exponents)
     rho_a, n_use, worst = _meet(tail, scale, rays.evaluate, 3, 1e-6, "the ray integrals")
     lo, hi = math.log(scale) + math.log(1e-30), math.log(rho_a)
     fit = {"n_init": 8, "degree": 24, "relative": False}
@@ -1504,11 +1486,13 @@ def _ray_transform(pairs, d):
     one_signed = bool(np.all(probe[1] == probe[1][0]))
     log_e_probe = probe[0] if one_signed else probe[2]
     sign_all = float(probe[1][0])
+    la0, sg0, _, _ = rays.parts(np.zeros(1))
+    at_zero = (float(la0[0]), float(sg0[0]))
 
     def noise(v):
         return 32 * _EPS * float(np.max(np.abs(v)))  # the rounding of log values
 
-    def with_errors(values, la, le, lerr):
+    def with_errors(values, le, lerr):
         # the rays' bound relative to E, scaled so that fit_adaptive's ve / max(|v|, 1) is it:
         # each panel is not refined below its own values' noise
         with np.errstate(over="ignore", invalid="ignore"):
@@ -1518,15 +1502,15 @@ def _ray_transform(pairs, d):
 
         def log_mu(u):
             la, _, _, lerr = rays.parts(np.exp(u))
-            return with_errors(la, la, la, lerr)
+            return with_errors(la, la, lerr)
 
         log_env, e_env = fit_adaptive(log_mu, lo, hi, tol=1e-12, noise=noise, with_errors=True, **fit)
-        ratio = None
+        ratio, zeros = None, np.zeros(0)  # one sign: no zeros
     else:
 
         def env_and_q(u):
             la, sg, le, lerr = rays.parts(np.exp(u))
-            return with_errors(le + 1j * (sg * np.exp(la - le)), la, le, lerr)
+            return with_errors(le + 1j * (sg * np.exp(la - le)), le, lerr)
 
         # log E and q = mu / E in one complex fit, both to 1e-12 absolute (relative to E)
         both, e_env = fit_adaptive(env_and_q, lo, hi, tol=1e-12, noise=noise, with_errors=True, **fit)
@@ -1537,7 +1521,7 @@ def _ray_transform(pairs, d):
         def ratio(u):
             return both(u).imag
 
-        ratio.edges, ratio.coefs = both.edges, both.coefs.imag
+        zeros = _fit_zeros(both, tail, rho_a, n_use)
     # the fits' error relative to E: measured (beyond their values' noise) plus the rounding of the
     # logs; each point adds (1 + the noise gain) times its own values' bound (below)
     eps_e = e_env + 32 * _EPS * (1.0 + float(np.max(np.abs(log_e_probe))))
@@ -1552,13 +1536,11 @@ def _ray_transform(pairs, d):
         if np.any(mid):
             out[mid], sign[mid] = envelope_logs(log_env, ratio, np.log(rho[mid]), sign_all)
         if np.any(small):  # analytic in rho^2 at 0: the value at 1e-30 R is mu(0) to rounding
-            la, sg, _, _ = rays.parts(np.zeros(1))
-            out[small], sign[small] = la[0], sg[0]
+            out[small], sign[small] = at_zero
         if np.any(big):
             out[big], sign[big], _ = tail.values(rho[big], n_use)
         return out, sign
 
-    zeros = None if ratio is None else _fit_zeros(ratio, tail, rho_a, n_use)
     # the error bound relative to E: the rays' own (at the probe points, interpolated in u) and the
     # fits' (measured, and the noise they were allowed). rel_error: its largest share of |mu| on a
     # fine grid of the tables, leaving out a probe step about each sign change of mu; all of it,
@@ -1580,7 +1562,7 @@ def _ray_transform(pairs, d):
             share = share[~near]
     else:
         share = total
-    rel_error = float(np.max(share))
+    rel_error = float(np.max(share, initial=0.0))
     radial = np.log(total) + fitted + d * u + log_sphere_area(d)
     peak = float(np.max(radial))
     mass_error = 2 * math.exp(peak) * float(np.sum(np.exp(radial - peak))) * (u[1] - u[0])
@@ -1593,23 +1575,23 @@ def _ray_transform(pairs, d):
         scale=2 * scale,
         tail_exponent=float(d + tail.n0),
         mass_error=mass_error,
-        zeros=np.zeros(0) if one_signed else zeros,
+        zeros=zeros,
     )
 
 
-def _fit_zeros(ratio, tail, rho_a, n_use):
-    """The sign changes of mu: the real roots of the fit of q = mu / E on each of its panels (in
-    u = log rho) where q changes sign across them; None where the expansion beyond rho_a is not of
-    one sign (its sign changes are not located)."""
+def _fit_zeros(both, tail, rho_a, n_use):
+    """The sign changes of mu: the real roots of the fit of q = mu / E (the imaginary part of ``both``,
+    the complex fit of log E + i q) on each of its panels (in u = log rho) where q changes sign across
+    them; None where the expansion beyond rho_a is not of one sign (its sign changes are not located)."""
     roots = []
-    for (a, b), c in zip(zip(ratio.edges[:-1], ratio.edges[1:]), ratio.coefs):
+    for a, b, c in zip(both.edges[:-1], both.edges[1:], both.coefs.imag):
         z = np.polynomial.chebyshev.chebroots(c)
         z = z.real[(np.abs(z.imag) <= 1e-9) & (np.abs(z.real) <= 1.0)]
         roots.extend(0.5 * (b - a) * z + 0.5 * (a + b))
     u = np.unique(np.round(np.array(roots, dtype=np.float64), 12))
     if u.size:
         h = 1e-7 * np.maximum(1.0, np.abs(u))
-        u = u[np.sign(ratio(u - h)) * np.sign(ratio(u + h)) < 0]
+        u = u[np.sign(both(u - h).imag) * np.sign(both(u + h).imag) < 0]
     far = rho_a * np.geomspace(1.0, 1e6, 200)
     if np.unique(tail.values(far, n_use)[1]).size > 1:
         return None
