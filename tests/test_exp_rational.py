@@ -250,3 +250,16 @@ def test_a_poor_first_route_gets_a_second_opinion(monkeypatch):
     # beyond d = 40 the walk is not tried after the rays: their transform is returned as it is
     tr = er._exp_rational(groups, 41)
     assert tr.method == "closed-form:exp-rational-rays" and tr.rel_error == 0.5
+
+
+def test_the_polynomial_parts_bound_stays_finite_on_its_root():
+    # exp(-r) r^3/(1 + r^2) = exp(-r) (r - r/(1 + r^2)): in d = 1 the transform of exp(-r) r vanishes at
+    # rho = 1 (a root of its factored polynomial in rho^2); the bound there is finite, and everywhere
+    # it covers the walk's value
+    rho = np.array([0.5, 1.0, 1.0 + 1e-12, 2.0])
+    kernel = RadialKernel("exp(-r)*r**3/(1+r**2)")
+    la, sg, rel = _rays("exp(-r)*r**3/(1+r**2)", 1).evaluate(rho)
+    assert np.all(np.isfinite(rel))
+    ref = transform_atom(kernel, 1)
+    want = ref.mu(rho)
+    assert np.all(np.abs(sg * np.exp(la) - want) <= rel * np.abs(want) + ref.rel_error * np.abs(want))
