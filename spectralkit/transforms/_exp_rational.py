@@ -76,6 +76,7 @@ from ..kernels._parse import R
 from ._exp_poly import _Group as _ExpPolyGroup
 from ._exp_poly import _mp
 from ._forms import envelope_logs, log_form, vectorised
+from ._monotone import _combine
 from ._oscillating import _MIN_OFFSET, _KinkTable, kink_peak
 from ._registry import builder, exact_rationals, matcher
 from ._types import RadialTransform
@@ -1446,19 +1447,17 @@ class _Rays:
         return tuple(out)
 
     def _block(self, rho):
-        pieces = []  # (value / e^scale, error / e^scale, scale)
+        pieces = []  # (scale, value / e^scale, |value| / e^scale, error / e^scale): _combine's form
         for s, p, cs, thetas in self.rays:
-            pieces.append(self._ray(s, p, cs, thetas, rho))
+            val, err, scale = self._ray(s, p, cs, thetas, rho)
+            pieces.append((scale, val, np.abs(val), err))
         with np.errstate(divide="ignore", invalid="ignore"):
-            for grp in self.exact:  # its logs include C_d, added to all pieces below
+            for grp in self.exact:  # its logs include C_d, added to all pieces below (-inf on a root)
                 la, ph = grp.log_complex(rho * rho)
-                pieces.append((np.exp(1j * ph), _EPS * grp.rounding(rho * rho), la - self.log_c))
-            top = np.max([sc + np.log(np.abs(v) + e) for v, e, sc in pieces], axis=0)
-            top = np.where(np.isfinite(top), top, 0.0)
-            total = sum(v * np.exp(sc - top) for v, e, sc in pieces)
-            env = sum(np.abs(v) * np.exp(sc - top) for v, e, sc in pieces)
-            error = sum(e * np.exp(sc - top) for v, e, sc in pieces)
-            shift = top + self.log_c
+                rounding = _EPS * grp.rounding(rho * rho)
+                pieces.append((la - self.log_c, np.exp(1j * ph), np.ones(rho.shape), rounding))
+            shift, total, env, error = _combine(pieces)
+            shift = shift + self.log_c
             return (
                 np.log(np.abs(total.real)) + shift,
                 np.sign(total.real),
