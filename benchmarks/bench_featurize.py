@@ -40,10 +40,13 @@ bandwidth still do).
 dominates a thread sweep). ``--panels BYTES...`` instead times the compiled kernel for several
 GEMM panel sizes (``_compiled.PANEL_BYTES``) beside the GEMM and the store, interleaved.
 
-``--allocation`` instead compares, for three configurations, the output allocation strategies
-of ``transform(X)`` that were measured to choose the library's: a reused buffer, the library's
-recycled output, ``numpy.empty`` at every call (the previous behaviour), fresh anonymous
-mappings with and without transparent huge pages, and with ``MAP_POPULATE``.
+``--allocation`` instead compares, for three configurations (float64 d = 16, float32 and
+float64 d = 256; ``--dims``/``--dtypes`` select among them) at the ``--threads`` counts, the
+output allocation strategies of ``transform(X)`` that were measured to choose the library's: a
+reused buffer, the library's recycled output (pages advised ``MADV_FREE`` when given back), the
+same pool advising ``MADV_DONTNEED`` or nothing, ``numpy.empty`` at every call (the previous
+behaviour), fresh anonymous mappings with and without transparent huge pages, and with
+``MAP_POPULATE``.
 
 ``--device NAMESPACE[:DEVICE]`` (``torch:cuda``, ``cupy``, ``jax``, ``array_api_strict``) instead
 times the Array API path with the data already on that device, float32 and float64: ``device``
@@ -80,7 +83,7 @@ import sklearn
 from sklearn.kernel_approximation import RBFSampler
 from threadpoolctl import ThreadpoolController
 
-from spectralkit import _compiled, kernels
+from spectralkit import _compiled, _runtime, kernels
 from spectralkit.features import RandomFeatures
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -283,6 +286,11 @@ def _mapped_output(shape, dtype, hugepage, populate):
 
 def _allocation_calls(rf, X, buf):
     shape, dtype = buf.shape, buf.dtype
+    # the library's pool with the other advice on give-back (the default is MADV_FREE)
+    pools = {
+        advice: _runtime._OutputPool(_runtime.OUTPUT_POOL_MIN_BYTES, 1 << 40, 4, advice=advice)
+        for advice in ("dontneed", None)
+    }
 
     def into(out):
         return rf.transform(X, out=out)
@@ -290,6 +298,8 @@ def _allocation_calls(rf, X, buf):
     return {
         "reused buffer (out=)": lambda: into(buf),
         "recycled output (library)": lambda: rf.transform(X),
+        "recycled, MADV_DONTNEED": lambda: into(pools["dontneed"].empty(shape, dtype)),
+        "recycled, no advice": lambda: into(pools[None].empty(shape, dtype)),
         "numpy.empty each call": lambda: into(np.empty(shape, dtype=dtype)),
         "mmap + MADV_HUGEPAGE": lambda: into(_mapped_output(shape, dtype, True, False)),
         "mmap, 4 KiB pages": lambda: into(_mapped_output(shape, dtype, False, False)),
@@ -297,26 +307,34 @@ def _allocation_calls(rf, X, buf):
     }
 
 
-def allocation_study(n, repeats, controller):
+_ALLOCATION_CASES = ((np.float64, 16), (np.float32, 256), (np.float64, 256))
+
+
+def allocation_study(n, repeats, controller, threads=(1, 2), dims=None, dtypes=None):
     """Where the time of transform(X) without out= went, and what each fix buys (medians, ms)."""
     rows = []
-    for dtype, d in ((np.float64, 16), (np.float32, 256), (np.float64, 256)):
+    cases = [
+        (dtype, d)
+        for dtype, d in _ALLOCATION_CASES
+        if (dims is None or d in dims) and (dtypes is None or np.dtype(dtype).name in dtypes)
+    ]
+    for dtype, d in cases:
         width = width_for(d)
         X = (np.random.default_rng(0).standard_normal((n, d)) / np.sqrt(d)).astype(dtype)
         rf = RandomFeatures(
             kernels.gaussian(1.0), dim=d, n_components=width, method="rff", random_state=0
         ).fit()
         buf = np.empty((n, width), dtype=dtype)
-        for threads in (1, 2):
-            numba.set_num_threads(threads)
-            with controller.limit(limits=threads, user_api="blas"):
+        for t in threads:
+            numba.set_num_threads(t)
+            with controller.limit(limits=t, user_api="blas"):
                 calls = _allocation_calls(rf, X, buf)
                 _, times = interleaved(calls, repeats)
             row = {
                 "dtype": np.dtype(dtype).name,
                 "d": d,
                 "width": width,
-                "threads": threads,
+                "threads": t,
                 "loadavg": os.getloadavg(),
             }
             row.update({k: float(np.median(v)) for k, v in times.items()})
@@ -596,7 +614,9 @@ def main(argv=None):
     if args.quick:
         args.n, args.dims, args.repeats, args.min_time = 4000, [16], 2, 0.0
     if args.allocation:
-        return allocation_study(args.n, args.repeats, ThreadpoolController())
+        threads = [t for t in args.threads if t <= numba.config.NUMBA_NUM_THREADS]
+        dims = None if args.dims == ap.get_default("dims") else args.dims
+        return allocation_study(args.n, args.repeats, ThreadpoolController(), threads, dims, args.dtypes)
     if args.panels:
         threads = [t for t in args.threads if t <= numba.config.NUMBA_NUM_THREADS]
         return panel_study(

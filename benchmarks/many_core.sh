@@ -8,7 +8,10 @@
 # kernels' tests on this CPU) and, with PANELS=1, panels.txt (GEMM panel sizes of the compiled
 # kernel beside GEMM + store, all cores). N: rows (default 200000, as in the issue).
 # PEERS=1 also times RBFSampler at all cores (about 2 more minutes at N = 200000); the whole run
-# takes about 7 minutes on 16 cores at N = 200000 without it.
+# takes about 7 minutes on 16 cores at N = 200000 without it. GPU_BENCH=0 skips the GPU timings
+# (the GPU tests still run). ALLOC=1 also writes allocation.txt: plain transform(X), float64 d = 256,
+# with the output pool's give-back advice (MADV_FREE, MADV_DONTNEED, none) beside out= and fresh
+# memory, at 8 and all cores.
 set -uo pipefail
 out=${1:?usage: many_core.sh OUTDIR [N]}
 n=${2:-200000}
@@ -26,7 +29,7 @@ PY
 lscpu | grep -E "Model name|^CPU\(s\)|Thread|Socket|NUMA node\(s\)|L1d|L2|L3" || true
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv 2>/dev/null
 if "$py" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
-    "$py" benchmarks/bench_featurize.py --device torch:cuda --n "$n" --dims 16 54 256 --repeats 10 \
+    [ "${GPU_BENCH:-1}" = 1 ] && "$py" benchmarks/bench_featurize.py --device torch:cuda --n "$n" --dims 16 54 256 --repeats 10 \
         --min-time 0 --out "$out/featurize-gpu"
     "$py" -m pytest -q -n 0 -p no:cacheprovider -rs -k "gpu or torch" tests/test_array_api.py 2>&1 \
         | tee "$out/gpu-tests.txt"
@@ -35,6 +38,10 @@ peers=0
 [ "${PEERS:-0}" = 1 ] && peers=$cores
 "$py" benchmarks/bench_featurize.py --n "$n" --dims 16 54 256 --threads $threads --peer-threads $peers \
     --repeats 2 --min-time 0 --out "$out/featurize-threads"
+if [ "${ALLOC:-0}" = 1 ]; then
+    "$py" benchmarks/bench_featurize.py --allocation --n "$n" --dims 256 --dtypes float64 --threads 8 "$cores" --repeats 4 \
+        2>&1 | tee "$out/allocation.txt"
+fi
 "$py" -m pytest -q -n 4 -p no:cacheprovider tests/test_compiled.py 2>&1 | tee "$out/compiled-tests.txt"
 if [ "${PANELS:-0}" = 1 ]; then
     panels="131072 262144 1048576 1099511627776"

@@ -245,6 +245,11 @@ _HUGE_PAGE = 2 << 20
 _MAP_FLAGS = getattr(mmap, "MAP_PRIVATE", 0) | getattr(mmap, "MAP_ANONYMOUS", 0)
 # Linux (and the BSDs) only: elsewhere output_array falls back to numpy.empty.
 _POOL_AVAILABLE = hasattr(mmap, "MADV_FREE") and hasattr(mmap, "MAP_ANONYMOUS")
+_ADVICE = {
+    "free": getattr(mmap, "MADV_FREE", None),
+    "dontneed": getattr(mmap, "MADV_DONTNEED", None),
+    None: None,
+}
 
 
 class _Block:
@@ -296,8 +301,11 @@ class _OutputPool:
     array uses it (its lease has been collected), so closing or re-leasing it is safe.
     """
 
-    def __init__(self, min_bytes, max_free_bytes, max_free_blocks):
+    def __init__(self, min_bytes, max_free_bytes, max_free_blocks, advice="free"):
+        if advice not in _ADVICE:
+            raise ValueError(f"advice must be one of {sorted(_ADVICE, key=str)}, got {advice!r}")
         self.min_bytes = min_bytes
+        self.advice = advice
         self.max_free_bytes = max_free_bytes
         self.max_free_blocks = max_free_blocks
         self._free = collections.deque()  # append / remove are atomic: give_back takes no lock
@@ -326,13 +334,16 @@ class _OutputPool:
         return _Block(-(-nbytes // _HUGE_PAGE) * _HUGE_PAGE)
 
     def give_back(self, block):
-        # MADV_FREE: the kernel may reclaim the pages under memory pressure (a later write then
-        # faults in a zeroed page); until then rewriting them costs no page fault.
-        try:
-            block.mm.madvise(mmap.MADV_FREE)
-        except OSError:
-            block.close()
-            return
+        # MADV_FREE (the default): the kernel may reclaim the pages under memory pressure (a later
+        # write then faults in a zeroed page); until then rewriting them costs no page fault.
+        # "dontneed" drops the pages at once, None keeps them (both for bench_featurize's study).
+        flag = _ADVICE[self.advice]
+        if flag is not None:
+            try:
+                block.mm.madvise(flag)
+            except OSError:
+                block.close()
+                return
         self._free.append(block)
         if self._lock.acquire(blocking=False):  # never wait here: this runs inside __del__
             try:

@@ -64,3 +64,26 @@ def test_device_mode_runs_on_array_api_strict(capsys):
         assert r["device"] > 0 and r["by_hand"] > 0 and r["host"] > 0
         assert r["max_abs_difference"] < (1e-5 if r["dtype"] == "float32" else 1e-12)
     assert "| dtype | d | width | spectralkit (device) |" in capsys.readouterr().out
+
+
+def test_allocation_mode_selects_cases_and_thread_counts(capsys):
+    # --allocation (quoted in docs/performance.md) at chosen thread counts, dims and dtypes
+    rows = bench.main(
+        [
+            "--allocation",
+            "--n",
+            "600",
+            "--dims",
+            "256",
+            "--dtypes",
+            "float64",
+            "--threads",
+            "1",
+            "--repeats",
+            "2",
+        ]
+    )
+    assert [(r["dtype"], r["d"], r["threads"]) for r in rows] == [("float64", 256, 1)]
+    for name in ("recycled output (library)", "recycled, MADV_DONTNEED", "recycled, no advice"):
+        assert rows[0][name] > 0
+    assert "| float64 | 256 | 2048 | 1 |" in capsys.readouterr().out

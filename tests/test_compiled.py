@@ -628,3 +628,25 @@ def test_finite_max_abs_requires_a_contiguous_float_array():
         C.finite_max_abs(np.ones((4, 4))[:, ::2])
     with pytest.raises(ValueError, match="float32 or float64"):
         C.finite_max_abs(np.ones((2, 2), dtype=np.int64))
+
+
+@pytest.mark.parametrize("advice", ["free", "dontneed", None])
+def test_output_pool_advice_on_give_back(advice):
+    # bench_featurize --allocation compares the pool's advice on give-back; each keeps recycling
+    pool = _runtime._OutputPool(_runtime.OUTPUT_POOL_MIN_BYTES, 1 << 30, 2, advice=advice)
+    a = pool.empty((BIG,), np.float64)
+    addr = a.ctypes.data
+    a[...] = 2.0
+    del a
+    b = pool.empty((BIG,), np.float64)
+    assert b.ctypes.data == addr
+    b[...] = 3.0
+    assert np.all(b == 3.0)
+    del b
+    pool.clear()
+    assert pool.free_bytes() == 0
+
+
+def test_output_pool_rejects_an_unknown_advice():
+    with pytest.raises(ValueError, match=r"advice must be one of \[.*'free'.*\], got 'sometimes'"):
+        _runtime._OutputPool(1, 1, 1, advice="sometimes")
