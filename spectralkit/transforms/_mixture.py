@@ -72,9 +72,11 @@ from ._forms import log_form
 from ._symbolic import complex_formula
 from ._types import RadialTransform
 
-__all__ = ["gaussian_mixture_transform"]
+__all__ = ["FIRM_REL_ERROR", "gaussian_mixture_transform"]
 
 _EPS = np.finfo(np.float64).eps
+#: a density at most this far off (relative) is taken without a second route (see _dispatch)
+FIRM_REL_ERROR = 1e-6
 _SPAN = 1e14  # u from scale / SPAN to scale * SPAN
 _RECONSTRUCT = 1e-9  # the mixture must reproduce k to this fraction of int |psi|
 _MARGIN = 10.0
@@ -468,6 +470,7 @@ def gaussian_mixture_transform(
     smooth_at_origin: bool,
     origin_terms: Sequence[tuple[float, float, int]] = (),
     far_terms: Sequence[tuple[float, float]] = (),
+    max_rel_error: float = FIRM_REL_ERROR,
 ) -> RadialTransform | None:
     """mu_d of ``atom`` from its Gaussian scale-mixture representation (module docstring), or None.
 
@@ -490,6 +493,8 @@ def gaussian_mixture_transform(
         The terms (coef, exponent) of k(r) ~ sum coef r^-exponent at infinity, for a kernel that
         decays like a power: psi(t) ~ sum_j B_j t^(e_j/2 - 1) at small t (:func:`_low_terms`) is
         taken analytically below a join T_low (the widest Gaussians: mu ~ rho^(e_1 - d) at 0).
+    max_rel_error : float, default ``FIRM_REL_ERROR`` (1e-6)
+        The largest stated relative error of the density returned; beyond it, None.
 
     Returns
     -------
@@ -717,7 +722,7 @@ def gaussian_mixture_transform(
     lrad = la + (dim - 1) * np.log(rho)
     core = lrad >= float(np.max(lrad)) + math.log(1e-3)
     rel_error = _MARGIN * max(float(np.max(rel[core])), 1e-14)
-    if not rel_error <= 1e-6:
+    if not rel_error <= max_rel_error:
         return None
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         # |fine - coarse| with the radial weight in each exponent: the sphere's area, rho^(d-1) and
