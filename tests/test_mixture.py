@@ -279,6 +279,10 @@ TANH_REF_16 = [
 ]
 
 
+#: the same in d = 64 (94 digits)
+TANH_REF_64 = [(0.5, 3.764946557995368e34), (1.0, 8112979146520839.0), (2.0, 0.0017155099651656523)]
+
+
 def test_a_loosely_confirmed_mixture_answers_where_the_hankel_route_cannot(assert_within_stated_error):
     # Talbot's psi for tanh(1/(1 + s)) is confirmed to ~5e-6 (not the firm 1e-6): kept because the
     # Hankel route's mass error in d = 16 is 0.07 (it refused to decide before)
@@ -287,6 +291,7 @@ def test_a_loosely_confirmed_mixture_answers_where_the_hankel_route_cannot(asser
     assert T.method == "numeric:gaussian-mixture+talbot"
     assert 1e-6 < T.rel_error <= 1e-4
     assert_within_stated_error(T, TANH_REF_16, [0.5])
+    assert_within_stated_error(transform_atom(k, 64), TANH_REF_64, [0.5])
     for d in (16, 256):
         rep = sk.check_rkks(k, d)
         assert rep.verdict == "RKKS"

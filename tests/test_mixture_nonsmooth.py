@@ -21,8 +21,11 @@ from spectralkit import kernels as K
 from spectralkit.kernels._analysis import analyze, origin_terms_to_order
 from spectralkit.transforms._dispatch import _length_scale
 from spectralkit.transforms._mixture import (
+    _kanter_log_density,
+    _kanter_psi,
     _log_tail_density,
     _power_tail,
+    _stable_form,
     _tail_kernel,
     gaussian_mixture_transform,
 )
@@ -90,7 +93,9 @@ def _transform(spec, d):
 @pytest.mark.parametrize(("spec", "d"), sorted(REFERENCES))
 def test_density_within_stated_error(spec, d):
     T = _transform(spec, d)
-    assert T is not None and T.method == "numeric:gaussian-mixture+talbot"
+    # exp(-c r^a): psi is the positive stable density, by Kanter's integral (no Talbot inversion)
+    stable = spec in (STABLE_15, STABLE_05)
+    assert T is not None and T.method == "numeric:gaussian-mixture+" + ("kanter" if stable else "talbot")
     assert T.rel_error <= 1e-6 and T.mass_error <= 1e-7
     assert (
         T.tail_exponent
@@ -167,3 +172,34 @@ def test_check_rkks_generalised_cauchy():
     assert rep.verdict == "PD"
     assert abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error <= 1e-7
     assert rep.mass_minus.value <= rep.mass_minus.error <= 1e-7
+
+
+def test_kanter_density_against_the_levy_law():
+    # beta = 1/2: the positive stable law is Levy's, f(x) = x^(-3/2) e^(-1/(4x)) / (2 sqrt(pi))
+    x = np.geomspace(1e-2, 1e6, 25)
+    exact = -math.log(2 * math.sqrt(math.pi)) - 1.5 * np.log(x) - 1 / (4 * x)
+    for n in (16, 24):
+        got, reached = _kanter_log_density(x, 0.5, n, float(x.max()))
+        assert np.all(reached)
+        assert np.max(np.abs(got - exact)) <= 1e-12
+
+
+@pytest.mark.parametrize("beta", [0.15, 0.5, 0.9, 0.99])
+def test_kanter_psi_error_bounds_the_true_error(beta):
+    # the stated error (16 against 24 nodes per panel, plus rounding) bounds the distance to a
+    # 40-node evaluation, and a 2-node rule is far off (negative control)
+    u = np.geomspace(0.05, 1e4, 40)
+    psi, err, _, _ = _kanter_psi(1.0, 1.0, beta, u)
+    fine, _ = _kanter_log_density(u, beta, 40, float(u.max()))
+    live = psi > 1e-300
+    assert np.all(np.abs(psi - np.exp(fine))[live] <= err[live])
+    crude, _ = _kanter_log_density(u, beta, 2, float(u.max()))
+    assert np.max(np.abs(np.expm1(crude - fine)[live])) > 1e-6
+
+
+def test_stable_form_is_read_from_the_formula():
+    assert _stable_form(K.RadialKernel.from_string("3*exp(-0.5*r**1.9)").expr) == pytest.approx(
+        (3.0, 0.5, 0.95)
+    )
+    for spec in ("exp(-r**2)", "exp(-r)*(1+r)", "exp(-r**1.5)/(1+r)", "exp(r**0.5)"):
+        assert _stable_form(K.RadialKernel.from_string(spec).expr) is None, spec

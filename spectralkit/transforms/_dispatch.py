@@ -66,7 +66,7 @@ def transform_atom(
     -------
     RadialTransform
         ``method`` is ``"closed-form:<family>"`` (or ``"series:..."``) from
-        :mod:`._closed_forms`, ``"numeric:gaussian-mixture+talbot"``,
+        :mod:`._closed_forms`, ``"numeric:gaussian-mixture+talbot"`` (``+kanter`` for C exp(-c r^a)),
         ``"numeric:gauss-legendre+steepest-descent"`` or (with ``symbolic``) ``"sympy"``.
 
     Raises

@@ -20,7 +20,7 @@ from ..kernels._parse import to_sympy_number
 from ._forms import log_form, vectorised
 from ._types import RadialTransform
 
-__all__ = ["exponential_power", "REL_ERROR"]
+__all__ = ["REL_ERROR", "SERIES_MAX_DIM", "exponential_power"]
 
 #: Verified by tests/test_closed_forms.py against the series and mpmath references.
 REL_ERROR = 1e-11
@@ -37,6 +37,10 @@ _TARGET_DIGITS = 14  # relative accuracy aimed at for each evaluation
 # alpha = 1.5 in d = 64, 3.6e6 (24 s) for alpha = 0.5 in d = 64 and > 6e6 in d >= 128, where the
 # Gaussian-mixture route (_mixture) answers in 1-2 s instead; up to d = 16 twice as much (alpha =
 # 1.25 in d = 3 needs 1.5e6, 4 s), where the series' 1e-11 is worth it
+#: beyond this d the Gaussian-mixture route (Kanter's stable density, transforms/_mixture.py)
+#: answers: 0.3-2.3 s where the series ran out of budget (alpha in (1.65, 2) in d = 256, alpha =
+#: 0.3 in d = 64) or took 2 s (d = 128); the two agree to 1e-12 in d = 16-32
+SERIES_MAX_DIM = 16
 _MAX_WORK = 1_000_000
 _MAX_WORK_LOW_D = 2_000_000
 
@@ -306,14 +310,14 @@ def exponential_power(c: float, alpha: float, lengthscale: float, dim: int) -> R
     (beyond, the asymptotic series only get better); None when some rho needs more than
     3000 terms or 400 digits (alpha within ~0.0x of 1, where both series converge too slowly),
     or the plan more than ``_MAX_WORK`` exact coefficients x digits (twice that up to d = 16;
-    alpha = 0.5 in d = 64 took 24 s, 1.5 in d = 256 58 s before giving up: the Gaussian-mixture
-    route answers those).
+    alpha = 0.5 in d = 64 took 24 s, 1.5 in d = 256 58 s before giving up), and for d >
+    ``SERIES_MAX_DIM``: the Gaussian-mixture route answers those.
     On rho l in [1e-6, 1e8] mu is then evaluated through a :func:`_log_interpolant` interpolant of
     log mu verified against the series (relative error <= 1e-13 plus the series' own rounding;
     measured <= 6e-13), outside it by the series directly. Tail: mu ~ rho^(-d-alpha). Not a
     closed form: method "series:exponential-power".
     """
-    if not 0 < alpha < 2 or alpha == 1:
+    if not 0 < alpha < 2 or alpha == 1 or dim > SERIES_MAX_DIM:
         return None
     series = _ExpPowerSeries(alpha, dim)
     d, l = dim, lengthscale

@@ -49,6 +49,12 @@ rho^-(d + beta_1)).
   t_head) g_d(rho, t), is added to the pointwise error. Values dropped as noise above the head
   count pointwise.
 
+Exponential powers C exp(-c r^a) themselves (psi = C times the positive (a/2)-stable density at
+scale c^(2/a)) take psi from Kanter's integral of positive terms (:func:`_kanter_log_density`)
+instead of Talbot: exact to rounding from the left tail exp(-A(0) z) to the power tail, for a/2
+up to 0.995 (a density that sharpens towards a point mass, on a rule that starts where it is below
+e^-800 and has panels 2(1 - beta)/beta wide across its peak).
+
 Applies to analytic formulas without compact support that are smooth at 0 (mu decays faster than
 any power), or not smooth at 0 with a power tail of psi that is positive (A_1 > 0), no log terms
 and no Gaussian factor. Anything the checks do not confirm returns None: the caller falls back to
@@ -80,6 +86,8 @@ FIRM_REL_ERROR = 1e-6
 _SPAN = 1e14  # u from scale / SPAN to scale * SPAN
 _RECONSTRUCT = 1e-9  # the mixture must reproduce k to this fraction of int |psi|
 _MARGIN = 10.0
+_KANTER_HALVINGS = 12  # Kanter's panels on theta in (0, pi/2] halve down to pi 2^-13
+_KANTER_STEP = 0.75  # and change log A by at most this much each beyond
 _MP_POINTS = 2000  # at most this many non-finite contour values are redone in mpmath
 _CLEAN = 10.0  # psi values below this multiple of their error are dropped (noise)
 _HEAD_RUN = 16  # resolved nodes in a row that end the dropped head (k not smooth at 0)
@@ -350,14 +358,14 @@ def _low_kernel(r, B, dl, T):
     return out
 
 
-def _rule(lo, hi, width, n, flat=-math.inf):
+def _rule(lo, hi, width, n, flat=-math.inf, flat_width=1.0):
     """Gauss-Legendre panels in x = log u on [lo, hi]: nodes u, weights du, the breaks. Panels have width <=
-    ``width``, or <= 1 below x = ``flat`` (there u << a, g_d(rho, a + u) hardly depends on u and
-    psi_0 is smooth in log u)."""
+    ``width``, or <= ``flat_width`` below x = ``flat`` (1 by default: there u << a, g_d(rho, a + u)
+    hardly depends on u and psi_0 is smooth in log u)."""
     mid = min(max(flat, lo), hi)
     breaks = np.concatenate(
         [
-            np.linspace(lo, mid, int(math.ceil((mid - lo) / 1.0)) + 1),
+            np.linspace(lo, mid, int(math.ceil((mid - lo) / flat_width)) + 1),
             np.linspace(mid, hi, int(math.ceil((hi - mid) / width)) + 1)[1:],
         ]
     )
@@ -462,6 +470,101 @@ def _psi(G, u, w=None, log_g=None):
     return np.where(keep, psi, 0.0), np.where(keep, err, 0.0), dropped, head
 
 
+def _stable_form(expr):
+    """(C, c, beta) when ``expr`` is C exp(-c r^alpha) with C, c > 0 and 0 < alpha < 2 (beta =
+    alpha/2): psi is then C times the positive beta-stable density at scale c^(1/beta), computed
+    by :func:`_kanter_psi` instead of Talbot. None otherwise."""
+    coef, rest = expr.as_independent(R, as_Add=False)
+    if not isinstance(rest, sympy.exp):
+        return None
+    c, power = (-rest.args[0]).as_independent(R, as_Add=False)
+    if not (isinstance(power, sympy.Pow) and power.base == R and power.exp.is_Number):
+        return None
+    try:
+        C, c, alpha = float(coef), float(c), float(power.exp)
+    except TypeError:
+        return None
+    if not (C > 0 and c > 0 and 0.0 < alpha < 2.0 and math.isfinite(C * c)):
+        return None
+    return C, c, alpha / 2.0
+
+
+def _kanter_log_a(theta, sin_theta, beta):
+    """log A(theta) of Kanter's representation, A = (sin(beta theta)/sin theta)^(beta/(1-beta))
+    (sin((1-beta) theta)/sin theta): ratios of order 1 (no cancellation between large logs), with
+    sin theta given apart (from theta near 0, from pi - theta near pi: each exact where small)."""
+    return beta / (1.0 - beta) * np.log(np.sin(beta * theta) / sin_theta) + np.log(
+        np.sin((1.0 - beta) * theta) / sin_theta
+    )
+
+
+def _kanter_nodes(beta, n, x_max):
+    """Nodes (log A, weights) of Kanter's integral over theta in (0, pi), ascending in A.
+
+    n-point Gauss-Legendre panels: on theta in (0, pi/2] halving towards 0 (at small x the
+    integrand is a narrow bump there), and in log w, w = pi - theta, from pi/2 down to where A z
+    exceeds e^6 for x up to ``x_max``, with breaks at equal steps of log A (A grows like
+    w^(-1/(1-beta))): each panel holds a bounded change of the integrand A e^(-A z), whatever beta.
+    """
+    tu, wu = panel_rule(math.pi / 2.0 * np.r_[0.0, 2.0 ** -np.arange(_KANTER_HALVINGS, -1, -1.0)], n)
+    w_min = min(1e-3, 1e-3 * x_max**-beta)
+    ly = np.linspace(math.log(math.pi / 2.0), math.log(w_min), 4001)  # descending log w
+    dense = _kanter_log_a(math.pi - np.exp(ly), np.sin(np.exp(ly)), beta)  # ascending
+    steps = int(math.ceil((dense[-1] - dense[0]) / _KANTER_STEP))
+    breaks = np.interp(np.linspace(dense[0], dense[-1], steps + 1), dense, ly)
+    y, wy = panel_rule(breaks[::-1], n)
+    ww = np.exp(y[::-1])
+    log_a = _kanter_log_a(np.r_[tu, math.pi - ww], np.sin(np.r_[tu, ww]), beta)
+    return log_a, np.r_[wu, (wy * np.exp(y))[::-1]]
+
+
+def _kanter_log_density(x, beta, n, x_max):
+    """log f_beta(x) of the positive beta-stable density (E exp(-s X) = exp(-s^beta)) by Kanter's
+    representation f(x) = beta/(1-beta) x^(-1/(1-beta)) (1/pi) int_0^pi A e^(-A z) dtheta,
+    z = x^(-beta/(1-beta)), A(theta) = sin(beta theta)^(beta/(1-beta)) sin((1-beta) theta) /
+    sin(theta)^(1/(1-beta)): a positive integrand (no cancellation), summed in logs over the nodes
+    where A z lies in [e^-38, max(e^6, A(0) z + 45)] (beyond, the terms are below e^-36 of the
+    largest). Returns the logs and whether the nodes reach far enough for each x."""
+    g = 1.0 / (1.0 - beta)
+    log_a, wt = _kanter_nodes(beta, n, x_max)
+    log_z = -beta * g * np.log(x)
+    # A z from where A e^(-A z) ~ A (A z < e^-38: negligible) to e^6, or to 45 beyond its smallest
+    # value A(0) z where that exceeds e^6 (small x: a narrow bump at theta = 0)
+    top_az = np.maximum(math.exp(6.0), np.exp(log_a[0] + log_z) + 45.0)
+    i0 = np.maximum(np.searchsorted(log_a, -log_z - 38.0) - n, 0)
+    i1 = np.minimum(np.searchsorted(log_a, np.log(top_az) - log_z) + n, log_a.size)
+    span = int(np.max(i1 - i0, initial=1))
+    idx = i0[:, None] + np.arange(span)[None, :]
+    la = np.r_[log_a, np.full(span, -np.inf)][idx]
+    e = la - np.exp(la + log_z[:, None])
+    e = np.where(np.isfinite(e), e, -np.inf)
+    top = np.max(e, axis=1)
+    live = np.isfinite(top)  # else A z overflows at every node: the density underflows to 0
+    out = np.full(x.shape, -np.inf)
+    total = np.sum(np.exp(e[live] - top[live, None]) * np.r_[wt, np.zeros(span)][idx[live]], axis=1)
+    out[live] = math.log(beta * g / math.pi) - g * np.log(x[live]) + top[live] + np.log(total)
+    return out, log_a[-1] >= np.log(top_az) - log_z
+
+
+def _kanter_psi(C, c, beta, u, with_error=True):
+    """psi(u) = C c^(-1/beta) f_beta(u c^(-1/beta)) of C exp(-c s^beta) (24-point panels), its
+    error (against 16-point panels, plus the rounding of logs of size |log psi|; with
+    ``with_error`` False, none), as _psi returns them (nothing dropped, no head)."""
+    scale = c ** (-1.0 / beta)
+    x = u * scale
+    x_max = float(np.max(x))
+    fine, reached = _kanter_log_density(x, beta, 24, x_max)
+    lead = math.log(C * scale)
+    psi = np.exp(fine + lead)
+    err = np.zeros_like(psi)
+    if with_error:
+        coarse, _ = _kanter_log_density(x, beta, 16, x_max)
+        # logs of size |log psi|, and log A's ratios taken to the power beta/(1-beta)
+        rounding = 8.0 * _EPS * (np.abs(fine) + abs(lead) + 16.0 + 1.0 / (1.0 - beta)) * psi
+        err = np.where(reached, np.abs(psi - np.exp(coarse + lead)) + rounding, np.inf)
+    return psi, err, np.zeros_like(psi), 0
+
+
 def gaussian_mixture_transform(
     atom: RadialKernel,
     dim: int,
@@ -554,12 +657,29 @@ def gaussian_mixture_transform(
     lo, hi = math.log(t_s / _SPAN), math.log(t_s * _SPAN)
     width = min(0.5, 2.0 / math.sqrt(dim))
     # u < a / (16 d): g_d(rho, a + u) / g_d(rho, a) - 1 = O(d u / a) over the bulk of rho
-    flat = math.log(a / (16.0 * dim)) if a > 0 else -math.inf
-    u, w, breaks = _rule(lo, hi, width, 24, flat)
-    uc, wc, _ = _rule(lo, hi, width, 16, flat)
+    flat, flat_width = (math.log(a / (16.0 * dim)) if a > 0 else -math.inf), 1.0
+    stable = _stable_form(atom.expr)
+    if stable is not None:
+        # the stable density rises like exp(-A(0) x^(-beta/(1-beta))), A(0) = beta^(beta/(1-beta))
+        # (1 - beta), x = u c^(-1/beta): below e^-800 under x_low (dropped), with slope ~
+        # beta/(1-beta) in log x up to its peak near x = A(0)^((1-beta)/beta) (panels narrower than
+        # the Gaussians' bump there where beta -> 1; one e-fold beyond, a power tail)
+        _, c, beta = stable
+        a0 = beta ** (beta / (1.0 - beta)) * (1.0 - beta)
+        log_c = math.log(c) / beta
+        lo = max(lo, log_c - (1.0 - beta) / beta * math.log(800.0 / a0))
+        flat = min(hi, log_c + (1.0 - beta) / beta * math.log(a0) + 1.0)
+        flat_width = min(width, 2.0 * (1.0 - beta) / beta)
+    u, w, breaks = _rule(lo, hi, width, 24, flat, flat_width)
+    uc, wc, _ = _rule(lo, hi, width, 16, flat, flat_width)
     with np.errstate(all="ignore"):
-        psi, err, dropped, head = _psi(G, u, w, log_g)
-        psic, _, _, _ = _psi(G, uc, wc, log_g)
+        if stable is not None:
+            C, c, beta = stable
+            psi, err, dropped, head = _kanter_psi(C, c, beta, u)
+            psic, _, _, _ = _kanter_psi(C, c, beta, uc, with_error=False)
+        else:
+            psi, err, dropped, head = _psi(G, u, w, log_g)
+            psic, _, _, _ = _psi(G, uc, wc, log_g)
     if psi is None or psic is None:
         return None
     tail = None
@@ -572,7 +692,7 @@ def gaussian_mixture_transform(
             asym = _power_sum(A, -gam, u)
             mis = np.where(asym > 0, (np.abs(psi - asym) + err + dropped) / asym, np.inf)
         per_panel = np.max(mis.reshape(-1, 24), axis=1)
-        k_win = int(math.ceil(math.log(10.0) / (breaks[1] - breaks[0])))
+        k_win = int(math.ceil(math.log(10.0) / (breaks[-1] - breaks[-2])))  # the panels at large t
         windowed = np.array([np.max(per_panel[max(0, p - k_win + 1) : p + 1]) for p in range(per_panel.size)])
         windowed[breaks[1:] < math.log(100.0 * t_s)] = np.inf
         p_join = int(np.argmin(windowed))
@@ -751,7 +871,7 @@ def gaussian_mixture_transform(
 
     return RadialTransform(
         mu=mu,
-        method="numeric:gaussian-mixture+talbot",
+        method="numeric:gaussian-mixture+talbot" if stable is None else "numeric:gaussian-mixture+kanter",
         rel_error=rel_error,
         abs_error=float(_MARGIN * max(_EPS, float(np.max(np.exp(le - max_log))))),
         scale=1.0 / length,
