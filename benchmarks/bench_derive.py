@@ -113,6 +113,10 @@ KERNELS = [
     # slow power decay (mixture with k's expansion at infinity) and Bessel factors of any order
     ("1/(1 + sqrt(r))", None, "slow power decay r^-1/2: mixture with the expansion at infinity"),
     ("1/(1 + r**0.2)", None, "slow power decay r^-0.2: mixture with the expansion at infinity"),
+    # exponential powers beyond the series' d <= 16: Kanter's stable density in the mixture
+    ("exp(-r**1.8)", None, "exponential power near 2 (Kanter's stable density beyond d = 16)"),
+    ("exp(-r**0.3)", None, "exponential power, small exponent (Kanter beyond d = 16)"),
+    ("tanh(1/(1 + r**2))", None, "mixture confirmed to 1e-4 (poles accumulating at s = -1)"),
     ("besselj(1, 2*r)/r*exp(-r**2)", None, "Gaussian x J1(2r)/r (Laguerre series)"),
     ("exp(-r)*besselj(2, 3*r)/r**2", None, "exponential x J2(3r)/r^2 (lifted Poisson path)"),
     # band-limited kernels (transforms/_bandlimited.py): exact walk in odd d, exact projection in even d

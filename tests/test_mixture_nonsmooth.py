@@ -203,3 +203,16 @@ def test_stable_form_is_read_from_the_formula():
     )
     for spec in ("exp(-r**2)", "exp(-r)*(1+r)", "exp(-r**1.5)/(1+r)", "exp(r**0.5)"):
         assert _stable_form(K.RadialKernel.from_string(spec).expr) is None, spec
+
+
+@pytest.mark.parametrize(
+    ("spec", "d"), [("exp(-r**1.8)", 256), ("3*exp(-0.5*r**1.95)", 256), ("exp(-r**0.3)", 64)]
+)
+def test_exponential_powers_beyond_the_series_are_pd_with_mass_k0(spec, d):
+    # beyond d = 16 (the series' dimensions): refused (alpha near 2 in d = 256) or an ArithmeticError
+    # (alpha = 0.3 in d = 64) before Kanter's psi
+    k = K.RadialKernel.from_string(spec)
+    k0 = float(k(np.zeros(1))[0])
+    rep = sk.check_rkks(k, d)
+    assert rep.verdict == "PD" and rep.method == "numeric:gaussian-mixture+kanter"
+    assert abs(rep.mass_plus.value - k0) <= rep.mass_plus.error <= 1e-9 * k0
