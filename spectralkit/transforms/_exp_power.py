@@ -38,7 +38,7 @@ _TARGET_DIGITS = 14  # relative accuracy aimed at for each evaluation
 # Gaussian-mixture route (_mixture) answers in 1-2 s instead; up to d = 16 twice as much (alpha =
 # 1.25 in d = 3 needs 1.5e6, 4 s), where the series' 1e-11 is worth it
 #: beyond this d the Gaussian-mixture route (Kanter's stable density, transforms/_mixture.py)
-#: answers: 0.3-2.3 s where the series ran out of budget (alpha in (1.65, 2) in d = 256, alpha =
+#: answers: 0.6-1.1 s where the series ran out of budget (alpha in (1.65, 2) in d = 256, alpha =
 #: 0.3 in d = 64) or took 2 s (d = 128); the two agree to 1e-12 in d = 16-32
 SERIES_MAX_DIM = 16
 _MAX_WORK = 1_000_000

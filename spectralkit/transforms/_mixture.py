@@ -88,6 +88,7 @@ _RECONSTRUCT = 1e-9  # the mixture must reproduce k to this fraction of int |psi
 _MARGIN = 10.0
 _KANTER_HALVINGS = 12  # Kanter's panels on theta in (0, pi/2] halve down to pi 2^-13
 _KANTER_STEP = 0.75  # and change log A by at most this much each beyond
+_KANTER_BLOCK = 1024  # x values per block of Kanter's sums
 _MP_POINTS = 2000  # at most this many non-finite contour values are redone in mpmath
 _CLEAN = 10.0  # psi values below this multiple of their error are dropped (noise)
 _HEAD_RUN = 16  # resolved nodes in a row that end the dropped head (k not smooth at 0)
@@ -533,16 +534,21 @@ def _kanter_log_density(x, beta, n, x_max):
     top_az = np.maximum(math.exp(6.0), np.exp(log_a[0] + log_z) + 45.0)
     i0 = np.maximum(np.searchsorted(log_a, -log_z - 38.0) - n, 0)
     i1 = np.minimum(np.searchsorted(log_a, np.log(top_az) - log_z) + n, log_a.size)
-    span = int(np.max(i1 - i0, initial=1))
-    idx = i0[:, None] + np.arange(span)[None, :]
-    la = np.r_[log_a, np.full(span, -np.inf)][idx]
-    e = la - np.exp(la + log_z[:, None])
-    e = np.where(np.isfinite(e), e, -np.inf)
-    top = np.max(e, axis=1)
-    live = np.isfinite(top)  # else A z overflows at every node: the density underflows to 0
     out = np.full(x.shape, -np.inf)
-    total = np.sum(np.exp(e[live] - top[live, None]) * np.r_[wt, np.zeros(span)][idx[live]], axis=1)
-    out[live] = math.log(beta * g / math.pi) - g * np.log(x[live]) + top[live] + np.log(total)
+    for b0 in range(0, x.size, _KANTER_BLOCK):  # bounded temporaries (block x span nodes)
+        blk = slice(b0, b0 + _KANTER_BLOCK)
+        span = int(np.max(i1[blk] - i0[blk], initial=1))
+        idx = i0[blk, None] + np.arange(span)[None, :]
+        la = np.r_[log_a, np.full(span, -np.inf)][idx]
+        e = la - np.exp(la + log_z[blk, None])
+        e = np.where(np.isfinite(e), e, -np.inf)
+        top = np.max(e, axis=1)
+        live = np.isfinite(top)  # else A z overflows at every node: the density underflows to 0
+        total = np.sum(np.exp(e[live] - top[live, None]) * np.r_[wt, np.zeros(span)][idx[live]], axis=1)
+        xb = x[blk][live]
+        out[b0 + np.flatnonzero(live)] = (
+            math.log(beta * g / math.pi) - g * np.log(xb) + top[live] + np.log(total)
+        )
     return out, log_a[-1] >= np.log(top_az) - log_z
 
 
