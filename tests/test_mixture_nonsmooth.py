@@ -206,11 +206,12 @@ def test_stable_form_is_read_from_the_formula():
 
 
 @pytest.mark.parametrize(
-    ("spec", "d"), [("exp(-r**1.8)", 256), ("3*exp(-0.5*r**1.95)", 256), ("exp(-r**0.3)", 64)]
+    ("spec", "d"),
+    [("exp(-r**1.8)", 256), ("3*exp(-0.5*r**1.95)", 256), ("exp(-r**0.3)", 64), ("exp(-0.1*r**0.165)", 64)],
 )
 def test_exponential_powers_beyond_the_series_are_pd_with_mass_k0(spec, d):
-    # beyond d = 16 (the series' dimensions): refused (alpha near 2 in d = 256) or an ArithmeticError
-    # (alpha = 0.3 in d = 64) before Kanter's psi
+    # beyond d = 16 (the series' dimensions): refused (alpha near 2 in d = 256, alpha = 0.165 whose
+    # psi reaches below the default rule) or an ArithmeticError (alpha = 0.3 in d = 64) before
     k = K.RadialKernel.from_string(spec)
     k0 = float(k(np.zeros(1))[0])
     rep = sk.check_rkks(k, d)

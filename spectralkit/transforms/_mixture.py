@@ -667,13 +667,13 @@ def gaussian_mixture_transform(
     stable = _stable_form(atom.expr)
     if stable is not None:
         # the stable density rises like exp(-A(0) x^(-beta/(1-beta))), A(0) = beta^(beta/(1-beta))
-        # (1 - beta), x = u c^(-1/beta): below e^-800 under x_low (dropped), with slope ~
+        # (1 - beta), x = u c^(-1/beta): below e^-800 under x_low (the rule starts there), with slope ~
         # beta/(1-beta) in log x up to its peak near x = A(0)^((1-beta)/beta) (panels narrower than
         # the Gaussians' bump there where beta -> 1; one e-fold beyond, a power tail)
         _, c, beta = stable
         a0 = beta ** (beta / (1.0 - beta)) * (1.0 - beta)
         log_c = math.log(c) / beta
-        lo = max(lo, log_c - (1.0 - beta) / beta * math.log(800.0 / a0))
+        lo = log_c - (1.0 - beta) / beta * math.log(800.0 / a0)  # below or above the default
         flat = min(hi, log_c + (1.0 - beta) / beta * math.log(a0) + 1.0)
         flat_width = min(width, 2.0 * (1.0 - beta) / beta)
     u, w, breaks = _rule(lo, hi, width, 24, flat, flat_width)
