@@ -309,3 +309,21 @@ def test_a_loosely_confirmed_mixture_yields_to_a_more_accurate_hankel_route():
     assert gaussian_mixture_transform(k, 3, length=_length_scale(k), smooth_at_origin=True) is None
     T = transform_atom(k, 3)
     assert T.method == "numeric:gauss-legendre+steepest-descent" and T.rel_error < loose.rel_error
+
+
+def test_sums_of_mixtures_with_different_gaussian_factors_are_split():
+    # exp(-r^2) - exp(-r^2/2)/(2 (1 + r^2)) is no single mixture the route inverts (two Gaussian
+    # factors): its parts are (a closed form and a mixture); before, the Hankel route answered up to
+    # d = 16 (m+ = 0.614842095899 +- 8.1e-10 there, the independent reference below) and refused d = 64
+    k = K.RadialKernel.from_string("exp(-r**2) - 0.5*exp(-0.5*r**2)/(1 + r**2)")
+    for d, m_plus in ((16, 0.614842095899), (256, None)):
+        rep = sk.check_rkks(k, d)
+        assert rep.verdict == "RKKS" and rep.method.startswith("sum[")
+        gap = rep.mass_plus.value - rep.mass_minus.value - 0.5
+        assert abs(gap) <= rep.mass_plus.error + rep.mass_minus.error
+        if m_plus is not None:
+            assert abs(rep.mass_plus.value - m_plus) <= rep.mass_plus.error + 8.1e-10 + 5e-13
+    # one mixture for the whole where it is confirmed (psi = 2 e^-u - delta(u)): not split
+    assert (
+        sk.check_rkks(K.RadialKernel.from_string(INDEFINITE), 3).method == "numeric:gaussian-mixture+talbot"
+    )

@@ -11,8 +11,11 @@ import sympy
 
 from ..exceptions import KernelDefinitionError, TransformError
 from ..kernels import DensityKernel, RadialKernel
+from ..kernels._analysis import analysis_budget, analyze
 from ._bandlimited import split_band_limited, split_bessel_rational, sum_of_frequencies
 from ._closed_forms import closed_form
+from ._dispatch import _mixture_route
+from ._mixture import FIRM_REL_ERROR
 
 __all__: list[str] = []  # private module
 
@@ -27,7 +30,9 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
     transforming each exactly avoids cancellation between numerically computed transforms. A
     product of sines and cosines over a rational function is first written as a sum of frequencies
     and split by partial fractions (:func:`._bandlimited.split_band_limited`). A
-    constant summand c (an atom c delta_0 of the measure) becomes the term ``(c, None)``.
+    constant summand c (an atom c delta_0 of the measure) becomes the term ``(c, None)``. A sum
+    whose parts each have a closed form, or are smooth and decay exponentially
+    (:func:`_smooth_and_decaying`), is split.
     """
     out: list[_Term] = []
     for c, atom in kernel.terms:
@@ -53,6 +58,7 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
             )
         )
         split: list[_Term] | None = None
+        numeric_parts = False
         if atom.family is None and len(parts) > 1 and closed_form(atom, dim) is None:
             split = []
             for part in parts:
@@ -76,12 +82,46 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
                     sub_form = None
                 # the parts of a band-limited split can each be singular where their sum is not
                 # (sin(r)^2/(r^2 (1 + r^2)) in d = 8: Fejér's part alone has no measure there)
-                if sub_form is None or (band and sub_form.divergent is not None):
+                if band and sub_form is not None and sub_form.divergent is not None:
                     split = None
                     break
+                if sub_form is None and (band or not _smooth_and_decaying(sub)):
+                    split = None
+                    break
+                numeric_parts |= sub_form is None
                 split.append((c * float(coef), sub))
+        if split and numeric_parts and _firm_mixture(atom, dim):
+            # one mixture for the whole (exp(-r^2) (1 - r^2)/(1 + r^2): psi = 2 e^-u - delta(u))
+            # is more accurate than the sum of its parts' (whose masses partly cancel)
+            split = None
         out.extend(split if split else [(c, atom)])
     return out
+
+
+def _smooth_and_decaying(part):
+    """Whether a part without a closed form is a bounded, non-oscillating kernel of infinite
+    support, smooth at 0 and decaying exponentially or faster: on its own it has a finite measure
+    that the Gaussian-mixture route computes in every d, while a sum of such parts with different
+    Gaussian factors (exp(-r^2) - exp(-r^2/2)/(2 (1 + r^2))) is no single mixture the route can
+    invert, and the Hankel route cancels for it in high d."""
+    if part.support is not None:
+        return False
+    info = analyze(part, budget=analysis_budget(5.0))
+    return (
+        info.bounded
+        and not info.oscillating
+        and info.smooth_at_origin
+        and info.decay in ("exponential", "super-exponential")
+    )
+
+
+def _firm_mixture(atom, dim):
+    """Whether the Gaussian-mixture route confirms the whole ``atom`` to ``FIRM_REL_ERROR``."""
+    try:
+        whole = _mixture_route(atom, dim, analysis_budget(5.0))
+    except (TransformError, ArithmeticError, ValueError):
+        return False
+    return whole is not None and whole.rel_error <= FIRM_REL_ERROR
 
 
 def _frequency_sum(expr):
