@@ -327,3 +327,25 @@ def test_sums_of_mixtures_with_different_gaussian_factors_are_split():
     assert (
         sk.check_rkks(K.RadialKernel.from_string(INDEFINITE), 3).method == "numeric:gaussian-mixture+talbot"
     )
+
+
+#: mu_d(rho) of cosh(0.3 r)^-2.5: mpmath quadosc Hankel integrals at 30 + d digits
+SECH_POWER_REF = {
+    3: [(0.5, 0.3771691772911892), (2.0, 0.0004401186511457405), (5.0, 1.1454210193078945e-10)],
+    16: [(0.5, 20.648099183274688), (1.5, 0.00044327067921442467)],
+}
+
+
+@pytest.mark.parametrize("d", [3, 16])
+def test_fractional_powers_of_cosh_take_the_continued_branch(d, assert_within_stated_error):
+    # cosh(z)^p, p not an integer, is negative-real on Talbot's contour: the principal power jumped
+    # and the reconstruction check refused the mixture (d = 256: no answer)
+    k = K.RadialKernel.from_string("1/cosh(0.3*r)**2.5")
+    T = transform_atom(k, d)
+    assert T.method == "numeric:gaussian-mixture+talbot"
+    assert_within_stated_error(T, SECH_POWER_REF[d], [0.0])
+
+
+def test_fractional_sech_power_in_d256():
+    rep = sk.check_rkks(K.RadialKernel.from_string("sech(r)**1.5"), 256)
+    assert rep.verdict == "PD" and abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error <= 1e-7
