@@ -14,7 +14,7 @@ from spectralkit import RadialKernel
 from spectralkit import kernels as K
 from spectralkit._numerics.laplace import talbot_invert
 from spectralkit.transforms._dispatch import _length_scale, transform_atom
-from spectralkit.transforms._mixture import _gaussian_factor, gaussian_mixture_transform
+from spectralkit.transforms._mixture import _gaussian_factor, _rational_poles, gaussian_mixture_transform
 
 mp.mp.dps = 30
 
@@ -349,3 +349,34 @@ def test_fractional_powers_of_cosh_take_the_continued_branch(d, assert_within_st
 def test_fractional_sech_power_in_d256():
     rep = sk.check_rkks(K.RadialKernel.from_string("sech(r)**1.5"), 256)
     assert rep.verdict == "PD" and abs(rep.mass_plus.value - 1.0) <= rep.mass_plus.error <= 1e-7
+
+
+#: mu_d(rho) of exp(-r^2)/(1 + r^2 + r^4) (poles of G at s = (-1 +- i sqrt 3)/2): mpmath quadosc
+#: Hankel integrals at 30 + d digits
+COMPLEX_POLES_REF = {
+    3: [(0.5, 0.0074275169627395846), (2.0, 0.004582370785633302), (5.0, 0.00039896619896455913)],
+    16: [(0.5, 2.9559185915212676e-11), (3.0, 5.647327360149657e-12), (6.0, 6.364855471559944e-14)],
+}
+
+
+@pytest.mark.parametrize("d", [3, 16])
+def test_complex_poles_in_r2_take_their_exact_psi(d, assert_within_stated_error):
+    # Talbot's contour misses poles off the negative axis (the route declined; the Hankel route was
+    # refused from d = 128): psi_0(u) = Re sum_k c_k e^(s_k u) from the partial fractions
+    k = K.RadialKernel.from_string("exp(-r**2)/(1 + r**2 + r**4)")
+    T = transform_atom(k, d)
+    assert T.method == "numeric:gaussian-mixture+poles"
+    assert_within_stated_error(T, COMPLEX_POLES_REF[d], [0.0, 2.0])
+
+
+def test_complex_poles_in_r2_in_d256():
+    # RKKS; in d = 16 the Hankel route's independent m+ = 1.0570914194 +- 6.9e-11
+    k = K.RadialKernel.from_string("exp(-r**2)/(1 + r**2 + r**4)")
+    rep16 = sk.check_rkks(k, 16)
+    assert abs(rep16.mass_plus.value - 1.0570914194) <= rep16.mass_plus.error + 6.9e-11 + 1e-10
+    rep = sk.check_rkks(k, 256)
+    assert rep.verdict == "RKKS"
+    gap = rep.mass_plus.value - rep.mass_minus.value - 1.0
+    assert abs(gap) <= rep.mass_plus.error + rep.mass_minus.error <= 1e-10
+    # poles on the imaginary axis (1 + r^4: psi_0 = sin u does not decay) are not taken
+    assert _rational_poles(K.RadialKernel.from_string("1/(1 + r**4)").expr) is None

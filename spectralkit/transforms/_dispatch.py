@@ -66,7 +66,8 @@ def transform_atom(
     -------
     RadialTransform
         ``method`` is ``"closed-form:<family>"`` (or ``"series:..."``) from
-        :mod:`._closed_forms`, ``"numeric:gaussian-mixture+talbot"`` (``+kanter`` for C exp(-c r^a)),
+        :mod:`._closed_forms`, ``"numeric:gaussian-mixture+talbot"`` (``+kanter`` for C exp(-c r^a),
+        ``+poles`` for complex simple poles in r^2),
         ``"numeric:gauss-legendre+steepest-descent"`` or (with ``symbolic``) ``"sympy"``.
 
     Raises

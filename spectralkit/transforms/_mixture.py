@@ -55,6 +55,10 @@ instead of Talbot: exact to rounding from the left tail exp(-A(0) z) to the powe
 up to 0.995 (a density that sharpens towards a point mass, on a rule that starts where it is below
 e^-800 and has panels 2(1 - beta)/beta wide across its peak).
 
+A Gaussian times a rational function of r^2 with simple poles s_k off the real axis and Re s_k < 0
+takes the exact psi_0(u) = Re sum_k c_k e^(s_k u) of its partial fractions (:func:`_rational_poles`):
+Talbot's contour misses such poles.
+
 Applies to analytic formulas without compact support that are smooth at 0 (mu decays faster than
 any power), or not smooth at 0 with a power tail of psi that is positive (A_1 > 0), no log terms
 and no Gaussian factor. Anything the checks do not confirm returns None: the caller falls back to
@@ -492,6 +496,58 @@ def _continued_cosh_powers(expr):
     )
 
 
+def _rational_poles(g_expr):
+    """(residues c_k, poles s_k) when G(s) = g(sqrt(s)) is a strictly proper rational function of
+    s = r^2 with simple poles, some off the real axis, all with Re s_k < 0: psi_0(u) =
+    Re-valued sum_k c_k e^(s_k u) exactly (Talbot's contour misses poles off the negative real
+    axis). None otherwise (Talbot inverts poles on the negative axis)."""
+    s_ = sympy.Symbol("s")
+    if not g_expr.is_rational_function(R):
+        return None
+    num, den = sympy.fraction(sympy.cancel(sympy.together(g_expr)))
+    try:
+        pn, pd = sympy.Poly(num, R), sympy.Poly(den, R)
+    except sympy.PolynomialError:
+        return None
+    if any(m[0] % 2 for m in pn.monoms() + pd.monoms()) or not (pn.is_ground or pn.degree() < pd.degree()):
+        return None
+    num_s = sympy.Poly(num.subs(R**2, s_).subs(R, sympy.sqrt(s_)), s_)
+    den_s = sympy.Poly(den.subs(R**2, s_).subs(R, sympy.sqrt(s_)), s_)
+    if den_s.degree() < 1:
+        return None
+    try:
+        coeffs = [complex(c) for c in den_s.all_coeffs()]
+        ncoeffs = [complex(c) for c in num_s.all_coeffs()]
+    except TypeError:
+        return None
+    with mpmath.workdps(40):
+        try:
+            roots = mpmath.polyroots(coeffs, maxsteps=200, extraprec=200)
+        except mpmath.libmp.NoConvergence:
+            return None
+        poles = np.array([complex(r) for r in roots])
+        if np.max(poles.real) >= 0 or np.all(np.abs(poles.imag) <= 1e-12 * np.abs(poles)):
+            return None
+        gaps = np.abs(poles[:, None] - poles[None, :]) + np.eye(poles.size)
+        if np.min(gaps) < 1e-6 * np.max(np.abs(poles)):
+            return None  # (nearly) repeated poles: not the simple-pole sum
+        d_den = [c * (len(coeffs) - 1 - i) for i, c in enumerate(coeffs[:-1])]
+        res = [mpmath.polyval(ncoeffs, r) / mpmath.polyval(d_den, r) for r in roots]
+    return np.array([complex(c) for c in res]), poles
+
+
+def _rational_psi(residues, poles, u, with_error=True):
+    """psi_0(u) = Re sum_k c_k e^(s_k u) (real for real G: conjugate pairs), its rounding bound
+    (8 eps sum |c_k| e^(Re s_k u) (1 + |s_k| u)), as _psi returns them (nothing dropped, no head)."""
+    terms = residues[None, :] * np.exp(np.outer(u, poles))
+    psi = terms.sum(axis=1).real
+    err = np.zeros_like(psi)
+    if with_error:
+        size = np.abs(terms) * (1.0 + np.abs(np.outer(u, poles)))
+        err = 8.0 * _EPS * size.sum(axis=1)
+    return psi, err, np.zeros_like(psi), 0
+
+
 def _stable_form(expr):
     """(C, c, beta) when ``expr`` is C exp(-c r^alpha) with C, c > 0 and 0 < alpha < 2 (beta =
     alpha/2): psi is then C times the positive beta-stable density at scale c^(1/beta), computed
@@ -700,11 +756,16 @@ def gaussian_mixture_transform(
         flat_width = min(width, 2.0 * (1.0 - beta) / beta)
     u, w, breaks = _rule(lo, hi, width, 24, flat, flat_width)
     uc, wc, _ = _rule(lo, hi, width, 16, flat, flat_width)
+    rational = _rational_poles(g_expr) if stable is None and tail_terms is None else None
     with np.errstate(all="ignore"):
         if stable is not None:
             C, c, beta = stable
             psi, err, dropped, head = _kanter_psi(C, c, beta, u)
             psic, _, _, _ = _kanter_psi(C, c, beta, uc, with_error=False)
+        elif rational is not None:
+            residues, poles = rational
+            psi, err, dropped, head = _rational_psi(residues, poles, u)
+            psic, _, _, _ = _rational_psi(residues, poles, uc, with_error=False)
         else:
             psi, err, dropped, head = _psi(G, u, w, log_g)
             psic, _, _, _ = _psi(G, uc, wc, log_g)
@@ -899,7 +960,8 @@ def gaussian_mixture_transform(
 
     return RadialTransform(
         mu=mu,
-        method="numeric:gaussian-mixture+talbot" if stable is None else "numeric:gaussian-mixture+kanter",
+        method="numeric:gaussian-mixture+"
+        + ("kanter" if stable is not None else "poles" if rational is not None else "talbot"),
         rel_error=rel_error,
         abs_error=float(_MARGIN * max(_EPS, float(np.max(np.exp(le - max_log))))),
         scale=1.0 / length,
