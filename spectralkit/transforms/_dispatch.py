@@ -22,6 +22,7 @@ lambdified formula is not finite (0 * inf at rho = 0, overflow at large rho), th
 transform is used.
 """
 
+import functools
 import math
 import numbers
 
@@ -67,7 +68,7 @@ def transform_atom(
     RadialTransform
         ``method`` is ``"closed-form:<family>"`` (or ``"series:..."``) from
         :mod:`._closed_forms`, ``"numeric:gaussian-mixture+talbot"`` (``+kanter`` for C exp(-c r^a),
-        ``+poles`` for complex simple poles in r^2),
+        ``+poles`` for complex poles in r^2),
         ``"numeric:gauss-legendre+steepest-descent"`` or (with ``symbolic``) ``"sympy"``.
 
     Raises
@@ -134,12 +135,14 @@ def _more_accurate(a, b):
     return a.rel_error <= b.rel_error and a.mass_error <= b.mass_error
 
 
+@functools.lru_cache(maxsize=64)
 def _mixture_route(atom, dim, budget):
     """The Gaussian scale-mixture transform (:mod:`._mixture`) of a decaying, bounded,
     non-oscillating kernel of infinite support, or None (not such a kernel, or not confirmed by
     its checks). Kernels not smooth at 0 (exp(-r^1.5), (1 + r^1.5)^-2) bring their origin terms to
     order r^6 (the power tail of psi); kernels that decay like a power bring their terms at
-    infinity (psi at small t)."""
+    infinity (psi at small t). A pure function of its arguments, built once per process: the term
+    split (:mod:`._terms`) asks for the whole kernel's mixture before ``transform_atom`` does."""
     if not isinstance(atom, RadialKernel) or atom.support is not None:
         return None
     info = analyze(atom, budget=budget)
