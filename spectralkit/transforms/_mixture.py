@@ -55,9 +55,9 @@ instead of Talbot: exact to rounding from the left tail exp(-A(0) z) to the powe
 up to 0.995 (a density that sharpens towards a point mass, on a rule that starts where it is below
 e^-800 and has panels 2(1 - beta)/beta wide across its peak).
 
-A Gaussian times a rational function of r^2 with simple poles s_k off the real axis and Re s_k < 0
-takes the exact psi_0(u) = Re sum_k c_k e^(s_k u) of its partial fractions (:func:`_rational_poles`):
-Talbot's contour misses such poles.
+A Gaussian times a rational function of r^2 with poles off the real axis, all in Re s < 0, takes
+the exact psi_0 of its partial fractions (:func:`_rational_poles`): Talbot's contour misses such
+poles.
 
 Applies to analytic formulas without compact support that are smooth at 0 (mu decays faster than
 any power), or not smooth at 0 with a power tail of psi that is positive (A_1 > 0), no log terms
@@ -79,6 +79,8 @@ from .._numerics.special import log_sphere_area
 from ..kernels import RadialKernel
 from ..kernels._parse import R
 from ._forms import log_form
+from ._partial import partial_fractions
+from ._rational import _T, _in_r2
 from ._symbolic import complex_formula
 from ._types import RadialTransform
 
@@ -93,6 +95,7 @@ _MARGIN = 10.0
 _KANTER_HALVINGS = 12  # Kanter's panels on theta in (0, pi/2] halve down to pi 2^-13
 _KANTER_STEP = 0.75  # and change log A by at most this much each beyond
 _KANTER_BLOCK = 1024  # x values per block of Kanter's sums
+_POLE_DIGITS = 40  # the poles of a rational G (psi_0 from its partial fractions)
 _MP_POINTS = 2000  # at most this many non-finite contour values are redone in mpmath
 _CLEAN = 10.0  # psi values below this multiple of their error are dropped (noise)
 _HEAD_RUN = 16  # resolved nodes in a row that end the dropped head (k not smooth at 0)
@@ -497,54 +500,35 @@ def _continued_cosh_powers(expr):
 
 
 def _rational_poles(g_expr):
-    """(residues c_k, poles s_k) when G(s) = g(sqrt(s)) is a strictly proper rational function of
-    s = r^2 with simple poles, some off the real axis, all with Re s_k < 0: psi_0(u) =
-    Re-valued sum_k c_k e^(s_k u) exactly (Talbot's contour misses poles off the negative real
-    axis). None otherwise (Talbot inverts poles on the negative axis)."""
-    s_ = sympy.Symbol("s")
-    if not g_expr.is_rational_function(R):
+    """(coefficients c, orders n, poles z) when G(s) = g(sqrt(s)) is a strictly proper rational
+    function of s = r^2 with some pole off the real axis and every pole in Re z < 0: its partial
+    fractions sum c (s - z)^-n (:func:`._partial.partial_fractions`) are the Laplace transform of
+    psi_0(u) = Re sum c u^(n-1)/(n-1)! e^(z u), exactly (Talbot's contour misses poles off the
+    negative real axis). None otherwise (Talbot inverts poles on the negative axis)."""
+    pq = _in_r2(g_expr)
+    if pq is None:
         return None
-    num, den = sympy.fraction(sympy.cancel(sympy.together(g_expr)))
-    try:
-        pn, pd = sympy.Poly(num, R), sympy.Poly(den, R)
-    except sympy.PolynomialError:
-        return None
-    if any(m[0] % 2 for m in pn.monoms() + pd.monoms()) or not (pn.is_ground or pn.degree() < pd.degree()):
-        return None
-    num_s = sympy.Poly(num.subs(R**2, s_).subs(R, sympy.sqrt(s_)), s_)
-    den_s = sympy.Poly(den.subs(R**2, s_).subs(R, sympy.sqrt(s_)), s_)
-    if den_s.degree() < 1:
-        return None
-    try:
-        coeffs = [complex(c) for c in den_s.all_coeffs()]
-        ncoeffs = [complex(c) for c in num_s.all_coeffs()]
-    except TypeError:
-        return None
-    with mpmath.workdps(40):
-        try:
-            roots = mpmath.polyroots(coeffs, maxsteps=200, extraprec=200)
-        except mpmath.libmp.NoConvergence:
+    with mpmath.workdps(_POLE_DIGITS):
+        pf = partial_fractions(pq[0] / pq[1], _T, _POLE_DIGITS)
+        if pf is None or any(c != 0 for c in pf[0]) or not pf[1]:
             return None
-        poles = np.array([complex(r) for r in roots])
-        if np.max(poles.real) >= 0 or np.all(np.abs(poles.imag) <= 1e-12 * np.abs(poles)):
+        fracs = pf[1]
+        poles = np.array([complex(z) for _, _, z in fracs])
+        if np.max(poles.real) >= 0 or not any(isinstance(z, mpmath.mpc) for _, _, z in fracs):
             return None
-        gaps = np.abs(poles[:, None] - poles[None, :]) + np.eye(poles.size)
-        if np.min(gaps) < 1e-6 * np.max(np.abs(poles)):
-            return None  # (nearly) repeated poles: not the simple-pole sum
-        d_den = [c * (len(coeffs) - 1 - i) for i, c in enumerate(coeffs[:-1])]
-        res = [mpmath.polyval(ncoeffs, r) / mpmath.polyval(d_den, r) for r in roots]
-    return np.array([complex(c) for c in res]), poles
+        coefs = np.array([complex(c) for c, _, _ in fracs])
+    return coefs, np.array([n for _, n, _ in fracs], dtype=float), poles
 
 
-def _rational_psi(residues, poles, u, with_error=True):
-    """psi_0(u) = Re sum_k c_k e^(s_k u) (real for real G: conjugate pairs), its rounding bound
-    (8 eps sum |c_k| e^(Re s_k u) (1 + |s_k| u)), as _psi returns them (nothing dropped, no head)."""
-    terms = residues[None, :] * np.exp(np.outer(u, poles))
+def _rational_psi(coefs, orders, poles, u, with_error=True):
+    """psi_0(u) = Re sum c u^(n-1)/(n-1)! e^(z u) (real for real G: conjugate pairs), its rounding
+    bound (8 eps sum |term| (n + |z| u)), as _psi returns them (nothing dropped, no head)."""
+    zu = np.outer(u, poles)
+    terms = coefs * u[:, None] ** (orders - 1.0) / sc.gamma(orders) * np.exp(zu)
     psi = terms.sum(axis=1).real
     err = np.zeros_like(psi)
     if with_error:
-        size = np.abs(terms) * (1.0 + np.abs(np.outer(u, poles)))
-        err = 8.0 * _EPS * size.sum(axis=1)
+        err = 8.0 * _EPS * (np.abs(terms) * (orders + np.abs(zu))).sum(axis=1)
     return psi, err, np.zeros_like(psi), 0
 
 
@@ -763,9 +747,9 @@ def gaussian_mixture_transform(
             psi, err, dropped, head = _kanter_psi(C, c, beta, u)
             psic, _, _, _ = _kanter_psi(C, c, beta, uc, with_error=False)
         elif rational is not None:
-            residues, poles = rational
-            psi, err, dropped, head = _rational_psi(residues, poles, u)
-            psic, _, _, _ = _rational_psi(residues, poles, uc, with_error=False)
+            coefs, orders, poles = rational
+            psi, err, dropped, head = _rational_psi(coefs, orders, poles, u)
+            psic, _, _, _ = _rational_psi(coefs, orders, poles, uc, with_error=False)
         else:
             psi, err, dropped, head = _psi(G, u, w, log_g)
             psic, _, _, _ = _psi(G, uc, wc, log_g)
