@@ -486,16 +486,15 @@ def _continued_cosh_powers(expr):
     off the negative real axis. With Re x > 0, |e^(-2x)| < 1 and the principal log(1 + e^(-2x))
     is that branch (1/cosh(0.3 r)^2.5 in d = 256 failed the reconstruction check before)."""
 
-    def continued(arg, p):
-        return sympy.exp(p * (arg + sympy.log(1 + sympy.exp(-2 * arg)) - sympy.log(2)))
+    def continued(e):
+        x, p = e.base.args[0], (e.exp if isinstance(e.base, sympy.cosh) else -e.exp)
+        return sympy.exp(p * (x + sympy.log(1 + sympy.exp(-2 * x)) - sympy.log(2)))
 
-    out = expr.replace(
-        lambda e: isinstance(e, sympy.Pow) and isinstance(e.base, sympy.cosh) and not e.exp.is_integer,
-        lambda e: continued(e.base.args[0], e.exp),
-    )
-    return out.replace(
-        lambda e: isinstance(e, sympy.Pow) and isinstance(e.base, sympy.sech) and not e.exp.is_integer,
-        lambda e: continued(e.base.args[0], -e.exp),
+    return expr.replace(
+        lambda e: (
+            isinstance(e, sympy.Pow) and isinstance(e.base, (sympy.cosh, sympy.sech)) and not e.exp.is_integer
+        ),
+        continued,
     )
 
 
