@@ -668,8 +668,9 @@ def gaussian_mixture_transform(
     Returns
     -------
     RadialTransform or None
-        ``method = "numeric:gaussian-mixture+talbot"``; None when the representation does not apply
-        or is not confirmed to the stated accuracy.
+        ``method = "numeric:gaussian-mixture+talbot"`` (``+kanter`` for C exp(-c r^a), ``+poles``
+        for a rational G with complex poles: psi exact, not inverted); None when the representation
+        does not apply or is not confirmed to the stated accuracy.
     """
     if atom.support is not None:
         return None
