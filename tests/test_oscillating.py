@@ -253,6 +253,55 @@ def test_products_of_trigonometric_factors_under_a_gaussian_are_sums_of_frequenc
     assert abs(rep.mass_minus.value - 0.983496213915) <= rep.mass_minus.error + 2.7e-10 + 5e-13
 
 
+#: products of oscillating factors under a Gaussian: (formula, mpmath kernel, k(0))
+GAUSS_PRODUCTS = [
+    (
+        "exp(-r**2/2)*besselj(0, r)*cos(r)",
+        lambda r: mpmath.exp(-(r**2) / 2) * mpmath.besselj(0, r) * mpmath.cos(r),
+        1.0,
+    ),
+    ("exp(-r**2)*besselj(0, r)**2", lambda r: mpmath.exp(-(r**2)) * mpmath.besselj(0, r) ** 2, 1.0),
+    (
+        "exp(-r**2)*cos(r)*besselj(1, 2*r)/r",
+        lambda r: mpmath.exp(-(r**2)) * mpmath.cos(r) * (mpmath.besselj(1, 2 * r) / r if r else 1),
+        1.0,
+    ),
+    (
+        "exp(-r**2)*sin(r)*besselj(1, r)",
+        lambda r: mpmath.exp(-(r**2)) * mpmath.sin(r) * mpmath.besselj(1, r),
+        0.0,
+    ),
+]
+PRODUCT_RHO = (0.0, 1.0, 3.0, 6.0)
+
+
+def gauss_product_hankel_reference(formula, d, rho):
+    """The Hankel integral of the product case ``formula`` (GAUSS_PRODUCTS) by mpmath.quad at 30 + d
+    digits (the integrand's cancellation grows with d; 60 + d digits agree to all 30 stored)."""
+    k_mp = next(c[1] for c in GAUSS_PRODUCTS if c[0] == formula)
+    return _hankel_quad(k_mp, d, rho, dps=30 + d)
+
+
+@pytest.mark.parametrize("case", range(len(GAUSS_PRODUCTS)))
+def test_products_of_oscillating_factors_under_a_gaussian(case, stored_reference):
+    """exp(-a r^2) r^m prod_i osc_i(b_i r) with Bessel factors among the oscillations (J0(r) cos(r),
+    J0(r)^2, ...: refused in d = 256 before, Hankel quadrature below): the Laguerre series of the
+    factors' product, against the Hankel integral in d = 3 (live) and d = 16, 64 (stored), and
+    Bochner's identity m+ - m- = k(0) in d = 256."""
+    formula, k_mp, k0 = GAUSS_PRODUCTS[case]
+    kernel = RadialKernel.from_string(formula)
+    tr = transform_atom(kernel, 3)
+    assert tr.method == "closed-form:gaussian-oscillation"
+    _check_against(tr, PRODUCT_RHO, [_hankel_quad(k_mp, 3, r) for r in PRODUCT_RHO])
+    refs = stored_reference("oscillating_gauss_products")
+    for d in (16, 64):
+        tr = transform_atom(kernel, d)
+        _check_against(tr, PRODUCT_RHO, [refs(formula=formula, d=d, rho=r) for r in PRODUCT_RHO])
+    rep = sk.check_rkks(kernel, 256)
+    assert rep.method == "closed-form:gaussian-oscillation"
+    assert abs(rep.mass_plus.value - rep.mass_minus.value - k0) <= rep.mass_plus.error + rep.mass_minus.error
+
+
 def test_gaussian_bessel_masses_in_d64_match_the_quadrature_route():
     """J_1(2r)/r exp(-r^2) in d = 64: the masses of the numeric Hankel route (steepest descent,
     m+ = 1.17258417917 +- 2.8e-10, m- = 0.17258417917 +- 5.2e-11; stored: 24 s)."""
@@ -715,6 +764,11 @@ REFERENCE_SETS = {
             for c, d in HIGH_D_CASES
             for r in _high_d_rho(c, d)
         ],
+    ),
+    "oscillating_gauss_products": (
+        gauss_product_hankel_reference,
+        30,
+        [{"formula": c[0], "d": d, "rho": r} for c in GAUSS_PRODUCTS for d in (16, 64) for r in PRODUCT_RHO],
     ),
     "oscillating_gauss_d64_masses": (gauss_cos_d64_mass, 17, [{"part": "plus"}, {"part": "minus"}]),
     "oscillating_rq_quadosc": (

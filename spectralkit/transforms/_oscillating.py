@@ -2,9 +2,10 @@
 
 Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes"):
 
-* **Gaussian envelope**: k(r) = exp(-a r^2) H(r), H = sum_j c_j r^(m_j) osc_j(b_j r) with osc one of
-  cos, sin, J_nu (nu >= 0; r^m J_nu(b r) needs m + nu even and >= 0) and 1, H even and entire.
-  With H(r) = sum_n h_n r^(2n) and the Laguerre transform
+* **Gaussian envelope**: k(r) = exp(-a r^2) H(r), H = sum_j c_j r^(m_j) prod_i osc_ji(b_ji r) with
+  each osc one of cos, sin, J_nu (nu >= 0), any number per term (J0(r) cos(r), J0(r)^2), H even and
+  entire (r^m times the factors' offsets r^0, r^1, r^nu an even power). With H(r) = sum_n h_n r^(2n)
+  (the factors' series multiplied as power series in r^2) and the Laguerre transform
   of r^(2n) exp(-a r^2) (the polynomial-Gaussian closed form),
 
       mu(rho) = (4 pi a)^(-d/2) exp(-x) S(x),  S(x) = sum_n h_n n! a^(-n) L_n^(d/2-1)(x),  x = rho^2/(4a).
@@ -93,37 +94,51 @@ def _number(x):
     return value.real
 
 
-def _osc_factor(term):
-    """Split a product term into (coef, power of r, osc kind, frequency, other factors)."""
+def _osc_factors(term):
+    """Split a product term into (coef, power of r, oscillations, other factors), or None.
+
+    The oscillations are a tuple of (kind, frequency), kind "cos", "sin", "j0" or "j<nu>" (J_nu, the
+    order as a float), one entry per factor (a positive integer power repeats it)."""
     coef = sympy.Integer(1)
     power = sympy.Integer(0)
-    osc = None
+    oscs = []
     rest = []
     for f in sympy.Mul.make_args(term):
+        base, times = f, 1
+        if isinstance(f, sympy.Pow) and f.exp.is_Integer and f.exp > 0 and f.base.has(R):
+            base, times = f.base, int(f.exp)
         if f.is_number:
             coef *= f
         elif f == R:
             power += 1
         elif isinstance(f, sympy.Pow) and f.base == R and f.exp.is_Rational:
             power += f.exp  # a fractional power only pairs with J_nu (r^-nu J_nu)
-        elif isinstance(f, (sympy.cos, sympy.sin)) or (
-            isinstance(f, sympy.besselj) and f.args[0].is_number and f.args[0] >= 0
+        elif isinstance(base, (sympy.cos, sympy.sin)) or (
+            isinstance(base, sympy.besselj) and base.args[0].is_number and base.args[0] >= 0
         ):
-            if osc is not None:
-                return None
-            b = coefficient_of_r(f.args[-1])
+            b = coefficient_of_r(base.args[-1])
             if b is None:
                 return None
-            if isinstance(f, sympy.besselj):
+            if isinstance(base, sympy.besselj):
                 # J_nu of order nu: "j0", or "j" + the float order (J_nu(x) = x^nu (even entire))
-                nu = float(f.args[0])
+                nu = float(base.args[0])
                 kind = "j0" if nu == 0 else f"j{nu!r}"
             else:
-                kind = "cos" if isinstance(f, sympy.cos) else "sin"
-            osc = (kind, b)
+                kind = "cos" if isinstance(base, sympy.cos) else "sin"
+            oscs += [(kind, b)] * times
         else:
             rest.append(f)
-    return coef, (int(power) if power.is_Integer else float(power)), osc, rest
+    return coef, (int(power) if power.is_Integer else float(power)), tuple(oscs), rest
+
+
+def _osc_factor(term):
+    """Split a product term into (coef, power of r, (osc kind, frequency) or None, other factors);
+    None when the term holds more than one oscillating factor (see :func:`_osc_factors`)."""
+    split = _osc_factors(term)
+    if split is None or len(split[2]) > 1:
+        return None
+    coef, power, oscs, rest = split
+    return coef, power, (oscs[0] if oscs else None), rest
 
 
 def _trig_count(term):
@@ -141,19 +156,23 @@ def _bessel_order(kind):
     return float(kind[1:])
 
 
-def _entire_even(kind, power):
-    """Whether r^power osc(b r) is an even entire function of r."""
+def _offset(kind):
+    """osc(b r) = r^offset (even entire function of r): 0 for cos, 1 for sin, nu for J_nu."""
     if kind == "sin":
-        return power >= -1 and power % 2 == 1
-    if kind.startswith("j"):  # r^power J_nu(b r) = r^(power + nu) (even entire)
-        q = power + _bessel_order(kind)
-        return q >= 0 and q == 2 * round(q / 2)
-    return power >= 0 and power % 2 == 0
+        return 1.0
+    return _bessel_order(kind) if kind.startswith("j") else 0.0
+
+
+def _entire_even(oscs, power):
+    """Whether r^power prod_i osc_i(b_i r) is an even entire function of r."""
+    q = power + sum(_offset(kind) for kind, _ in oscs)
+    return q >= 0 and q == 2 * round(q / 2)
 
 
 @matcher(priority=25)
 def _match_gaussian_oscillation(expr, support):
-    """exp(-a r^2) sum_j c_j r^(m_j) osc_j(b_j r), osc in {cos, sin, J_nu, 1}, at least one oscillating."""
+    """exp(-a r^2) sum_j c_j r^(m_j) prod_i osc_ji(b_ji r), osc in {cos, sin, J_nu}, some term
+    oscillating (products of cos/sin are first turned into sums of single frequencies)."""
     if support is not None:
         return None
 
@@ -167,10 +186,10 @@ def _match_gaussian_oscillation(expr, support):
     a = None
     terms = []
     for term in sympy.Add.make_args(expanded):
-        split = _osc_factor(term)
+        split = _osc_factors(term)
         if split is None:
             return None
-        coef, power, osc, rest = split
+        coef, power, oscs, rest = split
         if len(rest) != 1 or not isinstance(rest[0], sympy.exp):
             return None
         g = sympy.expand(rest[0].args[0])
@@ -181,20 +200,17 @@ def _match_gaussian_oscillation(expr, support):
             a = -ca
         elif sympy.expand(a + ca) != 0:
             return None
-        kind, b = osc if osc is not None else ("one", sympy.Integer(0))
-        if kind == "one" and (power < 0 or power % 2):
+        if not _entire_even(oscs, power):
             return None
-        if kind != "one" and not _entire_even(kind, power):
-            return None
-        terms.append((kind, b, power, coef))
-    if a is None or not any(k != "one" for k, *_ in terms):
+        terms.append((oscs, power, coef))
+    if a is None or not any(oscs for oscs, _, _ in terms):
         return None
     try:
         a_f = _number(a)
-        parsed = [(k, _number(b), p, _number(c)) for k, b, p, c in terms]
+        parsed = [(tuple((k, _number(b)) for k, b in oscs), p, _number(c)) for oscs, p, c in terms]
     except TypeError:
         return None
-    if not a_f > 0 or any(k != "one" and not b > 0 for k, b, _, _ in parsed):
+    if not a_f > 0 or any(not b > 0 for oscs, _, _ in parsed for _, b in oscs):
         return None
     return "gaussian_oscillation", {"a": sympy.nsimplify(a, rational=True), "terms": tuple(parsed)}
 
@@ -265,28 +281,37 @@ def _dd_div_int(x, n):
 # ---------------------------------------------------------------------------------------------
 # Gaussian envelope: the Laguerre series
 # ---------------------------------------------------------------------------------------------
+def _factor_series(kind, b, n_max):
+    """e_0..e_(n_max-1) with osc(b r) = r^offset sum_j e_j r^(2j) (mpmath, current dps)."""
+    b = mpmath.mpf(b)
+    if kind == "cos":
+        return [(-1) ** j * b ** (2 * j) / mpmath.factorial(2 * j) for j in range(n_max)]
+    if kind == "sin":
+        return [(-1) ** j * b ** (2 * j + 1) / mpmath.factorial(2 * j + 1) for j in range(n_max)]
+    # J_nu: sum_j (-1)^j (b/2)^(2j + nu) r^(2j + nu) / (j! Gamma(j + nu + 1))
+    nu = mpmath.mpf(_bessel_order(kind))
+    return [
+        (-1) ** j * (b / 2) ** (2 * j + nu) / (mpmath.factorial(j) * mpmath.gamma(j + nu + 1))
+        for j in range(n_max)
+    ]
+
+
 def _taylor_mp(terms, n_max):
-    """h_0..h_(n_max-1) of H(r) = sum_j c_j r^(m_j) osc_j(b_j r) = sum_n h_n r^(2n) (mpmath, current dps)."""
+    """h_0..h_(n_max-1) of H(r) = sum_j c_j r^(m_j) prod_i osc_ji(b_ji r) = sum_n h_n r^(2n)
+    (mpmath, current dps): each term's factor series multiplied as power series in r^2."""
     h = [mpmath.mpf(0)] * n_max
-    for kind, b, m, c in terms:
-        b, c = mpmath.mpf(b), mpmath.mpf(c)
-        for j in range(n_max):
-            if kind == "one":
-                n, val = m // 2, c
-            elif kind == "cos":
-                n, val = j + m // 2, c * (-1) ** j * b ** (2 * j) / mpmath.factorial(2 * j)
-            elif kind == "sin":
-                n, val = j + (m + 1) // 2, c * (-1) ** j * b ** (2 * j + 1) / mpmath.factorial(2 * j + 1)
-            else:  # J_nu: sum_j (-1)^j (b/2)^(2j + nu) r^(2j + nu) / (j! Gamma(j + nu + 1))
-                nu = _bessel_order(kind)
-                n = j + int(round(m + nu)) // 2
-                val = (
-                    c * (-1) ** j * (b / 2) ** (2 * j + nu) / (mpmath.factorial(j) * mpmath.gamma(j + nu + 1))
-                )
-            if n < n_max:
-                h[n] += val
-            if kind == "one":
-                break
+    for oscs, m, c in terms:
+        shift = int(round(m + sum(_offset(kind) for kind, _ in oscs))) // 2
+        if shift >= n_max:
+            continue
+        size = n_max - shift
+        series = None
+        for kind, b in oscs:
+            e = _factor_series(kind, b, size)
+            series = e if series is None else [mpmath.fdot(series[: n + 1], e[n::-1]) for n in range(size)]
+        series = [mpmath.mpf(c) * v for v in series] if series else [mpmath.mpf(c)] + [0] * (size - 1)
+        for n in range(size):
+            h[n + shift] += series[n]
     return h
 
 
@@ -626,7 +651,7 @@ def _gaussian_oscillation(a, terms, dim):
     except ArithmeticError as exc:
         raise TransformError(f"Gaussian-oscillation series in d = {d}: {exc}") from exc
     log_pref = -0.5 * d * math.log(4 * math.pi * a_f)
-    b_max = max(b for k, b, _, _ in terms if k != "one")
+    b_max = max(sum(b for _, b in oscs) for oscs, _, _ in terms)  # the spectrum's reach
     # |mu| <= (4 pi a)^(-d/2) e^(-x/2) sum |q_n| Bnd_n with |L_n^nu(x)| <= Bnd_n e^(x/2) (Szego:
     # Bnd_n = binom(n + nu, n) for nu >= 0, 2 for -1 < nu < 0): beyond the radius where this bound,
     # times rho^(d-1), is 10^-_CUT_DECADES of the radial density's peak, mu is returned as 0 (the
