@@ -118,6 +118,9 @@ KERNELS = [
     ("exp(-r**0.3)", None, "exponential power, small exponent (Kanter beyond d = 16)"),
     ("tanh(1/(1 + r**2))", None, "mixture confirmed to 1e-4 (poles accumulating at s = -1)"),
     ("besselj(1, 2*r)/r*exp(-r**2)", None, "Gaussian x J1(2r)/r (Laguerre series)"),
+    ("exp(-r**2/2)*besselj(0, r)*cos(r)", None, "Gaussian x J0 x cos: product of oscillations (Laguerre)"),
+    ("exp(-r**2)/(1 + r**4)", None, "Gaussian x poles on the imaginary axis (rotated rays)"),
+    ("exp(-r**2)*r**2/(1 + r**4)**2", None, "Gaussian x double poles on the imaginary axis (rays)"),
     ("exp(-r)*besselj(2, 3*r)/r**2", None, "exponential x J2(3r)/r^2 (lifted Poisson path)"),
     # band-limited kernels (transforms/_bandlimited.py): exact walk in odd d, exact projection in even d
     ("sin(r)**2/r**2", None, "band-limited: Fejér (a shell in d = 5, no measure beyond)"),

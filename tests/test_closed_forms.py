@@ -421,9 +421,10 @@ def test_user_truncated_polynomial_and_rejections():
     assert closed_form(F("1 - r**2"), 2) is None
     assert closed_form(kernels.ntk_relu_sphere(), 1) is None
     assert closed_form(kernels.log_kernel(), 1) is None
-    # a trigonometric and a Bessel oscillation in one product: no matcher (two trigonometric
-    # factors are a sum of single frequencies, see tests/test_oscillating.py)
-    assert closed_form(F("exp(-r**2/2)*cos(r)*besselj(0, r)"), 1) is None
+    # a trigonometric and a Bessel oscillation in one product under a Gaussian: the product of
+    # their series (tests/test_oscillating.py); an oscillation of sqrt(1 + r^2) matches nothing
+    assert closed_form(F("exp(-r**2/2)*cos(r)*besselj(0, r)"), 1).method == "closed-form:gaussian-oscillation"
+    assert closed_form(F("exp(-r**2/2)*cos(sqrt(1 + r**2))"), 1) is None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import test_bandlimited
 import test_closed_forms
 import test_error_bars
 import test_exp_poly
+import test_gauss_rational
 import test_hankel
 import test_monotone
 import test_oscillating
@@ -28,6 +29,7 @@ MODULES = (
     test_oscillating,
     test_exp_poly,
     test_bandlimited,
+    test_gauss_rational,
 )
 SETS = {name: (mod, *spec) for mod in MODULES for name, spec in mod.REFERENCE_SETS.items()}
 LIVE_PER_SET = 2

@@ -163,6 +163,10 @@ CASES = [
     (kernels.RadialKernel.from_string("exp(-r)*cos(2*r)/(1 + r**2)"), 4, "orf"),
     # ... above d = 17 the ray integrals, tabulated in logs with the density's sign changes located
     (kernels.RadialKernel.from_string("exp(-r)*cos(2*r)/(1 + r**2)"), 32, "orf"),
+    # a Gaussian times poles of r^2 on the imaginary axis: the rotated rays (transforms/_gauss_rational.py)
+    (kernels.RadialKernel.from_string("exp(-r**2)/(1 + r**4)"), 16, "orf"),
+    # a product of oscillations under a Gaussian: the Laguerre series of the product (transforms/_oscillating.py)
+    (kernels.RadialKernel.from_string("exp(-r**2/2)*besselj(0, r)*cos(r)"), 16, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]

@@ -35,6 +35,7 @@ from ..kernels import REGISTRY, DensityKernel, RadialKernel
 from ..kernels._analysis import RATE_MARGIN, analysis_budget, analyze, infinity_terms, origin_terms_to_order
 from ..kernels._parse import R
 from ._closed_forms import closed_form
+from ._gauss_rational import gaussian_rational_rays
 from ._hankel import NumericHankel
 from ._mixture import FIRM_REL_ERROR, _power_tail, gaussian_mixture_transform
 from ._oscillating import _osc_factor
@@ -68,7 +69,7 @@ def transform_atom(
     RadialTransform
         ``method`` is ``"closed-form:<family>"`` (or ``"series:..."``) from
         :mod:`._closed_forms`, ``"numeric:gaussian-mixture+talbot"`` (``+kanter`` for C exp(-c r^a),
-        ``+poles`` for complex poles in r^2),
+        ``+poles`` for complex poles in r^2, ``+rays`` for poles on the imaginary axis),
         ``"numeric:gauss-legendre+steepest-descent"`` or (with ``symbolic``) ``"sympy"``.
 
     Raises
@@ -150,6 +151,10 @@ def _mixture_route(atom, dim, budget):
         return None
     if info.smooth_at_origin:
         if info.decay in ("exponential", "super-exponential"):
+            # poles of r^2 on the imaginary axis: psi does not decay, Talbot's rule cannot hold it
+            rays = gaussian_rational_rays(atom, dim)
+            if rays is not None:
+                return rays
             return gaussian_mixture_transform(
                 atom, dim, length=_length_scale(atom), smooth_at_origin=True, max_rel_error=_LOOSE_REL_ERROR
             )

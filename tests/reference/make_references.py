@@ -56,6 +56,7 @@ MODULES = [
     "test_oscillating",
     "test_exp_poly",
     "test_bandlimited",
+    "test_gauss_rational",
 ]
 
 
