@@ -271,6 +271,13 @@ GAUSS_PRODUCTS = [
         lambda r: mpmath.exp(-(r**2)) * mpmath.sin(r) * mpmath.besselj(1, r),
         0.0,
     ),
+    # two sines: as a sum of frequencies (cos r - cos 3r)/(2 r^2) its terms are not entire, as a product
+    # they are (r^-2 r r)
+    (
+        "exp(-r**2)*sin(r)*sin(2*r)/r**2",
+        lambda r: mpmath.exp(-(r**2)) * (mpmath.sin(r) * mpmath.sin(2 * r) / r**2 if r else 2),
+        2.0,
+    ),
 ]
 PRODUCT_RHO = (0.0, 1.0, 3.0, 6.0)
 

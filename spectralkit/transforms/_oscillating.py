@@ -169,20 +169,9 @@ def _entire_even(oscs, power):
     return q >= 0 and q == 2 * round(q / 2)
 
 
-@matcher(priority=25)
-def _match_gaussian_oscillation(expr, support):
-    """exp(-a r^2) sum_j c_j r^(m_j) prod_i osc_ji(b_ji r), osc in {cos, sin, J_nu}, some term
-    oscillating (products of cos/sin are first turned into sums of single frequencies)."""
-    if support is not None:
-        return None
-
-    def flat(e):
-        return sympy.expand(sympy.powsimp(sympy.expand(e), combine="exp"))
-
-    expanded = flat(expr)
-    if any(_trig_count(t) > 1 for t in sympy.Add.make_args(expanded)):
-        # products and powers of cos/sin to sums of single frequencies (cos r cos 2r, cos^2 r)
-        expanded = flat(TR8(expanded))
+def _gaussian_terms(expanded):
+    """(a, [(oscs, power, coef)]) when every term of the sum ``expanded`` is exp(-a r^2) r^m times
+    oscillating factors (one a for all) and is even and entire; else None."""
     a = None
     terms = []
     for term in sympy.Add.make_args(expanded):
@@ -203,6 +192,33 @@ def _match_gaussian_oscillation(expr, support):
         if not _entire_even(oscs, power):
             return None
         terms.append((oscs, power, coef))
+    return a, terms
+
+
+@matcher(priority=25)
+def _match_gaussian_oscillation(expr, support):
+    """exp(-a r^2) sum_j c_j r^(m_j) prod_i osc_ji(b_ji r), osc in {cos, sin, J_nu}, some term
+    oscillating (products of cos/sin are first turned into sums of single frequencies)."""
+    if support is not None:
+        return None
+
+    def flat(e):
+        return sympy.expand(sympy.powsimp(sympy.expand(e), combine="exp"))
+
+    expanded = flat(expr)
+    forms = [expanded]
+    if any(_trig_count(t) > 1 for t in sympy.Add.make_args(expanded)):
+        # products and powers of cos/sin to sums of single frequencies (cos r cos 2r, cos^2 r), tried
+        # first (fewer factors); where that leaves terms that are not entire (sin(r) sin(2r)/r^2 is
+        # (cos r - cos 3r)/(2 r^2)) the products themselves
+        forms.insert(0, flat(TR8(expanded)))
+    for form in forms:
+        parsed = _gaussian_terms(form)
+        if parsed is not None:
+            break
+    else:
+        return None
+    a, terms = parsed
     if a is None or not any(oscs for oscs, _, _ in terms):
         return None
     try:
@@ -625,7 +641,15 @@ class _LaguerreSeries:
         if not (bsum > 0 and err < math.inf):
             return None
         # rounding (with 1% for the float majorant's own rounding), q's rounding, truncation
-        log_err = math.log(1.01 * err * 2.0**-bits + bsum * 2.0 ** (-bits - 63) + 2 * term_b) + scale * log2
+        # in logs: 2^-bits underflows beyond 1074 bits
+        parts = [
+            math.log(v) + e * log2
+            for v, e in ((1.01 * err, -bits), (bsum, -bits - 63), (2 * term_b, 0))
+            if v > 0
+        ]
+        log_err = (
+            max(parts) + math.log(sum(math.exp(p - max(parts)) for p in parts)) if parts else -math.inf
+        ) + scale * log2
         log_bsum = math.log(bsum) + scale * log2
         if acc == 0:
             val_l, val_s = -math.inf, 1.0
