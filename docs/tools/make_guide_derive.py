@@ -296,6 +296,20 @@ d = 64. Every exp(-r^a) is PD with mass k(0) = 1.""",
     report = sk.check_rkks(formula, dim=d)
     print(formula, d, report.verdict, report.method, report.mass_plus, report.mass_minus)""",
     ),
+    (
+        """## 19. A Gaussian times products of oscillations, or poles on the imaginary axis
+
+Under a Gaussian, any product of cosines, sines and Bessel functions that makes an even entire
+function has the exact Laguerre series of step 11: its power series in r^2 is the product of the
+factors' series (exp(-r^2/2) J0(r) cos(r) was refused in d = 256). A Gaussian times a rational
+function of r^2 whose poles lie on the imaginary axis, exp(-r^2)/(1 + r^4), is a signed mixture of
+Gaussians with a weight sin(t) that never decays; turned onto rays in the complex plane, one per pole
+and band of frequencies, each piece decays like e^(-t) and the density is a sum without cancellation
+(docs/theory.md §22). It was refused from d = 128.""",
+        """for formula, d in (("exp(-r**2/2)*besselj(0, r)*cos(r)", 256), ("exp(-r**2)/(1 + r**4)", 256)):
+    report = sk.check_rkks(formula, dim=d)
+    print(formula, d, report.verdict, report.method, report.mass_plus, report.mass_minus)""",
+    ),
 ]
 
 
