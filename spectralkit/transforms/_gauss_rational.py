@@ -42,16 +42,13 @@ from .._numerics.quadrature import gauss_legendre
 from .._numerics.special import log_sphere_area
 from ..kernels import RadialKernel
 from ..kernels._parse import R
-from ._forms import log_form
-from ._mixture import _gaussian_factor
-from ._partial import partial_fractions
-from ._rational import _T, _in_r2
+from ._forms import log_form, vectorised
+from ._mixture import _POLE_DIGITS, _gaussian_factor, proper_fractions
 from ._types import RadialTransform
 
 __all__ = ["gaussian_rational_rays"]
 
 _EPS = np.finfo(np.float64).eps
-_POLE_DIGITS = 40
 #: a pole is on the imaginary axis when |Re z| is below this fraction of |z|
 _AXIS = 1e-25
 #: bound on the change of the log-integrand per panel (16 Gauss points resolve e^(i 8 x) on [-1, 1]
@@ -73,15 +70,12 @@ def _poles(g_expr):
     """(C_k, n_k, z_k, weight_k) of a strictly proper rational G(s) in s = r^2 with every pole in
     Re z <= 0 and some on the imaginary axis (else None): C = c/(n-1)!, one entry per conjugate
     pair (the upper pole, weight 2) or real pole (weight 1)."""
-    pq = _in_r2(g_expr)
-    if pq is None:
+    fracs = proper_fractions(g_expr)
+    if fracs is None:
         return None
     with mpmath.workdps(_POLE_DIGITS):
-        pf = partial_fractions(pq[0] / pq[1], _T, _POLE_DIGITS)
-        if pf is None or any(c != 0 for c in pf[0]) or not pf[1]:
-            return None
         out, on_axis = [], False
-        for c, n, z in pf[1]:
+        for c, n, z in fracs:
             z = mpmath.mpc(z)
             if z.real > _AXIS * abs(z) or z == 0:
                 return None
@@ -302,20 +296,13 @@ def gaussian_rational_rays(atom: RadialKernel, dim: int) -> RadialTransform | No
             lv[live], sv[live], _, _ = rays.evaluate(x[live])
         return lv, sv
 
-    log_abs_mu = log_form(log_abs_and_sign)
-
-    def mu(x):
-        la_, sg_ = log_abs_mu(x)
-        with np.errstate(over="ignore", under="ignore"):
-            return sg_ * np.exp(la_)
-
     return RadialTransform(
-        mu=mu,
+        mu=vectorised(log_abs_and_sign),
         method="numeric:gaussian-mixture+rays",
         rel_error=rel_error,
         abs_error=float(_MARGIN * max(_EPS, float(np.max(np.exp(le - max_log))))),
         scale=1.0 / math.sqrt(a),
         tail_exponent=math.inf,
-        log_abs_mu=log_abs_mu,
+        log_abs_mu=log_form(log_abs_and_sign),
         mass_error=mass_error,
     )
