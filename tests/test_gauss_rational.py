@@ -35,6 +35,8 @@ CASES = [
     # a double pole on the axis (n = 2: d > 4) and a real pole beside the axis pair
     ("exp(-r**2)*r**2/(1 + r**4)**2", lambda r: mpmath.exp(-(r**2)) * r**2 / (1 + r**4) ** 2, 0.0),
     ("exp(-r**2)/((1 + r**4)*(1 + r**2))", lambda r: mpmath.exp(-(r**2)) / ((1 + r**4) * (1 + r**2)), 1.0),
+    # a polynomial part: exp(-r^2) - exp(-r^2)/(1 + r^4)
+    ("exp(-r**2)*r**4/(1 + r**4)", lambda r: mpmath.exp(-(r**2)) * r**4 / (1 + r**4), 0.0),
 ]
 RHO_UNIT = (0.0, 0.5, 1.0, 1.5, 2.5)  # times sqrt(2 a d), a = 1 (the Gaussian's radial peak)
 
@@ -136,7 +138,7 @@ def test_bochner_in_high_d(case, dim):
         ("exp(-r**2)/(1 + r**8)", 16),  # poles with Re s > 0: no signed mixture along any ray
         ("exp(-r**2)*r**2/(1 + r**4)**2", 4),  # double pole, d <= 2 n
         ("1/(1 + r**4)", 16),  # no Gaussian factor
-        ("exp(-r**2)*(1 + r**4)", 16),  # not strictly proper
+        ("exp(-r**2)*(1 + r**4)", 16),  # no pole
     ],
 )
 def test_the_route_declines_other_kernels(formula, dim):

@@ -1,7 +1,8 @@
 """A Gaussian times a rational function of r^2 with poles up to the imaginary axis: rotated rays.
 
-k(r) = exp(-a r^2) G(r^2), a > 0, G(s) = sum_k c_k (s - z_k)^(-n_k) strictly proper with every pole
-in Re z_k <= 0 (exp(-r^2)/(1 + r^4): z = +-i). Each fraction is the Laplace transform of
+k(r) = exp(-a r^2) G(r^2), a > 0, G(s) = P(s) + sum_k c_k (s - z_k)^(-n_k) with every pole in
+Re z_k <= 0 (exp(-r^2)/(1 + r^4): z = +-i). The polynomial part P is the polynomial-Gaussian closed
+form (a Laguerre sum, :meth:`_Rays._polynomial`). Each fraction is the Laplace transform of
 u^(n-1) e^(z u)/(n-1)!, so k is a signed Gaussian scale mixture and
 
     mu_d(rho) = sum_k c_k/(n_k - 1)! int_0^inf u^(n_k - 1) e^(z_k u) g_d(rho, a + u) du,
@@ -43,7 +44,7 @@ from .._numerics.special import log_sphere_area
 from ..kernels import RadialKernel
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
-from ._mixture import _POLE_DIGITS, _gaussian_factor, proper_fractions
+from ._mixture import _POLE_DIGITS, _gaussian_factor, rational_fractions
 from ._types import RadialTransform
 
 __all__ = ["gaussian_rational_rays"]
@@ -67,15 +68,15 @@ _RADIAL_DEPTH = 120.0
 
 
 def _poles(g_expr):
-    """(C_k, n_k, z_k, weight_k) of a strictly proper rational G(s) in s = r^2 with every pole in
-    Re z <= 0 and some on the imaginary axis (else None): C = c/(n-1)!, one entry per conjugate
-    pair (the upper pole, weight 2) or real pole (weight 1)."""
-    fracs = proper_fractions(g_expr)
-    if fracs is None:
+    """(polynomial part [p_j], [(C_k, n_k, z_k, weight_k)]) of a rational G(s) in s = r^2 with every
+    pole in Re z <= 0 and some on the imaginary axis (else None): C = c/(n-1)!, one entry per
+    conjugate pair (the upper pole, weight 2) or real pole (weight 1)."""
+    pf = rational_fractions(g_expr)
+    if pf is None:
         return None
     with mpmath.workdps(_POLE_DIGITS):
         out, on_axis = [], False
-        for c, n, z in fracs:
+        for c, n, z in pf[1]:
             z = mpmath.mpc(z)
             if z.real > _AXIS * abs(z) or z == 0:
                 return None
@@ -84,15 +85,16 @@ def _poles(g_expr):
                 continue  # the conjugate of an upper pole: counted with it
             weight = 2.0 if abs(z.imag) > _AXIS * abs(z) else 1.0
             out.append((complex(c / mpmath.factorial(n - 1)), int(n), complex(z), weight))
-    return out if on_axis else None
+        poly = [float(p) for p in pf[0]]
+    return (poly, out) if on_axis else None
 
 
 class _Rays:
     """mu_d(rho) = sum_k weight_k Re C_k int_ray u^(n-1) e^(z_k u) g_d(rho, a + u) du, in logs, each
     pole's ray chosen per rho among fixed directions of its sector (module docstring)."""
 
-    def __init__(self, a, poles, dim):
-        self.a, self.poles, self.dim = a, poles, dim
+    def __init__(self, a, poly, poles, dim):
+        self.a, self.poly, self.poles, self.dim = a, poly, poles, dim
         self.x24, self.w24 = gauss_legendre(24)
         self.x16, self.w16 = gauss_legendre(16)
         self._rules = {}
@@ -207,6 +209,22 @@ class _Rays:
         amp = weight * abs(C) * a24
         return val, err, amp, top
 
+    def _polynomial(self, rho):
+        """The polynomial part's exp(-a r^2) sum_j p_j r^(2j) (the polynomial-Gaussian closed form):
+        (4 pi a)^(-d/2) e^(-x) sum_j p_j j! a^(-j) L_j^(d/2-1)(x), x = rho^2/(4a), as (value, error,
+        amplitude) scaled by e^-top and top."""
+        d, a = self.dim, self.a
+        x = rho * rho / (4.0 * a)
+        terms = np.array(
+            [
+                p * math.factorial(j) * a**-j * sc.eval_genlaguerre(j, 0.5 * d - 1.0, x)
+                for j, p in enumerate(self.poly)
+            ]
+        )
+        amp = np.sum(np.abs(terms), axis=0)
+        err = 8.0 * _EPS * (len(self.poly) + 1) * amp
+        return np.sum(terms, axis=0), err, amp, -0.5 * d * math.log(4.0 * math.pi * a) - x
+
     def evaluate(self, rho):
         """(log|mu|, sign, log error bound, log amplitude) at an array of frequencies rho >= 0."""
         rho = np.asarray(rho, dtype=np.float64)
@@ -220,6 +238,8 @@ class _Rays:
             for start in range(0, every.size, _CHUNK):
                 sel = every[start : start + _CHUNK]
                 parts = [self._pole(flat[sel], k, b) for k in range(len(self.poles))]
+                if any(self.poly):
+                    parts.append(self._polynomial(flat[sel]))
                 top = np.max([p[3] for p in parts], axis=0)
                 scale = [np.exp(p[3] - top) for p in parts]
                 val = sum(p[0] * f for p, f in zip(parts, scale))
@@ -234,9 +254,9 @@ class _Rays:
 
 
 def gaussian_rational_rays(atom: RadialKernel, dim: int) -> RadialTransform | None:
-    """mu_d of exp(-a r^2) G(r^2), G strictly proper rational with poles in Re s <= 0 and some on the
-    imaginary axis, by the rotated rays of the module docstring; None for any other kernel, or in
-    d <= 2 max n_k (the mixture's integral does not converge absolutely there: the Hankel route).
+    """mu_d of exp(-a r^2) G(r^2), G rational with poles in Re s <= 0 and some on the imaginary
+    axis, by the rotated rays of the module docstring; None for any other kernel, or in d <= 2 max n_k
+    (the mixture's integral does not converge absolutely there: the Hankel route).
 
     ``method = "numeric:gaussian-mixture+rays"``. The stated relative error is the largest bound
     relative to |mu| where the radial amplitude (sum_k |C_k| int |integrand|, times rho^(d-1)) is
@@ -248,11 +268,11 @@ def gaussian_rational_rays(atom: RadialKernel, dim: int) -> RadialTransform | No
     a = _gaussian_factor(atom.expr)
     if a == 0:
         return None
-    poles = _poles(sympy.powsimp(atom.expr * sympy.exp(a * R**2)))
-    if poles is None or not dim > 2 * max(n for _, n, _, _ in poles):
+    parts = _poles(sympy.powsimp(atom.expr * sympy.exp(a * R**2)))
+    if parts is None or not dim > 2 * max(n for _, n, _, _ in parts[1]):
         return None
     a = float(a)
-    rays = _Rays(a, poles, dim)
+    rays = _Rays(a, *parts, dim)
     # where the radial amplitude lives: out from sqrt(2 a d) until it is _RADIAL_DEPTH e-folds down
     center = math.sqrt(2.0 * a * dim)
     top = center * 4.0

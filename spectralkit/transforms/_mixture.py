@@ -498,18 +498,18 @@ def _continued_cosh_powers(expr):
     )
 
 
-def proper_fractions(g_expr):
-    """The partial fractions [(c, n, z)] (mpmath, _POLE_DIGITS digits) of G(s) = g(sqrt(s)) =
-    sum c (s - z)^-n when G is a strictly proper rational function of s = r^2
-    (:func:`._partial.partial_fractions`); None otherwise."""
+def rational_fractions(g_expr):
+    """(polynomial part [p_0, p_1, ...], partial fractions [(c, n, z)]) (mpmath, _POLE_DIGITS digits)
+    of G(s) = g(sqrt(s)) = sum p_j s^j + sum c (s - z)^-n when G is a rational function of s = r^2
+    with at least one pole (:func:`._partial.partial_fractions`); None otherwise."""
     pq = _in_r2(g_expr)
     if pq is None:
         return None
     with mpmath.workdps(_POLE_DIGITS):
         pf = partial_fractions(pq[0] / pq[1], _T, _POLE_DIGITS)
-    if pf is None or any(c != 0 for c in pf[0]) or not pf[1]:
+    if pf is None or not pf[1]:
         return None
-    return pf[1]
+    return pf
 
 
 def _rational_poles(g_expr):
@@ -518,9 +518,10 @@ def _rational_poles(g_expr):
     fractions sum c (s - z)^-n are the Laplace transform of psi_0(u) = Re sum c u^(n-1)/(n-1)!
     e^(z u), exactly (Talbot's contour misses poles off the negative real axis). None otherwise
     (Talbot inverts poles on the negative axis)."""
-    fracs = proper_fractions(g_expr)
-    if fracs is None:
+    pf = rational_fractions(g_expr)
+    if pf is None or any(c != 0 for c in pf[0]):
         return None
+    fracs = pf[1]
     with mpmath.workdps(_POLE_DIGITS):
         poles = np.array([complex(z) for _, _, z in fracs])
         if np.max(poles.real) >= 0 or not any(isinstance(z, mpmath.mpc) for _, _, z in fracs):
