@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import gamma
 
+import spectralkit as sk
 from spectralkit import kernels
 from spectralkit.kernels import _analysis
 from spectralkit.kernels._analysis import KernelAnalysis, analyze
@@ -186,6 +187,16 @@ def test_smooth_super_exponential_formulas(formula):
     a = analyze(F(formula))
     assert a.smooth_at_origin and a.origin_terms == ()
     assert a.decay == "super-exponential" and a.bounded and a.value_at_zero == 1.0
+
+
+@pytest.mark.parametrize("formula", ["exp(-r**2)*cosh(r)", "exp(-r**2)*besseli(0, r)", "exp(-r**2/2)*exp(r)"])
+def test_float_overflow_of_a_factor_is_not_a_pole(formula):
+    """cosh(r) overflows float64 beyond r = 710, and exp(-r^2) cosh(r) evaluates to inf * 0 there: a
+    bounded kernel (it was called unbounded, and DIVERGENT, before the points went to mpmath)."""
+    assert analyze(F(formula)).bounded
+    assert not analyze(F("1/(1 - r)")).bounded  # a real pole still is one
+    rep = sk.check_rkks(F(formula), 3)
+    assert rep.verdict in ("PD", "RKKS")
 
 
 def test_one_over_r_is_unbounded():

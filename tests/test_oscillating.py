@@ -278,6 +278,20 @@ GAUSS_PRODUCTS = [
         lambda r: mpmath.exp(-(r**2)) * (mpmath.sin(r) * mpmath.sin(2 * r) / r**2 if r else 2),
         2.0,
     ),
+    # hyperbolic factors (series without alternating signs); cos(r) cosh(r) = sum (-4)^k r^(4k)/(4k)!
+    # has every other coefficient 0 (the series' truncation must not stop at a zero)
+    ("exp(-r**2)*cosh(r)", lambda r: mpmath.exp(-(r**2)) * mpmath.cosh(r), 1.0),
+    ("exp(-r**2)*besseli(0, r)", lambda r: mpmath.exp(-(r**2)) * mpmath.besseli(0, r), 1.0),
+    (
+        "exp(-r**2/2)*cosh(r)*cos(r)",
+        lambda r: mpmath.exp(-(r**2) / 2) * mpmath.cosh(r) * mpmath.cos(r),
+        1.0,
+    ),
+    (
+        "exp(-r**2)*sin(r)*sinh(r)/r**2",
+        lambda r: mpmath.exp(-(r**2)) * (mpmath.sin(r) * mpmath.sinh(r) / r**2 if r else 1),
+        1.0,
+    ),
 ]
 PRODUCT_RHO = (0.0, 1.0, 3.0, 6.0)
 

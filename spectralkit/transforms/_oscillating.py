@@ -3,8 +3,9 @@
 Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes"):
 
 * **Gaussian envelope**: k(r) = exp(-a r^2) H(r), H = sum_j c_j r^(m_j) prod_i osc_ji(b_ji r) with
-  each osc one of cos, sin, J_nu (nu >= 0), any number per term (J0(r) cos(r), J0(r)^2), H even and
-  entire (r^m times the factors' offsets r^0, r^1, r^nu an even power). With H(r) = sum_n h_n r^(2n)
+  each osc one of cos, sin, J_nu (nu >= 0) or cosh, sinh, I_nu (the series without alternating
+  signs), any number per term (J0(r) cos(r), J0(r)^2), H even and entire (r^m times the factors'
+  offsets r^0, r^1, r^nu an even power). With H(r) = sum_n h_n r^(2n)
   (the factors' series multiplied as power series in r^2) and the Laguerre transform
   of r^(2n) exp(-a r^2) (the polynomial-Gaussian closed form),
 
@@ -74,6 +75,9 @@ _FLOAT_TOL = 1e-13
 _MAX_TERMS = 4000
 _MAX_DPS = 600
 _MAX_BITS = 2048
+#: coefficients per window of the bound envelope of |q_n| (zeros of q_n inside a window do not stop
+#: the series)
+_ENVELOPE = 4
 #: the Gaussian-oscillation density is set to 0 where its bound times rho^(d-1) is this many decades
 #: below the radial density's peak
 _CUT_DECADES = 40
@@ -94,11 +98,12 @@ def _number(x):
     return value.real
 
 
-def _osc_factors(term):
+def _osc_factors(term, hyperbolic=False):
     """Split a product term into (coef, power of r, oscillations, other factors), or None.
 
     The oscillations are a tuple of (kind, frequency), kind "cos", "sin", "j0" or "j<nu>" (J_nu, the
-    order as a float), one entry per factor (a positive integer power repeats it)."""
+    order as a float), one entry per factor (a positive integer power repeats it); with
+    ``hyperbolic`` also "cosh", "sinh" and "i<nu>" (I_nu), the same series without alternating signs."""
     coef = sympy.Integer(1)
     power = sympy.Integer(0)
     oscs = []
@@ -126,6 +131,18 @@ def _osc_factors(term):
             else:
                 kind = "cos" if isinstance(base, sympy.cos) else "sin"
             oscs += [(kind, b)] * times
+        elif hyperbolic and (
+            isinstance(base, (sympy.cosh, sympy.sinh))
+            or (isinstance(base, sympy.besseli) and base.args[0].is_number and base.args[0] >= 0)
+        ):
+            b = coefficient_of_r(base.args[-1])
+            if b is None:
+                return None
+            if isinstance(base, sympy.besseli):
+                kind = f"i{float(base.args[0])!r}"
+            else:
+                kind = "cosh" if isinstance(base, sympy.cosh) else "sinh"
+            oscs += [(kind, b)] * times
         else:
             rest.append(f)
     return coef, (int(power) if power.is_Integer else float(power)), tuple(oscs), rest
@@ -152,15 +169,15 @@ def _trig_count(term):
 
 
 def _bessel_order(kind):
-    """The order nu of a Bessel kind ("j0", "j1.5", ...)."""
+    """The order nu of a Bessel kind ("j0", "j1.5", "i0.0", ...)."""
     return float(kind[1:])
 
 
 def _offset(kind):
-    """osc(b r) = r^offset (even entire function of r): 0 for cos, 1 for sin, nu for J_nu."""
-    if kind == "sin":
+    """osc(b r) = r^offset (even entire function of r): 0 for cos/cosh, 1 for sin/sinh, nu for J_nu/I_nu."""
+    if kind in ("sin", "sinh"):
         return 1.0
-    return _bessel_order(kind) if kind.startswith("j") else 0.0
+    return _bessel_order(kind) if kind[0] in "ji" else 0.0
 
 
 def _entire_even(oscs, power):
@@ -175,7 +192,7 @@ def _gaussian_terms(expanded):
     a = None
     terms = []
     for term in sympy.Add.make_args(expanded):
-        split = _osc_factors(term)
+        split = _osc_factors(term, hyperbolic=True)
         if split is None:
             return None
         coef, power, oscs, rest = split
@@ -300,16 +317,23 @@ def _dd_div_int(x, n):
 def _factor_series(kind, b, n_max):
     """e_0..e_(n_max-1) with osc(b r) = r^offset sum_j e_j r^(2j) (mpmath, current dps)."""
     b = mpmath.mpf(b)
-    if kind == "cos":
-        return [(-1) ** j * b ** (2 * j) / mpmath.factorial(2 * j) for j in range(n_max)]
-    if kind == "sin":
-        return [(-1) ** j * b ** (2 * j + 1) / mpmath.factorial(2 * j + 1) for j in range(n_max)]
-    # J_nu: sum_j (-1)^j (b/2)^(2j + nu) r^(2j + nu) / (j! Gamma(j + nu + 1))
+    sign = 1 if kind in ("cosh", "sinh") or kind[0] == "i" else -1  # hyperbolic: no alternation
+    if kind in ("cos", "cosh"):
+        return [sign**j * b ** (2 * j) / mpmath.factorial(2 * j) for j in range(n_max)]
+    if kind in ("sin", "sinh"):
+        return [sign**j * b ** (2 * j + 1) / mpmath.factorial(2 * j + 1) for j in range(n_max)]
+    # J_nu (I_nu): sum_j (-+1)^j (b/2)^(2j + nu) r^(2j + nu) / (j! Gamma(j + nu + 1))
     nu = mpmath.mpf(_bessel_order(kind))
     return [
-        (-1) ** j * (b / 2) ** (2 * j + nu) / (mpmath.factorial(j) * mpmath.gamma(j + nu + 1))
+        sign**j * (b / 2) ** (2 * j + nu) / (mpmath.factorial(j) * mpmath.gamma(j + nu + 1))
         for j in range(n_max)
     ]
+
+
+def _envelope(values, n):
+    """max(values[j .. j + _ENVELOPE - 1]) for j < n (numpy array)."""
+    v = np.asarray(values, dtype=np.float64)
+    return np.max(np.lib.stride_tricks.sliding_window_view(v, _ENVELOPE)[:n], axis=1)
 
 
 def _taylor_mp(terms, n_max):
@@ -352,12 +376,14 @@ class _LaguerreSeries:
     def _extend(self, n_max):
         if n_max > _MAX_TERMS:
             raise ArithmeticError("the Laguerre series of the Gaussian oscillation needs too many terms")
-        q = self._q_mp(40, n_max)
+        q = self._q_mp(40, n_max + _ENVELOPE)
         self.n_avail = n_max
         q_hi = [float(v) for v in q]
-        self.q_dd = (np.array(q_hi), np.array([float(v - h) for v, h in zip(q, q_hi)]))
+        self.q_dd = (np.array(q_hi[:n_max]), np.array([float(v - h) for v, h in zip(q[:n_max], q_hi)]))
         with np.errstate(divide="ignore"):
-            self.log_absq = np.log(np.abs(self.q_dd[0]))
+            # the bound terms and the truncation use |q_n| raised to the largest of the next few
+            # (products such as cos(r) cosh(r) have every other q_n = 0: a zero must not end the sum)
+            self.log_absq = np.log(_envelope(np.abs(q_hi), n_max))
 
     def _q_mp(self, dps, n_max):
         key = (dps, n_max)
@@ -580,12 +606,14 @@ class _LaguerreSeries:
         return out_l, out_s
 
     def _q_int(self, bits, n_max):
-        """q_n (n < n_max) as (m, e, float q_n), q_n ~ m 2^e rounded to ``bits`` bits."""
+        """q_n (n < n_max) as (m, e, bound), q_n ~ m 2^e rounded to ``bits`` bits, bound the largest
+        |q_j| (float) over j = n .. n + _ENVELOPE - 1 (see :meth:`_extend`)."""
         key = (bits, n_max)
         if key not in self._int_cache:
             with mpmath.workprec(bits):
-                q = [+v for v in self._q_mp(math.ceil(bits / 3.3) + 10, n_max)]
-                self._int_cache[key] = [(*int_pair(v._mpf_), abs(float(v))) for v in q]
+                q = [+v for v in self._q_mp(math.ceil(bits / 3.3) + 10, n_max + _ENVELOPE)]
+                env = _envelope([abs(float(v)) for v in q], n_max)
+                self._int_cache[key] = [(*int_pair(v._mpf_), e) for v, e in zip(q[:n_max], env)]
         return self._int_cache[key]
 
     def _fixed_point(self, x, bits):
