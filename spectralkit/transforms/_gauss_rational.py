@@ -272,7 +272,8 @@ def gaussian_rational_rays(atom: RadialKernel, dim: int) -> RadialTransform | No
     if parts is None or not dim > 2 * max(n for _, n, _, _ in parts[1]):
         return None
     a = float(a)
-    rays = _Rays(a, *parts, dim)
+    poly, poles = parts
+    rays = _Rays(a, poly, poles, dim)
     # where the radial amplitude lives: out from sqrt(2 a d) until it is _RADIAL_DEPTH e-folds down
     center = math.sqrt(2.0 * a * dim)
     top = center * 4.0
