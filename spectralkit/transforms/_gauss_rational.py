@@ -11,24 +11,23 @@ u^(n-1) e^(z u)/(n-1)!, so k is a signed Gaussian scale mixture and
 On the imaginary axis psi_0(u) = Re sum c u^(n-1) e^(z u)/(n-1)! does not decay: the mixture's
 integral converges only through g_d's decay |u|^(-d/2), absolutely for d > 2 n_k (the truncated
 mixtures then converge to k in L^1, so the limit is the transform), and it oscillates without end
-on the real axis. Turned onto the ray u = t w_k, w_k = -1/z_k, where e^(z_k u) = e^(-t):
+on the real axis. The u-integral is turned onto a ray u = s e^(i phi) inside the sector where
+e^(z u) decays (Re(z e^(i phi)) < 0) without crossing the negative axis (|phi| < pi): the integrand
+is analytic in between (g_d's only singular point, a + u = 0, lies on the negative axis) and the arc
+at infinity contributes O(R^(n - d/2)) -> 0, so every such ray gives the same value (docs/theory.md
+section 22). They differ in cancellation: the saddle of z u - (d/2) log(a + u) - rho^2/(4(a + u))
+moves out with rho, and a fixed ray at large rho sums terms far larger than the answer. So each
+frequency bin (_BINS per e-fold of rho) takes, per pole, the direction with the lowest peak
+|integrand| at the bin's two edges among _ANGLES spread over the sector, and a window along it where
+either edge's |integrand| is within e^-_DEPTH of its peak (one rule per bin: mu is a function of rho
+alone, smooth within a bin).
 
-    mu_d(rho) = sum_k c_k w_k^(n_k)/(n_k - 1)! int_0^inf t^(n_k - 1) e^(-t) g_d(rho, a + t w_k) dt.
-
-The turn is exact: between the real axis and the ray (Re w_k >= 0) the integrand is analytic
-(g_d's only singular point, a + u = 0, lies on the negative axis) and e^(z u) is bounded, so the
-arc at infinity contributes |u|^(n - d/2) -> 0. On the ray |a + t w| >= a, so |e^(-rho^2/(4(a + t w)))|
-<= 1 and |g_d| <= (4 pi)^(-d/2) (a^2 + t^2 |w|^2)^(-d/4): nothing grows, and what cancels is only
-the phase (about three decades for exp(-r^2)/(1 + r^4) in d = 256, against e^(-rho^2/4)-size
-cancellation of the Hankel integral).
-
-Quadrature: t = (a/|w|)(e^x - 1), composite Gauss-Legendre in x on panels whose width keeps the
-change of log-integrand below 2 per panel (its derivative in x is at most n + a/|w| + t + d/sqrt(2)
-+ rho^2/(2 (a + t |w|))), from t = 0 to T = 40 + 2 n (the rest bounded by
-Gamma(n, T) (4 pi)^(-d/2) (a^2 + T^2 |w|^2)^(-d/4)). Per rho the error is |24-node sum - 16-node
-sum| (same panels) plus 4 eps sum |w f| (|log f| + log2 N + 8) (the rounding of the exponent and
-of the sum) plus the cut tail; all in logs (no under- or overflow in d = 256). A conjugate pair of
-poles is one term (twice its real part).
+Quadrature: 24-point Gauss-Legendre on panels over which the bound |z| + (n - 1)/(s + a) +
+d/(2|a + u|) + rho^2/(4|a + u|^2) on |d log f/ds| integrates to at most _STEP. Errors per rho: ten
+times the 24/16-point difference at the bin's edges relative to the sum of |terms|, times that sum;
+the rounding 4 eps sum |f| (|log f| + log2 N + 8); outside the window e^-_DEPTH times its length; the
+tail past s_max by a Gamma-function bound. All in logs (no under- or overflow in d = 256). A
+conjugate pair of poles is one term (twice its real part).
 """
 
 import cmath
