@@ -97,6 +97,7 @@ class _Rays:
         self.x24, self.w24 = gauss_legendre(24)
         self.x16, self.w16 = gauss_legendre(16)
         self._rules = {}
+        self.r0 = 1e-3 * math.sqrt(a)  # the first frequency bin is rho <= r0
 
     def _log_f(self, s, rho, n, z, e):
         """log of u^(n-1) e^(z u) g_d(rho, a + u) e^(i phi) at u = s e (|e| = 1): rows rho, columns s
@@ -111,7 +112,7 @@ class _Rays:
             )
         return base[None, :] - (rho * rho)[:, None] * (0.25 / (self.a + u))[None, :]
 
-    def _rule(self, k_pole, n, z, b):
+    def _rule(self, k_pole, b):
         """The ray and its panels for the frequency bin b of pole k_pole (cached): the direction of the
         lowest peak |integrand| at the bin's two edges among _ANGLES directions strictly inside the
         sector where e^(z u) decays (and the negative axis is not crossed), the window where either
@@ -121,6 +122,7 @@ class _Rays:
         key = (k_pole, b)
         if key in self._rules:
             return self._rules[key]
+        _, n, z, _ = self.poles[k_pole]
         d, a = self.dim, self.a
         edges = self._edges(b)
         alpha = cmath.phase(z)
@@ -193,14 +195,14 @@ class _Rays:
 
     def _edges(self, b):
         """The frequency bin b: rho in (r0 e^((b-1)/_BINS), r0 e^(b/_BINS)], b = 0 for rho <= r0."""
-        r0 = 1e-3 * math.sqrt(self.a)
+        r0 = self.r0
         return np.array([0.0 if b == 0 else r0 * math.exp((b - 1) / _BINS), r0 * math.exp(b / _BINS)])
 
     def _pole(self, rho, k_pole, b):
         """(value, error bound, amplitude) scaled by e^-top, and top, of one pole's term at the
         frequencies rho of bin b."""
-        C, n, z, weight = self.poles[k_pole]
-        base, inv, abs_base, abs_inv, quad, far, log_tail0, cut = self._rule(k_pole, n, z, b)
+        C, _, _, weight = self.poles[k_pole]
+        base, inv, abs_base, abs_inv, quad, far, log_tail0, cut = self._rule(k_pole, b)
         s24, a24, round_w, top = self._sums(rho, base, inv, abs_base, abs_inv)
         tail = np.exp(np.minimum(log_tail0 + rho * rho / (4.0 * far) - top, 700.0))
         val = weight * (C * s24).real
@@ -229,9 +231,8 @@ class _Rays:
         rho = np.asarray(rho, dtype=np.float64)
         flat = rho.ravel()
         out = np.empty((4, flat.size))
-        r0 = 1e-3 * math.sqrt(self.a)
         with np.errstate(divide="ignore"):
-            bins = np.where(flat <= r0, 0, np.ceil(np.log(flat / r0) * _BINS)).astype(int)
+            bins = np.where(flat <= self.r0, 0, np.ceil(np.log(flat / self.r0) * _BINS)).astype(int)
         for b in np.unique(bins):
             every = np.flatnonzero(bins == b)
             for start in range(0, every.size, _CHUNK):

@@ -118,34 +118,35 @@ def _osc_factors(term, hyperbolic=False):
             power += 1
         elif isinstance(f, sympy.Pow) and f.base == R and f.exp.is_Rational:
             power += f.exp  # a fractional power only pairs with J_nu (r^-nu J_nu)
-        elif isinstance(base, (sympy.cos, sympy.sin)) or (
-            isinstance(base, sympy.besselj) and base.args[0].is_number and base.args[0] >= 0
-        ):
+        elif (kind := _osc_kind(base, hyperbolic)) is not None:
             b = coefficient_of_r(base.args[-1])
             if b is None:
                 return None
-            if isinstance(base, sympy.besselj):
-                # J_nu of order nu: "j0", or "j" + the float order (J_nu(x) = x^nu (even entire))
-                nu = float(base.args[0])
-                kind = "j0" if nu == 0 else f"j{nu!r}"
-            else:
-                kind = "cos" if isinstance(base, sympy.cos) else "sin"
-            oscs += [(kind, b)] * times
-        elif hyperbolic and (
-            isinstance(base, (sympy.cosh, sympy.sinh))
-            or (isinstance(base, sympy.besseli) and base.args[0].is_number and base.args[0] >= 0)
-        ):
-            b = coefficient_of_r(base.args[-1])
-            if b is None:
-                return None
-            if isinstance(base, sympy.besseli):
-                kind = f"i{float(base.args[0])!r}"
-            else:
-                kind = "cosh" if isinstance(base, sympy.cosh) else "sinh"
             oscs += [(kind, b)] * times
         else:
             rest.append(f)
     return coef, (int(power) if power.is_Integer else float(power)), tuple(oscs), rest
+
+
+#: the oscillating factors by class, and their hyperbolic counterparts (the same series without
+#: alternating signs)
+_TRIG_KINDS = {sympy.cos: "cos", sympy.sin: "sin", sympy.besselj: "j"}
+_HYPERBOLIC_KINDS = {sympy.cosh: "cosh", sympy.sinh: "sinh", sympy.besseli: "i"}
+
+
+def _osc_kind(f, hyperbolic):
+    """The kind of an oscillating factor f ("cos", "sin", "j0", "j<nu>"; with ``hyperbolic`` also
+    "cosh", "sinh", "i<nu>"), or None. Bessel kinds carry the order: J_nu(x) = x^nu (even entire),
+    "j0" for J_0 and "j" + the float order otherwise."""
+    kinds = {**_TRIG_KINDS, **_HYPERBOLIC_KINDS} if hyperbolic else _TRIG_KINDS
+    kind = kinds.get(type(f))
+    if kind not in ("j", "i"):
+        return kind
+    order = f.args[0]
+    if not (order.is_number and order >= 0):
+        return None
+    nu = float(order)
+    return "j0" if kind == "j" and nu == 0 else f"{kind}{nu!r}"
 
 
 def _osc_factor(term):
@@ -214,8 +215,8 @@ def _gaussian_terms(expanded):
 
 @matcher(priority=25)
 def _match_gaussian_oscillation(expr, support):
-    """exp(-a r^2) sum_j c_j r^(m_j) prod_i osc_ji(b_ji r), osc in {cos, sin, J_nu}, some term
-    oscillating (products of cos/sin are first turned into sums of single frequencies)."""
+    """exp(-a r^2) sum_j c_j r^(m_j) prod_i osc_ji(b_ji r), osc in {cos, sin, J_nu, cosh, sinh, I_nu},
+    some term with a factor (products of cos/sin are first turned into sums of single frequencies)."""
     if support is not None:
         return None
 
