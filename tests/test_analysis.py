@@ -192,8 +192,10 @@ def test_smooth_super_exponential_formulas(formula):
 @pytest.mark.parametrize("formula", ["exp(-r**2)*cosh(r)", "exp(-r**2)*besseli(0, r)", "exp(-r**2/2)*exp(r)"])
 def test_float_overflow_of_a_factor_is_not_a_pole(formula):
     """cosh(r) overflows float64 beyond r = 710, and exp(-r^2) cosh(r) evaluates to inf * 0 there: a
-    bounded kernel (it was called unbounded, and DIVERGENT, before the points went to mpmath)."""
+    bounded kernel (it was called unbounded, and DIVERGENT, before RadialKernel redid such points in
+    mpmath)."""
     assert analyze(F(formula)).bounded
+    assert F(formula)(800.0) == 0.0  # the kernel itself: float64 gives inf * 0 = nan there
     assert not analyze(F("1/(1 - r)")).bounded  # a real pole still is one
     rep = sk.check_rkks(F(formula), 3)
     assert rep.verdict in ("PD", "RKKS")

@@ -393,21 +393,7 @@ def _finite_on_grid(atom):
             vals = np.asarray(atom(grid), dtype=float)
         except ValueError:
             return False
-    bad = grid[~np.isfinite(vals)]
-    if bad.size == 0:
-        return True
-    # float64 over- or underflow of a factor (cosh(r) beyond r = 710 in exp(-r^2) cosh(r): inf * 0)
-    # is not a pole: those points again in mpmath, whose exponent range is unbounded
-    fn = _mp_function(atom.expr)
-    with mpmath.workdps(30):
-        for r in bad:
-            try:
-                v = _mp_real(fn(mpmath.mpf(float(r))))
-            except (ZeroDivisionError, ValueError, OverflowError, TypeError):
-                return False
-            if not mpmath.isfinite(v):
-                return False
-    return True
+    return bool(np.all(np.isfinite(vals)))
 
 
 # ---------------------------------------------------------------------------------------------

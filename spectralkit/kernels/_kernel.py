@@ -12,9 +12,11 @@ terms so that its spectral measure can be assembled term by term (see
 from __future__ import annotations
 
 import hashlib
+import math
 import numbers
 from collections.abc import Mapping
 
+import mpmath
 import numpy as np
 import scipy.special
 import sympy
@@ -47,6 +49,8 @@ _COMPLEX_MODULES = {
     "erfc": scipy.special.erfc,
 }
 
+#: at most this many points of one call that float64 cannot evaluate are redone in mpmath
+_MP_POINTS = 4096
 _LAMBDIFY_MODULES = [
     {
         "besselj": scipy.special.jv,
@@ -487,6 +491,23 @@ class RadialKernel:
             self._cache["fn"] = fn
         return fn
 
+    def _mp_value(self, r):
+        """k(r) in mpmath at 30 digits as a float (nan where it is not a finite real number there)."""
+        fn = self._cache.get("mp")
+        if fn is None:
+            fn = sympy.lambdify(R, self.expr, modules="mpmath")
+            self._cache["mp"] = fn
+        with mpmath.workdps(30):
+            try:
+                v = mpmath.mpmathify(fn(mpmath.mpf(r)))
+            except (ArithmeticError, TypeError, ValueError):
+                return math.nan
+            if isinstance(v, mpmath.mpc):
+                if abs(v.imag) > 1e-12 * max(1, abs(v.real)):
+                    return math.nan
+                v = v.real
+            return float(v) if mpmath.isfinite(v) else math.nan
+
     def __call__(self, radius: ArrayLike) -> NDArray[np.float64] | float:
         """Evaluate k at radii ``radius`` (array-like, >= 0); returns a float64 array (or float).
 
@@ -524,6 +545,12 @@ class RadialKernel:
                 if not np.all(ok):
                     raise KernelDefinitionError(f"kernel {self.name} is not real at some of the radii")
             val = np.broadcast_to(val.real, rr.shape).astype(np.float64, copy=True)
+        far = ~np.isfinite(val) & (rr > 1e-6 * (self._support or 1.0))
+        if np.any(far):
+            # float64 over- or underflow of a factor (cosh(r) beyond r = 710 in exp(-r^2) cosh(r):
+            # inf * 0) is not a pole: those points again in mpmath, whose exponent range is unbounded
+            idx = np.flatnonzero(far)[:_MP_POINTS]
+            val.ravel()[idx] = [self._mp_value(float(r)) for r in rr.ravel()[idx]]
         bad = ~np.isfinite(val) & (rr <= 1e-6 * (self._support or 1.0))
         if np.any(bad) | np.any(rr == 0):
             fix = bad | (rr == 0)
