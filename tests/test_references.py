@@ -12,6 +12,7 @@ import json
 import mpmath
 import pytest
 import test_bandlimited
+import test_bessel_mixture
 import test_closed_forms
 import test_error_bars
 import test_exp_poly
@@ -30,6 +31,7 @@ MODULES = (
     test_exp_poly,
     test_bandlimited,
     test_gauss_rational,
+    test_bessel_mixture,
 )
 SETS = {name: (mod, *spec) for mod in MODULES for name, spec in mod.REFERENCE_SETS.items()}
 LIVE_PER_SET = 2

@@ -167,6 +167,9 @@ CASES = [
     (kernels.RadialKernel.from_string("exp(-r**2)/(1 + r**4)"), 16, "orf"),
     # a product of oscillations under a Gaussian: the Laguerre series of the product (transforms/_oscillating.py)
     (kernels.RadialKernel.from_string("exp(-r**2/2)*besselj(0, r)*cos(r)"), 16, "orf"),
+    # a cosine beside a Bessel factor under an exponential: Poisson's mixture with shifted frequencies
+    # on a lifted path (transforms/_bessel_mixture.py)
+    (kernels.RadialKernel.from_string("exp(-r)*cos(r)*besselj(0, r)"), 16, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]

@@ -310,6 +310,19 @@ and band of frequencies, each piece decays like e^(-t) and the density is a sum 
     report = sk.check_rkks(formula, dim=d)
     print(formula, d, report.verdict, report.method, report.mass_plus, report.mass_minus)""",
     ),
+    (
+        """## 20. Products of oscillations under an exponential envelope
+
+Under e^(-a r), a Bessel factor J_nu(b r)/r^nu is Poisson's mixture of cosines, and a second factor
+cos(beta r), sin(beta r) or sin(beta r)/r only shifts the mixture's frequencies: every term is
+the exact transform of e^(-A r) or e^(-A r)/r at a complex A, summed on a path lifted into the
+complex plane where nothing cancels (docs/theory.md §13). sin(r)^2/r^2 is sin(r)/r times
+J_(1/2): the same route. The first kernel below was refused from d = 16 on, the second in
+d = 64 and 256.""",
+        """for formula, d in (("exp(-r)*cos(r)*besselj(0, r)", 64), ("sin(r)**2/r**2*exp(-r)", 256)):
+    report = sk.check_rkks(formula, dim=d)
+    print(formula, d, report.verdict, report.method, report.mass_plus, report.mass_minus)""",
+    ),
 ]
 
 

@@ -363,12 +363,18 @@ _EXP_FLOOR = 1e-7  # the largest measured error accepted (stated 10 times)
 
 
 class _ExpBesselMixture:
-    """mu_d of J_nu(b r)/r^nu exp(-a r) (c = 1) in every d, in logs.
+    """mu_d of T(beta r)/r^q J_nu(b r)/r^nu exp(-a r) (c = 1) in every d, in logs.
 
-    Poisson's integral and the closed form of exp(-A r), Re A > 0 (C_d = Gamma(m) pi^-m, m = (d+1)/2),
+    T = cos (q = 0; beta = 0: no oscillating factor) or sin (q = 0 or 1). Poisson's integral turns
+    the Bessel factor into cosines cos(sigma r), and T(beta r) cos(sigma r) is, after sigma -> -sigma
+    (the weight is even), T((beta + sigma) r): the real or imaginary part of exp(i (beta + sigma) r).
+    With the closed forms of exp(-A r) and exp(-A r)/r, Re A > 0 (m = (d+1)/2),
 
-        mu_d(rho) = Re w_nu int_(-b)^b F(sigma) (b^2 - sigma^2)^(nu - 1/2) d sigma,
-        F(sigma) = C_d A (A^2 + rho^2)^(-m),  A = a - i sigma,
+        mu_d(rho) = P w_nu int_(-b)^b F(sigma) (b^2 - sigma^2)^(nu - 1/2) d sigma,  A = a - i (beta + sigma),
+        F = Gamma(m) pi^-m A (A^2 + rho^2)^(-m)               (q = 0),
+        F = Gamma(m - 1) pi^-m (A^2 + rho^2)^(-(m - 1)) / 2     (q = 1, d >= 2),
+
+    P = Re for cos, Im for sin (the Hankel transform is real-linear),
 
     F analytic except at A = 0 and A = +-i rho (Im sigma = -a < 0): the segment is moved onto
     sigma(phi) = -b cos(phi) + i h sin(phi)^2, phi in [0, pi] (h = ``_PATH_HEIGHT`` b), where
@@ -381,12 +387,14 @@ class _ExpBesselMixture:
     the difference to the coarser level plus 1e-15 (10 + m) of the sum of moduli (rounding of the
     logarithms' real parts)."""
 
-    def __init__(self, nu, a, b, d, level):
-        self.level = level
-        self.m = 0.5 * (d + 1)
+    def __init__(self, nu, a, b, d, level, beta=0.0, kind="cos", q=0):
+        self.level, self.imag = level, kind == "sin"
+        m = 0.5 * (d + 1)
+        # the power of (A^2 + rho^2) in F, and log of F's constant with Poisson's w_nu
+        self.m = m - q
         self.log_const = (
-            math.lgamma(self.m) - self.m * math.log(math.pi) - nu * math.log(b)
-            - nu * math.log(2.0) - math.lgamma(nu + 0.5) - 0.5 * math.log(math.pi)
+            (math.lgamma(m) if q == 0 else math.lgamma(m - 1) - math.log(2.0)) - m * math.log(math.pi)
+            - nu * math.log(b) - nu * math.log(2.0) - math.lgamma(nu + 0.5) - 0.5 * math.log(math.pi)
         )  # fmt: skip
         x, xc, w, _ = tanh_sinh(level)
         h = _PATH_HEIGHT * b
@@ -396,12 +404,34 @@ class _ExpBesselMixture:
         lift = 1j * h * sin_phi**2
         sigma = -b * cos_phi + lift
         plus, minus = 2 * b * s_half**2 + lift, 2 * b * c_half**2 - lift  # b + sigma, b - sigma
-        self.A = a - 1j * sigma
+        self.A = a - 1j * (beta + sigma)
         dsig = np.pi * (b * sin_phi + 2j * h * sin_phi * cos_phi)  # d sigma / dx, phi = pi x
-        self.log_node = (
-            np.log(self.A) + (nu - 0.5) * (np.log(plus) + np.log(minus)) + np.log(dsig) + np.log(w)
-        )
+        self.log_node = (nu - 0.5) * (np.log(plus) + np.log(minus)) + np.log(dsig) + np.log(w)
+        if q == 0:
+            self.log_node = self.log_node + np.log(self.A)
         self.k = np.arange(x.size) - x.size // 2  # the node index: level j keeps k % 2^(level-j) == 0
+        self.far = 2.0 * float(np.max(np.abs(self.A))) if q == 1 else np.inf
+
+    def _log_power(self, A, r):
+        """log (A^2 + rho^2)^-m for node values A (a row) and rho (a column); with q = 1, for
+        rho >= ``far``, log of (A^2 + rho^2)^-m - rho^(-2 m) instead. The subtracted term integrates
+        to a real number along the path (the weight is real on the real segment), so the imaginary
+        part is unchanged, but without it the terms' imaginary parts (~ rho^(-2 m - 2)) cancel out
+        of real parts (~ rho^(-2 m)): a relative noise of 1e-16 rho^2 that the error estimate
+        (relative to the terms' moduli) would not see."""
+        m = self.m
+        plain = -m * np.log(A * A + r * r)
+        far = r[:, 0] >= self.far
+        if not np.any(far):
+            return plain
+        z = (A * A) / (r[far] * r[far])  # |z| <= 1/4
+        # log1p(z) and expm1(w) for complex arguments without cancellation
+        x, y = z.real, z.imag
+        w = -m * (0.5 * np.log1p(2 * x + x * x + y * y) + 1j * np.arctan2(y, 1 + x))
+        u, t = w.real, w.imag
+        em1 = (np.expm1(u) * np.cos(t) - 2 * np.sin(0.5 * t) ** 2) + 1j * np.exp(u) * np.sin(t)
+        plain[far] = -2 * m * np.log(r[far]) + np.log(em1)
+        return plain
 
     def __call__(self, rho, accept=0.0):
         """(log|mu|, sign, relative error estimate) for a flat array rho >= 0; the error is relative
@@ -425,7 +455,7 @@ class _ExpBesselMixture:
                 new &= self.k % (2 * step) != 0
             r = rho[todo][:, None]
             A = self.A[new][None, :]
-            lg = self.log_node[new][None, :] - m * np.log(A * A + r * r)
+            lg = self.log_node[new][None, :] + self._log_power(A, r)
             sh = np.maximum(shift[todo], np.max(lg.real, axis=1))
             with np.errstate(invalid="ignore"):
                 rescale = np.exp(shift[todo] - sh)  # 0 on the first level
@@ -436,8 +466,8 @@ class _ExpBesselMixture:
                 below = 2 * step * np.sum(np.where(self.k[new] % (2 * step) == 0, v, 0.0), axis=1)
             else:
                 below = previous[todo] * rescale
-            fine = (step * t).real
-            err = np.abs(fine - below.real) + 1e-15 * (10 + m) * step * mod
+            fine, below = ((step * t).imag, below.imag) if self.imag else ((step * t).real, below.real)
+            err = np.abs(fine - below) + 1e-15 * (10 + m) * step * mod
             # relative to the local amplitude near the zeros of mu (where |mu| < 1e-3 of the moduli)
             rel = err / np.maximum(np.abs(fine), 1e-3 * step * mod)
             total[todo], moduli[todo], shift[todo], previous[todo] = t, mod, sh, step * t
@@ -452,39 +482,97 @@ class _ExpBesselMixture:
         return log_abs, sign, rel_out
 
 
-@matcher(priority=25)
-def _match_bessel_exp(expr, support):
-    """c besselj(nu, b r) r^-nu exp(-a r), nu >= 0, a, b > 0."""
-    parts = _bessel_times(expr, support, sympy.exp)
-    if parts is None:
+def _exp_oscillation_factors(expr, support):
+    """expr = coef r^power exp(-a r) times besselj and sine/cosine factors of multiples of r (powers
+    with integer exponents unrolled): (coef, power, a, bessels, trigs) with bessels a list of
+    (nu, b) and trigs of (kind, beta), or None."""
+    if support is not None:
         return None
-    coef, power, nu, b, envelope = parts
-    a = coefficient_of_r(-envelope.args[0])
+    coef, power, a, bessels, trigs = sympy.Integer(1), sympy.Integer(0), None, [], []
+    for f in sympy.Mul.make_args(expr):
+        base, times = f.as_base_exp() if not f.is_number else (f, 1)
+        if f.is_number:
+            coef *= f
+        elif base == R and times.is_number:
+            power += times
+        elif isinstance(f, sympy.exp) and a is None:
+            a = coefficient_of_r(-f.args[0])
+            if a is None:
+                return None
+        elif isinstance(base, (sympy.cos, sympy.sin, sympy.besselj)) and times.is_Integer and times > 0:
+            if isinstance(base, sympy.besselj):
+                nu, b = base.args[0], coefficient_of_r(base.args[1])
+                if b is None or not nu.is_number:
+                    return None
+                bessels += [(nu, b)] * int(times)
+            else:
+                beta = coefficient_of_r(base.args[0])
+                if beta is None:
+                    return None
+                trigs += [(type(base).__name__, beta)] * int(times)
+        else:
+            return None
     if a is None:
         return None
+    return coef, power, a, bessels, trigs
+
+
+@matcher(priority=25)
+def _match_bessel_exp(expr, support):
+    """c T(beta r)/r^q besselj(nu, b r)/r^nu exp(-a r), nu >= 0, a, b > 0, T = cos (q = 0) or sin
+    (q = 0, 1), or no T (q = 0); a factor sin(b r)/r may stand for the Bessel factor (nu = 1/2:
+    sin(b r)/r = sqrt(pi b/2) J_(1/2)(b r)/r^(1/2)), so sin(r)^2/r^2 exp(-r) is one."""
+    parts = _exp_oscillation_factors(expr, support)
+    if parts is None:
+        return None
+    coef, power, a, bessels, trigs = parts
     try:
-        c, nu, b, a, power = (_number(v) for v in (coef, nu, b, a, power))
+        c, a, power = _number(coef), _number(a), _number(power)
+        bessels = [(_number(nu), _number(b)) for nu, b in bessels]
+        trigs = [(kind, _number(beta)) for kind, beta in trigs]
     except TypeError:
         return None
-    if abs(power + nu) > 1e-12 * max(1.0, nu) or not (a > 0 and b > 0 and nu >= 0 and c != 0):
+    # the sign of a frequency: J_nu(-x)/(-x)^nu = J_nu(x)/x^nu, sin odd, cos even
+    for kind, beta in trigs:
+        if kind == "sin" and beta < 0:
+            c = -c
+    trigs = [(kind, abs(beta)) for kind, beta in trigs]
+    if not bessels:
+        sines = [t for t in trigs if t[0] == "sin" and t[1] > 0]
+        if not sines:
+            return None
+        trigs.remove(sines[0])
+        b = sines[0][1]
+        c *= math.sqrt(0.5 * math.pi * b)
+        bessels, power = [(0.5, b)], power + 0.5  # sin(b r)/r = sqrt(pi b/2) J_(1/2)(b r) r^(-1/2)
+    if len(bessels) != 1 or len(trigs) > 1:
         return None
-    return "bessel_exp_mixture", {"c": c, "nu": nu, "a": a, "b": b}
+    (nu, b), (kind, beta) = bessels[0], (trigs[0] if trigs else ("cos", 0.0))
+    q = round(-(power + nu))
+    if abs(power + nu + q) > 1e-12 * max(1.0, nu) or q not in (0, 1) or (q == 1 and kind != "sin"):
+        return None
+    if not (a > 0 and b > 0 and nu >= 0 and c != 0) or (kind == "sin" and beta == 0):
+        return None
+    return "bessel_exp_mixture", {"c": c, "nu": nu, "a": a, "b": b, "beta": beta, "kind": kind, "q": q}
 
 
 @builder("bessel_exp_mixture", rel_error=10 * _EXP_TOL)
-def _bessel_exp_mixture(c, nu, a, b, dim):
-    """mu of c J_nu(b r)/r^nu exp(-a r) in every d (:class:`_ExpBesselMixture`): a finite measure
-    (k is integrable and has a kink at 0: mu ~ rho^-(d+1)); the largest tanh-sinh level is the first
+def _bessel_exp_mixture(c, nu, a, b, dim, beta=0.0, kind="cos", q=0):
+    """mu of c T(beta r)/r^q J_nu(b r)/r^nu exp(-a r) in every d (:class:`_ExpBesselMixture`; None
+    for q = 1 in d = 1, where exp(-A r)/r has no transform of its own): a finite measure (k is
+    integrable and has a kink at 0, or is odd in r: mu ~ rho^-(d+1)); the largest tanh-sinh level is the first
     whose measured error on a probe grid is within ``_EXP_TOL``, every point stops at the first
     level within it (the stated error: 10 times that). When no level reaches ``_EXP_TOL`` (high d,
     where rounding alone exceeds it) the most accurate level is used with its measured error in
     place of ``_EXP_TOL``, up to ``_EXP_FLOOR``."""
     d = dim
-    scale = math.hypot(a, b)
+    if q == 1 and d == 1:
+        return None
+    scale = math.hypot(a, b + beta)
     probe = scale * np.concatenate([[0.0], np.geomspace(1e-3, 1e4, 71)])
     best = None
     for level in _EXP_LEVELS:
-        mix = _ExpBesselMixture(nu, a, b, d, level)
+        mix = _ExpBesselMixture(nu, a, b, d, level, beta, kind, q)
         _, _, rel = mix(probe)  # (every point at the top level)
         worst = float(np.max(np.where(np.isfinite(rel), rel, np.inf)))
         if best is None or worst < best[1]:
@@ -495,8 +583,9 @@ def _bessel_exp_mixture(c, nu, a, b, dim):
     # of them near the zeros of mu) passes _EXP_TOL: the best level is used, at its measured accuracy
     mix, worst = best
     if not worst <= _EXP_FLOOR:
+        osc = f"{kind}({beta:g} r){'/r' if q else ''} " if beta else ""
         raise TransformError(
-            f"k = J_{nu:g}({b:g} r)/r^{nu:g} exp(-{a:g} r) in d = {d}: the mixture on the lifted path "
+            f"k = {osc}J_{nu:g}({b:g} r)/r^{nu:g} exp(-{a:g} r) in d = {d}: the mixture on the lifted path "
             f"reached a relative accuracy of only {worst:.1e}"
         )
     tol = max(_EXP_TOL, worst)

@@ -57,6 +57,7 @@ MODULES = [
     "test_exp_poly",
     "test_bandlimited",
     "test_gauss_rational",
+    "test_bessel_mixture",
 ]
 
 
