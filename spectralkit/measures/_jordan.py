@@ -135,21 +135,19 @@ def _resolve_lobes(f, grid, vals, rounds=6):
     unseen (lobes of opposite sign merged into one, their masses summed with one sign: mu_256 of
     exp(-r/2) sin(2 r) J_1(r)/r has lobes of width 0.0125 near rho = 3, where the grid's step is
     0.01-0.03). There the grid gets 16 points per lobe, over the narrow lobes and two lobe widths
-    beyond, until every lobe spans ``_MIN_STEPS`` steps (``rounds`` at most).
+    beyond, until every lobe spans ``_MIN_STEPS`` steps (``rounds`` at most). The sign changes are
+    read from the grid's brackets (no root refinement: that comes once, afterwards).
     """
     for _ in range(rounds):
-        roots = find_roots(f, grid, vals)
-        if roots.size < 2:
-            break
-        gaps = np.diff(roots)
-        at = np.clip(np.searchsorted(grid, 0.5 * (roots[1:] + roots[:-1])), 1, grid.size - 1)
-        step = grid[at] - grid[at - 1]
-        thin = np.nonzero(gaps < _MIN_STEPS * step)[0]
+        idx = np.nonzero(np.sign(vals[:-1]) * np.sign(vals[1:]) < 0)[0]
+        thin = np.nonzero(np.diff(idx) < _MIN_STEPS)[0]
         if thin.size == 0:
             break
+        lo, hi = grid[idx[thin]], grid[idx[thin + 1] + 1]
+        width = hi - lo
         extra = [
-            np.linspace(max(roots[i] - 2 * gaps[i], grid[0]), min(roots[i + 1] + 2 * gaps[i], grid[-1]), 81)
-            for i in thin
+            np.linspace(max(a - 2 * w, grid[0]), min(b + 2 * w, grid[-1]), 81)
+            for a, b, w in zip(lo, hi, width)
         ]
         new = np.setdiff1d(np.concatenate(extra), grid)
         if new.size == 0:
