@@ -120,6 +120,12 @@ KERNELS = [
     ("besselj(1, 2*r)/r*exp(-r**2)", None, "Gaussian x J1(2r)/r (Laguerre series)"),
     ("exp(-r**2/2)*besselj(0, r)*cos(r)", None, "Gaussian x J0 x cos: product of oscillations (Laguerre)"),
     ("exp(-r**2)/(1 + r**4)", None, "Gaussian x poles on the imaginary axis (rotated rays)"),
+    ("exp(-r)*cos(r)*besselj(0, r)", None, "exponential x J0 x cos: shifted Poisson mixture"),
+    ("sin(r)**2/r**2*exp(-r)", None, "exponential x sin^2/r^2: shifted Poisson mixture"),
+    ("exp(-r/2)*sin(2*r)*besselj(1, r)/r", None, "exponential x J1/r x sin: shifted Poisson mixture"),
+    ("(1 + r)**-3*cos(r)", None, "completely monotone envelope x cos: Bernstein mixture"),
+    ("cos(r)/((1 + r)*(2 + r))", None, "completely monotone envelope (cancelling terms) x cos"),
+    ("sin(3*r)/(r*(1 + 2*r)**1.5)", None, "completely monotone envelope x sin/r: Bernstein mixture"),
     ("exp(-r**2)*r**2/(1 + r**4)**2", None, "Gaussian x double poles on the imaginary axis (rays)"),
     ("exp(-r)*besselj(2, 3*r)/r**2", None, "exponential x J2(3r)/r^2 (lifted Poisson path)"),
     # band-limited kernels (transforms/_bandlimited.py): exact walk in odd d, exact projection in even d

@@ -19,6 +19,7 @@ import test_exp_poly
 import test_gauss_rational
 import test_hankel
 import test_monotone
+import test_monotone_oscillation
 import test_oscillating
 from conftest import REFERENCE_DIR, reference_key
 
@@ -32,6 +33,7 @@ MODULES = (
     test_bandlimited,
     test_gauss_rational,
     test_bessel_mixture,
+    test_monotone_oscillation,
 )
 SETS = {name: (mod, *spec) for mod in MODULES for name, spec in mod.REFERENCE_SETS.items()}
 LIVE_PER_SET = 2

@@ -43,7 +43,8 @@ CASES = [
         _f_quadosc(lambda r: mpmath.exp(-r * r) / (1 + r**2)),
         "numeric:gauss-legendre+steepest-descent",
     ),
-    ("cos(r)/(1 + r)**2", 1.0, _f_quadosc(lambda r: 1 / (1 + r) ** 2), "closed-form:completely-monotone"),
+    # (cos(r)/(1 + r)^2, a completely monotone envelope, is now the Bernstein mixture's in every d:
+    # tests/test_monotone_oscillation.py)
 ]
 
 

@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     _exp_rational,
     _kbessel_oscillation,
     _monotone,
+    _monotone_oscillation,
     _oscillating,
     _rational,
     _rational_oscillation,

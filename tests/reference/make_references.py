@@ -58,6 +58,7 @@ MODULES = [
     "test_bandlimited",
     "test_gauss_rational",
     "test_bessel_mixture",
+    "test_monotone_oscillation",
 ]
 
 

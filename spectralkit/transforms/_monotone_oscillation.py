@@ -1,0 +1,299 @@
+"""Oscillation under a completely monotone envelope: Bernstein mixtures of damped oscillations.
+
+k(r) = T(b r)/r^q E(r), T = cos (q = 0) or sin (q = 0, 1), E(r) = int exp(-t r) nu(dt) a completely
+monotone envelope (or a signed sum of such) as :func:`._monotone.bernstein_terms` reads it:
+(1 + r)^-3 cos(r), cos(2 r)/(1 + r)^4, (1 + r)^-2 exp(-r) sin(r)/r. Each exp(-t r) T(b r)/r^q is the
+real or imaginary part of exp(-A r)/r^q at A = t - i b, whose d-dimensional transform is closed
+(section 9 of docs/theory.md; m = (d+1)/2):
+
+    G_0(A) = Gamma(m) pi^-m A (A^2 + rho^2)^-m,   G_1(A) = Gamma(m - 1) pi^-m (A^2 + rho^2)^-(m-1) / 2,
+
+so mu(rho) = int nu(dt) P G_q(t - i b), P = Re (cos) or Im (sin). nu is real, so every node's value
+P G is formed in polar form without cancellation: A^2 + rho^2 = t^2 + (rho - b)(rho + b) - 2 i b t
+(the offset rho - b exact near the frequency), its modulus and argument from hypot and atan2.
+
+At rho = b the envelope's slow decay shows: for nu ~ t^(beta - 1) at t -> 0 (E ~ r^-beta) the
+integrand behaves like t^(beta - 1 - m_q), m_0 = m, m_1 = m - 1, near |A^2 + rho^2| ~ 2 b t, so the
+density is finite at b iff beta > m_q, and behaves like |rho - b|^(beta - m_q) otherwise: a finite
+measure iff beta - m_q > -1 (the sphere-shell threshold E ~ r^-(d-1)/2 of the rational-quadratic
+family), absolutely continuous with an integrable singularity, jump or kink at b. Terms with a shift
+(E = (r + p)^-beta exp(-s r), s > 0) keep t >= s away from 0: smooth at b.
+
+Quadrature in y = log(t - s) (per term; atoms exp(-s r) of nu are single nodes): 96 Gauss-Legendre
+panels of 16 nodes from y_lo = log(x_0), x_0 = min(1, |rho - b| / (2 b)) e^(-40/beta) (the integrand
+below is e^-40 of its peak), to y_hi = log((90 + 4 beta) / p); the error is the difference to the
+12-node rule on the same panels plus 1e-15 (10 + m) of the sum of the nodes' moduli (rounding of the
+m-fold powers), relative to max(|mu|, 1e-3 of that sum) near the zeros of mu. Everything is summed in
+logs (high d: G spans 10^+-1000). A density whose measured relative error exceeds ``_MAX_REL_ERROR``
+(strong cancellation between nodes, high d with a shifted envelope) is left to the other routes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import sympy
+
+from .._numerics.quadrature import gauss_legendre
+from .._numerics.special import log_sphere_area
+from ..kernels._parse import R
+from ._forms import log_form, not_a_measure, vectorised
+from ._monotone import _DPS, _Group, _reconstructs, bernstein_terms
+from ._oscillating import _EPS, _MIN_OFFSET, _TINY, _KinkTable, _number, _osc_factor, kink_peak
+from ._registry import BUILDERS, MATCH_FAILURES, builder, exact_rationals, matcher
+from ._types import RadialTransform
+
+__all__: list[str] = []  # private module
+
+_METHOD = "closed-form:monotone-oscillation"
+_PANELS = 24  # at least; panels of at most _WIDTH in y
+_WIDTH = 1.5
+_MAX_REL_ERROR = 1e-8  # of the mixture on a probe grid
+#: of the table (stated): the mixture's own error estimates near b (|rho - b| down to 2^-40 b) enter it
+_MAX_TABLE_ERROR = 1e-6
+_LOG_RANGE = 600.0
+_TABLE_END = 1e4  # the table covers rho <= _TABLE_END b; the mixture itself beyond
+_PROBE = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 61)])
+
+
+@matcher(priority=24)
+def _match_monotone_oscillation(expr, support):
+    """T(b r)/r^q E(r) with E completely monotone (a sum of w (r + p)^-beta exp(-s r), p > 0, and
+    exponentials), T = cos (q = 0) or sin (q = 0, 1)."""
+    if support is not None or not expr.has(sympy.cos, sympy.sin):
+        return None
+    split = _osc_factor(exact_rationals(expr))
+    if split is None or split[2] is None or split[2][0] not in ("cos", "sin"):
+        return None
+    coef, power, (kind, b), rest = split
+    q = 1 if kind == "sin" and power <= -1 else 0
+    if not isinstance(power, int):
+        return None
+    envelope = coef * R ** (power + q) * sympy.Mul(*rest)
+    if not envelope.has(R):
+        return None  # a pure oscillation: the Bessel family
+    try:
+        b = _number(b)
+        with mpmath.workdps(_DPS):
+            # a sum's split may hand over the envelope expanded: 1/(r^2 sqrt(r + 1) + ... + sqrt(r + 1))
+            data = bernstein_terms(envelope)
+            if data is None:
+                envelope = sympy.factor(envelope)
+                data = bernstein_terms(envelope)
+            if data is None:
+                return None
+            c0, terms, atoms = data
+            if (
+                c0 != 0
+                or any(p == 0 for _, _, p, _ in terms)
+                or not _reconstructs(envelope, c0, terms, atoms)
+            ):
+                return None
+    except (TypeError, *MATCH_FAILURES):
+        return None
+    if b == 0:
+        return None
+    sign = -1.0 if (b < 0 and kind == "sin") else 1.0
+    terms = tuple((sign * float(w), float(beta), float(p), float(s)) for w, beta, p, s in terms)
+    atoms = tuple((sign * float(w), float(s)) for w, s in atoms)
+    return "monotone_oscillation", {"kind": kind, "q": q, "b": abs(b), "terms": terms, "atoms": atoms}
+
+
+class _Mixture:
+    """rho -> (log|mu|, sign, relative error) of the module docstring's integral, in d dimensions."""
+
+    def __init__(self, kind, q, b, terms, atoms, d):
+        self.imag, self.q, self.b, self.atoms = kind == "sin", q, b, atoms
+        m = 0.5 * (d + 1)
+        self.power = m - q
+        self.m = m
+        # log of G_q's constant (q = 1 in d = 1: the logarithm's form in _log_node)
+        lg = 0.0 if q == 0 else (-math.log(2.0) if d == 1 else math.lgamma(m - 1) - math.log(2.0))
+        self.log_c = (math.lgamma(m) if q == 0 else lg) - (
+            0.0 if q == 1 and d == 1 else m * math.log(math.pi)
+        )
+        self.fine = gauss_legendre(16)
+        self.coarse = gauss_legendre(12)
+        # terms of one shift s form one Bernstein density nu_s (its cancellation at small t - s
+        # resolved by a power series: 1/(1 + r) - 1/(2 + r) has nu = e^-t - e^-2t ~ t)
+        shifts = sorted({s for _, _, _, s in terms})
+        with mpmath.workdps(_DPS):
+            self.groups = [
+                _Group(
+                    s, [(mpmath.mpf(w), mpmath.mpf(beta), mpmath.mpf(p)) for w, beta, p, t in terms if t == s]
+                )
+                for s in shifts
+            ]
+
+    @property
+    def slow_decay(self):
+        """beta with E ~ r^-beta at infinity from the unshifted terms (after their cancellation), or inf."""
+        return next((g.lead + 1.0 for g in self.groups if g.s == 0), math.inf)
+
+    def _log_node(self, t, r, off):
+        """log G_q(t - i b) (complex, principal) at nodes t (rows of ``r``)."""
+        b = self.b
+        zr = t * t + off * (r + b)
+        zi = -2.0 * b * t
+        log_mod = np.log(np.hypot(zr, zi))
+        arg = np.arctan2(zi, zr)
+        if self.power == 0:
+            # q = 1 in d = 1: G_1 = const - log(A^2 + rho^2) / (2 pi) (the limit m -> 1; the divergent
+            # constant is real), so Im G_1 = -arg(A^2 + rho^2) / (2 pi), written as a log of i times it
+            with np.errstate(divide="ignore"):
+                return np.log(-0.5j / math.pi * arg)
+        out = -self.power * (log_mod + 1j * arg)
+        if self.q == 0:
+            out = out + 0.5 * np.log(t * t + b * b) + 1j * np.arctan2(-b, t)
+        return out + self.log_c
+
+    @staticmethod
+    def _rule(rule, lo, hi, panels):
+        """Nodes (rows x nodes) and weights in y on ``panels`` equal panels of [lo, hi] per row."""
+        x, w = rule
+        width = (hi - lo) / panels
+        left = lo[:, None] + width[:, None] * np.arange(panels)[None, :]
+        y = (left[:, :, None] + 0.5 * width[:, None, None] * (x[None, None, :] + 1.0)).reshape(lo.size, -1)
+        wy = np.broadcast_to(0.5 * width[:, None, None] * w[None, None, :], (lo.size, panels, x.size))
+        return y, wy.reshape(lo.size, -1)
+
+    def __call__(self, rho, off=None, with_error=False):
+        rho = np.asarray(rho, dtype=np.float64)
+        off = rho - self.b if off is None else np.asarray(off, dtype=np.float64)
+        r, o = rho[:, None], off[:, None]
+        # complex logs of the nodes' values and their real signs apart: a phase pi for a negative
+        # weight would round the small phases of P = Im near rho >> b (relative 1e-16 / phase)
+        logs = {"fine": [], "coarse": []}
+        signs = {"fine": [], "coarse": []}
+        for g in self.groups:
+            # below x0 the integrand is e^-40 of its peak: it rises like x^beta up to x ~ |rho - b|
+            # (s = 0), then like x^(beta - m_q) where that is positive
+            beta = g.lead + 1.0
+            near = np.abs(off) / (2 * self.b)
+            gamma = beta - self.power
+            if g.s == 0 and gamma > 0:
+                near = np.maximum(near, math.exp(-40.0 / gamma))
+            x0 = np.minimum(1.0, near if g.s == 0 else 1.0) * math.exp(-40.0 / beta)
+            lo = np.log(np.maximum(x0, 1e-300))
+            hi = np.full(rho.size, math.log(g.x_cut))
+            lo = np.minimum(lo, hi - 1.0)
+            panels = max(_PANELS, math.ceil(float(np.max(hi - lo)) / _WIDTH))
+            for name, rule in (("fine", self.fine), ("coarse", self.coarse))[: 2 if with_error else 1]:
+                y, wy = self._rule(rule, lo, hi, panels)
+                x = np.exp(y)
+                log_nu, sign, _, _ = g.log_nu(x.ravel())
+                logs[name].append(log_nu.reshape(x.shape) + y + np.log(wy) + self._log_node(g.s + x, r, o))
+                signs[name].append(sign.reshape(x.shape))
+        for w, s in self.atoms:
+            val = math.log(abs(w)) + self._log_node(np.full((rho.size, 1), s), r, o)
+            for name in logs:
+                logs[name].append(val)
+                signs[name].append(np.full(val.shape, math.copysign(1.0, w)))
+        part = (lambda z: z.imag) if self.imag else (lambda z: z.real)
+        fine = np.concatenate(logs["fine"], axis=1)
+        shift = np.max(fine.real, axis=1)
+        vf = np.concatenate(signs["fine"], axis=1) * np.exp(fine - shift[:, None])
+        total = part(np.sum(vf, axis=1))
+        with np.errstate(divide="ignore"):
+            log_abs = np.log(np.abs(total)) + shift
+        if not with_error:
+            return log_abs, np.sign(total), None
+        vc = np.concatenate(signs["coarse"], axis=1) * np.exp(
+            np.concatenate(logs["coarse"], axis=1) - shift[:, None]
+        )
+        # a node's P-part in polar form: relative error ~1e-15 (10 |P| + |phi|) of its modulus (the
+        # phase phi ~ m arg z carries ~1e-16 |phi|)
+        phase = fine.imag
+        moduli = np.sum(np.abs(vf) * (10 * np.abs(part(np.exp(1j * phase))) + np.abs(phase)), axis=1)
+        err = np.abs(total - part(np.sum(vc, axis=1))) + 1e-15 * moduli
+        with np.errstate(divide="ignore"):
+            return log_abs, np.sign(total), np.log(err) + shift, np.log(moduli) + shift
+
+
+@builder("monotone_oscillation", rel_error=1e-9)
+def _monotone_oscillation(kind, q, b, terms, atoms, dim):
+    """mu of T(b r)/r^q E(r) (module docstring), tabulated in log|rho - b| up to ``_TABLE_END`` b
+    (:class:`._oscillating._KinkTable`: a few hundred evaluations of the mixture, whose nodes cost a
+    few thousand complex powers per rho) and the mixture itself beyond (the power tail
+    rho^-(d+1)); None where a probe of the mixture does not reach ``_MAX_REL_ERROR`` (strong
+    cancellation between nodes) or for q = 1 in d = 1."""
+    d = dim
+    m_q = 0.5 * (d + 1) - q
+    mix = _Mixture(kind, q, b, terms, atoms, d)
+    # E ~ r^-beta at infinity from the unshifted terms: mu ~ |rho - b|^(beta - m_q) at b
+    gamma = mix.slow_decay - m_q
+    if gamma <= -1:
+        reason = (
+            f"the envelope decays like r^-{mix.slow_decay:g}, at or below the threshold r^-{0.5 * (d - 1):g} "
+            f"of a finite radial measure on R^{d} for an oscillation cos/sin({b:g} r): the density is not "
+            f"integrable at rho = {b:g}"
+        )
+        return RadialTransform(
+            mu=not_a_measure(reason),
+            divergent=reason,
+            method=_METHOD,
+            rel_error=0.0,
+            abs_error=0.0,
+            scale=b,
+            tail_exponent=float(d + 1),
+        )
+    probe = b * _PROBE
+    probe = probe[np.abs(probe - b) > 1e-9 * b]
+    la, _, log_err, log_mod = mix(probe, with_error=True)
+    if not np.all(np.abs(la[np.isfinite(la)]) < _LOG_RANGE):
+        return None  # (high d) values beyond float64, which the table holds its values in
+    # relative to max(|mu|, 1e-3 of the nodes' moduli): near the zeros of mu
+    worst = float(np.max(np.exp(log_err - np.maximum(la, log_mod + math.log(1e-3)))))
+    if not worst <= _MAX_REL_ERROR:
+        return None
+
+    def direct(rho, off=None):
+        la, sg, log_err, _ = mix(rho, off, with_error=True)
+        with np.errstate(over="ignore", under="ignore"):
+            return sg * np.exp(la), np.exp(log_err)
+
+    direct.takes_offset = True
+    rho_max = _TABLE_END * b
+    table = _KinkTable(direct, b, rho_max, tol=1e-10, noise=max(1e-13, worst), dim=d, min_offset=_MIN_OFFSET)
+    if not table.error <= _MAX_TABLE_ERROR:
+        return None
+
+    def log_abs_and_sign(rho):
+        val = table(rho)
+        la, sg = np.empty(rho.size), np.empty(rho.size)
+        with np.errstate(divide="ignore"):
+            la[:], sg[:] = np.log(np.abs(val)), np.sign(val)
+        on_kink = rho == b
+        if np.any(on_kink):  # a node rounded onto b: the value one ulp below (finite stand-in)
+            v = table.at_offset(np.array([-_EPS * b]))[0]
+            la[on_kink], sg[on_kink] = math.log(abs(v)) if v else -math.inf, math.copysign(1.0, v)
+        far = rho > rho_max
+        if np.any(far):
+            la[far], sg[far], _ = mix(rho[far])
+        return la, sg
+
+    def at_offset(point, off):
+        # the table where it reaches (it is 0 beyond rho_max), the mixture beyond
+        off = np.asarray(off, dtype=np.float64)
+        out = table.at_offset(off)
+        far = b + off > rho_max
+        if np.any(far):
+            la, sg, _ = mix(b + off[far], off[far])
+            out[far] = sg * np.exp(la)
+        return out
+
+    peak = kink_peak(log_abs_and_sign, b, rho_max)
+    return RadialTransform(
+        mu=vectorised(log_abs_and_sign),
+        log_abs_mu=log_form(log_abs_and_sign),
+        method=_METHOD,
+        rel_error=max(BUILDERS["monotone_oscillation"].rel_error, table.error),
+        abs_error=min(1.0, max(_TINY, 2 * table.floor) / peak) if peak > 0 else 0.0,
+        scale=b,
+        tail_exponent=float(d + 1),
+        singular_points=(b,),
+        mu_at_offset=at_offset,
+        mass_error=2 * table.radial_floor * math.exp(log_sphere_area(d)) * rho_max,
+    )
