@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import spectralkit as sk
+from spectralkit.exceptions import TransformError
 from spectralkit.kernels import RadialKernel
 from spectralkit.transforms import transform_atom
 
@@ -27,6 +28,8 @@ CASES = [
         lambda t: 2**-1.5 * t**0.5 * mpmath.exp(-t / 2) / mpmath.gamma(1.5),
         1.5,
     ),
+    # r^-n terms whose Bernstein densities cancel beyond their last shift: nu = 1 on [0, 1]
+    ("cos(r)*(1 - exp(-r))/r", "cos", 0, 1, lambda t: 1 if t < 1 else 0, 1.0),
     # a shifted envelope: smooth at the frequency (t >= 1)
     (
         "exp(-r)*cos(2*r)/sqrt(1 + r)",
@@ -147,16 +150,35 @@ def test_bochner_identity(formula, dim, k0):
 @pytest.mark.parametrize(
     "formula,dim",
     [
-        ("(1 + r)**-3*cos(r)", 7),
-        ("sin(r)/(1 + r)**2", 5),
-        ("cos(r)/((1 + r)*(2 + r))", 5),
-        ("(1 + r)**-10*cos(r)", 21),
+        ("(1 + r)**-3*cos(r)", 8),
+        ("sin(r)/(1 + r)**2", 6),
+        ("cos(r)/((1 + r)*(2 + r))", 6),
+        ("(1 + r)**-10*cos(r)", 22),
+        ("cos(r)*(1 - exp(-r))/r", 4),
     ],
 )
 def test_divergent_where_the_envelope_decays_too_slowly(formula, dim):
-    """E ~ r^-beta with beta + q <= (d - 1)/2: the density is not integrable at rho = b."""
+    """E ~ r^-beta with beta + q < (d - 1)/2: the density is not integrable at rho = b."""
     rep = sk.check_rkks(RadialKernel.from_string(formula), dim)
     assert rep.verdict == "DIVERGENT"
+
+
+@pytest.mark.parametrize(
+    "formula,dim",
+    [
+        ("(1 + r)**-3*cos(r)", 7),
+        ("sin(r)/(1 + r)**2", 5),
+        ("cos(r)/((1 + r)*(2 + r))", 5),
+        ("cos(r)*(1 - exp(-r))/r", 3),
+    ],
+)
+def test_refused_at_the_threshold(formula, dim):
+    """beta + q = (d - 1)/2 exactly: |rho - b|^-1 or a sphere shell at b, by the phase (cos(r) in d = 1 is
+    two atoms): no density, and no verdict either way."""
+    with pytest.raises(
+        TransformError, match=r"decays exactly like an oscillating r\^-.*not absolutely continuous"
+    ):
+        transform_atom(RadialKernel.from_string(formula), dim)
 
 
 REFERENCE_SETS = {

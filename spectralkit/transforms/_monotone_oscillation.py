@@ -38,9 +38,10 @@ import sympy
 
 from .._numerics.quadrature import gauss_legendre
 from .._numerics.special import log_sphere_area
+from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, not_a_measure, vectorised
-from ._monotone import _DPS, _Group, _reconstructs, bernstein_terms
+from ._monotone import _DPS, _compact_pieces, _Group, _Piece, _reconstructs, bernstein_terms
 from ._oscillating import _EPS, _MIN_OFFSET, _TINY, _KinkTable, _number, _osc_factor, kink_peak
 from ._registry import BUILDERS, MATCH_FAILURES, builder, exact_rationals, matcher
 from ._types import RadialTransform
@@ -85,18 +86,15 @@ def _match_monotone_oscillation(expr, support):
             if data is None:
                 return None
             c0, terms, atoms = data
-            if (
-                c0 != 0
-                or any(p == 0 for _, _, p, _ in terms)
-                or not _reconstructs(envelope, c0, terms, atoms)
-            ):
+            if c0 != 0 or not _reconstructs(envelope, c0, terms, atoms):
                 return None
     except (TypeError, *MATCH_FAILURES):
         return None
     if b == 0:
         return None
-    sign = -1.0 if (b < 0 and kind == "sin") else 1.0
-    terms = tuple((sign * float(w), float(beta), float(p), float(s)) for w, beta, p, s in terms)
+    sign = -1 if (b < 0 and kind == "sin") else 1
+    # mpmath numbers: the r^-n terms of (1 - exp(-r))/r must cancel beyond their last shift at 50 digits
+    terms = tuple((sign * w, beta, p, s) for w, beta, p, s in terms)
     atoms = tuple((sign * float(w), float(s)) for w, s in atoms)
     return "monotone_oscillation", {"kind": kind, "q": q, "b": abs(b), "terms": terms, "atoms": atoms}
 
@@ -118,19 +116,20 @@ class _Mixture:
         self.coarse = gauss_legendre(12)
         # terms of one shift s form one Bernstein density nu_s (its cancellation at small t - s
         # resolved by a power series: 1/(1 + r) - 1/(2 + r) has nu = e^-t - e^-2t ~ t)
-        shifts = sorted({s for _, _, _, s in terms})
+        # and r^-n exp(-s r) terms (p = 0) the compact pieces of nu ((1 - exp(-r))/r: nu = 1 on [0, 1])
+        shifts = sorted({s for _, _, p, s in terms if p > 0})
         with mpmath.workdps(_DPS):
+            terms = [tuple(mpmath.mpf(v) for v in term) for term in terms]
             self.groups = [
-                _Group(
-                    s, [(mpmath.mpf(w), mpmath.mpf(beta), mpmath.mpf(p)) for w, beta, p, t in terms if t == s]
-                )
-                for s in shifts
+                _Group(s, [(w, beta, p) for w, beta, p, t in terms if t == s and p > 0]) for s in shifts
             ]
+            if any(p == 0 for _, _, p, _ in terms):
+                self.groups += [_Piece(s, length, coeffs) for s, length, coeffs in _compact_pieces(terms)]
 
     @property
     def slow_decay(self):
         """beta with E ~ r^-beta at infinity from the unshifted terms (after their cancellation), or inf."""
-        return next((g.lead + 1.0 for g in self.groups if g.s == 0), math.inf)
+        return min((g.lead + 1.0 for g in self.groups if g.s == 0), default=math.inf)
 
     def _log_node(self, t, r, off):
         """log G_q(t - i b) (complex, principal) at nodes t (rows of ``r``)."""
@@ -218,17 +217,25 @@ def _monotone_oscillation(kind, q, b, terms, atoms, dim):
     (:class:`._oscillating._KinkTable`: a few hundred evaluations of the mixture, whose nodes cost a
     few thousand complex powers per rho) and the mixture itself beyond (the power tail
     rho^-(d+1)); None where a probe of the mixture does not reach ``_MAX_REL_ERROR`` (strong
-    cancellation between nodes) or for q = 1 in d = 1."""
+    cancellation between nodes). DIVERGENT below the threshold of the exponents, TransformError at it
+    (the amplitude decays exactly like r^-(d-1)/2: mu ~ |rho - b|^-1 or a sphere shell at b, by the
+    phase: cos(r) in d = 1 is two atoms)."""
     d = dim
     m_q = 0.5 * (d + 1) - q
     mix = _Mixture(kind, q, b, terms, atoms, d)
     # E ~ r^-beta at infinity from the unshifted terms: mu ~ |rho - b|^(beta - m_q) at b
     gamma = mix.slow_decay - m_q
-    if gamma <= -1:
+    amplitude = f"T({b:g} r) E(r) with E ~ r^-{mix.slow_decay:g}" + (" and T = sin/r" if q else "")
+    if abs(gamma + 1) <= 1e-12:
+        raise TransformError(
+            f"{amplitude} decays exactly like an oscillating r^-{0.5 * (d - 1):g} in d = {d}: its spectral "
+            f"measure is not absolutely continuous at rho = {b:g} (a |rho - {b:g}|^-1 density or a sphere "
+            "shell, by the phase), which spectralkit does not compute"
+        )
+    if gamma < -1:
         reason = (
-            f"the envelope decays like r^-{mix.slow_decay:g}, at or below the threshold r^-{0.5 * (d - 1):g} "
-            f"of a finite radial measure on R^{d} for an oscillation cos/sin({b:g} r): the density is not "
-            f"integrable at rho = {b:g}"
+            f"{amplitude} decays slower than the r^-{0.5 * (d - 1):g} of every finite radial measure on "
+            f"R^{d}: its density behaves like |rho - {b:g}|^{gamma:g} at rho = {b:g}, not integrable"
         )
         return RadialTransform(
             mu=not_a_measure(reason),
