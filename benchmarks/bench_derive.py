@@ -126,6 +126,7 @@ KERNELS = [
     ("(1 + r)**-3*cos(r)", None, "completely monotone envelope x cos: Bernstein mixture"),
     ("cos(r)/((1 + r)*(2 + r))", None, "completely monotone envelope (cancelling terms) x cos"),
     ("sin(3*r)/(r*(1 + 2*r)**1.5)", None, "completely monotone envelope x sin/r: Bernstein mixture"),
+    ("exp(-sqrt(r))*cos(r)", None, "stretched exponential x cos: stable Bernstein mixture"),
     ("exp(-r**2)*r**2/(1 + r**4)**2", None, "Gaussian x double poles on the imaginary axis (rays)"),
     ("exp(-r)*besselj(2, 3*r)/r**2", None, "exponential x J2(3r)/r^2 (lifted Poisson path)"),
     # band-limited kernels (transforms/_bandlimited.py): exact walk in odd d, exact projection in even d

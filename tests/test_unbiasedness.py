@@ -145,9 +145,11 @@ CASES = [
     (kernels.RadialKernel.from_string("exp(-sqrt(1 + r**2))"), 16, "gorf"),
     # rational function of r^2 with complex poles (transforms/_rational.py): an oscillating density
     (kernels.RadialKernel.from_string("1/(1 + r**2 + r**4)"), 3, "orf"),
-    # the shift formula in d = 1 (transforms/_dispatch._shift_route): a kink at rho = 1 of the
-    # exponential-power series' density
-    (kernels.RadialKernel.from_string("exp(-sqrt(r))*cos(r)"), 1, "rff"),
+    # the shift formula in d = 1 (transforms/_dispatch._shift_route): the exponential-power series'
+    # density shifted to rho = 1
+    (kernels.RadialKernel.from_string("exp(-r**1.5)*cos(r)"), 1, "rff"),
+    # a stretched exponential's Bernstein (stable) mixture of damped oscillations, in d = 2
+    (kernels.RadialKernel.from_string("exp(-sqrt(r))*cos(r)"), 2, "orf"),
     # oscillation under a rational envelope with complex poles (transforms/_rational_oscillation.py):
     # even d from the odd walk's projection, a kink at rho = 1
     (kernels.RadialKernel.from_string("cos(r)/(1 + r**4)"), 2, "orf"),

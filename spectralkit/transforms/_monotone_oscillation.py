@@ -41,6 +41,7 @@ from .._numerics.special import log_sphere_area
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, not_a_measure, vectorised
+from ._mixture import _kanter_log_density, _stable_form
 from ._monotone import _DPS, _compact_pieces, _Group, _Piece, _reconstructs, bernstein_terms
 from ._oscillating import _EPS, _MIN_OFFSET, _TINY, _KinkTable, _number, _osc_factor, kink_peak
 from ._registry import BUILDERS, MATCH_FAILURES, builder, exact_rationals, matcher
@@ -51,12 +52,26 @@ __all__: list[str] = []  # private module
 _METHOD = "closed-form:monotone-oscillation"
 _PANELS = 24  # at least; panels of at most _WIDTH in y
 _WIDTH = 1.5
+_WIDTH_STABLE = 0.25
+_STABLE_TERMS = 12
+_STABLE_RISE = 8.0  # the stretch above the lower end with panels of _WIDTH_STABLE
+_MIN_ALPHA = 0.2  # exp(-c r^alpha) below: Kanter's lower end and the tail series need more range
 _MAX_REL_ERROR = 1e-8  # of the mixture on a probe grid
 #: of the table (stated): the mixture's own error estimates near b (|rho - b| down to 2^-40 b) enter it
 _MAX_TABLE_ERROR = 1e-6
 _LOG_RANGE = 600.0
 _TABLE_END = 1e4  # the table covers rho <= _TABLE_END b; the mixture itself beyond
 _PROBE = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 61)])
+
+
+def _stretched(envelope):
+    """(C, c, alpha) for envelope = C exp(-c r^alpha) with C != 0, c > 0, 0 < alpha < 1 (completely
+    monotone: the Bernstein density is the positive alpha-stable one), else None."""
+    for sign in (1, -1):
+        form = _stable_form(sign * envelope)
+        if form is not None and _MIN_ALPHA <= 2 * form[2] < 1.0:
+            return sign * form[0], form[1], 2 * form[2]
+    return None
 
 
 @matcher(priority=24)
@@ -77,6 +92,18 @@ def _match_monotone_oscillation(expr, support):
         return None  # a pure oscillation: the Bessel family
     try:
         b = _number(b)
+        stable = _stretched(envelope)
+        if stable is not None and b != 0:
+            C, c, alpha = stable
+            sign = -1.0 if (b < 0 and kind == "sin") else 1.0
+            return "monotone_oscillation", {
+                "kind": kind,
+                "q": q,
+                "b": abs(b),
+                "terms": (),
+                "atoms": (),
+                "stable": ((sign * C, c, alpha),),
+            }
         with mpmath.workdps(_DPS):
             # a sum's split may hand over the envelope expanded: 1/(r^2 sqrt(r + 1) + ... + sqrt(r + 1))
             data = bernstein_terms(envelope)
@@ -99,10 +126,55 @@ def _match_monotone_oscillation(expr, support):
     return "monotone_oscillation", {"kind": kind, "q": q, "b": abs(b), "terms": terms, "atoms": atoms}
 
 
+class _Stable:
+    """The Bernstein density of E = C exp(-c r^alpha), 0 < alpha < 1: nu(t) = C c^(-1/alpha)
+    f_alpha(t c^(-1/alpha)), f_alpha the positive alpha-stable density (E exp(-s X) = exp(-s^alpha)) by
+    Kanter's integral of positive terms (:func:`._mixture._kanter_log_density`), on fixed nodes in
+    y = log t: from where f_alpha(x) ~ exp(-k x^(-alpha/(1-alpha))), k = (1-alpha) alpha^(alpha/(1-alpha)),
+    is e^-60, to e^45 beyond the scale (the integrand nu t G falls like t^-(1+alpha) or faster)."""
+
+    def __init__(self, C, c, alpha, rules, rho_end):
+        scale = c ** (1.0 / alpha)  # t = scale x
+        k = (1.0 - alpha) * alpha ** (alpha / (1.0 - alpha))
+        lo = math.log(scale) + (1.0 - alpha) / alpha * math.log(k / 60.0)
+        # up to e^45 beyond the scale and beyond the table's end (mu's tail: nu t^-(1+alpha) meets G's
+        # turnover at t ~ rho)
+        hi = max(math.log(scale), math.log(rho_end)) + 45.0
+        # nu rises double-exponentially in y over the first few units above lo: narrow panels there,
+        # the groups' width beyond
+        mid = lo + _STABLE_RISE
+        self.nodes, self.sign = {}, math.copysign(1.0, C)
+        for name, rule in zip(("fine", "coarse"), rules):
+            parts = [
+                _Mixture._rule(rule, np.array([a]), np.array([z]), math.ceil((z - a) / width))
+                for a, z, width in ((lo, mid, _WIDTH_STABLE), (mid, hi, 1.0))
+            ]
+            y, wy = (np.concatenate(v, axis=1) for v in zip(*parts))
+            x = np.exp(y[0])
+            log_f, reached = _kanter_log_density(x / scale, alpha, 24, float(np.max(x / scale)))
+            if not np.all(reached):
+                raise TransformError("internal: Kanter's nodes do not reach the stable density's tail")
+            log_nu = math.log(abs(C)) - math.log(scale) + log_f
+            self.nodes[name] = (x[None, :], (log_nu + y[0] + np.log(wy[0]))[None, :])
+        self.hi, self.C, self.scale, self.alpha = hi, C, scale, alpha
+
+    def log_nu(self, t):
+        """log |nu(t)| beyond the fixed nodes (t >= e^45 scale) from the stable density's convergent
+        expansion f(x) = (1/(pi x)) sum_k (-1)^(k+1) Gamma(k alpha + 1)/k! sin(k pi alpha) x^(-k alpha):
+        with x^-alpha <= e^(-45 alpha) <= e^-9 (alpha >= 0.2) its terms fall by 1e-4 each."""
+        log_x = np.log(np.asarray(t, dtype=np.float64)) - math.log(self.scale)
+        u = np.exp(-self.alpha * log_x)
+        series = np.zeros_like(u)
+        for k in range(_STABLE_TERMS, 0, -1):  # Horner in u
+            c = (-1) ** (k + 1) * math.exp(math.lgamma(k * self.alpha + 1) - math.lgamma(k + 1))
+            series = (series + c * math.sin(k * math.pi * self.alpha)) * u
+        return math.log(abs(self.C)) - math.log(self.scale) - math.log(math.pi) - log_x + np.log(series)
+
+
 class _Mixture:
     """rho -> (log|mu|, sign, relative error) of the module docstring's integral, in d dimensions."""
 
-    def __init__(self, kind, q, b, terms, atoms, d):
+    def __init__(self, kind, q, b, terms, atoms, d, stable=()):
         self.imag, self.q, self.b, self.atoms = kind == "sin", q, b, atoms
         m = 0.5 * (d + 1)
         self.power = m - q
@@ -125,11 +197,14 @@ class _Mixture:
             ]
             if any(p == 0 for _, _, p, _ in terms):
                 self.groups += [_Piece(s, length, coeffs) for s, length, coeffs in _compact_pieces(terms)]
+        self.stable = [
+            _Stable(C, c, alpha, (self.fine, self.coarse), _TABLE_END * b) for C, c, alpha in stable
+        ]
 
     @property
     def slow_decay(self):
         """beta with E ~ r^-beta at infinity from the unshifted terms (after their cancellation), or inf."""
-        return min((g.lead + 1.0 for g in self.groups if g.s == 0), default=math.inf)
+        return min((g.lead + 1.0 for g in self.groups if g.s == 0), default=math.inf)  # (stable: inf)
 
     def _log_node(self, t, r, off):
         """log G_q(t - i b) (complex, principal) at nodes t (rows of ``r``)."""
@@ -166,6 +241,26 @@ class _Mixture:
         # weight would round the small phases of P = Im near rho >> b (relative 1e-16 / phase)
         logs = {"fine": [], "coarse": []}
         signs = {"fine": [], "coarse": []}
+        for g in self.stable:
+            # fixed nodes (nu vanishes faster than any power at 0: no peak that follows |rho - b|),
+            # and for rho beyond e^-40 of their end the stretch up to rho e^45: there nu's heavy tail
+            # t^-(1+alpha) meets G's turnover at t ~ rho, which makes mu's tail rho^-(d+alpha)
+            with np.errstate(divide="ignore"):
+                top = np.log(rho) + 45.0
+            far = top > g.hi
+            for name, rule in (("fine", self.fine), ("coarse", self.coarse))[: 2 if with_error else 1]:
+                x, base = g.nodes[name]
+                logs[name].append(base + self._log_node(x, r, o))
+                signs[name].append(np.full((rho.size, x.size), g.sign))
+                if np.any(far):
+                    lo, hi = np.full(int(far.sum()), g.hi), top[far]
+                    panels = math.ceil(float(np.max(hi - lo)))  # (nu is a smooth power law out there)
+                    y, wy = self._rule(rule, lo, hi, panels)
+                    x = np.exp(y)
+                    ext = np.full((rho.size, y.shape[1]), -np.inf, dtype=complex)
+                    ext[far] = g.log_nu(x) + y + np.log(wy) + self._log_node(x, r[far], o[far])
+                    logs[name].append(ext)
+                    signs[name].append(np.full(ext.shape, g.sign))
         for g in self.groups:
             # below x0 the integrand is e^-40 of its peak: it rises like x^beta up to x ~ |rho - b|
             # (s = 0), then like x^(beta - m_q) where that is positive
@@ -212,7 +307,7 @@ class _Mixture:
 
 
 @builder("monotone_oscillation", rel_error=1e-9)
-def _monotone_oscillation(kind, q, b, terms, atoms, dim):
+def _monotone_oscillation(kind, q, b, terms, atoms, dim, stable=()):
     """mu of T(b r)/r^q E(r) (module docstring), tabulated in log|rho - b| up to ``_TABLE_END`` b
     (:class:`._oscillating._KinkTable`: a few hundred evaluations of the mixture, whose nodes cost a
     few thousand complex powers per rho) and the mixture itself beyond (the power tail
@@ -221,8 +316,10 @@ def _monotone_oscillation(kind, q, b, terms, atoms, dim):
     (the amplitude decays exactly like r^-(d-1)/2: mu ~ |rho - b|^-1 or a sphere shell at b, by the
     phase: cos(r) in d = 1 is two atoms)."""
     d = dim
+    # mu ~ rho^-(d+1) from the r^1 term of k at 0, rho^-(d+alpha) from C exp(-c r^alpha) ~ C - C c r^alpha
+    tail = float(d + min([1.0] + [alpha for _, _, alpha in stable]))
     m_q = 0.5 * (d + 1) - q
-    mix = _Mixture(kind, q, b, terms, atoms, d)
+    mix = _Mixture(kind, q, b, terms, atoms, d, stable)
     # E ~ r^-beta at infinity from the unshifted terms: mu ~ |rho - b|^(beta - m_q) at b
     gamma = mix.slow_decay - m_q
     amplitude = f"T({b:g} r) E(r) with E ~ r^-{mix.slow_decay:g}" + (" and T = sin/r" if q else "")
@@ -244,7 +341,7 @@ def _monotone_oscillation(kind, q, b, terms, atoms, dim):
             rel_error=0.0,
             abs_error=0.0,
             scale=b,
-            tail_exponent=float(d + 1),
+            tail_exponent=tail,
         )
     probe = b * _PROBE
     probe = probe[np.abs(probe - b) > 1e-9 * b]
@@ -299,7 +396,7 @@ def _monotone_oscillation(kind, q, b, terms, atoms, dim):
         rel_error=max(BUILDERS["monotone_oscillation"].rel_error, table.error),
         abs_error=min(1.0, max(_TINY, 2 * table.floor) / peak) if peak > 0 else 0.0,
         scale=b,
-        tail_exponent=float(d + 1),
+        tail_exponent=tail,
         singular_points=(b,),
         mu_at_offset=at_offset,
         mass_error=2 * table.radial_floor * math.exp(log_sphere_area(d)) * rho_max,
