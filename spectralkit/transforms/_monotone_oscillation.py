@@ -1,31 +1,36 @@
 """Oscillation under a completely monotone envelope: Bernstein mixtures of damped oscillations.
 
 k(r) = T(b r)/r^q E(r), T = cos (q = 0) or sin (q = 0, 1), E(r) = int exp(-t r) nu(dt) a completely
-monotone envelope (or a signed sum of such) as :func:`._monotone.bernstein_terms` reads it:
-(1 + r)^-3 cos(r), cos(2 r)/(1 + r)^4, (1 + r)^-2 exp(-r) sin(r)/r. Each exp(-t r) T(b r)/r^q is the
-real or imaginary part of exp(-A r)/r^q at A = t - i b, whose d-dimensional transform is closed
-(section 9 of docs/theory.md; m = (d+1)/2):
+monotone envelope (or a signed sum of such) as :func:`._monotone.bernstein_terms` reads it, or a
+stretched exponential C exp(-c r^alpha), 0.2 <= alpha < 1 (nu: C times the positive alpha-stable
+density, Kanter's integral): (1 + r)^-3 cos(r), cos(2 r)/(1 + r)^4, (1 - exp(-r))/r cos(r),
+exp(-sqrt(r)) cos(r) (docs/theory.md section 23). Each exp(-t r) T(b r)/r^q is the real or imaginary
+part of exp(-A r)/r^q at A = t - i b, whose d-dimensional transform is closed (m = (d+1)/2):
 
     G_0(A) = Gamma(m) pi^-m A (A^2 + rho^2)^-m,   G_1(A) = Gamma(m - 1) pi^-m (A^2 + rho^2)^-(m-1) / 2,
 
-so mu(rho) = int nu(dt) P G_q(t - i b), P = Re (cos) or Im (sin). nu is real, so every node's value
-P G is formed in polar form without cancellation: A^2 + rho^2 = t^2 + (rho - b)(rho + b) - 2 i b t
-(the offset rho - b exact near the frequency), its modulus and argument from hypot and atan2.
+(G_1 in d = 1: -log(A^2 + rho^2)/(2 pi) up to a real constant), so mu(rho) = int nu(dt) P G_q(t - i b),
+P = Re (cos) or Im (sin). nu is real, so every node's value P G is formed in polar form without
+cancellation: A^2 + rho^2 = t^2 + (rho - b)(rho + b) - 2 i b t (the offset rho - b exact near the
+frequency), its modulus and argument from hypot and atan2, the weights' signs apart from the phases.
 
 At rho = b the envelope's slow decay shows: for nu ~ t^(beta - 1) at t -> 0 (E ~ r^-beta) the
 integrand behaves like t^(beta - 1 - m_q), m_0 = m, m_1 = m - 1, near |A^2 + rho^2| ~ 2 b t, so the
-density is finite at b iff beta > m_q, and behaves like |rho - b|^(beta - m_q) otherwise: a finite
-measure iff beta - m_q > -1 (the sphere-shell threshold E ~ r^-(d-1)/2 of the rational-quadratic
-family), absolutely continuous with an integrable singularity, jump or kink at b. Terms with a shift
-(E = (r + p)^-beta exp(-s r), s > 0) keep t >= s away from 0: smooth at b.
+density behaves like |rho - b|^(beta - m_q) there (a logarithm at beta = m_q): a finite measure iff
+beta - m_q > -1, DIVERGENT below, refused at the threshold (a sphere shell or |rho - b|^-1 by the
+phase). Shifted envelopes (t >= s > 0) and stretched exponentials are smooth at b.
 
-Quadrature in y = log(t - s) (per term; atoms exp(-s r) of nu are single nodes): 96 Gauss-Legendre
-panels of 16 nodes from y_lo = log(x_0), x_0 = min(1, |rho - b| / (2 b)) e^(-40/beta) (the integrand
-below is e^-40 of its peak), to y_hi = log((90 + 4 beta) / p); the error is the difference to the
-12-node rule on the same panels plus 1e-15 (10 + m) of the sum of the nodes' moduli (rounding of the
-m-fold powers), relative to max(|mu|, 1e-3 of that sum) near the zeros of mu. Everything is summed in
-logs (high d: G spans 10^+-1000). A density whose measured relative error exceeds ``_MAX_REL_ERROR``
-(strong cancellation between nodes, high d with a shifted envelope) is left to the other routes.
+Quadrature in y = log(t - s), per shift (the terms of one shift summed as one nu, :class:`._monotone._Group`,
+with the compact pieces of r^-n terms, :class:`._monotone._Piece`; atoms of nu are single nodes):
+Gauss-Legendre panels of at most ``_WIDTH`` with 16 nodes, from where the integrand is e^-40 below its
+rise (x^beta up to x ~ |rho - b|, then x^(beta - m_q)) to where nu is e^-60 below its peak; a stretched
+exponential on fixed nodes (panels of ``_WIDTH_STABLE`` over the double-exponential rise of nu at its
+lower end), extended for rho beyond the table to rho e^45 with nu from the stable density's convergent
+expansion. Error: the difference to 12 nodes plus 1e-15 (10 |P| + |phase|) of the nodes' moduli.
+Everything is summed in logs. The density is tabulated in log|rho - b| up to ``_TABLE_END`` b
+(:class:`._oscillating._KinkTable`), the mixture itself beyond. A probe error above
+``_MAX_REL_ERROR`` (cancellation between nodes), a table error above ``_MAX_TABLE_ERROR`` or values
+beyond float64 leave the kernel to the other routes.
 """
 
 from __future__ import annotations
@@ -172,7 +177,8 @@ class _Stable:
 
 
 class _Mixture:
-    """rho -> (log|mu|, sign, relative error) of the module docstring's integral, in d dimensions."""
+    """The module docstring's integral in d dimensions: ``mix(rho, off)`` -> (log|mu|, sign, None);
+    with ``with_error`` (log|mu|, sign, log of its absolute error, log of the nodes' moduli)."""
 
     def __init__(self, kind, q, b, terms, atoms, d, stable=()):
         self.imag, self.q, self.b, self.atoms = kind == "sin", q, b, atoms
