@@ -237,3 +237,21 @@ def test_stretched_exponential_bochner(formula, dim, k0):
     assert rep.method == "closed-form:monotone-oscillation"
     diff = rep.mass_plus.value - rep.mass_minus.value - k0
     assert abs(diff) <= rep.mass_plus.error + rep.mass_minus.error
+
+
+def test_stretched_exponential_against_the_hankel_integral_in_d3():
+    """exp(-sqrt(r)) cos(r/2) in d = 3: mu = 1/(2 pi^2 rho) int k r sin(rho r) dr with r = u^2 (a smooth
+    integrand decaying like e^-u), by mpmath.quad at 30 digits: independent of Kanter and Bernstein."""
+    tr = transform_atom(RadialKernel.from_string("exp(-r**0.5)*cos(0.5*r)"), 3)
+    assert tr.method == "closed-form:monotone-oscillation"
+    with mpmath.workdps(30):
+        for rho in (0.3, 2.7):
+            pieces = [*mpmath.linspace(0, 120, 241), mpmath.inf]
+            integral = mpmath.quad(
+                lambda u, rho=rho: (
+                    mpmath.exp(-u) * u**3 * mpmath.cos(u * u / 2) * mpmath.sin(rho * u * u) * 2
+                ),
+                pieces,
+            )
+            ref = float(integral / (2 * mpmath.pi**2 * rho))
+            assert abs(tr.mu(rho) - ref) <= tr.rel_error * abs(ref), (rho, tr.mu(rho), ref)
