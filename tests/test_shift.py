@@ -2,8 +2,10 @@
 that some route transforms, mu_1(rho) = (F(|rho - b|) + F(rho + b))/2.
 
 References for F, independent of the library: (2/pi) int_0^inf u e^-u cos(t u^2) du for exp(-sqrt(r))
-(r = u^2: a smooth integrand, mpmath at 30 digits); mpmath's quadosc of g(r) cos(t r) for t >= 0.3
-otherwise (its extrapolation is unreliable for slower oscillations, t -> 0).
+(r = u^2: a smooth integrand, mpmath at 30 digits; exp(-sqrt(r)) cos(r) itself is now the Bernstein
+mixture's, whose exact offsets are checked here); mpmath.quad of g(r) cos(t r) for envelopes that decay
+fast; mpmath's quadosc otherwise, for t >= 0.3 (its extrapolation is unreliable for slower
+oscillations, t -> 0).
 """
 
 import math
