@@ -47,6 +47,7 @@ from ._oscillating import (
     _even_or_sin_table,
     _KinkTable,
     _number,
+    _osc_factors,
     _ShiftedWalk,
     kink_table_transform,
     power_law_threshold,
@@ -482,54 +483,25 @@ class _ExpBesselMixture:
         return log_abs, sign, rel_out
 
 
-def _exp_oscillation_factors(expr, support):
-    """expr = coef r^power exp(-a r) times besselj and sine/cosine factors of multiples of r (powers
-    with integer exponents unrolled): (coef, power, a, bessels, trigs) with bessels a list of
-    (nu, b) and trigs of (kind, beta), or None."""
-    if support is not None:
-        return None
-    coef, power, a, bessels, trigs = sympy.Integer(1), sympy.Integer(0), None, [], []
-    for f in sympy.Mul.make_args(expr):
-        base, times = f.as_base_exp() if not f.is_number else (f, 1)
-        if f.is_number:
-            coef *= f
-        elif base == R and times.is_number:
-            power += times
-        elif isinstance(f, sympy.exp) and a is None:
-            a = coefficient_of_r(-f.args[0])
-            if a is None:
-                return None
-        elif isinstance(base, (sympy.cos, sympy.sin, sympy.besselj)) and times.is_Integer and times > 0:
-            if isinstance(base, sympy.besselj):
-                nu, b = base.args[0], coefficient_of_r(base.args[1])
-                if b is None or not nu.is_number:
-                    return None
-                bessels += [(nu, b)] * int(times)
-            else:
-                beta = coefficient_of_r(base.args[0])
-                if beta is None:
-                    return None
-                trigs += [(type(base).__name__, beta)] * int(times)
-        else:
-            return None
-    if a is None:
-        return None
-    return coef, power, a, bessels, trigs
-
-
 @matcher(priority=25)
 def _match_bessel_exp(expr, support):
     """c T(beta r)/r^q besselj(nu, b r)/r^nu exp(-a r), nu >= 0, a, b > 0, T = cos (q = 0) or sin
     (q = 0, 1), or no T (q = 0); a factor sin(b r)/r may stand for the Bessel factor (nu = 1/2:
     sin(b r)/r = sqrt(pi b/2) J_(1/2)(b r)/r^(1/2)), so sin(r)^2/r^2 exp(-r) is one."""
-    parts = _exp_oscillation_factors(expr, support)
-    if parts is None:
+    split = _osc_factors(expr) if support is None else None
+    if split is None:
         return None
-    coef, power, a, bessels, trigs = parts
+    coef, power, oscs, rest = split
+    if len(rest) != 1 or not isinstance(rest[0], sympy.exp):
+        return None
+    a = coefficient_of_r(-rest[0].args[0])
+    if a is None:
+        return None
     try:
-        c, a, power = _number(coef), _number(a), _number(power)
-        bessels = [(_number(nu), _number(b)) for nu, b in bessels]
-        trigs = [(kind, _number(beta)) for kind, beta in trigs]
+        c, a, power = _number(coef), _number(a), float(power)
+        # Bessel kinds carry their order: "j0", "j<nu>" (_osc_kind)
+        bessels = [(0.0 if k == "j0" else float(k[1:]), _number(b)) for k, b in oscs if k.startswith("j")]
+        trigs = [(k, _number(beta)) for k, beta in oscs if not k.startswith("j")]
     except TypeError:
         return None
     # the sign of a frequency: J_nu(-x)/(-x)^nu = J_nu(x)/x^nu, sin odd, cos even

@@ -36,25 +36,26 @@ beyond float64 leave the kernel to the other routes.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import mpmath
 import numpy as np
 import sympy
 
-from .._numerics.quadrature import gauss_legendre
-from .._numerics.special import log_sphere_area
+from .._numerics.quadrature import gauss_legendre, panel_rule
 from ..exceptions import TransformError
 from ..kernels._parse import R
-from ._forms import log_form, not_a_measure, vectorised
+from ._forms import not_a_measure
 from ._mixture import _kanter_log_density, _stable_form
 from ._monotone import _DPS, _compact_pieces, _Group, _Piece, _reconstructs, bernstein_terms
-from ._oscillating import _EPS, _MIN_OFFSET, _TINY, _KinkTable, _number, _osc_factor, kink_peak
+from ._oscillating import _MIN_OFFSET, _KinkTable, _number, _osc_factor, kink_table_transform
 from ._registry import BUILDERS, MATCH_FAILURES, builder, exact_rationals, matcher
 from ._types import RadialTransform
 
 __all__: list[str] = []  # private module
 
 _METHOD = "closed-form:monotone-oscillation"
+_NODES, _CHECK_NODES = 16, 12  # Gauss-Legendre nodes per panel, and of the error's comparison rule
 _PANELS = 24  # at least; panels of at most _WIDTH in y
 _WIDTH = 1.5
 _WIDTH_STABLE = 0.25
@@ -97,10 +98,12 @@ def _match_monotone_oscillation(expr, support):
         return None  # a pure oscillation: the Bessel family
     try:
         b = _number(b)
+        if b == 0:
+            return None
+        sign = -1 if (b < 0 and kind == "sin") else 1  # sin(-b r) = -sin(b r)
         stable = _stretched(envelope)
-        if stable is not None and b != 0:
+        if stable is not None:
             C, c, alpha = stable
-            sign = -1.0 if (b < 0 and kind == "sin") else 1.0
             return "monotone_oscillation", {
                 "kind": kind,
                 "q": q,
@@ -122,9 +125,6 @@ def _match_monotone_oscillation(expr, support):
                 return None
     except (TypeError, *MATCH_FAILURES):
         return None
-    if b == 0:
-        return None
-    sign = -1 if (b < 0 and kind == "sin") else 1
     # mpmath numbers: the r^-n terms of (1 - exp(-r))/r must cancel beyond their last shift at 50 digits
     terms = tuple((sign * w, beta, p, s) for w, beta, p, s in terms)
     atoms = tuple((sign * float(w), float(s)) for w, s in atoms)
@@ -138,7 +138,7 @@ class _Stable:
     y = log t: from where f_alpha(x) ~ exp(-k x^(-alpha/(1-alpha))), k = (1-alpha) alpha^(alpha/(1-alpha)),
     is e^-60, to e^45 beyond the scale (the integrand nu t G falls like t^-(1+alpha) or faster)."""
 
-    def __init__(self, C, c, alpha, rules, rho_end):
+    def __init__(self, C, c, alpha, nodes, rho_end):
         scale = c ** (1.0 / alpha)  # t = scale x
         k = (1.0 - alpha) * alpha ** (alpha / (1.0 - alpha))
         lo = math.log(scale) + (1.0 - alpha) / alpha * math.log(k / 60.0)
@@ -148,13 +148,15 @@ class _Stable:
         # nu rises double-exponentially in y over the first few units above lo: narrow panels there,
         # the groups' width beyond
         mid = lo + _STABLE_RISE
-        self.nodes, self.sign = {}, math.copysign(1.0, C)
-        for name, rule in zip(("fine", "coarse"), rules):
-            parts = [
-                _Mixture._rule(rule, np.array([a]), np.array([z]), math.ceil((z - a) / width))
-                for a, z, width in ((lo, mid, _WIDTH_STABLE), (mid, hi, 1.0))
+        breaks = np.concatenate(
+            [
+                np.linspace(lo, mid, math.ceil(_STABLE_RISE / _WIDTH_STABLE) + 1),
+                np.linspace(mid, hi, math.ceil(hi - mid) + 1)[1:],
             ]
-            y, wy = (np.concatenate(v, axis=1) for v in zip(*parts))
+        )
+        self.nodes, self.sign = {}, math.copysign(1.0, C)
+        for name, n in zip(("fine", "coarse"), nodes):
+            y, wy = (v[None, :] for v in panel_rule(breaks, n))
             x = np.exp(y[0])
             log_f, reached = _kanter_log_density(x / scale, alpha, 24, float(np.max(x / scale)))
             if not np.all(reached):
@@ -184,14 +186,13 @@ class _Mixture:
         self.imag, self.q, self.b, self.atoms = kind == "sin", q, b, atoms
         m = 0.5 * (d + 1)
         self.power = m - q
-        self.m = m
         # log of G_q's constant (q = 1 in d = 1: the logarithm's form in _log_node)
         lg = 0.0 if q == 0 else (-math.log(2.0) if d == 1 else math.lgamma(m - 1) - math.log(2.0))
         self.log_c = (math.lgamma(m) if q == 0 else lg) - (
             0.0 if q == 1 and d == 1 else m * math.log(math.pi)
         )
-        self.fine = gauss_legendre(16)
-        self.coarse = gauss_legendre(12)
+        self.fine = gauss_legendre(_NODES)
+        self.coarse = gauss_legendre(_CHECK_NODES)
         # terms of one shift s form one Bernstein density nu_s (its cancellation at small t - s
         # resolved by a power series: 1/(1 + r) - 1/(2 + r) has nu = e^-t - e^-2t ~ t)
         # and r^-n exp(-s r) terms (p = 0) the compact pieces of nu ((1 - exp(-r))/r: nu = 1 on [0, 1])
@@ -203,9 +204,7 @@ class _Mixture:
             ]
             if any(p == 0 for _, _, p, _ in terms):
                 self.groups += [_Piece(s, length, coeffs) for s, length, coeffs in _compact_pieces(terms)]
-        self.stable = [
-            _Stable(C, c, alpha, (self.fine, self.coarse), _TABLE_END * b) for C, c, alpha in stable
-        ]
+        self.stable = [_Stable(C, c, alpha, (_NODES, _CHECK_NODES), _TABLE_END * b) for C, c, alpha in stable]
 
     @property
     def slow_decay(self):
@@ -217,14 +216,13 @@ class _Mixture:
         b = self.b
         zr = t * t + off * (r + b)
         zi = -2.0 * b * t
-        log_mod = np.log(np.hypot(zr, zi))
         arg = np.arctan2(zi, zr)
         if self.power == 0:
             # q = 1 in d = 1: G_1 = const - log(A^2 + rho^2) / (2 pi) (the limit m -> 1; the divergent
             # constant is real), so Im G_1 = -arg(A^2 + rho^2) / (2 pi), written as a log of i times it
             with np.errstate(divide="ignore"):
                 return np.log(-0.5j / math.pi * arg)
-        out = -self.power * (log_mod + 1j * arg)
+        out = -self.power * (np.log(np.hypot(zr, zi)) + 1j * arg)
         if self.q == 0:
             out = out + 0.5 * np.log(t * t + b * b) + 1j * np.arctan2(-b, t)
         return out + self.log_c
@@ -370,40 +368,9 @@ def _monotone_oscillation(kind, q, b, terms, atoms, dim, stable=()):
     if not table.error <= _MAX_TABLE_ERROR:
         return None
 
-    def log_abs_and_sign(rho):
-        val = table(rho)
-        la, sg = np.empty(rho.size), np.empty(rho.size)
-        with np.errstate(divide="ignore"):
-            la[:], sg[:] = np.log(np.abs(val)), np.sign(val)
-        on_kink = rho == b
-        if np.any(on_kink):  # a node rounded onto b: the value one ulp below (finite stand-in)
-            v = table.at_offset(np.array([-_EPS * b]))[0]
-            la[on_kink], sg[on_kink] = math.log(abs(v)) if v else -math.inf, math.copysign(1.0, v)
-        far = rho > rho_max
-        if np.any(far):
-            la[far], sg[far], _ = mix(rho[far])
+    def beyond(rho):  # the power tail rho^-tail beyond the table: the mixture itself
+        la, sg, _ = mix(rho)
         return la, sg
 
-    def at_offset(point, off):
-        # the table where it reaches (it is 0 beyond rho_max), the mixture beyond
-        off = np.asarray(off, dtype=np.float64)
-        out = table.at_offset(off)
-        far = b + off > rho_max
-        if np.any(far):
-            la, sg, _ = mix(b + off[far], off[far])
-            out[far] = sg * np.exp(la)
-        return out
-
-    peak = kink_peak(log_abs_and_sign, b, rho_max)
-    return RadialTransform(
-        mu=vectorised(log_abs_and_sign),
-        log_abs_mu=log_form(log_abs_and_sign),
-        method=_METHOD,
-        rel_error=max(BUILDERS["monotone_oscillation"].rel_error, table.error),
-        abs_error=min(1.0, max(_TINY, 2 * table.floor) / peak) if peak > 0 else 0.0,
-        scale=b,
-        tail_exponent=tail,
-        singular_points=(b,),
-        mu_at_offset=at_offset,
-        mass_error=2 * table.radial_floor * math.exp(log_sphere_area(d)) * rho_max,
-    )
+    tr = kink_table_transform(table, 1.0, b, d, rho_max, b, _METHOD, beyond=beyond, tail_exponent=tail)
+    return replace(tr, rel_error=max(BUILDERS["monotone_oscillation"].rel_error, tr.rel_error))

@@ -2198,10 +2198,20 @@ def kink_peak(log_abs_and_sign, b: float, rho_max: float) -> float:
 
 
 def kink_transform(
-    log_abs_and_sign, b: float, *, method, rel_error, abs_error, scale, mu_at_offset, mass_error=0.0
+    log_abs_and_sign,
+    b: float,
+    *,
+    method,
+    rel_error,
+    abs_error,
+    scale,
+    mu_at_offset,
+    mass_error=0.0,
+    tail_exponent=math.inf,
 ) -> RadialTransform:
-    """The :class:`RadialTransform` of a density given as rho -> (log|mu|, sign) that decays faster than
-    any power and has one singular point, the kink b (evaluated at exact offsets by ``mu_at_offset``)."""
+    """The :class:`RadialTransform` of a density given as rho -> (log|mu|, sign) that decays like
+    rho^-``tail_exponent`` (default: faster than any power) and has one singular point, the kink b
+    (evaluated at exact offsets by ``mu_at_offset``)."""
     return RadialTransform(
         mu=vectorised(log_abs_and_sign),
         log_abs_mu=log_form(log_abs_and_sign),
@@ -2209,7 +2219,7 @@ def kink_transform(
         rel_error=rel_error,
         abs_error=abs_error,
         scale=scale,
-        tail_exponent=math.inf,
+        tail_exponent=tail_exponent,
         tail_oscillation=0.0,
         nonnegative=False,
         radial_cdf=None,
@@ -2221,11 +2231,20 @@ def kink_transform(
 
 
 def kink_table_transform(
-    table: _KinkTable, c: float, b: float, d: int, rho_max: float, scale: float, method: str
+    table: _KinkTable,
+    c: float,
+    b: float,
+    d: int,
+    rho_max: float,
+    scale: float,
+    method: str,
+    beyond=None,
+    tail_exponent: float = math.inf,
 ) -> RadialTransform:
     """The :class:`RadialTransform` of c mu with mu tabulated by ``table`` (a :class:`_KinkTable` with the
     singular point b, mu = 0 beyond ``rho_max``): its relative error, absolute floor and the radial
-    mass of its noise (``mass_error``)."""
+    mass of its noise (``mass_error``). ``beyond``: rho -> (log|mu|, sign) of mu itself for
+    rho > rho_max in place of 0 (a power tail, decaying like rho^-``tail_exponent``)."""
     sign_c = 1.0 if c > 0 else -1.0
 
     def log_abs_and_sign(rho):
@@ -2237,7 +2256,20 @@ def kink_table_transform(
             # mass inf: PD with m+ = inf)
             val = np.where(on_kink, table.at_offset(np.array([-_EPS * b]))[0], val)
         with np.errstate(divide="ignore"):
-            return np.log(np.abs(val)) + math.log(abs(c)), np.sign(val) * sign_c
+            la, sg = np.log(np.abs(val)), np.sign(val)
+        far = rho > rho_max
+        if beyond is not None and np.any(far):
+            la[far], sg[far] = beyond(rho[far])
+        return la + math.log(abs(c)), sg * sign_c
+
+    def at_offset(point, off):  # point: the kink b
+        off = np.asarray(off, dtype=np.float64)
+        out = table.at_offset(off)
+        far = b + off > rho_max
+        if beyond is not None and np.any(far):
+            la, sg = beyond(b + off[far])
+            out[far] = sg * np.exp(la)
+        return c * out
 
     # the radial mass of the tables' absolute noise (at most 2 floor_at):
     # S_(d-1) int_0^rho_max rho^(d-1) 2 floor_at drho <= S_(d-1) 2 radial_floor rho_max
@@ -2250,8 +2282,9 @@ def kink_table_transform(
         rel_error=max(table.error, 1e-12),
         abs_error=min(1.0, max(_TINY, 2 * table.floor * abs(c)) / peak) if peak > 0 else 0.0,
         scale=scale,
-        mu_at_offset=lambda point, off: c * table.at_offset(off),  # point: the kink b
+        mu_at_offset=at_offset,
         mass_error=mass_error,
+        tail_exponent=tail_exponent,
     )
 
 
