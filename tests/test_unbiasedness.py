@@ -175,6 +175,8 @@ CASES = [
     # oscillation under a completely monotone envelope: a Bernstein mixture of damped oscillations,
     # a logarithmic singularity of the density at rho = 1 in d = 5 (transforms/_monotone_oscillation.py)
     (kernels.RadialKernel.from_string("(1 + r)**-3*cos(r)"), 5, "orf"),
+    # the exponential power beyond alpha = 2 (not PD): the series' signed density, in d = 16
+    (kernels.RadialKernel.from_string("exp(-r**3)"), 16, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]

@@ -198,8 +198,8 @@ def _match_poly_exp(expr, support):
     if not coef.is_number or not power.is_number or sympy.expand(coef * R**power - exponent) != 0:
         return None
     b, gam = -_num(coef), _num(power)
-    if not (b > 0 and 0 < gam <= 2):
-        return None
+    if not (b > 0 and gam > 0) or (gam > 2 and gam % 2 == 0):
+        return None  # exp(-b r^4) and the like: the numeric route (see exponential_power)
     prefactor = sympy.expand(sympy.Add(*parts))
     if gam == 2:
         coeffs = _even_poly_coeffs(prefactor)

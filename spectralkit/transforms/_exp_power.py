@@ -1,8 +1,9 @@
-"""Spectral density of the exponential power kernel exp(-(r/l)^alpha), 0 < alpha < 2, alpha != 1.
+"""Spectral density of the exponential power kernel exp(-(r/l)^alpha), alpha > 0, alpha != 1, 2.
 
 No closed form exists; mu is summed from two series (convergent / asymptotic, see
 :class:`_ExpPowerSeries`) in float64 or mpmath as needed, and evaluated through a piecewise
 Chebyshev interpolant of log mu verified against the series (:mod:`spectralkit._numerics.chebyshev`).
+For alpha < 2 the kernel is PD (mu > 0); for alpha > 2 it is not, and mu changes sign.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ _TARGET_DIGITS = 14  # relative accuracy aimed at for each evaluation
 SERIES_MAX_DIM = 16
 _MAX_WORK = 1_000_000
 _MAX_WORK_LOW_D = 2_000_000
+_MAX_WORK_INDEFINITE = 4_000_000
 
 
 class _ExpPowerSeries:
@@ -89,7 +91,14 @@ class _ExpPowerSeries:
         self.sb = np.where(k % 2 == 0, 1.0, -1.0) * -np.sign(sin_)
         self.log_q0 = -0.5 * d * math.log(math.pi)
         self._coef_cache = {}
+        # alpha > 2 has no other route in high d: 2.5e6 for alpha = 3 in d = 256 (7 s)
+        self._max_work = _MAX_WORK_INDEFINITE if alpha > 2 else _MAX_WORK_LOW_D if d <= 16 else _MAX_WORK
+        self._lost_hint = {}  # (series, round(8 log rho)) -> digits lost to cancellation there
         self.work = 0  # exact coefficients computed, times their digits (see _MAX_WORK)
+        # alpha > 2: the large-rho series misses the saddle-point part of mu, of order
+        # exp(-c rho^(alpha/(alpha-1))), which its truncation error does not show: it is used only
+        # from where it has been seen to agree with the convergent series (see asymptotic_start)
+        self.asym_from = math.inf if alpha > 2 else 0.0
 
     # -- exact coefficients at a given precision ----------------------------------------------
     def _coeffs(self, which, n, dps):
@@ -98,7 +107,7 @@ class _ExpPowerSeries:
         cached = self._coef_cache.get(key, [])
         if len(cached) < n:
             self.work += (n - len(cached)) * dps
-            if self.work > (_MAX_WORK_LOW_D if self.d <= 16 else _MAX_WORK):
+            if self.work > self._max_work:
                 raise ArithmeticError("exponential power series needs too many exact coefficients")
             d = self.d
             with mpmath.workdps(dps + 10):
@@ -203,6 +212,10 @@ class _ExpPowerSeries:
             return mpmath.mpf(self.alpha)
 
     def _sum_mp(self, which, n, r, lmax, lost):
+        # start from the digits lost at a nearby rho (the float estimate saturates at 16): one pass
+        # at enough digits instead of three or four that each find too few (alpha > 2, high d)
+        key = (which, round(8 * math.log(r)))
+        lost = max(lost, self._lost_hint.get(key, 0.0) - 2)
         while True:
             # precision in buckets of 40 digits so that the exact coefficients are computed
             # once per bucket (mpmath.gamma dominates the cost), not once per rho
@@ -221,6 +234,7 @@ class _ExpPowerSeries:
                 log_abs = float(mpmath.log(abs(acc)))
             new_lost = (lmax - log_abs) / math.log(10)
             if new_lost <= lost - 1:
+                self._lost_hint[key] = max(self._lost_hint.get(key, 0.0), new_lost)
                 return log_abs, (1.0 if acc > 0 else -1.0)
             lost = new_lost + 5
 
@@ -240,6 +254,8 @@ class _ExpPowerSeries:
         small, large = ("small", 2 * lr), ("large", -self.alpha * lr)
         asym, conv = (large, small) if self.alpha > 1 else (small, large)
         for which, log_var in (asym, conv):
+            if which == "large" and r < self.asym_from:
+                continue
             n = self._plan(which, log_var)
             res = self._sum(which, n, log_var, r) if n else None
             if res is None and which == asym[0]:
@@ -253,9 +269,37 @@ class _ExpPowerSeries:
                 return la + base, sg
         raise ArithmeticError(f"no exponential-power series reaches the target at rho = {r}")
 
+    def asymptotic_start(self):
+        """alpha > 2, not an even integer: set ``asym_from``, where the large-rho series takes over.
 
-def _log_interpolant(log_abs_and_sign, t_lo, t_hi):
-    """Piecewise Chebyshev interpolant of ``t -> log|mu(e^t)|`` for a positive density mu.
+        The large series is an expansion in powers of rho^-alpha; mu also holds a saddle-point
+        part exp(-c rho^(alpha/(alpha-1))) beyond all its orders (1e-7 of mu at rho = 45 for
+        alpha = 3 in d = 64, where the smallest term promised 1e-16). Marching out in steps of 10 %
+        from rho = 1, the large series is accepted from the first of three consecutive points
+        where it agrees with the convergent series to 1e-14 (the saddle part decays faster than
+        any power there: the agreement only improves). ArithmeticError when the convergent series
+        gives out first.
+        """
+        rho, agree = 1.0, 0
+        while agree < 3:
+            lr = math.log(rho)
+            self.asym_from = 0.0
+            n = self._plan("large", -self.alpha * lr)
+            large = self._sum("large", n, -self.alpha * lr, rho) if n else None
+            self.asym_from = math.inf
+            small = self._evaluate(rho)
+            if large is not None:
+                la = large[0] + self.log_q0 - (self.d + self.alpha) * lr
+                tol = 1e-14 + 8 * np.finfo(float).eps * abs(la)  # the logs' own rounding
+                agree = agree + 1 if large[1] == small[1] and abs(la - small[0]) <= tol else 0
+            else:
+                agree = 0
+            rho *= 1.1
+        self.asym_from = rho / 1.1**3
+
+
+def _log_interpolant(log_abs_and_sign, t_lo, t_hi, *, signed=False):
+    """Piecewise Chebyshev interpolant of ``t -> log|mu(e^t)|``.
 
     The series cost 0.05-0.5 ms per rho (mpmath where they cancel); a table build evaluates mu at
     ~5e5 points. Panels of 21 points, initially 0.5 wide in t = log rho, are bisected until, at the
@@ -263,23 +307,30 @@ def _log_interpolant(log_abs_and_sign, t_lo, t_hi):
     error of mu) and the last three coefficients are below it too, both beyond the rounding noise
     of the series' logs (8 eps |log mu|). Panels that do not converge down to a width of 0.02 (a
     sign change, series noise) and points outside [t_lo, t_hi] (where the asymptotic series need
-    only a few terms) are evaluated by the series directly. Returns ``rho -> (log|mu|, +1)``.
+    only a few terms) are evaluated by the series directly. Returns ``rho -> (log|mu|, sign)``.
+
+    ``signed``: mu may change sign (alpha > 2). The interpolated function is then the complex
+    logarithm log|mu| + i pi [mu < 0]: its imaginary part is constant on a panel without a zero,
+    and a panel holding a zero (where log|mu| has a logarithmic singularity) does not converge and
+    is evaluated directly. Otherwise a negative value is never interpolated.
     """
 
-    def log_abs(t):
+    def log_mu(t):
         la, sg = log_abs_and_sign(np.exp(t))
-        return np.where(sg > 0, la, np.nan)  # not positive: never interpolated
+        if signed:
+            return la + 1j * np.where(sg < 0, np.pi, 0.0)
+        return np.where(sg > 0, la, np.nan)
 
     eps = np.finfo(float).eps
     interp, _ = fit_adaptive(
-        log_abs,
+        log_mu,
         t_lo,
         t_hi,
         n_init=int(math.ceil((t_hi - t_lo) / 0.5)),
         degree=21,
         tol=2e-12,
         relative=False,
-        noise=lambda v: 8 * eps * float(np.max(np.abs(v))),
+        noise=lambda v: 8 * eps * float(np.max(np.abs(v.real))),
         check_tail=3,
         max_depth=64,
         max_panels=1 << 16,
@@ -295,7 +346,10 @@ def _log_interpolant(log_abs_and_sign, t_lo, t_hi):
         log_abs_out = np.empty(rho.shape)
         sign = np.ones(rho.shape)
         if np.any(inside):
-            log_abs_out[inside] = interp(t[inside])
+            v = interp(t[inside])
+            log_abs_out[inside] = v.real
+            if signed:
+                sign[inside] = np.where(np.abs(v.imag) > 0.5 * np.pi, -1.0, 1.0)
         if np.any(~inside):
             log_abs_out[~inside], sign[~inside] = log_abs_and_sign(rho[~inside])
         return log_abs_out, sign
@@ -304,32 +358,41 @@ def _log_interpolant(log_abs_and_sign, t_lo, t_hi):
 
 
 def exponential_power(c: float, alpha: float, lengthscale: float, dim: int) -> RadialTransform | None:
-    """Series for c exp(-(r/l)^alpha), 0 < alpha < 2, alpha != 1 (see :class:`_ExpPowerSeries`).
+    """Series for c exp(-(r/l)^alpha), alpha > 0, alpha != 1 and not an even integer.
 
-    mu_l(rho) = c l^d mu_1(l rho). At construction the plan is checked on rho l in [1e-4, 1e4]
-    (beyond, the asymptotic series only get better); None when some rho needs more than
-    3000 terms or 400 digits (alpha within ~0.0x of 1, where both series converge too slowly),
-    or the plan more than ``_MAX_WORK`` exact coefficients x digits (twice that up to d = 16;
-    alpha = 0.5 in d = 64 took 24 s, 1.5 in d = 256 58 s before giving up), and for d >
-    ``SERIES_MAX_DIM``: the Gaussian-mixture route answers those.
+    mu_l(rho) = c l^d mu_1(l rho) (see :class:`_ExpPowerSeries`). At construction the plan is
+    checked on rho l in [1e-4, 1e4] (beyond, the asymptotic series only get better); None when some
+    rho needs more than 3000 terms or 400 digits (alpha within ~0.0x of 1, where both series
+    converge too slowly), or the plan more than ``_MAX_WORK`` exact coefficients x digits (twice that
+    up to d = 16; alpha = 0.5 in d = 64 took 24 s, 1.5 in d = 256 58 s before giving up), and, for
+    alpha < 2, for d > ``SERIES_MAX_DIM``: the Gaussian-mixture route answers those.
     On rho l in [1e-6, 1e8] mu is then evaluated through a :func:`_log_interpolant` interpolant of
     log mu verified against the series (relative error <= 1e-13 plus the series' own rounding;
-    measured <= 6e-13), outside it by the series directly. Tail: mu ~ rho^(-d-alpha). Not a
-    closed form: method "series:exponential-power".
+    measured <= 6e-13), outside it by the series directly. Tail: mu ~ rho^(-d-alpha).
+
+    alpha > 2 (not PD: mu changes sign; every d, as no mixture exists; a budget of
+    ``_MAX_WORK_INDEFINITE``): the small-rho series converges for every rho, the large-rho one is
+    asymptotic and is used only from :meth:`_ExpPowerSeries.asymptotic_start` on. For an even
+    integer alpha every term of the large series vanishes: mu decays like
+    exp(-c rho^(alpha/(alpha-1))) with ever more zeros, the convergent series alone would have to
+    carry it (40-60 s for alpha = 4 in d <= 16), and None is returned (the numeric route answers).
+    Not a closed form: method "series:exponential-power".
     """
-    if not 0 < alpha < 2 or alpha == 1 or dim > SERIES_MAX_DIM:
+    even = float(alpha).is_integer() and int(alpha) % 2 == 0
+    if not 0 < alpha or alpha == 1.0 or even or (alpha < 2 and dim > SERIES_MAX_DIM):
         return None
     series = _ExpPowerSeries(alpha, dim)
     d, l = dim, lengthscale
-    probe = np.geomspace(1e-4, 1e4, 81)
     log_scale = math.log(abs(c)) + d * math.log(l)
     sign = 1.0 if c > 0 else -1.0
 
     try:
-        series.log_abs_and_sign(probe)
+        if alpha > 2:
+            series.asymptotic_start()
+        series.log_abs_and_sign(np.geomspace(1e-4, 1e4, 81))
         # the series cost 30-500 us per rho (most around rho l ~ 1e-2..1e2, where they need many
-        # terms or mpmath); a verified interpolant of log|mu| (the law is PD: mu > 0) costs ~1 us
-        evaluate = _log_interpolant(series.log_abs_and_sign, math.log(1e-6), math.log(1e8))
+        # terms or mpmath); a verified interpolant of log|mu| costs ~1 us
+        evaluate = _log_interpolant(series.log_abs_and_sign, math.log(1e-6), math.log(1e8), signed=alpha > 2)
     except ArithmeticError:
         return None
 
@@ -347,7 +410,7 @@ def exponential_power(c: float, alpha: float, lengthscale: float, dim: int) -> R
         scale=1.0 / l,
         tail_exponent=d + alpha,
         tail_oscillation=0.0,
-        nonnegative=c > 0,
+        nonnegative=c > 0 and alpha < 2,
         radial_cdf=None,
-        zeros=np.empty(0),
+        zeros=None if alpha > 2 else np.empty(0),
     )

@@ -59,6 +59,7 @@ MODULES = [
     "test_gauss_rational",
     "test_bessel_mixture",
     "test_monotone_oscillation",
+    "test_exp_power_indefinite",
 ]
 
 
