@@ -116,6 +116,9 @@ KERNELS = [
     # exponential powers beyond the series' d <= 16: Kanter's stable density in the mixture
     ("exp(-r**1.8)", None, "exponential power near 2 (Kanter's stable density beyond d = 16)"),
     ("exp(-r**0.3)", None, "exponential power, small exponent (Kanter beyond d = 16)"),
+    # exponential powers beyond 2 (not PD): the series in every d, switching where they agree
+    ("exp(-r**3)", None, "exponential power beyond 2 (indefinite series)"),
+    ("exp(-2*r**2.5)", None, "exponential power beyond 2 (indefinite series)"),
     ("tanh(1/(1 + r**2))", None, "mixture confirmed to 1e-4 (poles accumulating at s = -1)"),
     ("besselj(1, 2*r)/r*exp(-r**2)", None, "Gaussian x J1(2r)/r (Laguerre series)"),
     ("exp(-r**2/2)*besselj(0, r)*cos(r)", None, "Gaussian x J0 x cos: product of oscillations (Laguerre)"),
