@@ -278,10 +278,12 @@ class _ExpPowerSeries:
         from rho = 1, the large series is accepted from the first of three consecutive points
         where it agrees with the convergent series to 1e-14 (the saddle part decays faster than
         any power there: the agreement only improves). ArithmeticError when the convergent series
-        gives out first.
+        gives out first, or beyond rho = 1e4 (the builder's probe range).
         """
         rho, agree = 1.0, 0
         while agree < 3:
+            if rho > 1e4:
+                raise ArithmeticError("the exponential-power series do not meet below rho = 1e4")
             lr = math.log(rho)
             self.asym_from = 0.0
             n = self._plan("large", -self.alpha * lr)
