@@ -7,13 +7,16 @@ b +- rho share a period), stored below (about 15 s of mpmath each).
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
-from test_exp_poly import _hankel_ref
+import sympy
+from test_exp_poly import _hankel_ref, _top
 
 import spectralkit as sk
 from spectralkit.exceptions import TransformError
 from spectralkit.kernels import RadialKernel
+from spectralkit.kernels._parse import R
 from spectralkit.transforms import transform_atom
 from spectralkit.transforms._bessel_mixture import _BesselMixture
 from spectralkit.transforms._oscillating import _RQContour, _RQWalk, _ShiftedWalk, _walk_terms
@@ -312,29 +315,76 @@ def exp_oscillation_reference(formula, d, rho, alpha):
     return _hankel_ref(RadialKernel.from_string(formula), d, rho, alpha, dps=30 + (d if d >= 16 else 0))
 
 
+# ---------------------------------------------------------------------------------------------
+# a polynomial factor (or a power r^n) beside the Bessel factor: P(r) T(beta r) J_nu(b r)/r^nu exp(-a r)
+# ---------------------------------------------------------------------------------------------
+#: (formula, envelope rate a, k(0)); the first and third cancel k's r term (Matérn-like), so their
+#: tails are rho^-(d+3) and the far density comes from k's odd Taylor series
+EXP_POLY = [
+    ("(1 + 2*r)*exp(-2*r)*besselj(0, r)", 2.0, 1.0),
+    ("r*exp(-r)*besselj(0, r)", 1.0, 0.0),
+    ("(1 + r + r**2/3)*exp(-r)*cos(r)*besselj(0, r)", 1.0, 1.0),
+    ("r**2*exp(-r)*sin(2*r)*besselj(1, r)/r", 1.0, 0.0),
+]
+
+
+def _exp_poly_rho(d):
+    # the last point lies beyond the switch to the Taylor series (2 (a + beta + b) max(1, sqrt(d)/2))
+    return (0.0, 0.7, 2.5, 10.0) if d <= 3 else (0.4, 2.5, 30.0)
+
+
+def exp_poly_reference(formula, d, rho, alpha):
+    """As :func:`exp_oscillation_reference`, but at rho = 30 in d >= 16 (about five periods of
+    J_(d/2-1)(rho r) per unit of r, where its 24 nodes per unit were 0.6 % off) by mpmath.quad's
+    Gauss-Legendre rule on panels one period long, at 30 + d digits (10 s in d = 16, 90 s in d = 64)."""
+    if rho < 10 or d < 16:
+        return exp_oscillation_reference(formula, d, rho, alpha)
+    kernel = RadialKernel.from_string(formula)
+    k = sympy.lambdify(R, kernel.expr, "mpmath")
+    with mpmath.workdps(30 + d):
+        nu, r0 = mpmath.mpf(d) / 2 - 1, mpmath.mpf(rho)
+        width = 2 * math.pi / rho
+        edges = [mpmath.mpf(i * width) for i in range(int(_top(d, alpha) / width) + 2)]
+        integral = mpmath.quad(
+            lambda r: k(r) * mpmath.besselj(nu, r0 * r) * r ** (mpmath.mpf(d) / 2),
+            edges,
+            method="gauss-legendre",
+        )
+        return (2 * mpmath.pi) ** (-mpmath.mpf(d) / 2) * r0 ** (1 - mpmath.mpf(d) / 2) * integral
+
+
+def _exp_cases():
+    """(formula, rate, k(0), stored set, rho per d) of EXP_OSC and EXP_POLY."""
+    return [(*c, "exp_oscillation_hankel", _exp_osc_rho) for c in EXP_OSC] + [
+        (*c, "exp_poly_bessel_hankel", _exp_poly_rho) for c in EXP_POLY
+    ]
+
+
 @pytest.mark.parametrize("dim", [1, 2, 3, 16, 64])
-@pytest.mark.parametrize("case", range(len(EXP_OSC)))
+@pytest.mark.parametrize("case", range(len(EXP_OSC) + len(EXP_POLY)))
 def test_exp_oscillation_against_the_hankel_integral(case, dim, stored_reference):
     """A cosine or sine beside the Bessel factor under exp(-a r): Poisson's mixture with the shifted
     frequency beta + sigma (the numeric route was refused from d = 16 on: exp(-r) cos(r) J0(r)
     differed between quadrature and steepest descent by 4.2 in d = 64). sin(beta r)/r beside a
-    Bessel factor has no transform of its own in d = 1 (another route answers there)."""
-    formula, alpha, _ = EXP_OSC[case]
+    Bessel factor has no transform of its own in d = 1 (another route answers there). With a
+    polynomial factor (EXP_POLY) each r^j exp(-A r) node is (-d/dA)^j of the exp(-A r) closed form,
+    and beyond the switch k's odd Taylor coefficients answer (refused from d = 16 or 64 on before)."""
+    formula, alpha, _, name, rho_of = _exp_cases()[case]
     tr = transform_atom(RadialKernel.from_string(formula), dim)
     if dim > 1 or formula not in _Q1_WITHOUT_BESSEL:
         assert tr.method == "closed-form:bessel-exp-mixture", tr.method
-    refs = stored_reference("exp_oscillation_hankel")
-    rho = _exp_osc_rho(dim)
+    refs = stored_reference(name)
+    rho = rho_of(dim)
     ref = np.array([float(refs.text(formula=formula, d=dim, rho=r, alpha=alpha)) for r in rho])
     got = tr.mu(np.array(rho))
     assert np.all(np.abs(got - ref) <= max(tr.rel_error, 1e-13) * np.abs(ref)), got / ref - 1
 
 
-@pytest.mark.parametrize("case", range(len(EXP_OSC)))
+@pytest.mark.parametrize("case", range(len(EXP_OSC) + len(EXP_POLY)))
 def test_exp_oscillation_bochner_in_d256(case):
     """m+ - m- = k(0) within the stated mass errors in d = 256 (k(0) = 0 for the sines: the masses
     must cancel exactly, which a merged pair of the density's narrow lobes near rho = 3 broke)."""
-    formula, _, k0 = EXP_OSC[case]
+    formula, _, k0, _, _ = _exp_cases()[case]
     rep = sk.check_rkks(RadialKernel.from_string(formula), 256)
     assert rep.verdict == "RKKS" and rep.method == "closed-form:bessel-exp-mixture"
     diff = rep.mass_plus.value - rep.mass_minus.value - k0
@@ -352,15 +402,32 @@ def test_exp_oscillation_far_tail_without_cancellation():
     assert np.all(np.abs(scaled - 1) < 1e-5), scaled - 1
 
 
+def test_exp_poly_bessel_tail_from_the_taylor_series():
+    """(1 + 2r) exp(-2r) J0(r) = 1 - (9/4) r^2 + k_3 r^3 + ...: no r term, so mu_3 ~ k_3 F(3) rho^-6
+    with F(3) = pi^(-3/2) 2^3 Gamma(3)/Gamma(-3/2) (the transform of |x|^3 in R^3); k_3 from sympy's
+    series, independently of the code's products of series."""
+    expr = sympy.sympify("(1 + 2*r)*exp(-2*r)*besselj(0, r)")
+    series = sympy.series(expr, sympy.Symbol("r"), 0, 5).removeO()
+    coeffs = sympy.Poly(series, sympy.Symbol("r")).all_coeffs()[::-1]
+    assert coeffs[1] == 0
+    k3 = float(coeffs[3])
+    f3 = math.pi**-1.5 * 8 * math.gamma(3) / math.gamma(-1.5)
+    tr = transform_atom(RadialKernel.from_string(str(expr)), 3)
+    assert tr.tail_exponent == 6.0
+    rho = np.array([1e4, 1e6])
+    np.testing.assert_allclose(tr.mu(rho) * rho**6, k3 * f3, rtol=1e-7)  # next term: rho^-2 smaller
+
+
+def _hankel_cases(cases, rho_of):
+    return [
+        {"formula": f, "d": d, "rho": r, "alpha": a}
+        for f, a, _ in cases
+        for d in (1, 2, 3, 16, 64)
+        for r in rho_of(d)
+    ]
+
+
 REFERENCE_SETS = {
-    "exp_oscillation_hankel": (
-        exp_oscillation_reference,
-        30,
-        [
-            {"formula": f, "d": d, "rho": r, "alpha": a}
-            for f, a, _ in EXP_OSC
-            for d in (1, 2, 3, 16, 64)
-            for r in _exp_osc_rho(d)
-        ],
-    ),
+    "exp_oscillation_hankel": (exp_oscillation_reference, 30, _hankel_cases(EXP_OSC, _exp_osc_rho)),
+    "exp_poly_bessel_hankel": (exp_poly_reference, 30, _hankel_cases(EXP_POLY, _exp_poly_rho)),
 }

@@ -172,6 +172,8 @@ CASES = [
     # a cosine beside a Bessel factor under an exponential: Poisson's mixture with shifted frequencies
     # on a lifted path (transforms/_bessel_mixture.py)
     (kernels.RadialKernel.from_string("exp(-r)*cos(r)*besselj(0, r)"), 16, "orf"),
+    # ... with a polynomial factor that cancels k's r term: the far density from k's Taylor series
+    (kernels.RadialKernel.from_string("(1 + 2*r)*exp(-2*r)*besselj(0, r)"), 16, "orf"),
     # oscillation under a completely monotone envelope: a Bernstein mixture of damped oscillations,
     # a logarithmic singularity of the density at rho = 1 in d = 5 (transforms/_monotone_oscillation.py)
     (kernels.RadialKernel.from_string("(1 + r)**-3*cos(r)"), 5, "orf"),

@@ -35,7 +35,9 @@ the projection of the odd (d+1)-dimensional mixture beside it where its table fa
 
 import math
 
+import mpmath
 import numpy as np
+import scipy.special as sc
 import sympy
 
 from .._numerics.quadrature import tanh_sinh
@@ -363,6 +365,98 @@ _EXP_TOL = 1e-10
 _EXP_FLOOR = 1e-7  # the largest measured error accepted (stated 10 times)
 
 
+def _derivative_terms(poly, m):
+    """sum_j p_j (-d/dA)^j [A u^-m], u = A^2 + rho^2, as terms (c, a, k): c A^a u^-(m + k).
+
+    d/dA [A^a u^-s] = a A^(a-1) u^-s - 2 s A^(a+1) u^-(s+1), term by term from j = 0; terms of equal
+    (a, k) are merged and zero ones dropped."""
+    current = {(1, 0): 1.0}
+    out = {}
+    for j, p in enumerate(poly):
+        if j:
+            nxt = {}
+            for (a, k), c in current.items():
+                if a:
+                    nxt[(a - 1, k)] = nxt.get((a - 1, k), 0.0) - a * c
+                nxt[(a + 1, k + 1)] = nxt.get((a + 1, k + 1), 0.0) + 2 * (m + k) * c
+            current = nxt
+        if p:
+            for key, c in current.items():
+                out[key] = out.get(key, 0.0) + p * c
+    return [(c, a, k) for (a, k), c in out.items() if c != 0]
+
+
+class _OriginSeriesTail:
+    """mu_d at large rho from k's odd Taylor coefficients at 0, for k = P(r) T(beta r) J_nu(b r)/r^nu
+    exp(-a r) (T = cos, sin or 1; an entire function of exponential type a + beta + b):
+
+        mu_d(rho) = sum_(j odd) k_j pi^(-d/2) 2^j Gamma((j + d)/2) / Gamma(-j/2) rho^(-j-d),
+
+    the generalised transforms of |x|^j (the even powers of r are smooth and have none). The series
+    converges for rho above the exponential type; its ratio of consecutive terms is about
+    type^2 (j + d)/((j + 1) rho^2), so it is used from ``start`` = 2 type max(1, sqrt(d)/2) on, where
+    that ratio is below 1/2 for every j. The coefficients come from products of the factors' series
+    in mpmath at 40 digits: a coefficient that is zero (k_1 of (1 + 2 r) exp(-2 r) J0(r)) is exactly
+    zero, and the density's tail is then rho^-(d+3). Error: 1e-15 (10 + j_max) of the sum of the
+    terms' moduli plus the first omitted term (bounded by the terms' geometric decay)."""
+
+    _ORDER = 81  # odd powers up to r^79: 2^-39 ~ 2e-12 of the first at the start, at most
+
+    def __init__(self, poly, a, b, nu, beta, kind, d):
+        n = self._ORDER
+        with mpmath.workdps(40):
+            a_, b_, beta_, nu_ = (mpmath.mpf(x) for x in (a, b, beta, nu))
+            series = [mpmath.mpf(p) for p in poly] + [mpmath.mpf(0)] * n
+            factors = [[(-a_) ** i / mpmath.factorial(i) for i in range(n)]]
+            bessel = [mpmath.mpf(0)] * n
+            for i in range(0, n, 2):
+                m = i // 2
+                bessel[i] = (
+                    (-1) ** m * (b_ / 2) ** (2 * m + nu_) / (mpmath.factorial(m) * mpmath.gamma(m + nu_ + 1))
+                )
+            factors.append(bessel)
+            if beta:
+                trig = [mpmath.mpf(0)] * n
+                for i in range(0 if kind == "cos" else 1, n, 2):
+                    trig[i] = (-1) ** (i // 2) * beta_**i / mpmath.factorial(i)
+                factors.append(trig)
+            coeffs = series[:n]
+            for f in factors:
+                coeffs = [mpmath.fsum(coeffs[i] * f[k - i] for i in range(k + 1)) for k in range(n)]
+            self.j = np.arange(1, n, 2)
+            odd = [coeffs[j] for j in self.j]
+            self.log_k = np.array([float(mpmath.log(abs(x))) if x else -np.inf for x in odd])
+            self.sign_k = np.array([float(mpmath.sign(x)) for x in odd])
+        j = self.j.astype(float)
+        # 1/Gamma(-j/2) for odd j: sign (-1)^((j+1)/2), modulus Gamma(1 + j/2) |sin(pi j/2)|/pi
+        self.log_f = (
+            -0.5 * d * math.log(math.pi)
+            + j * math.log(2.0)
+            + sc.gammaln(0.5 * (j + d))
+            + sc.gammaln(1 + 0.5 * j)
+            - math.log(math.pi)
+        )
+        self.sign_f = np.where(((self.j + 1) // 2) % 2 == 0, 1.0, -1.0)
+        self.d = d
+        self.start = 2.0 * (a + beta + b) * max(1.0, math.sqrt(d) / 2)
+        nonzero = np.nonzero(np.isfinite(self.log_k))[0]
+        self.first = int(self.j[nonzero[0]]) if nonzero.size else None
+
+    def __call__(self, rho):
+        """(log|mu|, sign, relative error) for rho >= ``start`` (flat array)."""
+        lr = np.log(rho)[:, None]
+        logs = (self.log_k + self.log_f)[None, :] - (self.j[None, :] + self.d) * lr
+        signs = (self.sign_k * self.sign_f)[None, :]
+        top = np.max(logs, axis=1)
+        with np.errstate(invalid="ignore"):
+            terms = np.where(np.isfinite(logs), signs * np.exp(logs - top[:, None]), 0.0)
+        total = terms.sum(axis=1)
+        moduli = np.abs(terms).sum(axis=1)
+        err = 1e-15 * (10 + self._ORDER) * moduli + 2 * np.abs(terms[:, -1])
+        with np.errstate(divide="ignore"):
+            return np.log(np.abs(total)) + top, np.sign(total), err / np.abs(total)
+
+
 class _ExpBesselMixture:
     """mu_d of T(beta r)/r^q J_nu(b r)/r^nu exp(-a r) (c = 1) in every d, in logs.
 
@@ -388,7 +482,7 @@ class _ExpBesselMixture:
     the difference to the coarser level plus 1e-15 (10 + m) of the sum of moduli (rounding of the
     logarithms' real parts)."""
 
-    def __init__(self, nu, a, b, d, level, beta=0.0, kind="cos", q=0):
+    def __init__(self, nu, a, b, d, level, beta=0.0, kind="cos", q=0, poly=None):
         self.level, self.imag = level, kind == "sin"
         m = 0.5 * (d + 1)
         # the power of (A^2 + rho^2) in F, and log of F's constant with Poisson's w_nu
@@ -408,7 +502,9 @@ class _ExpBesselMixture:
         self.A = a - 1j * (beta + sigma)
         dsig = np.pi * (b * sin_phi + 2j * h * sin_phi * cos_phi)  # d sigma / dx, phi = pi x
         self.log_node = (nu - 0.5) * (np.log(plus) + np.log(minus)) + np.log(dsig) + np.log(w)
-        if q == 0:
+        # a polynomial factor sum_j p_j r^j (q = 0): r^j exp(-A r) has the transform (-d/dA)^j F
+        self.terms = None if poly is None else _derivative_terms(poly, self.m)
+        if q == 0 and self.terms is None:
             self.log_node = self.log_node + np.log(self.A)
         self.k = np.arange(x.size) - x.size // 2  # the node index: level j keeps k % 2^(level-j) == 0
         self.far = 2.0 * float(np.max(np.abs(self.A))) if q == 1 else np.inf
@@ -434,6 +530,18 @@ class _ExpBesselMixture:
         plain[far] = -2 * m * np.log(r[far]) + np.log(em1)
         return plain
 
+    def _poly(self, A, r):
+        """sum_j p_j (-d/dA)^j [A u^-m] / u^-m = sum c A^a u^-k (u = A^2 + rho^2) and the sum of
+        its terms' moduli (the rounding scale) for node values A (a row) and rho (a column)."""
+        w = 1.0 / (A * A + r * r)
+        total = np.zeros(np.broadcast(A, r).shape, dtype=np.complex128)
+        moduli = np.zeros(total.shape)
+        for c, a, k in self.terms:
+            term = c * A**a * w**k
+            total += term
+            moduli += np.abs(term)
+        return total, moduli
+
     def __call__(self, rho, accept=0.0):
         """(log|mu|, sign, relative error estimate) for a flat array rho >= 0; the error is relative
         to max(|mu|, 1e-3 of the sum of the terms' moduli). Levels from 5 (or ``level``) up, each
@@ -457,12 +565,21 @@ class _ExpBesselMixture:
             r = rho[todo][:, None]
             A = self.A[new][None, :]
             lg = self.log_node[new][None, :] + self._log_power(A, r)
+            gain = 0.0  # log of (sum of the polynomial terms' moduli) / |their sum|
+            if self.terms is not None:
+                poly_sum, poly_mod = self._poly(A, r)
+                with np.errstate(divide="ignore"):
+                    log_sum = np.log(poly_sum)
+                    gain = np.log(poly_mod) - log_sum.real
+                lg = lg + log_sum
             sh = np.maximum(shift[todo], np.max(lg.real, axis=1))
             with np.errstate(invalid="ignore"):
                 rescale = np.exp(shift[todo] - sh)  # 0 on the first level
             v = np.exp(lg - sh[:, None])
             t = total[todo] * rescale + np.sum(v, axis=1)
-            mod = moduli[todo] * rescale + np.sum(np.abs(v), axis=1)
+            with np.errstate(invalid="ignore"):
+                node_mod = np.where(v != 0, np.exp(lg.real - sh[:, None] + gain), 0.0)
+            mod = moduli[todo] * rescale + np.sum(node_mod, axis=1)
             if j == first:  # the level below from the same nodes
                 below = 2 * step * np.sum(np.where(self.k[new] % (2 * step) == 0, v, 0.0), axis=1)
             else:
@@ -485,18 +602,21 @@ class _ExpBesselMixture:
 
 @matcher(priority=25)
 def _match_bessel_exp(expr, support):
-    """c T(beta r)/r^q besselj(nu, b r)/r^nu exp(-a r), nu >= 0, a, b > 0, T = cos (q = 0) or sin
-    (q = 0, 1), or no T (q = 0); a factor sin(b r)/r may stand for the Bessel factor (nu = 1/2:
-    sin(b r)/r = sqrt(pi b/2) J_(1/2)(b r)/r^(1/2)), so sin(r)^2/r^2 exp(-r) is one."""
+    """c P(r) T(beta r)/r^q besselj(nu, b r)/r^nu exp(-a r), nu >= 0, a, b > 0, T = cos (q = 0) or sin
+    (q = 0, 1), or no T (q = 0), P a polynomial (then q = 0 after r^q divides it); a factor sin(b r)/r
+    may stand for the Bessel factor (nu = 1/2: sin(b r)/r = sqrt(pi b/2) J_(1/2)(b r)/r^(1/2)), so
+    sin(r)^2/r^2 exp(-r) is one, and (1 + 2 r) exp(-2 r) J0(r) has P = 1 + 2 r."""
     split = _osc_factors(expr) if support is None else None
     if split is None:
         return None
     coef, power, oscs, rest = split
-    if len(rest) != 1 or not isinstance(rest[0], sympy.exp):
+    exps = [f for f in rest if isinstance(f, sympy.exp)]
+    if len(exps) != 1:
         return None
-    a = coefficient_of_r(-rest[0].args[0])
+    a = coefficient_of_r(-exps[0].args[0])
     if a is None:
         return None
+    others = [f for f in rest if f is not exps[0]]
     try:
         c, a, power = _number(coef), _number(a), float(power)
         # Bessel kinds carry their order: "j0", "j<nu>" (_osc_kind)
@@ -520,17 +640,43 @@ def _match_bessel_exp(expr, support):
     if len(bessels) != 1 or len(trigs) > 1:
         return None
     (nu, b), (kind, beta) = bessels[0], (trigs[0] if trigs else ("cos", 0.0))
-    q = round(-(power + nu))
-    if abs(power + nu + q) > 1e-12 * max(1.0, nu) or q not in (0, 1) or (q == 1 and kind != "sin"):
-        return None
     if not (a > 0 and b > 0 and nu >= 0 and c != 0) or (kind == "sin" and beta == 0):
         return None
-    return "bessel_exp_mixture", {"c": c, "nu": nu, "a": a, "b": b, "beta": beta, "kind": kind, "q": q}
+    q = round(-(power + nu))
+    if abs(power + nu + q) > 1e-12 * max(1.0, nu):
+        return None
+    if not others and (q == 0 or (q == 1 and kind == "sin")):
+        return "bessel_exp_mixture", {"c": c, "nu": nu, "a": a, "b": b, "beta": beta, "kind": kind, "q": q}
+    # a polynomial factor, or a positive power r^n beside J_nu/r^nu (q = -n)
+    poly = _poly_coeffs(sympy.Mul(*others) * R ** (-q))
+    if poly is None or len(poly) > _MAX_POLY_TERMS:
+        return None
+    return "bessel_exp_mixture", {
+        "c": c, "nu": nu, "a": a, "b": b, "beta": beta, "kind": kind, "q": 0, "poly": poly,
+    }  # fmt: skip
+
+
+#: polynomial factors up to degree 11 under exp(-a r) (Matérn p + 1/2 with p <= 11 and the like)
+_MAX_POLY_TERMS = 12
+
+
+def _poly_coeffs(factor):
+    """The coefficients (p_0, p_1, ...) of ``factor`` as a polynomial in r with numeric coefficients
+    (nonnegative integer powers, not all zero), or None."""
+    try:
+        expanded = sympy.expand(sympy.cancel(factor))
+        poly = sympy.Poly(expanded, R)
+        coeffs = [_number(x) for x in reversed(poly.all_coeffs())]
+    except (sympy.PolynomialError, TypeError, ValueError):
+        return None
+    if not coeffs or not any(coeffs):
+        return None
+    return tuple(coeffs)
 
 
 @builder("bessel_exp_mixture", rel_error=10 * _EXP_TOL)
-def _bessel_exp_mixture(c, nu, a, b, dim, beta=0.0, kind="cos", q=0):
-    """mu of c T(beta r)/r^q J_nu(b r)/r^nu exp(-a r) in every d (:class:`_ExpBesselMixture`; None
+def _bessel_exp_mixture(c, nu, a, b, dim, beta=0.0, kind="cos", q=0, poly=None):
+    """mu of c P(r) T(beta r)/r^q J_nu(b r)/r^nu exp(-a r) in every d (:class:`_ExpBesselMixture`; None
     for q = 1 in d = 1, where exp(-A r)/r has no transform of its own): a finite measure (k is
     integrable and has a kink at 0, or is odd in r: mu ~ rho^-(d+1)); the largest tanh-sinh level is the first
     whose measured error on a probe grid is within ``_EXP_TOL``, every point stops at the first
@@ -542,9 +688,16 @@ def _bessel_exp_mixture(c, nu, a, b, dim, beta=0.0, kind="cos", q=0):
         return None
     scale = math.hypot(a, b + beta)
     probe = scale * np.concatenate([[0.0], np.geomspace(1e-3, 1e4, 71)])
+    # a polynomial factor can cancel k's r term (Matérn-like: (1 + a r) exp(-a r)): the mixture's
+    # leading rho^-(d+1) parts then cancel in floats far out, where k's odd Taylor series answers
+    tail = _OriginSeriesTail(poly, a, b, nu, beta, kind, d) if poly is not None else None
+    if tail is not None:
+        if tail.first is None:
+            return None
+        probe = np.concatenate([probe[probe < tail.start], [tail.start]])
     best = None
     for level in _EXP_LEVELS:
-        mix = _ExpBesselMixture(nu, a, b, d, level, beta, kind, q)
+        mix = _ExpBesselMixture(nu, a, b, d, level, beta, kind, q, poly)
         _, _, rel = mix(probe)  # (every point at the top level)
         worst = float(np.max(np.where(np.isfinite(rel), rel, np.inf)))
         if best is None or worst < best[1]:
@@ -561,13 +714,24 @@ def _bessel_exp_mixture(c, nu, a, b, dim, beta=0.0, kind="cos", q=0):
             f"reached a relative accuracy of only {worst:.1e}"
         )
     tol = max(_EXP_TOL, worst)
+    tail_exponent = float(d + 1)
+    if tail is not None:
+        _, _, tail_rel = tail(tail.start * np.geomspace(1.0, 1e6, 25))
+        tol = max(tol, float(np.max(tail_rel)))
+        tail_exponent = float(d + tail.first)
     sign_c, log_c = math.copysign(1.0, c), math.log(abs(c))
 
     def log_abs_and_sign(rho):
         # a point is final at the first level whose estimate (the difference to the level below,
         # which overstates a double-exponential rule's error) is within _EXP_TOL: stated 10 times
         # that, the builder's rel_error
-        la, sg, _ = mix(rho, tol)
+        if tail is None:
+            la, sg, _ = mix(rho, tol)
+        else:
+            la, sg = np.empty(rho.shape), np.empty(rho.shape)
+            far = rho >= tail.start
+            la[~far], sg[~far], _ = mix(rho[~far], tol)
+            la[far], sg[far], _ = tail(rho[far])
         return la + log_c, sg * sign_c
 
     return RadialTransform(
@@ -577,5 +741,5 @@ def _bessel_exp_mixture(c, nu, a, b, dim, beta=0.0, kind="cos", q=0):
         rel_error=max(BUILDERS["bessel_exp_mixture"].rel_error, 10 * tol),
         abs_error=0.0,
         scale=scale,
-        tail_exponent=float(d + 1),
+        tail_exponent=tail_exponent,
     )
