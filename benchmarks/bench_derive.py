@@ -126,6 +126,16 @@ KERNELS = [
     ("exp(-r)*cos(r)*besselj(0, r)", None, "exponential x J0 x cos: shifted Poisson mixture"),
     ("sin(r)**2/r**2*exp(-r)", None, "exponential x sin^2/r^2: shifted Poisson mixture"),
     ("exp(-r/2)*sin(2*r)*besselj(1, r)/r", None, "exponential x J1/r x sin: shifted Poisson mixture"),
+    (
+        "(1 + 2*r)*exp(-2*r)*besselj(0, r)",
+        None,
+        "polynomial x exponential x J0: differentiated Poisson mixture",
+    ),
+    (
+        "r**2*exp(-r)*sin(2*r)*besselj(1, r)/r",
+        None,
+        "r^2 x exponential x J1/r x sin: differentiated Poisson mixture",
+    ),
     ("(1 + r)**-3*cos(r)", None, "completely monotone envelope x cos: Bernstein mixture"),
     ("cos(r)/((1 + r)*(2 + r))", None, "completely monotone envelope (cancelling terms) x cos"),
     ("sin(3*r)/(r*(1 + 2*r)**1.5)", None, "completely monotone envelope x sin/r: Bernstein mixture"),
