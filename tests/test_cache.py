@@ -14,6 +14,8 @@ import pytest
 from spectralkit import check_rkks
 from spectralkit import kernels as K
 from spectralkit.measures import _cache
+from spectralkit.transforms import _closed_forms
+from spectralkit.transforms._registry import BUILDERS, Builder
 
 KERNEL = K.delta_gaussian(1.0, 7.0)
 DIM = 4
@@ -291,3 +293,19 @@ def test_key_inside_the_cache_folder_or_readable_by_others_is_refused(tmp_path, 
         ),
         reference,
     )
+
+
+def test_a_hit_does_not_rebuild_a_costly_series(tmp_path, monkeypatch):
+    """The recount of a cached entry re-evaluates cheap closed forms only: the exponential-power
+    series (13 s for exp(-r^3) in d = 256) is not rebuilt on a hit, so the hit costs milliseconds."""
+    kernel = K.RadialKernel.from_string("exp(-r**2.5)")
+    _cache.clear_memory()
+    first = check_rkks(kernel, 3, cache_dir=tmp_path)
+    _cache.clear_memory()
+    _closed_forms._closed_form_cached.cache_clear()
+
+    def refuse(**params):
+        raise AssertionError("the series was rebuilt on a cache hit")
+
+    monkeypatch.setitem(BUILDERS, "exponential_power", Builder("exponential_power", refuse, 1.0, costly=True))
+    _same(check_rkks(kernel, 3, cache_dir=tmp_path), first)

@@ -29,7 +29,14 @@ from ..exceptions import (
     TransformError,
 )
 from ..kernels import DensityKernel, RadialKernel, from_spec
-from ..transforms import RadialTransform, closed_form, closed_form_terms, constant_transform, transform_atom
+from ..transforms import (
+    RadialTransform,
+    closed_form,
+    closed_form_is_costly,
+    closed_form_terms,
+    constant_transform,
+    transform_atom,
+)
 from ._cache import get_or_compute, memory_get_or_compute
 from ._finiteness import EDGE_ONLY_EVIDENCE, OSCILLATION_ONLY_EVIDENCE, finiteness
 from ._jordan import JordanInput, integrate_abs, jordan
@@ -164,12 +171,16 @@ def _recount(measure, d):
 
     The heaviest lobe of each sign is integrated again (a few hundred density evaluations); a
     lobe that cannot be recounted numerically (a singular end point) is not held against the entry.
-    Only when the density is cheap: every term has a closed form, or the transforms were already
-    computed in this process (a numeric or sympy transform would cost what the cache saves).
+    Only when the density is cheap: every term has a closed form that builds in milliseconds, or the
+    transforms were already computed in this process (a numeric or sympy transform, or the
+    exponential-power series, would cost what the cache saves: 13 s for exp(-r^3) in d = 256).
+    The costly ones are found from the kernel's own terms, before ``measure.terms`` builds them.
     """
     if d.verdict == "DIVERGENT" or not d.lobes:
         return None
     if measure._transforms is None:
+        if any(closed_form_is_costly(atom) for _, atom in measure.kernel.terms):
+            return None
         try:
             cheap = all(
                 atom is None or closed_form(atom, measure.dim) is not None for _, atom in measure.terms

@@ -23,7 +23,7 @@ from . import (  # noqa: F401
     _rational_oscillation,
     _sonine,
 )
-from ._closed_forms import closed_form, constant_transform
+from ._closed_forms import closed_form, closed_form_is_costly, constant_transform
 from ._dispatch import check_atom_and_dim, numeric_transform, transform_atom
 from ._terms import closed_form_terms
 from ._types import RadialTransform
@@ -33,6 +33,7 @@ __all__ = [
     "transform_atom",
     "numeric_transform",
     "closed_form",
+    "closed_form_is_costly",
     "closed_form_terms",
     "constant_transform",
     "check_atom_and_dim",

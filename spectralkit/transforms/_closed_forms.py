@@ -92,6 +92,15 @@ def closed_form(atom: RadialKernel | DensityKernel, dim: int) -> RadialTransform
     return _closed_form_cached(atom, int(dim))
 
 
+def closed_form_is_costly(atom: RadialKernel | DensityKernel) -> bool:
+    """Whether ``atom``'s closed form (if any) takes seconds to build: the exponential-power series
+    (0.1-18 s), against milliseconds for the others. Recognition only: nothing is built."""
+    if isinstance(atom, DensityKernel):
+        return False
+    match = _recognise(atom)
+    return match is not None and BUILDERS[match[0]].costly
+
+
 @functools.lru_cache(maxsize=512)
 def _closed_form_cached(atom, dim):
     """Closed forms are pure functions of (kernel, d): built once per process (the exponential-power
@@ -615,4 +624,4 @@ def _given_density(atom, dim):
     )
 
 
-builder("exponential_power", rel_error=EXP_POWER_REL_ERROR)(exponential_power)
+builder("exponential_power", rel_error=EXP_POWER_REL_ERROR, costly=True)(exponential_power)

@@ -44,11 +44,13 @@ MATCH_FAILURES = (
 
 @dataclass(frozen=True)
 class Builder:
-    """A registered closed-form builder and the relative accuracy its tests verify."""
+    """A registered closed-form builder and the relative accuracy its tests verify; ``costly`` when
+    building takes seconds (a series behind a verified interpolant), not milliseconds."""
 
     name: str
     build: Callable
     rel_error: float
+    costly: bool = False
 
 
 #: name -> Builder
@@ -57,13 +59,13 @@ BUILDERS: dict[str, Builder] = {}
 MATCHERS: list[tuple[int, str, Callable]] = []
 
 
-def builder(name: str, *, rel_error: float) -> Callable:
+def builder(name: str, *, rel_error: float, costly: bool = False) -> Callable:
     """Register ``fn`` as the builder of closed-form kind ``name`` with verified accuracy ``rel_error``."""
 
     def register(fn):
         if name in BUILDERS:
             raise RuntimeError(f"closed-form builder {name!r} registered twice")
-        BUILDERS[name] = Builder(name, fn, float(rel_error))
+        BUILDERS[name] = Builder(name, fn, float(rel_error), costly)
         return fn
 
     return register
