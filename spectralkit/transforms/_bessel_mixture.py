@@ -396,10 +396,10 @@ class _OriginSeriesTail:
     converges for rho above the exponential type; its ratio of consecutive terms is about
     type^2 (j + d)/((j + 1) rho^2), so it is used from ``start`` = 2 type max(1, sqrt(d)/2) on, where
     that ratio is at most (1 + d)/8 for d <= 4 and 1/2 + 1/(2d) beyond, falling with j. The
-    coefficients come from products of the factors' series
-    in mpmath at 40 digits: a coefficient that is zero (k_1 of (1 + 2 r) exp(-2 r) J0(r)) is exactly
-    zero, and the density's tail is then rho^-(d+3). Error: 1e-15 (10 + j_max) of the sum of the
-    terms' moduli plus the first omitted term (bounded by the terms' geometric decay)."""
+    coefficients come from products of the factors' series in mpmath at 40 digits: a coefficient
+    that is zero (k_1 of (1 + 2 r) exp(-2 r) J0(r)) is exactly zero, and the density's tail is then
+    rho^-(d+3). Error: 1e-15 (10 + 81) of the sum of the terms' moduli plus twice the last term kept
+    (the omitted ones decay geometrically after it)."""
 
     _ORDER = 81  # odd powers up to r^79; the last one's size is part of the stated error
 
