@@ -13,6 +13,7 @@ import spectralkit as sk
 from spectralkit import kernels as K
 from spectralkit.exceptions import DivergentMassError
 from spectralkit.measures import SpectralMeasure, _cache, check_rkks, sphere_area
+from spectralkit.measures._jordan import _MAX_THIN, _resolve_lobes
 
 
 def verdict(kernel, dim):
@@ -506,3 +507,23 @@ def test_progress_auto_reports_only_to_a_terminal():
         SpectralMeasure(K.gaussian(), 3, progress="yes")
     with pytest.raises(ValueError, match=r"progress must be True, False or 'auto', got 1"):
         SpectralMeasure(K.gaussian(), 3, progress=1)
+
+
+def test_narrow_lobes_are_refined_but_rounding_noise_is_not():
+    """A few pairs of close sign changes get a finer grid (16 points per lobe); hundreds of them are a
+    density's rounding noise (two terms whose tails cancel in floats) and are left alone: refining
+    them evaluated the density at 81 points each, round after round, for minutes."""
+    calls = []
+
+    def density(x):
+        calls.append(x.size)
+        return np.sin(200 * x)
+
+    grid = np.linspace(0.0, 1.0, 101)  # sin(200 x): lobes 0.016 wide, under _MIN_STEPS = 4 steps
+    refined, _ = _resolve_lobes(density, grid, np.sin(200 * grid))
+    assert calls and refined.size > grid.size
+    calls.clear()
+    noisy = np.linspace(1.0, 2.0, 4 * _MAX_THIN + 1)
+    signs = np.where(np.arange(noisy.size) % 2 == 0, 1e-300, -1e-300)
+    same, _ = _resolve_lobes(density, noisy, signs)
+    assert not calls and same is noisy

@@ -96,6 +96,12 @@ class JordanInput:
 # ---------------------------------------------------------------------------------------------
 # building blocks
 # ---------------------------------------------------------------------------------------------
+#: the power tail's adaptive quadrature stops here (see _tail)
+_TAIL_MAX_PANELS = 4096
+#: at most this many pairs of close sign changes are refined (see _resolve_lobes)
+_MAX_THIN = 256
+
+
 def find_roots(f, grid, vals):
     """All sign changes of f bracketed by the grid, refined together (vectorised Illinois).
 
@@ -141,7 +147,9 @@ def _resolve_lobes(f, grid, vals, rounds=6):
     for _ in range(rounds):
         idx = np.nonzero(np.sign(vals[:-1]) * np.sign(vals[1:]) < 0)[0]
         thin = np.nonzero(np.diff(idx) < _MIN_STEPS)[0]
-        if thin.size == 0:
+        if thin.size == 0 or thin.size > _MAX_THIN:
+            # hundreds of narrow lobes are rounding noise (two terms whose tails cancel), not a
+            # density: refining them would evaluate it at 81 points each, round after round
             break
         lo, hi = grid[idx[thin]], grid[idx[thin + 1] + 1]
         width = hi - lo
@@ -729,6 +737,10 @@ def _tail(src, f, rc, tail_exp, osc, scale, rel):
             np.array([1.0]),
             # as for the lobes: agreement far beyond the density's own accuracy is noise-bound
             rel_tol=max(1e-12, 0.1 * rel),
+            # a smooth power tail needs tens of panels; a noisy one (terms whose tails cancel in
+            # floats) would bisect for hours: stop, and the unconverged panels' estimates enter the
+            # error
+            max_panels=_TAIL_MAX_PANELS,
         )
         exact = _lobe_masses_exact(src, np.array([rc, np.inf]))
         if exact is not None:

@@ -403,7 +403,7 @@ class _OriginSeriesTail:
 
     _ORDER = 81  # odd powers up to r^79; the last one's size is part of the stated error
 
-    def __init__(self, poly, a, b, nu, beta, kind, d):
+    def __init__(self, poly, a, b, nu, beta, kind, d, q=0):
         n = self._ORDER
         with mpmath.workdps(40):
             a_, b_, beta_, nu_ = (mpmath.mpf(x) for x in (a, b, beta, nu))
@@ -420,7 +420,7 @@ class _OriginSeriesTail:
                 trig = [mpmath.mpf(0)] * n
                 for i in range(0 if kind == "cos" else 1, n, 2):
                     trig[i] = (-1) ** (i // 2) * beta_**i / mpmath.factorial(i)
-                factors.append(trig)
+                factors.append(trig[q:] + [mpmath.mpf(0)] * q)  # q = 1: sin(beta r)/r
             coeffs = series[:n]
             for f in factors:
                 coeffs = [mpmath.fsum(coeffs[i] * f[k - i] for i in range(k + 1)) for k in range(n)]
@@ -486,6 +486,15 @@ class _ExpBesselMixture:
     def __init__(self, nu, a, b, d, level, beta=0.0, kind="cos", q=0, poly=None):
         self.level, self.imag = level, kind == "sin"
         m = 0.5 * (d + 1)
+        # a polynomial factor sum_j p_j r^j: r^j exp(-A r) has the transform (-d/dA)^j F_0; with
+        # q = 1, p_0 exp(-A r)/r has F_1 = F_0 u/(2 (m - 1) A) (u = A^2 + rho^2), the term
+        # p_0/(2 (m - 1)) u of the sum below, and r^j/r = r^(j-1) for j >= 1
+        self.terms = None
+        if poly is not None:
+            self.terms = _derivative_terms(poly if q == 0 else poly[1:], m)
+            if q == 1 and poly[0]:
+                self.terms.append((poly[0] / (2 * (m - 1)), 0, -1))
+            q = 0
         # the power of (A^2 + rho^2) in F, and log of F's constant with Poisson's w_nu
         self.m = m - q
         self.log_const = (
@@ -503,8 +512,6 @@ class _ExpBesselMixture:
         self.A = a - 1j * (beta + sigma)
         dsig = np.pi * (b * sin_phi + 2j * h * sin_phi * cos_phi)  # d sigma / dx, phi = pi x
         self.log_node = (nu - 0.5) * (np.log(plus) + np.log(minus)) + np.log(dsig) + np.log(w)
-        # a polynomial factor sum_j p_j r^j (q = 0): r^j exp(-A r) has the transform (-d/dA)^j F
-        self.terms = None if poly is None else _derivative_terms(poly, self.m)
         if q == 0 and self.terms is None:
             self.log_node = self.log_node + np.log(self.A)
         self.k = np.arange(x.size) - x.size // 2  # the node index: level j keeps k % 2^(level-j) == 0
@@ -648,12 +655,16 @@ def _match_bessel_exp(expr, support):
         return None
     if not others and (q == 0 or (q == 1 and kind == "sin")):
         return "bessel_exp_mixture", {"c": c, "nu": nu, "a": a, "b": b, "beta": beta, "kind": kind, "q": q}
-    # a polynomial factor, or a positive power r^n beside J_nu/r^nu (q = -n)
-    poly = _poly_coeffs(sympy.Mul(*others) * R ** (-q))
+    # a polynomial factor, or a positive power r^n beside J_nu/r^nu (q = -n); beside sin(beta r)/r
+    # (q = 1) the polynomial itself
+    factor = sympy.Mul(*others) * R ** (-q)
+    poly, q_poly = _poly_coeffs(factor), 0
+    if poly is None and kind == "sin":  # P(r)/r beside sin(beta r): (1 + 1/r) exp(-r) sin(r) J0(r)
+        poly, q_poly = _poly_coeffs(factor * R), 1
     if poly is None or len(poly) > _MAX_POLY_TERMS:
         return None
     return "bessel_exp_mixture", {
-        "c": c, "nu": nu, "a": a, "b": b, "beta": beta, "kind": kind, "q": 0, "poly": poly,
+        "c": c, "nu": nu, "a": a, "b": b, "beta": beta, "kind": kind, "q": q_poly, "poly": poly,
     }  # fmt: skip
 
 
@@ -691,7 +702,7 @@ def _bessel_exp_mixture(c, nu, a, b, dim, beta=0.0, kind="cos", q=0, poly=None):
     probe = scale * np.concatenate([[0.0], np.geomspace(1e-3, 1e4, 71)])
     # a polynomial factor can cancel k's r term (Matérn-like: (1 + a r) exp(-a r)): the mixture's
     # leading rho^-(d+1) parts then cancel in floats far out, where k's odd Taylor series answers
-    tail = _OriginSeriesTail(poly, a, b, nu, beta, kind, d) if poly is not None else None
+    tail = _OriginSeriesTail(poly, a, b, nu, beta, kind, d, q) if poly is not None else None
     if tail is not None:
         if tail.first is None:
             return None

@@ -156,11 +156,19 @@ def _recognise(atom):
 
 
 def _match_expression(atom):
-    for _priority, _name, match_fn in MATCHERS:
-        match = match_fn(atom.expr, atom.support)
-        # the matched family's formula must reproduce the kernel (a misread formula gets no measure)
-        if match is not None and validate_match(atom.expr, atom.support, *match):
-            return match
+    forms = [atom.expr]
+    if isinstance(atom.expr, sympy.Add):
+        # a sum with a common factor is tried as a product too: A exp(-r) sin(r) J0(r) (1 + 1/r) is
+        # one exp-Bessel form, while its two terms' transforms cancel in floats far out
+        common = sympy.factor_terms(atom.expr)
+        if isinstance(common, sympy.Mul):
+            forms.append(common)
+    for expr in forms:
+        for _priority, _name, match_fn in MATCHERS:
+            match = match_fn(expr, atom.support)
+            # the matched family's formula must reproduce the kernel (a misread formula gets no measure)
+            if match is not None and validate_match(atom.expr, atom.support, *match):
+                return match
     return None
 
 
