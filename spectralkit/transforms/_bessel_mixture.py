@@ -459,7 +459,11 @@ class _OriginSeriesTail:
 
 
 class _ExpBesselMixture:
-    """mu_d of T(beta r)/r^q J_nu(b r)/r^nu exp(-a r) (c = 1) in every d, in logs.
+    """mu_d of P(r) T(beta r)/r^q J_nu(b r)/r^nu exp(-a r) (c = 1) in every d, in logs.
+
+    P = 1 unless ``poly`` = (p_0, p_1, ...) is given: then each node's F becomes
+    sum_j p_j (-d/dA)^j F_0 (with q = 1, p_0 F_1 + sum_(j >= 1) p_j (-d/dA)^(j-1) F_0), the short sum
+    of :func:`_derivative_terms` times F_0's power (A^2 + rho^2)^-m.
 
     T = cos (q = 0; beta = 0: no oscillating factor) or sin (q = 0 or 1). Poisson's integral turns
     the Bessel factor into cosines cos(sigma r), and T(beta r) cos(sigma r) is, after sigma -> -sigma
