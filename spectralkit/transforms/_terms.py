@@ -59,6 +59,7 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
         )
         split: list[_Term] | None = None
         numeric_parts = False
+        divergent_parts, oscillating_finite = 0, 0
         if atom.family is None and len(parts) > 1 and closed_form(atom, dim) is None:
             split = []
             for part in parts:
@@ -81,15 +82,21 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
                         raise
                     sub_form = None
                 # the parts of a band-limited split can each be singular where their sum is not
-                # (sin(r)^2/(r^2 (1 + r^2)) in d = 8: Fejér's part alone has no measure there)
+                # (sin(r)^2/(r^2 (1 + r^2)): in d = 8 Fejér's part and cos(2r)/(1 + r^2) alone have
+                # no measure, in d = 5 the latter cancels Fejér's shell at the same frequency); one
+                # divergent part beside parts that do not oscillate makes the sum divergent
+                # (1/(1 + r^2) + cos(r)/(1 + r^2)^3 in d = 16): nothing can cancel its singularity
                 if band and sub_form is not None and sub_form.divergent is not None:
-                    split = None
-                    break
+                    divergent_parts += 1
+                elif rest.has(sympy.sin, sympy.cos, sympy.besselj):
+                    oscillating_finite += 1
                 if sub_form is None and (band or not _smooth_and_decaying(sub)):
                     split = None
                     break
                 numeric_parts |= sub_form is None
                 split.append((c * float(coef), sub))
+        if divergent_parts > 1 or (divergent_parts and oscillating_finite):
+            split = None
         if split and numeric_parts and _firm_mixture(atom, dim):
             # one mixture for the whole (exp(-r^2) (1 - r^2)/(1 + r^2): psi = 2 e^-u - delta(u))
             # is more accurate than the sum of its parts' (whose masses partly cancel)
