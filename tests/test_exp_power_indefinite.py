@@ -78,10 +78,7 @@ def test_the_asymptotic_series_waits_for_the_saddle_part(stored_reference):
     series.asymptotic_start()
     assert 45.0 < series.asym_from < 90.0
     ref = mpmath.mpf(stored_reference("exp_power_indefinite_hankel").text(alpha=3.0, d=64, rho=45.0))
-    lr = math.log(45.0)
-    n = series._plan("large", -3.0 * lr)
-    large_log, _ = series._sum("large", n, -3.0 * lr, 45.0)
-    large_log += series.log_q0 - 67 * lr
+    large_log, _ = series._series_value("large", 45.0)
     assert abs(large_log - float(mpmath.log(abs(ref)))) > 1e-9  # the missing part is really there
     la, _ = series.log_abs_and_sign(np.array([45.0]))
     assert abs(la[0] - float(mpmath.log(abs(ref)))) < 1e-12

@@ -249,24 +249,32 @@ class _ExpPowerSeries:
                 log_abs[i], sign[i] = self._evaluate(float(r))
         return log_abs, sign
 
-    def _evaluate(self, r):
+    def _series_value(self, which, r, retry=False):
+        """(log|mu|, sign) at ``r`` from one series, or None when it cannot deliver the target;
+        ``retry``: an asymptotic series that failed is tried again summed to its smallest term."""
         lr = math.log(r)
-        small, large = ("small", 2 * lr), ("large", -self.alpha * lr)
-        asym, conv = (large, small) if self.alpha > 1 else (small, large)
-        for which, log_var in (asym, conv):
+        log_var = 2 * lr if which == "small" else -self.alpha * lr
+        n = self._plan(which, log_var)
+        res = self._sum(which, n, log_var, r) if n else None
+        if res is None and retry:
+            n_full = self._plan(which, log_var, full=True)
+            if n_full > n:
+                res = self._sum(which, n_full, log_var, r)
+        if res is None:
+            return None
+        la, sg = res
+        # the large series starts at k = 1: one more factor rho^(-alpha) = e^(log_var)
+        base = self.log_p0 if which == "small" else self.log_q0 - self.d * lr + log_var
+        return la + base, sg
+
+    def _evaluate(self, r):
+        asym, conv = ("large", "small") if self.alpha > 1 else ("small", "large")
+        for which in (asym, conv):
             if which == "large" and r < self.asym_from:
                 continue
-            n = self._plan(which, log_var)
-            res = self._sum(which, n, log_var, r) if n else None
-            if res is None and which == asym[0]:
-                n_full = self._plan(which, log_var, full=True)
-                if n_full > n:
-                    res = self._sum(which, n_full, log_var, r)
+            res = self._series_value(which, r, retry=which == asym)
             if res is not None:
-                la, sg = res
-                # the large series starts at k = 1: one more factor rho^(-alpha) = e^(log_var)
-                base = self.log_p0 if which == "small" else self.log_q0 - self.d * lr + log_var
-                return la + base, sg
+                return res
         raise ArithmeticError(f"no exponential-power series reaches the target at rho = {r}")
 
     def asymptotic_start(self):
@@ -280,20 +288,15 @@ class _ExpPowerSeries:
         any power there: the agreement only improves). ArithmeticError when the convergent series
         gives out first, or beyond rho = 1e4 (the builder's probe range).
         """
+        self.asym_from = math.inf  # the march compares against the convergent series alone
         rho, agree = 1.0, 0
         while agree < 3:
             if rho > 1e4:
                 raise ArithmeticError("the exponential-power series do not meet below rho = 1e4")
-            lr = math.log(rho)
-            self.asym_from = 0.0
-            n = self._plan("large", -self.alpha * lr)
-            large = self._sum("large", n, -self.alpha * lr, rho) if n else None
-            self.asym_from = math.inf
-            small = self._evaluate(rho)
+            large, small = self._series_value("large", rho), self._evaluate(rho)
             if large is not None:
-                la = large[0] + self.log_q0 - (self.d + self.alpha) * lr
-                tol = 1e-14 + 8 * np.finfo(float).eps * abs(la)  # the logs' own rounding
-                agree = agree + 1 if large[1] == small[1] and abs(la - small[0]) <= tol else 0
+                tol = 1e-14 + 8 * np.finfo(float).eps * abs(large[0])  # the logs' own rounding
+                agree = agree + 1 if large[1] == small[1] and abs(large[0] - small[0]) <= tol else 0
             else:
                 agree = 0
             rho *= 1.1
