@@ -23,7 +23,12 @@ from spectralkit._numerics.quadrature import (
     tanh_sinh,
     unit_rule,
 )
-from spectralkit._numerics.special import log_besselk, scaled_bessel
+from spectralkit._numerics.special import (
+    log_besselk,
+    log_origin_coefficient,
+    origin_term_coefficient,
+    scaled_bessel,
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -239,3 +244,24 @@ def test_log_besselk_where_kve_overflows():
         with mpmath.workdps(30):
             ref = np.array([float(mpmath.log(mpmath.besselk(m, mpmath.mpf(v)))) for v in z])
         assert np.all(np.abs(log_besselk(m, z) - ref) <= 1e-13 * np.maximum(1.0, np.abs(ref))), m
+
+
+@pytest.mark.parametrize(
+    "alpha,dim", [(1, 3), (3, 3), (0.5, 2), (-0.5, 3), (-2.5, 5), (5, 64), (79, 256), (2, 3)]
+)
+def test_origin_coefficient_in_logs_against_mpmath(alpha, dim):
+    """C(alpha) = pi^(-d/2) 2^alpha Gamma((alpha + d)/2)/Gamma(-alpha/2), the transform of |x|^alpha:
+    in logs (finite in d = 256, where the float form overflows), zero for even alpha, and the float
+    form is the same number."""
+    with mpmath.workdps(30):
+        a = mpmath.mpf(alpha)
+        ref = mpmath.pi ** (-mpmath.mpf(dim) / 2) * 2**a * mpmath.gamma((a + dim) / 2) * mpmath.rgamma(-a / 2)
+    log_abs, sign = log_origin_coefficient(alpha, dim)
+    if ref == 0:
+        assert log_abs == -np.inf
+        assert origin_term_coefficient(alpha, 0, dim) == 0
+        return
+    assert sign == (1 if ref > 0 else -1)
+    assert abs(log_abs - float(mpmath.log(abs(ref)))) < 1e-13 * max(1.0, abs(log_abs))
+    if dim < 256:
+        assert origin_term_coefficient(alpha, 0, dim) == pytest.approx(float(ref), rel=1e-13)

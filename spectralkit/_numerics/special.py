@@ -25,6 +25,7 @@ __all__ = [
     "log_sphere_area",
     "log_besselk",
     "scaled_bessel",
+    "log_origin_coefficient",
     "origin_term_coefficient",
 ]
 
@@ -199,6 +200,28 @@ def sphere_area(dim: int) -> float:
     return math.exp(log_sphere_area(dim))
 
 
+def log_origin_coefficient(alpha, dim):
+    """(log|C(alpha)|, sign) of :func:`origin_term_coefficient`'s C for powers r^alpha (no log), in
+    logs: C = pi^(-d/2) 2^alpha Gamma((alpha + d)/2)/Gamma(-alpha/2) overflows float64 in high d
+    (d = 256). 1/Gamma(-x) = -sin(pi x) Gamma(1 + x)/pi (reflection); C = 0 (log -inf) for even
+    integers alpha. ``alpha`` may be an array."""
+    a = np.asarray(alpha, dtype=np.float64)
+    x = 0.5 * a
+    sin_ = np.sin(np.pi * x)
+    sin_ = np.where(np.abs(x - np.round(x)) < 1e-13, 0.0, sin_)
+    with np.errstate(divide="ignore"):
+        log_abs = (
+            -0.5 * dim * math.log(math.pi)
+            + a * math.log(2.0)
+            + sc.gammaln(0.5 * (a + dim))
+            + sc.gammaln(1 + x)
+            - math.log(math.pi)
+            + np.log(np.abs(sin_))
+        )
+    sign = -np.sign(sin_) * sc.gammasgn(1 + x) * sc.gammasgn(0.5 * (a + dim))
+    return log_abs, sign
+
+
 def origin_term_coefficient(alpha, log_power, dim):
     """Large-rho coefficient of one non-smooth origin term of k.
 
@@ -215,13 +238,8 @@ def origin_term_coefficient(alpha, log_power, dim):
     """
     d = float(dim)
     if log_power == 0:
-        return float(
-            2.0 ** (alpha + d)
-            * math.pi ** (d / 2)
-            * sc.gamma((alpha + d) / 2)
-            * sc.rgamma(-alpha / 2)
-            / (2 * math.pi) ** d
-        )
+        log_abs, sign = log_origin_coefficient(alpha, dim)
+        return float(sign * np.exp(log_abs))
     if log_power == 1 and alpha >= 0 and float(alpha) / 2 == int(alpha / 2):
         n = int(alpha / 2)
         return float(

@@ -37,10 +37,10 @@ import math
 
 import mpmath
 import numpy as np
-import scipy.special as sc
 import sympy
 
 from .._numerics.quadrature import tanh_sinh
+from .._numerics.special import log_origin_coefficient
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, vectorised
@@ -428,16 +428,8 @@ class _OriginSeriesTail:
             odd = [coeffs[j] for j in self.j]
             self.log_k = np.array([float(mpmath.log(abs(x))) if x else -np.inf for x in odd])
             self.sign_k = np.array([float(mpmath.sign(x)) for x in odd])
-        j = self.j.astype(float)
-        # 1/Gamma(-j/2) for odd j: sign (-1)^((j+1)/2), modulus Gamma(1 + j/2) |sin(pi j/2)|/pi
-        self.log_f = (
-            -0.5 * d * math.log(math.pi)
-            + j * math.log(2.0)
-            + sc.gammaln(0.5 * (j + d))
-            + sc.gammaln(1 + 0.5 * j)
-            - math.log(math.pi)
-        )
-        self.sign_f = np.where(((self.j + 1) // 2) % 2 == 0, 1.0, -1.0)
+        # the transforms of |x|^j in logs (d = 256 overflows their float form)
+        self.log_f, self.sign_f = log_origin_coefficient(self.j, d)
         self.d = d
         self.start = 2.0 * (a + beta + b) * max(1.0, math.sqrt(d) / 2)
         nonzero = np.nonzero(np.isfinite(self.log_k))[0]
