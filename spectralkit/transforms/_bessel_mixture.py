@@ -569,8 +569,7 @@ class _ExpBesselMixture:
             r = rho[todo][:, None]
             A = self.A[new][None, :]
             lg = self.log_node[new][None, :] + self._log_power(A, r)
-            gain = 0.0  # log of (sum of the polynomial terms' moduli) / |their sum|
-            if self.terms is not None:
+            if self.terms is not None:  # gain: log of (the terms' moduli summed) / |their sum|
                 poly_sum, poly_mod = self._poly(A, r)
                 with np.errstate(divide="ignore"):
                     log_sum = np.log(poly_sum)
@@ -581,8 +580,11 @@ class _ExpBesselMixture:
                 rescale = np.exp(shift[todo] - sh)  # 0 on the first level
             v = np.exp(lg - sh[:, None])
             t = total[todo] * rescale + np.sum(v, axis=1)
-            with np.errstate(invalid="ignore"):
-                node_mod = np.where(v != 0, np.exp(lg.real - sh[:, None] + gain), 0.0)
+            if self.terms is None:
+                node_mod = np.abs(v)
+            else:  # the polynomial terms' moduli, not their (possibly cancelling) sum's
+                with np.errstate(invalid="ignore"):
+                    node_mod = np.where(v != 0, np.exp(lg.real - sh[:, None] + gain), 0.0)
             mod = moduli[todo] * rescale + np.sum(node_mod, axis=1)
             if j == first:  # the level below from the same nodes
                 below = 2 * step * np.sum(np.where(self.k[new] % (2 * step) == 0, v, 0.0), axis=1)
