@@ -9,7 +9,10 @@ command (its output is not compared). Any other block that looks runnable (``pip
 ``pytest``) needs ``<!-- no-test: <reason> -->`` right before its fence: a block is skipped only
 then (the reason is required). Setup that a page needs but should not show (an input file with a
 deliberate error) lives in a python block inside an HTML comment. A page that needs real work says
-``<!-- docs-test: slow -->`` anywhere and then runs in the slow suite only.
+``<!-- docs-test: slow -->`` anywhere and then runs in the slow suite only. A line
+``<!-- docs-test: part -->`` splits a long page into parts that run as separate tests, each in a
+fresh namespace (so a part starts with its own imports, shown or in a hidden setup block): no test
+runs for more than a few seconds however long the page grows.
 
 This file also renders docs/api.md from the docstrings:
 
@@ -37,6 +40,7 @@ PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 NO_TEST = re.compile(r"<!--\s*no-test:\s*(\S.*?)\s*-->\s*$")
 SLOW_PAGE = "<!-- docs-test: slow -->"
+PART = re.compile(r"^<!--\s*docs-test:\s*part\s*-->[ \t]*$", re.M)
 
 #: public modules documented in api.md, in this order
 API_MODULES = [
@@ -183,21 +187,34 @@ def outputs_match(expected, actual):
 INTERNAL_PAGES = {"architecture.md": "internal contract sketches (signatures and dataclass layouts)"}
 
 
+def page_parts(text):
+    """The parts of a page split at ``<!-- docs-test: part -->`` lines, each the page's text with the
+    other parts blanked out (line numbers stay those of the page)."""
+    cuts = [0] + [m.start() for m in PART.finditer(text)] + [len(text)]
+    parts = []
+    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        parts.append("\n" * text.count("\n", 0, lo) + text[lo:hi])
+    return parts
+
+
 def _params():
     out = []
     for page in PAGES:
         if not page.exists() or page.name in INTERNAL_PAGES:
             continue
         text = page.read_text()
-        if all(skip is not None for _, _, _, skip, _ in page_blocks(text)):
-            continue  # nothing to run (no blocks, or only ones marked no-test)
         marks = [pytest.mark.slow] if SLOW_PAGE in text else []
-        out.append(pytest.param(page, id=page.name, marks=marks))
+        parts = page_parts(text)
+        for i, part in enumerate(parts):
+            if all(skip is not None for _, _, _, skip, _ in page_blocks(part)):
+                continue  # nothing to run (no blocks, or only ones marked no-test)
+            name = page.name if len(parts) == 1 else f"{page.name}-part{i + 1}"
+            out.append(pytest.param(page, i, id=name, marks=marks))
     return out
 
 
-@pytest.mark.parametrize("page", _params())
-def test_code_blocks_run(page, tmp_path, monkeypatch):
+@pytest.mark.parametrize(("page", "part"), _params())
+def test_code_blocks_run(page, part, tmp_path, monkeypatch):
     import matplotlib
 
     matplotlib.use("Agg")  # figures in examples must not need a display
@@ -205,7 +222,7 @@ def test_code_blocks_run(page, tmp_path, monkeypatch):
     namespace = {"__name__": "__docs__"}
     ran = 0
     stale = []
-    for line, kind, body, skip, expected in page_blocks(page.read_text()):
+    for line, kind, body, skip, expected in page_blocks(page_parts(page.read_text())[part]):
         if skip is not None:
             continue
         if kind == "python":
@@ -257,6 +274,15 @@ def test_console_and_shell_blocks_are_found():
     ]
     with pytest.raises(AssertionError, match="needs <!-- no-test: why -->"):
         page_blocks("```bash\npip install .\n```\n")
+
+
+def test_page_parts_split_at_markers_and_keep_line_numbers():
+    text = "```python\nx = 1\n```\n<!-- docs-test: part -->\n```python\ny = x\n```\n"
+    parts = page_parts(text)
+    assert len(parts) == 2
+    assert [(b[0], b[2]) for b in page_blocks(parts[0])] == [(1, "x = 1\n")]
+    assert [(b[0], b[2]) for b in page_blocks(parts[1])] == [(5, "y = x\n")]
+    assert page_parts("no marker") == ["no marker"]
 
 
 def test_output_comparison_rules():
