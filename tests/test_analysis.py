@@ -208,6 +208,33 @@ def test_one_over_r_is_unbounded():
     assert a.decay == "power" and a.decay_rate == pytest.approx(1.0, rel=1e-10)
 
 
+@pytest.mark.parametrize(
+    ("formula", "rate"),
+    [("1 - tanh(r)", 2.0), ("log(1 + exp(-r))", 1.0), ("1 - erf(r)", None), ("(1 - tanh(r))*cos(r)", 2.0)],
+)
+def test_cancellation_at_large_r_is_not_a_compact_support(formula, rate):
+    """At r = 1e10 these formulas are 1 - 1 or log(1) at any fixed precision: they were called
+    compactly supported (and refused from d = 16 on). Rewritten without the cancellation, they decay."""
+    a = analyze(F(formula))
+    if rate is None:
+        assert a.decay == "super-exponential"
+    else:
+        assert a.decay == "exponential" and a.decay_rate == pytest.approx(rate, rel=1e-6)
+
+
+def test_a_compact_formula_stays_compact():
+    a = analyze(F("max(1 - r, 0)**3"))
+    assert a.decay == "compact"
+
+
+@pytest.mark.parametrize("d", [16, 256])
+def test_logistic_forms_are_pd_in_high_d(d):
+    for formula, k0 in (("1 - tanh(r)", 1.0), ("log(1 + exp(-r))", math.log(2.0))):
+        rep = sk.check_rkks(F(formula), d)
+        assert rep.verdict == "PD", formula
+        assert abs(rep.mass_plus.value - k0) <= rep.mass_plus.error + 1e-12, formula
+
+
 @pytest.mark.parametrize("formula", ["cos(r)", "1 + exp(-r)"])
 def test_no_decay(formula):
     a = analyze(F(formula))

@@ -24,6 +24,7 @@ import mpmath
 import numpy as np
 import sympy
 from sympy.calculus.util import continuous_domain
+from sympy.codegen.cfunctions import log1p
 
 from .._numerics.budget import BudgetExceeded, run_with_budget
 from ..exceptions import TransformError
@@ -216,6 +217,26 @@ def _mp_function(expr):
     return sympy.lambdify(R, expr, modules="mpmath")
 
 
+_HYPERBOLIC = (sympy.tanh, sympy.coth, sympy.sech, sympy.csch, sympy.cosh, sympy.sinh)
+
+
+def _without_cancellation(expr):
+    """``expr`` rewritten so that it does not cancel to 0 at large r: 1 - tanh(r) (1 - 1 at any
+    fixed precision for r = 1e10) is 2/(e^(2r) + 1), log(1 + e^(-r)) is log1p(e^(-r)), 1 - erf(r) is
+    erfc(r). The hyperbolic functions become exponentials over one denominator with the numerator
+    expanded (the cancelling terms drop out symbolically)."""
+    e = expr.rewrite(sympy.erfc) if expr.has(sympy.erf) else expr
+    hyperbolic = e.atoms(*_HYPERBOLIC)
+    if hyperbolic:
+        e = e.xreplace({h: h.rewrite(sympy.exp) for h in hyperbolic})
+        num, den = sympy.fraction(sympy.together(e))
+        e = sympy.expand(num) / den
+    return e.replace(
+        lambda x: isinstance(x, sympy.log) and x.args[0].is_Add and sympy.S.One in x.args[0].args,
+        lambda x: log1p(x.args[0] - 1),
+    )
+
+
 def _mp_real(value):
     value = mpmath.mpmathify(value)
     if isinstance(value, mpmath.mpc):
@@ -328,18 +349,9 @@ def _unfit_part(values, env):
     return float(np.sqrt(2.0 * np.mean((v - basis @ coef) ** 2)))  # rms: a sinusoid's amplitude
 
 
-def _decay(expr):
-    """``(decay, rate, oscillating, oscillation_rate)``: classify the decay of k at infinity from
-    log max|k| over windows [r, 1.1 r], r = 1e2..1e12 (``oscillation_rate``: see
-    :class:`KernelAnalysis`).
-
-    The window (quasi-random points plus r itself; 400 at the decades used for the power rate,
-    so an oscillation's envelope is missed by < 1e-4 in log) catches the envelope of oscillating kernels;
-    for monotone kernels the maximum is k(r) itself, so rates are exact up to O(1/r) corrections:
-    power rate from the slope of log|k| in log r between 1e8 and 1e12 (4 decades dilute the
-    envelope error of oscillating kernels); exponential rate from the exact
-    fit log|k| = -a r + b log r + c at 1e10, 1e11, 1e12.
-    """
+def _decay_logs(expr):
+    """log max|k| over the windows at r = 10^j (``_DECAY_EXPONENTS``), as a list and a dict by j,
+    the number of windows from 1e8 on where k changes sign, and the wiggle of the dense windows."""
     f = _mp_function(expr)
     with mpmath.workdps(50):
         logs = []
@@ -355,7 +367,30 @@ def _decay(expr):
                 sign_changes += 1
             if j in _DENSE and env > 0:
                 wiggle[j] = (_unfit_part(values, env), env)
-        y = dict(zip(_DECAY_EXPONENTS, logs))
+        y = dict(zip(_DECAY_EXPONENTS, logs, strict=True))
+    return logs, y, sign_changes, wiggle
+
+
+def _decay(expr):
+    """``(decay, rate, oscillating, oscillation_rate)``: classify the decay of k at infinity from
+    log max|k| over windows [r, 1.1 r], r = 1e2..1e12 (``oscillation_rate``: see
+    :class:`KernelAnalysis`).
+
+    The window (quasi-random points plus r itself; 400 at the decades used for the power rate,
+    so an oscillation's envelope is missed by < 1e-4 in log) catches the envelope of oscillating kernels;
+    for monotone kernels the maximum is k(r) itself, so rates are exact up to O(1/r) corrections:
+    power rate from the slope of log|k| in log r between 1e8 and 1e12 (4 decades dilute the
+    envelope error of oscillating kernels); exponential rate from the exact
+    fit log|k| = -a r + b log r + c at 1e10, 1e11, 1e12.
+    """
+    logs, y, sign_changes, wiggle = _decay_logs(expr)
+    if all(v == -mpmath.inf for v in logs[-3:]):
+        # exact zeros at r = 1e10..1e12 from an analytic formula: cancellation (1 - tanh(r)), not a
+        # compact support; the same formula without it (a truly compact one stays 0)
+        free = _without_cancellation(expr)
+        if free != expr:
+            logs, y, sign_changes, wiggle = _decay_logs(free)
+    with mpmath.workdps(50):
         osc = math.nan
         if len(wiggle) == 2 and all(w > _WIGGLE for w, _ in wiggle.values()):
             (w8, e8), (w12, e12) = wiggle[8], wiggle[12]
