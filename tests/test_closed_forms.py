@@ -575,7 +575,7 @@ def test_log_chebyshev_falls_back_to_direct_evaluation_where_not_smooth():
         calls.append(np.size(rho))
         return kinked(rho)
 
-    interp = _log_interpolant(counted, -3.0, 3.0)
+    interp, _ = _log_interpolant(counted, -3.0, 3.0)
     rho = np.exp(np.linspace(-2.9, 2.9, 301))
     calls.clear()
     la, _ = interp(rho)

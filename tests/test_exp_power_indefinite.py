@@ -116,9 +116,11 @@ def test_even_exponents_take_the_numeric_route():
     assert abs(rep.mass_plus.value - rep.mass_minus.value - 1) <= rep.mass_plus.error + rep.mass_minus.error
 
 
-def test_signed_log_interpolant_keeps_signs_and_falls_back_at_zeros():
-    """The complex logarithm log|f| + i pi [f < 0] is interpolated; panels holding a zero are evaluated
-    directly. f = cos(3 t) exp(-t^2) on t = log rho: signs and values must match everywhere."""
+def test_signed_log_interpolant_keeps_signs_and_interpolates_mu_at_zeros():
+    """The complex logarithm log|f| + i pi [f < 0] is interpolated; on the panels holding a zero, f
+    itself (scaled by the panel's largest value) to 1e-13 absolute, and the radial mass of that
+    error is the returned mass error. f = cos(3 t) exp(-t^2) on t = log rho: signs and values must
+    match everywhere, and no point goes back to f."""
 
     def f(rho):
         t = np.log(rho)
@@ -131,11 +133,34 @@ def test_signed_log_interpolant_keeps_signs_and_falls_back_at_zeros():
         calls.append(np.size(rho))
         return f(rho)
 
-    ev = _log_interpolant(counted, -3.0, 3.0, signed=True)
+    ev, mass_error = _log_interpolant(counted, -3.0, 3.0, signed=True, dim=2)
     rho = np.exp(np.random.default_rng(3).uniform(-3, 3, 2000))
     calls.clear()
     la, sg = ev(rho)
     la_ref, sg_ref = f(rho)
-    assert 0 < sum(calls) < rho.size // 4  # only points near the six zeros go to f itself
-    np.testing.assert_array_equal(sg, sg_ref)
-    np.testing.assert_allclose(la, la_ref, rtol=0, atol=1e-10)
+    assert sum(calls) == 0
+    v, v_ref = sg * np.exp(la), sg_ref * np.exp(la_ref)
+    np.testing.assert_allclose(v, v_ref, rtol=0, atol=1e-13)
+    far = np.abs(v_ref) > 1e-3  # away from the zeros the logarithm itself is accurate
+    np.testing.assert_array_equal(sg[far], sg_ref[far])
+    np.testing.assert_allclose(la[far], la_ref[far], rtol=0, atol=1e-10)
+    # six zeros of cos(3 t) in (-3, 3): a few panels, each |f| <= 1 on rho <= e^3 in d = 2
+    assert 0 < mass_error < 1e-13 * 2 * np.pi * np.exp(6.0) / 2 * 12
+
+
+def test_zeros_are_interpolated_and_their_error_is_a_mass_error(monkeypatch):
+    """alpha = 3 in d = 64: the density's zeros sit on panels where log|mu| cannot be interpolated;
+    mu itself is, so evaluating the density after the build never goes back to the series (those
+    direct evaluations were 8 s of the 16 s in d = 256), and the error there, absolute rather than
+    relative near a zero, is stated as a mass error (m+ = 63.8: about 1e-11 of it)."""
+    tr = exponential_power(1.0, 3.0, 1.0, 64)
+    calls = []
+    original = _ExpPowerSeries.log_abs_and_sign
+    monkeypatch.setattr(
+        _ExpPowerSeries, "log_abs_and_sign", lambda self, rho: calls.append(rho.size) or original(self, rho)
+    )
+    rho = np.geomspace(1e-5, 1e7, 20001)
+    values = tr.mu(rho)
+    assert sum(calls) == 0
+    assert np.any(values < 0) and np.any(values > 0)
+    assert 0 < tr.mass_error < 1e-10 * 63.8

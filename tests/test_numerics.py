@@ -82,6 +82,39 @@ def test_fit_adaptive_falls_back_to_direct_panels_at_a_kink():
     np.testing.assert_allclose(interp(x), kink(x), atol=1e-12)
 
 
+def test_fit_adaptive_is_not_limited_by_a_large_offset():
+    """log|mu| ~ -2000 in d = 256: the panel's mean is taken out before the transform, so the
+    interpolant of a smooth function on top of a large constant is accurate to a few ulps of it,
+    not to the 21-point transform's noise (~8 eps |f|, 4e-12 here), and panels are not bisected
+    to chase that noise."""
+
+    def f(t):
+        return -2000.0 - 259.0 * t + np.sin(t)
+
+    interp, err = fit_adaptive(f, 7.0, 9.0, degree=21, tol=2e-12, relative=False, check_tail=3)
+    assert len(interp.edges) == 2  # one panel
+    x = np.linspace(7.0, 9.0, 1001)
+    assert np.max(np.abs(interp(x) - f(x))) <= 4 * np.spacing(4500.0)
+
+
+def test_fit_adaptive_stops_bisecting_hopeless_panels():
+    def log_abs(t):  # log|cos(3 t)| + i pi [cos < 0]: a zero in every panel of width > 1.05
+        v = np.cos(3 * t)
+        return np.log(np.abs(v)) + 1j * np.pi * (v < 0)
+
+    def changes_sign(v):
+        return bool(np.ptp(v.imag) > 0.5 * np.pi)
+
+    kw = dict(n_init=8, degree=21, tol=1e-12, relative=False, min_width=0.01, fallback=True)
+    plain, _ = fit_adaptive(log_abs, 0.0, 8.0, **kw)
+    stopped, _ = fit_adaptive(log_abs, 0.0, 8.0, hopeless=changes_sign, hopeless_width=0.5, **kw)
+    widths = np.diff(stopped.edges)[stopped.direct]
+    assert widths.size and np.all(widths >= 0.25)  # direct once at most 1/2 wide, not at 0.01
+    assert np.diff(plain.edges)[plain.direct].min() < 0.02
+    x = np.linspace(0.0, 8.0, 999)
+    np.testing.assert_array_equal(stopped(x).imag > 1, log_abs(x).imag > 1)
+
+
 # ---------------------------------------------------------------------------------------------
 # CPU budget
 # ---------------------------------------------------------------------------------------------
