@@ -136,6 +136,21 @@ KERNELS = [
         None,
         "r^2 x exponential x J1/r x sin: differentiated Poisson mixture",
     ),
+    (
+        "exp(-r**2/2)*cos(3*r)/(1 + r**2)",
+        None,
+        "Gaussian x cos over poles: entire Laguerre part + poles' mixture",
+    ),
+    (
+        "exp(-r**2)*cos(2*r)/(2 + r**2)**2",
+        None,
+        "Gaussian x cos over a double pole: entire part + poles' mixture",
+    ),
+    (
+        "exp(-r**2)*besselj(0, 2*r)*cos(r)/((1 + r**2)*(3 + r**2))",
+        None,
+        "Gaussian x J0 x cos over two poles: entire part + poles' mixture",
+    ),
     ("(1 + r)**-3*cos(r)", None, "completely monotone envelope x cos: Bernstein mixture"),
     ("cos(r)/((1 + r)*(2 + r))", None, "completely monotone envelope (cancelling terms) x cos"),
     ("sin(3*r)/(r*(1 + 2*r)**1.5)", None, "completely monotone envelope x sin/r: Bernstein mixture"),

@@ -17,6 +17,7 @@ import test_closed_forms
 import test_error_bars
 import test_exp_poly
 import test_exp_power_indefinite
+import test_gauss_poles
 import test_gauss_rational
 import test_hankel
 import test_monotone
@@ -36,6 +37,7 @@ MODULES = (
     test_bessel_mixture,
     test_monotone_oscillation,
     test_exp_power_indefinite,
+    test_gauss_poles,
 )
 SETS = {name: (mod, *spec) for mod in MODULES for name, spec in mod.REFERENCE_SETS.items()}
 LIVE_PER_SET = 2

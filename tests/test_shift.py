@@ -60,10 +60,12 @@ CASES = [
         _f_quad(lambda r: mpmath.exp(-(r**1.5))),
         "series:exponential-power",
     ),
+    # (cos(2r) exp(-r^2)/(1 + r^2) is now split at its pole, an entire Gaussian oscillation plus a
+    # Gaussian mixture, in every d: tests/test_gauss_poles.py; poles on the imaginary axis stay here)
     (
-        "cos(2*r)*exp(-r**2)/(1 + r**2)",
+        "cos(2*r)*exp(-r**2)/(1 + r**4)",
         2.0,
-        _f_quadosc(lambda r: mpmath.exp(-r * r) / (1 + r**2)),
+        _f_quadosc(lambda r: mpmath.exp(-r * r) / (1 + r**4)),
         "numeric:gauss-legendre+steepest-descent",
     ),
     # (cos(r)/(1 + r)^2, a completely monotone envelope, is now the Bernstein mixture's in every d:

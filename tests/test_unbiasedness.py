@@ -177,6 +177,9 @@ CASES = [
     # oscillation under a completely monotone envelope: a Bernstein mixture of damped oscillations,
     # a logarithmic singularity of the density at rho = 1 in d = 5 (transforms/_monotone_oscillation.py)
     (kernels.RadialKernel.from_string("(1 + r)**-3*cos(r)"), 5, "orf"),
+    # a Gaussian oscillation over poles of r^2: an entire Laguerre part plus a Gaussian-rational
+    # mixture (transforms/_oscillating.split_gaussian_poles), in d = 64 where the whole was refused
+    (kernels.RadialKernel.from_string("exp(-r**2/2)*cos(3*r)/(1 + r**2)"), 64, "orf"),
     # the exponential power beyond alpha = 2 (not PD): the series' signed density, in d = 16
     (kernels.RadialKernel.from_string("exp(-r**3)"), 16, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)

@@ -378,6 +378,25 @@ the rate of step 20's mixture (docs/theory.md §13). Both were refused in d = 64
     report = sk.check_rkks(formula, dim=d)
     print(formula, d, report.verdict, report.method, report.mass_plus, report.mass_minus)""",
     ),
+    (
+        """## 23. A Gaussian oscillation over poles of r^2
+
+exp(-r^2/2) cos(3 r)/(1 + r^2) has no closed form, and its density decays only like e^(-rho) (the
+poles at r = +-i): in high d its mass lies far out, where a quadrature of the Hankel integral cannot
+follow it. Subtracting from cos(3 r) its value at the pole, cosh(3), leaves an entire function:
+exp(-r^2/2) (cos(3 r) - cosh(3))/(1 + r^2) takes the Laguerre series of step 11, and
+cosh(3) exp(-r^2/2)/(1 + r^2), a Gaussian times a rational function, the Gaussian scale mixture
+(docs/theory.md §13 and §15). Double poles, complex pairs of poles and products of oscillations work
+alike. These kernels were refused from d = 64 (or 256) on.""",
+        """for formula, d in (
+    ("exp(-r**2/2)*cos(3*r)/(1 + r**2)", 64),
+    ("exp(-r**2/2)*cos(3*r)/(1 + r**2)", 256),
+    ("exp(-r**2)*cos(2*r)/(2 + r**2)**2", 256),
+):
+    report = sk.check_rkks(formula, dim=d)
+    print(formula, d, report.verdict, report.mass_plus, report.mass_minus)
+    print("  ", report.method)""",
+    ),
 ]
 
 

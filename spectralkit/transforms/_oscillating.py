@@ -63,10 +63,11 @@ from .._numerics.special import log_besselk, log_sphere_area, scaled_bessel
 from ..exceptions import TransformError
 from ..kernels._parse import R
 from ._forms import log_form, not_a_measure, vectorised
+from ._mixture import _gaussian_factor
 from ._registry import BUILDERS, builder, coefficient_of_r, matcher
 from ._types import RadialTransform
 
-__all__ = []  # private module
+__all__ = ["split_gaussian_poles"]
 
 _EPS = np.finfo(float).eps
 _TINY = 1e-300
@@ -249,6 +250,121 @@ def _match_gaussian_oscillation(expr, support):
     return "gaussian_oscillation", {"a": sympy.nsimplify(a, rational=True), "terms": tuple(parsed)}
 
 
+#: s = r^2 in the denominators of :func:`split_gaussian_poles` and its matcher
+_S = sympy.Symbol("s", real=True)
+#: the poles' part may be at most this many times the kernel (on r <= 3/sqrt(a)): the two parts
+#: cancel to the kernel, and their stated errors scale with them
+_MAX_POLE_GAIN = 1e3
+
+
+def _gaussian_over_polynomial(expr):
+    """(a, N, D) with expr = exp(-a r^2) N(r) / D(r^2), a > 0 and D a non-constant polynomial in
+    s = r^2 (sympy, in ``_S``), else None."""
+    a = _gaussian_factor(expr)
+    if not (a.is_number and a > 0):
+        return None
+    num, den = sympy.fraction(sympy.together(sympy.powsimp(expr * sympy.exp(a * R**2))))
+    if not den.has(R) or not den.is_polynomial(R) or num.has(sympy.exp):
+        return None
+    # a power of r in D goes to the numerator (sin(2 r) / (r (1 + r^2)): N = sin(2 r)/r)
+    low = min(m[0] for m in sympy.Poly(den, R).monoms())
+    if low:
+        num, den = num / R**low, sympy.cancel(den / R**low)
+    if not den.has(R) or any(m[0] % 2 for m in sympy.Poly(den, R).monoms()):
+        return None
+    return a, num, sympy.expand(den.subs(R, sympy.sqrt(_S)))
+
+
+def _numerator_terms(a, num):
+    """The Gaussian-oscillation terms of exp(-a r^2) N(r) (floats), with some oscillating factor."""
+
+    def flat(e):
+        return sympy.expand(sympy.powsimp(sympy.expand(e), combine="exp"))
+
+    parsed = _gaussian_terms(flat(num * sympy.exp(-a * R**2)))
+    if parsed is None or parsed[0] is None or sympy.expand(parsed[0] - a) != 0:
+        return None
+    if not any(oscs for oscs, _, _ in parsed[1]):
+        return None
+    try:
+        terms = tuple((tuple((k, _number(b)) for k, b in oscs), p, _number(c)) for oscs, p, c in parsed[1])
+    except TypeError:
+        return None
+    if any(not b > 0 for oscs, _, _ in terms for _, b in oscs):
+        return None
+    return terms
+
+
+@matcher(priority=25)
+def _match_gaussian_removable(expr, support):
+    """exp(-a r^2) N(r) / D(r^2) with N a Gaussian-oscillation numerator that vanishes at D's roots
+    (an entire function: (cos(3 r) - cosh(3)) / (1 + r^2) exp(-r^2/2), the part
+    :func:`split_gaussian_poles` leaves after the poles); D's roots in Re s < 0."""
+    if support is not None:
+        return None
+    parsed = _gaussian_over_polynomial(expr)
+    if parsed is None:
+        return None
+    a, num, den_s = parsed
+    den = _den_param(den_s, _S)
+    terms = _numerator_terms(a, num) if den is not None else None
+    if terms is None or not _removal_defect(terms, den) < 1e-9:
+        return None
+    return "gaussian_oscillation", {"a": sympy.nsimplify(a, rational=True), "terms": terms, "den": den}
+
+
+def split_gaussian_poles(expr):
+    """[exp(-a r^2) (N(r) - T(r^2)) / D(r^2), exp(-a r^2) T(r^2) / D(r^2)] for a kernel
+    exp(-a r^2) N(r) / D(r^2) with N a Gaussian-oscillation numerator (cos, sin, Bessel factors) and
+    D a polynomial in r^2 with roots in Re s < 0, or None.
+
+    T is the polynomial of degree < deg D that agrees with N(sqrt(s)) at D's roots to their
+    multiplicities (Hermite interpolation, from the principal parts of N(sqrt(s)) / D(s), exact in
+    sympy): the first part is entire, a Gaussian oscillation whose series the Laguerre route sums
+    (:func:`_match_gaussian_removable`), the second a Gaussian times a rational function, which the
+    Gaussian-mixture route inverts. The whole has neither: its mass lies where the poles put it (mu
+    decays like e^(-rho sqrt|z|), far out in high d), beyond the reach of a float quadrature. Not
+    split (None) when the poles' part exceeds the kernel by more than ``_MAX_POLE_GAIN``: T ~
+    cosh(b sqrt|z|) for cos(b r), and the parts' errors would swamp their sum."""
+    parsed = _gaussian_over_polynomial(expr)
+    if parsed is None:
+        return None
+    a, num, den_s = parsed
+    den = _den_param(den_s, _S)
+    if den is None or _numerator_terms(a, num) is None:
+        return None
+    roots = den[1]
+    if any(not sympy.re(z) < 0 for z, _ in roots):
+        return None
+    psi = num.subs(R, sympy.sqrt(_S))
+    # T = D times the principal parts of psi / D, term by term as exact polynomial quotients
+    t_s = sympy.Integer(0)
+    for z, mult in roots:
+        rest = sympy.quo(den_s, (_S - z) ** mult, _S)
+        g = psi / rest
+        for i in range(mult):
+            c = sympy.diff(g, _S, i).subs(_S, z) / sympy.factorial(i)
+            t_s += c * sympy.quo(den_s, (_S - z) ** (mult - i), _S)
+    t_s = sympy.simplify(sympy.expand_complex(sympy.expand(t_s)))
+    if t_s == 0 or t_s.has(sympy.I) or not t_s.is_polynomial(_S):
+        return None
+    gauss = sympy.exp(-a * R**2)
+    t_r, den_r = t_s.subs(_S, R**2), den_s.subs(_S, R**2)
+    # the parts cancel where T is large against the kernel (cos(4 r)/(1 + r^2/100): T = cosh(40),
+    # 1e17): their errors would swamp the sum; such kernels are not split
+    r = np.linspace(1e-3, 3.0 / math.sqrt(float(a)), 61)  # r > 0: sin(2 r)/r has 0/0 at 0
+    with np.errstate(all="ignore"):
+        whole = np.abs(
+            np.asarray(sympy.lambdify(R, num / den_r, ["scipy", "numpy"])(r), dtype=float) * np.ones(r.size)
+        )
+        pole = np.abs(
+            np.asarray(sympy.lambdify(R, t_r / den_r, ["scipy", "numpy"])(r), dtype=float) * np.ones(r.size)
+        )
+    if not (np.all(np.isfinite(pole)) and np.max(pole) <= _MAX_POLE_GAIN * np.max(whole)):
+        return None
+    return [gauss * (num - t_r) / den_r, gauss * t_r / den_r]
+
+
 @matcher(priority=26)
 def _match_rq_oscillation(expr, support):
     """c cos(b r) (A + B r^2)^(-alpha) or c sin(b r)/r (A + B r^2)^(-alpha) (J0: :mod:`._bessel_mixture`)."""
@@ -337,9 +453,21 @@ def _envelope(values, n):
     return np.max(np.lib.stride_tricks.sliding_window_view(v, _ENVELOPE)[:n], axis=1)
 
 
-def _taylor_mp(terms, n_max):
+def _taylor_mp(terms, n_max, den=None):
     """h_0..h_(n_max-1) of H(r) = sum_j c_j r^(m_j) prod_i osc_ji(b_ji r) = sum_n h_n r^(2n)
-    (mpmath, current dps): each term's factor series multiplied as power series in r^2."""
+    (mpmath, current dps): each term's factor series multiplied as power series in r^2.
+
+    ``den`` (see :func:`_den_param`): H is that sum divided by a polynomial D(r^2) whose roots it
+    (nearly) shares, an entire function: the numerator's series is divided by (s - z) once per root
+    and multiplicity (:func:`_divide_root`), then by D's leading coefficient."""
+    if den is not None:
+        lead, roots = _den_values(den)
+        extra = n_max // 2 + 64  # the numerator's tail beyond n_max, for the divisions' tails
+        f = [mpmath.mpc(v) for v in _taylor_mp(terms, n_max + extra)]
+        for z, mult in roots:
+            for _ in range(mult):
+                f = _divide_root(f, z)
+        return [(v / lead).real for v in f[:n_max]]
     h = [mpmath.mpf(0)] * n_max
     for oscs, m, c in terms:
         shift = int(round(m + sum(_offset(kind) for kind, _ in oscs))) // 2
@@ -356,6 +484,68 @@ def _taylor_mp(terms, n_max):
     return h
 
 
+def _divide_root(f, z):
+    """The coefficients of (F(s) - F(z)) / (s - z) from those of F (all but the last): q_i =
+    sum_(m > i) f_m z^(m-1-i), by q_i = f_(i+1) + z q_(i+1) from the top. F(z) = 0 for the
+    removable poles this serves (the part F(z)/(s - z) left out is bounded in the builder)."""
+    q = [mpmath.mpc(0)] * (len(f) - 1)
+    acc = mpmath.mpc(0)
+    for i in range(len(f) - 2, -1, -1):
+        acc = f[i + 1] + z * acc
+        q[i] = acc
+    return q
+
+
+def _den_param(den_s, s):
+    """(lead, ((root, multiplicity), ...)) of a polynomial D(s) in exact sympy numbers, or None when
+    sympy does not find all its roots in radicals."""
+    poly = sympy.Poly(den_s, s)
+    roots = sympy.roots(poly)
+    if sum(roots.values()) != poly.degree() or poly.degree() < 1:
+        return None
+    return poly.LC(), tuple(
+        sorted(((z, int(m)) for z, m in roots.items()), key=lambda t: sympy.default_sort_key(t[0]))
+    )
+
+
+def _den_values(den):
+    """(lead, [(z, multiplicity)]) of a ``_den_param`` as mpmath numbers at the current precision."""
+    dps = mpmath.mp.dps + 5
+
+    def value(x):
+        v = sympy.N(x, dps)
+        return mpmath.mpc(mpmath.mpf(str(sympy.re(v))), mpmath.mpf(str(sympy.im(v))))
+
+    return value(den[0]).real, [(value(z), m) for z, m in den[1]]
+
+
+def _removal_defect(terms, den):
+    """sum over D's roots z (multiplicity l) of sum_(i<l) |F^(i)(z)/i!| / |Re z|^(l-i), F the
+    numerator sum of ``terms`` as a function of s = r^2, over |D's leading coefficient|: the mass of
+    what the divisions leave out (F(z) (s - z)^-l e^(-a s) is a mixture of Gaussians of mass at most
+    |Re z|^-l), or inf when a root has Re z >= 0. The numerator's series is summed at 60 digits."""
+    with mpmath.workdps(60):
+        lead, roots = _den_values(den)
+        if any(z.real >= 0 for z, _ in roots):
+            return math.inf
+        n = 64
+        top = max(abs(z) for z, _ in roots)
+        while True:
+            eta = _taylor_mp(terms, n)
+            if abs(eta[-1]) * top ** (n - 1) < mpmath.mpf(10) ** -70 * max(abs(v) for v in eta):
+                break
+            n *= 2
+            if n > _MAX_TERMS:
+                return math.inf  # the numerator's series does not settle: no bound
+        total = mpmath.mpf(0)
+        for z, mult in roots:
+            for i in range(mult):
+                # F^(i)(z)/i! = sum_n eta_n binom(n, i) z^(n - i)
+                d_i = mpmath.fsum(eta[k] * mpmath.binomial(k, i) * z ** (k - i) for k in range(i, n))
+                total += abs(d_i) / abs(z.real) ** (mult - i)
+        return float(total / abs(lead))
+
+
 class _LaguerreSeries:
     """S(x) = sum_n q_n L_n^nu(x), q_n = h_n n! a^-n: double-double where safe, else mpmath.
 
@@ -366,8 +556,8 @@ class _LaguerreSeries:
     the last bound term).
     """
 
-    def __init__(self, a, terms, dim):
-        self.a, self.terms, self.dim = a, terms, dim
+    def __init__(self, a, terms, dim, den=None):
+        self.a, self.terms, self.dim, self.den = a, terms, dim, den
         self.nu = 0.5 * dim - 1
         self._mp_cache = {}
         self._int_cache = {}
@@ -390,7 +580,7 @@ class _LaguerreSeries:
         key = (dps, n_max)
         if key not in self._mp_cache:
             with mpmath.workdps(dps + 10):
-                h = _taylor_mp(self.terms, n_max)
+                h = _taylor_mp(self.terms, n_max, self.den)
                 a = (
                     mpmath.mpf(self.a.p) / self.a.q
                     if isinstance(self.a, sympy.Rational)
@@ -695,12 +885,19 @@ class _LaguerreSeries:
 
 
 @builder("gaussian_oscillation", rel_error=1e-11)
-def _gaussian_oscillation(a, terms, dim):
-    """mu of exp(-a r^2) sum_j c_j r^(m_j) osc_j(b_j r) (see the module docstring)."""
+def _gaussian_oscillation(a, terms, dim, den=None):
+    """mu of exp(-a r^2) sum_j c_j r^(m_j) osc_j(b_j r) (see the module docstring), divided by a
+    polynomial D(r^2) whose roots the sum shares (``den``: an entire function, the part of a
+    Gaussian-oscillation-rational kernel that :func:`split_gaussian_poles` leaves after its poles)."""
     d = dim
     a_f = float(a)
+    defect = 0.0
+    if den is not None:
+        defect = _removal_defect(terms, den)
+        if not defect < 1e-9:
+            return None  # not entire (or a root with Re z >= 0): not this builder's kind
     try:
-        series = _LaguerreSeries(a, terms, d)
+        series = _LaguerreSeries(a, terms, d, den)
     except ArithmeticError as exc:
         raise TransformError(f"Gaussian-oscillation series in d = {d}: {exc}") from exc
     log_pref = -0.5 * d * math.log(4 * math.pi * a_f)
@@ -749,7 +946,7 @@ def _gaussian_oscillation(a, terms, dim):
         nonnegative=False,
         radial_cdf=None,
         zeros=None,
-        mass_error=mass_error,
+        mass_error=mass_error + defect,
     )
 
 

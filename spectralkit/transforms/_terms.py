@@ -16,6 +16,7 @@ from ._bandlimited import split_band_limited, split_bessel_rational, sum_of_freq
 from ._closed_forms import closed_form
 from ._dispatch import _mixture_route
 from ._mixture import FIRM_REL_ERROR
+from ._oscillating import split_gaussian_poles
 
 __all__: list[str] = []  # private module
 
@@ -46,15 +47,22 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
             if unmatched
             else None
         )
-        parts = band or sympy.Add.make_args(
-            sympy.expand(
-                atom.expr,
-                deep=False,
-                mul=True,
-                power_exp=False,
-                power_base=False,
-                log=False,
-                multinomial=False,
+        # exp(-r^2/2) cos(3 r) / (1 + r^2): an entire Gaussian oscillation plus a Gaussian times the
+        # poles' rational part (neither float route reaches the whole in high d)
+        poles = split_gaussian_poles(atom.expr) if unmatched and not band else None
+        parts = (
+            band
+            or poles
+            or sympy.Add.make_args(
+                sympy.expand(
+                    atom.expr,
+                    deep=False,
+                    mul=True,
+                    power_exp=False,
+                    power_base=False,
+                    log=False,
+                    multinomial=False,
+                )
             )
         )
         split: list[_Term] | None = None
@@ -97,9 +105,10 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
                 split.append((c * float(coef), sub))
         if divergent_parts > 1 or (divergent_parts and oscillating_finite):
             split = None
-        if split and numeric_parts and _firm_mixture(atom, dim):
+        if split and numeric_parts and not poles and _firm_mixture(atom, dim):
             # one mixture for the whole (exp(-r^2) (1 - r^2)/(1 + r^2): psi = 2 e^-u - delta(u))
-            # is more accurate than the sum of its parts' (whose masses partly cancel)
+            # is more accurate than the sum of its parts' (whose masses partly cancel); a kernel
+            # split at its poles oscillates and has no mixture (its analysis costs seconds)
             split = None
         out.extend(split if split else [(c, atom)])
     return out

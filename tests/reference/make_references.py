@@ -60,6 +60,7 @@ MODULES = [
     "test_bessel_mixture",
     "test_monotone_oscillation",
     "test_exp_power_indefinite",
+    "test_gauss_poles",
 ]
 
 
