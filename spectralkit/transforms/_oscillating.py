@@ -43,6 +43,7 @@ Two classes (docs/theory.md, "Oscillation under Gaussian and power-law envelopes
   (:mod:`._bessel_mixture`).
 """
 
+import functools
 import math
 from fractions import Fraction
 
@@ -313,6 +314,7 @@ def _match_gaussian_removable(expr, support):
     return "gaussian_oscillation", {"a": sympy.nsimplify(a, rational=True), "terms": terms, "den": den}
 
 
+@functools.lru_cache(maxsize=64)
 def split_gaussian_poles(expr):
     """[exp(-a r^2) (N(r) - T(r^2)) / D(r^2), exp(-a r^2) T(r^2) / D(r^2)] for a kernel
     exp(-a r^2) N(r) / D(r^2) with N a Gaussian-oscillation numerator (cos, sin, Bessel factors) and
@@ -325,7 +327,8 @@ def split_gaussian_poles(expr):
     Gaussian-mixture route inverts. The whole has neither: its mass lies where the poles put it (mu
     decays like e^(-rho sqrt|z|), far out in high d), beyond the reach of a float quadrature. Not
     split (None) when the poles' part exceeds the kernel by more than ``_MAX_POLE_GAIN``: T ~
-    cosh(b sqrt|z|) for cos(b r), and the parts' errors would swamp their sum."""
+    cosh(b sqrt|z|) for cos(b r), and the parts' errors would swamp their sum. Cached per
+    expression (its sympy work takes 0.1-1 s, and every measure of the kernel asks again)."""
     parsed = _gaussian_over_polynomial(expr)
     if parsed is None:
         return None
