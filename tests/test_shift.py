@@ -96,7 +96,8 @@ def test_next_to_the_kink_the_exact_offsets_are_used():
     [
         ("exp(-r**1.5)*cos(r)", "PD", 1.0),
         ("cos(r)*(1 + r**2)**(-0.7)*(3 + r**2)**(-1.2)", "PD", 3.0**-1.2),
-        ("cos(3*r)*exp(-r**2/4)*(1 - 2*r**2)/(1 + r**2)", "RKKS", 1.0),
+        # (over 1 + r^2 it is now split at the poles: tests/test_gauss_poles.py)
+        ("cos(3*r)*exp(-r**2/4)*(1 - 2*r**2)/(1 + r**4)", "RKKS", 1.0),
     ],
 )
 def test_masses(formula, verdict, k0):

@@ -261,6 +261,8 @@ _MAX_POLE_GAIN = 1e3
 def _gaussian_over_polynomial(expr):
     """(a, N, D) with expr = exp(-a r^2) N(r) / D(r^2), a > 0 and D a non-constant polynomial in
     s = r^2 (sympy, in ``_S``), else None."""
+    if isinstance(expr, sympy.Add):  # a common Gaussian factor of a sum: 2 e^-r^2 cos(2r)/(1+r^2) - e^-r^2
+        expr = sympy.factor_terms(expr)
     a = _gaussian_factor(expr)
     if not (a.is_number and a > 0):
         return None

@@ -40,16 +40,17 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
         if isinstance(atom, DensityKernel):
             out.append((c, atom))
             continue
-        # sin(r)^2/(r^2 (1 + r^2)): Fejér's kernel and rational quadratics (partial fractions)
         unmatched = atom.family is None and atom.support is None and closed_form(atom, dim) is None
+        # exp(-r^2/2) cos(3 r) / (1 + r^2): an entire Gaussian oscillation plus a Gaussian times the
+        # poles' rational part (neither float route reaches the whole in high d); tried before the
+        # frequency splits, whose parts (cos(r) cos(3 r) = (cos 2r + cos 4r)/2) keep the poles
+        poles = split_gaussian_poles(atom.expr) if unmatched else None
+        # sin(r)^2/(r^2 (1 + r^2)): Fejér's kernel and rational quadratics (partial fractions)
         band = (
             (split_band_limited(atom.expr) or split_bessel_rational(atom.expr) or _frequency_sum(atom.expr))
-            if unmatched
+            if unmatched and not poles
             else None
         )
-        # exp(-r^2/2) cos(3 r) / (1 + r^2): an entire Gaussian oscillation plus a Gaussian times the
-        # poles' rational part (neither float route reaches the whole in high d)
-        poles = split_gaussian_poles(atom.expr) if unmatched and not band else None
         parts = (
             band
             or poles
