@@ -256,6 +256,14 @@ _S = sympy.Symbol("s", real=True)
 #: the poles' part may be at most this many times the kernel (on r <= 3/sqrt(a)): the two parts
 #: cancel to the kernel, and their stated errors scale with them
 _MAX_POLE_GAIN = 1e3
+#: a numerator "vanishes" at D's roots when what the divisions leave out has a mass below this
+#: fraction of its largest coefficient (rounded float coefficients leave ~1e-16)
+_REMOVABLE = 1e-9
+
+
+def _coef_scale(terms):
+    """The largest |coefficient| of a Gaussian-oscillation numerator (the scale of its defects)."""
+    return max(abs(c) for _, _, c in terms)
 
 
 def _gaussian_over_polynomial(expr):
@@ -311,7 +319,7 @@ def _match_gaussian_removable(expr, support):
     a, num, den_s = parsed
     den = _den_param(den_s, _S)
     terms = _numerator_terms(a, num) if den is not None else None
-    if terms is None or not _removal_defect(terms, den) < 1e-9:
+    if terms is None or not _removal_defect(terms, den) < _REMOVABLE * _coef_scale(terms):
         return None
     return "gaussian_oscillation", {"a": sympy.nsimplify(a, rational=True), "terms": terms, "den": den}
 
@@ -899,7 +907,7 @@ def _gaussian_oscillation(a, terms, dim, den=None):
     defect = 0.0
     if den is not None:
         defect = _removal_defect(terms, den)
-        if not defect < 1e-9:
+        if not defect < _REMOVABLE * _coef_scale(terms):
             return None  # not entire (or a root with Re z >= 0): not this builder's kind
     try:
         series = _LaguerreSeries(a, terms, d, den)
