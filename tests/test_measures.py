@@ -13,7 +13,7 @@ import spectralkit as sk
 from spectralkit import kernels as K
 from spectralkit.exceptions import DivergentMassError
 from spectralkit.measures import SpectralMeasure, _cache, check_rkks, sphere_area
-from spectralkit.measures._jordan import _MAX_THIN, _TAIL_MAX_PANELS, _origin_end, _resolve_lobes
+from spectralkit.measures._jordan import _MAX_THIN, _QUAD_MAX_PANELS, _origin_end, _resolve_lobes
 
 
 def verdict(kernel, dim):
@@ -542,5 +542,5 @@ def test_origin_end_quadrature_is_capped_on_a_noisy_density():
         return rho**2 * np.exp(-rho) * (1 + 1e-12 * rng.standard_normal(rho.shape))
 
     value, error = _origin_end(noisy, 40.0, 1e-12, 1.0, "a noisy density", deep=True)
-    assert sum(points) < 4 * _TAIL_MAX_PANELS * 40  # panels x (16 + 24) nodes, a few rounds' worth
+    assert sum(points) < 4 * _QUAD_MAX_PANELS * 40  # panels x (16 + 24) nodes, a few rounds' worth
     assert abs(value - 2.0) <= error + 1e-9  # int_0^40 rho^2 e^-rho = 2 - 2 e^-40 (1 + 40 + 800)

@@ -98,7 +98,7 @@ class JordanInput:
 # ---------------------------------------------------------------------------------------------
 #: the adaptive quadratures of the power tail (see _tail) and of the ends at singular points and at
 #: the origin (see _near_singular) stop here
-_TAIL_MAX_PANELS = 4096
+_QUAD_MAX_PANELS = 4096
 #: at most this many pairs of close sign changes are refined (see _resolve_lobes)
 _MAX_THIN = 256
 
@@ -277,7 +277,7 @@ def _near_singular(src, edges, singular, scale, rel, origin=False):
                 np.array([math.log(delta)]),
                 rel_tol=max(_REL_TOL, 0.1 * rel),
                 abs_tol=1e-17 * scale,
-                max_panels=_TAIL_MAX_PANELS,
+                max_panels=_QUAD_MAX_PANELS,
             )
             sv, se = _power_law_sliver(
                 lambda x, p=p, side=side: src.density_near(p, side * x),
@@ -312,7 +312,7 @@ def _origin_end(f, delta, rel, scale, what, deep):
                 # a density whose rounding noise sits above rel_tol would have its panels
                 # bisected up to 2^20 (83 million evaluations, 25 s, for (1 + r)^-4 (1 + 4r) in
                 # d = 16, whose whole mass lies in this end); unconverged panels keep their estimates
-                max_panels=_TAIL_MAX_PANELS,
+                max_panels=_QUAD_MAX_PANELS,
             )
             sv, se = _power_law_sliver(f, x0, rel, what)
             return float(v[0]) + sv, float(e[0]) + se
@@ -746,7 +746,7 @@ def _tail(src, f, rc, tail_exp, osc, scale, rel):
             # a smooth power tail needs tens of panels; a noisy one (terms whose tails cancel in
             # floats) would bisect for hours: stop, and the unconverged panels' estimates enter the
             # error
-            max_panels=_TAIL_MAX_PANELS,
+            max_panels=_QUAD_MAX_PANELS,
         )
         exact = _lobe_masses_exact(src, np.array([rc, np.inf]))
         if exact is not None:

@@ -215,12 +215,10 @@ def _gaussian_terms(expanded):
     return a, terms
 
 
-@matcher(priority=25)
-def _match_gaussian_oscillation(expr, support):
-    """exp(-a r^2) sum_j c_j r^(m_j) prod_i osc_ji(b_ji r), osc in {cos, sin, J_nu, cosh, sinh, I_nu},
-    some term with a factor (products of cos/sin are first turned into sums of single frequencies)."""
-    if support is not None:
-        return None
+def _gaussian_oscillation_terms(expr):
+    """(a, terms) of exp(-a r^2) sum_j c_j r^(m_j) prod_i osc_ji(b_ji r) with a > 0, every b > 0 and
+    some term with a factor (floats), else None: the parse of both Gaussian-oscillation matchers.
+    Products of cos/sin are first turned into sums of single frequencies."""
 
     def flat(e):
         return sympy.expand(sympy.powsimp(sympy.expand(e), combine="exp"))
@@ -243,12 +241,22 @@ def _match_gaussian_oscillation(expr, support):
         return None
     try:
         a_f = _number(a)
-        parsed = [(tuple((k, _number(b)) for k, b in oscs), p, _number(c)) for oscs, p, c in terms]
+        parsed = tuple((tuple((k, _number(b)) for k, b in oscs), p, _number(c)) for oscs, p, c in terms)
     except TypeError:
         return None
     if not a_f > 0 or any(not b > 0 for oscs, _, _ in parsed for _, b in oscs):
         return None
-    return "gaussian_oscillation", {"a": sympy.nsimplify(a, rational=True), "terms": tuple(parsed)}
+    return a, parsed
+
+
+@matcher(priority=25)
+def _match_gaussian_oscillation(expr, support):
+    """exp(-a r^2) sum_j c_j r^(m_j) prod_i osc_ji(b_ji r), osc in {cos, sin, J_nu, cosh, sinh, I_nu},
+    some term with a factor (:func:`_gaussian_oscillation_terms`)."""
+    parsed = _gaussian_oscillation_terms(expr) if support is None else None
+    if parsed is None:
+        return None
+    return "gaussian_oscillation", {"a": sympy.nsimplify(parsed[0], rational=True), "terms": parsed[1]}
 
 
 #: s = r^2 in the denominators of :func:`split_gaussian_poles` and its matcher
@@ -287,23 +295,11 @@ def _gaussian_over_polynomial(expr):
 
 
 def _numerator_terms(a, num):
-    """The Gaussian-oscillation terms of exp(-a r^2) N(r) (floats), with some oscillating factor."""
-
-    def flat(e):
-        return sympy.expand(sympy.powsimp(sympy.expand(e), combine="exp"))
-
-    parsed = _gaussian_terms(flat(num * sympy.exp(-a * R**2)))
-    if parsed is None or parsed[0] is None or sympy.expand(parsed[0] - a) != 0:
+    """The Gaussian-oscillation terms of exp(-a r^2) N(r) (floats), or None."""
+    parsed = _gaussian_oscillation_terms(num * sympy.exp(-a * R**2))
+    if parsed is None or sympy.expand(parsed[0] - a) != 0:
         return None
-    if not any(oscs for oscs, _, _ in parsed[1]):
-        return None
-    try:
-        terms = tuple((tuple((k, _number(b)) for k, b in oscs), p, _number(c)) for oscs, p, c in parsed[1])
-    except TypeError:
-        return None
-    if any(not b > 0 for oscs, _, _ in terms for _, b in oscs):
-        return None
-    return terms
+    return parsed[1]
 
 
 @matcher(priority=25)
@@ -532,11 +528,13 @@ def _den_values(den):
     return value(den[0]).real, [(value(z), m) for z, m in den[1]]
 
 
+@functools.lru_cache(maxsize=64)
 def _removal_defect(terms, den):
     """sum over D's roots z (multiplicity l) of sum_(i<l) |F^(i)(z)/i!| / |Re z|^(l-i), F the
     numerator sum of ``terms`` as a function of s = r^2, over |D's leading coefficient|: the mass of
     what the divisions leave out (F(z) (s - z)^-l e^(-a s) is a mixture of Gaussians of mass at most
-    |Re z|^-l), or inf when a root has Re z >= 0. The numerator's series is summed at 60 digits."""
+    |Re z|^-l), or inf when a root has Re z >= 0. The numerator's series is summed at 60 digits;
+    cached (the matcher decides with it, the builder states it)."""
     with mpmath.workdps(60):
         lead, roots = _den_values(den)
         if any(z.real >= 0 for z, _ in roots):
