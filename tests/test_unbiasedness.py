@@ -182,6 +182,8 @@ CASES = [
     (kernels.RadialKernel.from_string("exp(-r**2/2)*cos(3*r)/(1 + r**2)"), 64, "orf"),
     # the exponential power beyond alpha = 2 (not PD): the series' signed density, in d = 16
     (kernels.RadialKernel.from_string("exp(-r**3)"), 16, "orf"),
+    # a modified Bessel factor: Poisson's Bernstein density, its derivative for the factor r (signed)
+    (kernels.RadialKernel.from_string("exp(-2*r)*besseli(1, r)"), 16, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]

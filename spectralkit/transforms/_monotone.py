@@ -16,6 +16,10 @@ g_d the transform of exp(-t r) (the Student t / Matérn 1/2 density). Recognised
                                     densities cancel beyond the last shift (nu a piecewise
                                     polynomial of compact support, k bounded: (1 - exp(-r))/r)
 
+    w r^(m - nu) I_nu(b r) exp(-s r), s >= b, nu > m - 1/2, m = 0, 1, ...
+                                 ->  nu(dt) = the m-th t-derivative of w w_nu (b^2 - (s - t)^2)^(nu - 1/2)
+                                    on s - b < t < s + b (Poisson's integral; :func:`_bessel_term`)
+
 and their sums: (a + b r)^(-beta) = b^(-beta) (r + a/b)^(-beta); rational functions of r whose poles
 are negative reals are split into partial fractions sum c_(k,n) (r + p_k)^(-n) (numerically at 50
 digits, then checked against the formula), times an optional exp(-s r). Terms with equal shift s
@@ -34,6 +38,11 @@ Chebyshev, measured error). The relative error is measured when the transform is
 returned against a second rule with halved panels and 24 nodes, at 150 rho over 36 decades) and
 includes the cancellation between positive and negative parts of a signed nu (8 eps int |nu| g /
 |mu|); a signed kernel whose cancellation is too strong is left to the generic route (None).
+
+Where that sum cancels at large rho (a signed nu with k'(0) = 0), mu is summed from its expansion in
+odd moments of nu, mu = C_d sum_j binom(-(d+1)/2, j) M_(2j+1) rho^(-(d+1)-2j) (:func:`_tail_series`),
+and a measure that changes sign is interpolated through its envelope and ratio only between its
+outermost sign changes, through log|mu| beyond them.
 
 rho -> 0: mu(0) = C int nu t^-d is finite iff k decays faster than r^-d; otherwise mu has the
 integrable singularity ~ rho^(beta - d) (k ~ r^-beta), marked as a singular point. rho -> inf:
@@ -108,16 +117,23 @@ def _summands(expr):
 
 
 def _split_term(term):
-    """term = coef * rational(r) * prod (linear)^gamma (gamma not an integer) * exp(-s r).
+    """term = coef * rational(r) * prod (linear)^gamma (gamma not an integer) * exp(-s r), times at
+    most one I_nu(b r).
 
-    Returns (coef, rational, [(base, gamma)], s) or None.
+    Returns (coef, rational, [(base, gamma)], s, bessel) with bessel = (nu, b) or None; or None.
     """
     coef, factors = sympy.Integer(1), []
     rational = sympy.Integer(1)
     s = sympy.Integer(0)
+    bessel = None
     for f in sympy.Mul.make_args(term):
         if f.is_number:
             coef *= f
+        elif isinstance(f, sympy.besseli) and bessel is None:
+            lin = _linear(f.args[1])
+            if lin is None or lin[0] != 0 or not f.args[0].is_number:
+                return None
+            bessel = (f.args[0], lin[1])
         elif isinstance(f, sympy.exp) or (f.is_Pow and isinstance(f.base, sympy.exp)):
             arg = f.args[0] if isinstance(f, sympy.exp) else f.base.args[0] * f.exp
             lin = _linear(arg)
@@ -134,7 +150,7 @@ def _split_term(term):
                 factors.append((f.base, f.exp))
         else:
             return None
-    return coef, rational, factors, s
+    return coef, rational, factors, s, bessel
 
 
 def _partial_fractions(rational):
@@ -149,26 +165,39 @@ def _partial_fractions(rational):
     return poly_part, [(c, n, -z) for c, n, z in fracs]
 
 
-def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple] | None:
+def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple, tuple] | None:
     """The Bernstein data of ``expr``: ``(c0, terms, atoms)`` or None.
 
     ``terms``: ((w, beta, p, s), ...) for w (r + p)^(-beta) exp(-s r), beta > 0, p > 0, s >= 0;
-    ``atoms``: ((w, s), ...) for w exp(-s r), s > 0; ``c0`` the constant (mpmath numbers).
+    ``atoms``: ((w, s), ...) for w exp(-s r), s > 0; ``bessel``: ((w, nu, b, s, m), ...) for
+    w r^(m - nu) I_nu(b r) exp(-s r) (:func:`_bessel_term`); ``c0`` the constant (mpmath numbers).
+    Returns ``(c0, terms, atoms, bessel)``.
     """
     expr = exact_rationals(expr)
     if expr.has(sympy.Piecewise, sympy.Abs, sympy.Min, sympy.Max):
         return None
     parts = _summands(expr)
     rational_by_s: dict[Any, Any] = {}
-    terms, atoms = [], []
+    terms, atoms, bessel = [], [], []
     c0 = mpmath.mpf(0)
     for part in parts:
         split = _split_term(part)
         if split is None:
             return None
-        coef, rational, factors, s = split
+        coef, rational, factors, s, bes = split
         if not (coef.is_number and s.is_number) or _mpf(s) < 0 or sympy.im(sympy.N(coef, 30)) != 0:
             return None
+        if bes is not None:  # r^e I_nu(b r) exp(-s r) monomial by monomial
+            rational *= sympy.Mul(*[base**g for base, g in factors])
+            for mono in sympy.Add.make_args(sympy.expand(rational)):
+                c, e = mono.as_coeff_exponent(R)
+                if c.has(R) or not e.is_number:
+                    return None
+                term = _bessel_term(_mpf(coef) * _mpf(c), bes[0], bes[1], s, e)
+                if term is None:
+                    return None
+                bessel.append(term)
+            continue
         if len(factors) > 1 or (factors and not rational.is_polynomial(R)):
             if not all(g.is_Integer for _, g in factors):
                 return None  # non-integer powers of several bases: nu is a convolution
@@ -230,11 +259,31 @@ def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple] | None:
                 atoms.append((poly_part[0], s_m))
         terms.extend((w, mpmath.mpf(n), p, s_m) for w, n, p in fracs)
     terms = [t for t in terms if t[0] != 0]
-    if not terms:
+    bessel = [t for t in bessel if t[0] != 0]
+    if not terms and not bessel:
         return None  # sums of exponentials alone: the Matérn closed form, term by term
     if any(p == 0 for _, _, p, _ in terms) and _compact_pieces(terms) is None:
         return None  # r^-n terms whose Bernstein densities do not cancel beyond the last shift
-    return c0, tuple(terms), tuple(atoms)
+    return c0, tuple(terms), tuple(atoms), tuple(bessel)
+
+
+def _bessel_term(w, nu, b, s, e):
+    """(w, nu, b, s, m) for w r^e I_nu(b r) exp(-s r) = w r^(m - nu) I_nu(b r) exp(-s r), or None.
+
+    Poisson's integral I_nu(b r) / r^nu = w_nu int_(-b)^b exp(sigma r) (b^2 - sigma^2)^(nu - 1/2)
+    d sigma (nu > -1/2) makes r^-nu I_nu(b r) exp(-s r) a Laplace mixture over t = s - sigma in
+    [s - b, s + b] (decaying iff s >= b); the factor r^m, m a non-negative integer, is the m-th
+    derivative of that density (integration by parts), whose boundary terms vanish iff
+    nu - 1/2 > m - 1, which is also the condition for the derivative to be integrable.
+    """
+    nu_m, b_m, s_m = _mpf(nu), _mpf(b), _mpf(s)
+    m = e + nu
+    if not (sympy.sympify(m).is_number and float(m) == int(round(float(m)))):
+        return None
+    m = int(round(float(m)))
+    if not (nu_m > -0.5 and b_m > 0 and s_m >= b_m and m >= 0 and nu_m - 0.5 > m - 1):
+        return None
+    return (w, nu_m, b_m, s_m, m)
 
 
 def _compact_pieces(terms):
@@ -279,33 +328,44 @@ def _match_monotone(expr, support):
             data = bernstein_terms(expr)
             if data is None:
                 return None
-            c0, terms, atoms = data
-            if not _reconstructs(expr, c0, terms, atoms):
+            c0, terms, atoms, bessel = data
+            if not _reconstructs(expr, c0, terms, atoms, bessel):
                 return None
     except MATCH_FAILURES:  # a formula this matcher cannot read is simply not matched
         return None
-    return "completely_monotone", {"c0": c0, "terms": terms, "atoms": atoms}
+    return "completely_monotone", {"c0": c0, "terms": terms, "atoms": atoms, "bessel": bessel}
 
 
-def _kernel_value(r, c0, terms, atoms):
+def bessel_value(r, w, nu, b, s, m):
+    """w r^(m - nu) I_nu(b r) exp(-s r) (mpmath), its limit at r = 0 included."""
+    if r == 0:
+        return w * (b / 2) ** nu / mpmath.gamma(nu + 1) if m == 0 else mpmath.mpf(0)
+    return w * r ** (m - nu) * mpmath.besseli(nu, b * r) * mpmath.exp(-s * r)
+
+
+def kernel_value(r, c0, terms, atoms, bessel=()):
+    """k(r) of the Bernstein data (mpmath)."""
     out = c0
     for w, beta, p, s in terms:
         out += w * (r + p) ** (-beta) * mpmath.exp(-s * r)
     for w, s in atoms:
         out += w * mpmath.exp(-s * r)
+    for term in bessel:
+        out += bessel_value(r, *term)
     return out
 
 
-def _reconstructs(expr, c0, terms, atoms):
+def _reconstructs(expr, c0, terms, atoms, bessel=()):
     """The Bernstein data reproduce the formula at 9 radii to 1e-20 of the terms' sizes."""
     with mpmath.workdps(_DPS):
         for r in ("0", "0.125", "0.7", "1.5", "3.25", "10", "47", "300", "5000"):
             rv = mpmath.mpf(r)
-            if rv == 0 and any(p == 0 for _, _, p, _ in terms):
-                continue
-            val = _kernel_value(rv, c0, terms, atoms)
+            if rv == 0 and (bessel or any(p == 0 for _, _, p, _ in terms)):
+                continue  # r^-n exp(-s r) and I_nu(b r) / r^nu: 0 / 0 in the formula
+            val = kernel_value(rv, c0, terms, atoms, bessel)
             size = abs(c0) + sum(abs(w) * (rv + p) ** (-beta) for w, beta, p, _ in terms)
             size += sum(abs(w) for w, _ in atoms)
+            size += sum(abs(bessel_value(rv, *t)) for t in bessel)
             ref = expr.subs(R, sympy.Rational(r)).evalf(_DPS)
             if not ref.is_real:
                 return False
@@ -520,7 +580,6 @@ class _Integrator:
     def __init__(self, group, d):
         self.g = group
         self.d = d
-        self.log_c = math.lgamma(0.5 * (d + 1)) - 0.5 * (d + 1) * math.log(math.pi)
 
     def _nodes(self, rho, refine, n):
         br = _breaks(self.g, rho, self.d, refine)
@@ -538,54 +597,161 @@ class _Integrator:
         rho = np.asarray(rho, dtype=np.float64)
         y, wy = self._nodes(rho, refine, n)
         x = np.exp(y)
-        ln, sg, lenv, lsize = (v.reshape(x.shape) for v in self.g.log_nu(x.ravel()))
-        t = self.g.s + x
-        r2 = rho[:, None]
-        if kind == "mu":
-            big = np.maximum(t, r2)
-            small = np.minimum(t, r2)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                lk = (
-                    self.log_c
-                    + np.log(t)
-                    - 0.5 * (self.d + 1) * (2 * np.log(big) + np.log1p((small / big) ** 2))
-                )
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                u = r2**2 / (r2**2 + t**2)
-                if kind == "cdf":
-                    val = sc.betainc(0.5 * self.d, 0.5, u)
-                else:  # complement, computed without cancellation
-                    val = sc.betainc(0.5, 0.5 * self.d, t**2 / (r2**2 + t**2))
-                lk = np.log(val)
+        logs = (v.reshape(x.shape) for v in self.g.log_nu(x.ravel()))
         with np.errstate(divide="ignore"):
             lw = np.log(wy) + y  # dx = x dy (zero-width panels: weight 0)
-        la = ln + lk + lw
-        le = lenv + lk + lw
-        ls = lsize + lk + lw
-        peak = np.max(np.where(np.isfinite(le), le, -np.inf), axis=1)
-        peak = np.where(np.isfinite(peak), peak, 0.0)
-        with np.errstate(invalid="ignore", over="ignore"):
-            tot = np.sum(np.where(np.isfinite(la), sg * np.exp(la - peak[:, None]), 0.0), axis=1)
-            env = np.sum(np.where(np.isfinite(le), np.exp(le - peak[:, None]), 0.0), axis=1)
-            size = np.sum(np.where(np.isfinite(ls), np.exp(ls - peak[:, None]), 0.0), axis=1)
-        return peak, tot, env, size
+        return _scaled_sums(*logs, _log_kernel(self.g.s + x, rho[:, None], self.d, kind) + lw)
+
+
+def _log_kernel(t, rho, d, kind):
+    """log K(t, rho): K = g_d ("mu"), the Beta-law CDF ("cdf") or its complement ("ccdf")."""
+    if kind == "mu":
+        big = np.maximum(t, rho)
+        small = np.minimum(t, rho)
+        log_c = math.lgamma(0.5 * (d + 1)) - 0.5 * (d + 1) * math.log(math.pi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return log_c + np.log(t) - 0.5 * (d + 1) * (2 * np.log(big) + np.log1p((small / big) ** 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "cdf":
+            val = sc.betainc(0.5 * d, 0.5, rho**2 / (rho**2 + t**2))
+        else:  # complement, computed without cancellation
+            val = sc.betainc(0.5, 0.5 * d, t**2 / (rho**2 + t**2))
+        return np.log(val)
+
+
+def _scaled_sums(ln, sg, lenv, lsize, lkw):
+    """(log_scale, I, I_env, I_err) / exp(log_scale) per row from the logs of nu's value, sign,
+    envelope and rounding size at the nodes and the log of kernel times weight (one scale for the
+    three, so that I / I_env is exact to rounding even where the logs are large: high d)."""
+    la = ln + lkw
+    le = lenv + lkw
+    ls = lsize + lkw
+    peak = np.max(np.where(np.isfinite(le), le, -np.inf), axis=1)
+    peak = np.where(np.isfinite(peak), peak, 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        tot = np.sum(np.where(np.isfinite(la), sg * np.exp(la - peak[:, None]), 0.0), axis=1)
+        env = np.sum(np.where(np.isfinite(le), np.exp(le - peak[:, None]), 0.0), axis=1)
+        size = np.sum(np.where(np.isfinite(ls), np.exp(ls - peak[:, None]), 0.0), axis=1)
+    return peak, tot, env, size
+
+
+# ---------------------------------------------------------------------------------------------
+# I-Bessel terms: compactly supported densities with algebraic ends
+# ---------------------------------------------------------------------------------------------
+def _bessel_density(w, nu, b, m):
+    """(C, P, a) with the Bernstein density of w r^(m - nu) I_nu(b r) exp(-s r) equal to
+    C P(x) (x (2b - x))^a on 0 < x < 2b, x = t - (s - b): C = w w_nu, w_nu = b^-nu / (2^nu
+    sqrt(pi) Gamma(nu + 1/2)), P the polynomial (coefficients in x, mpmath) of the m-th derivative,
+    d/dx [P q^a] = (P' q + a P q') q^(a-1), q = 2 b x - x^2, and a = nu - 1/2 - m."""
+    c = w * b ** (-nu) / (2**nu * mpmath.sqrt(mpmath.pi) * mpmath.gamma(nu + mpmath.mpf(0.5)))
+    poly, a = [mpmath.mpf(1)], nu - mpmath.mpf(0.5)
+    for _ in range(m):
+        dp = [i * poly[i] for i in range(1, len(poly))] or [mpmath.mpf(0)]
+        out = [mpmath.mpf(0)] * (len(poly) + 2)
+        for i, ci in enumerate(dp):  # P' q
+            out[i + 1] += 2 * b * ci
+            out[i + 2] += -ci
+        for i, ci in enumerate(poly):  # a P q'
+            out[i] += a * 2 * b * ci
+            out[i + 1] += -2 * a * ci
+        poly, a = out, a - 1
+    return c, poly, a
+
+
+def _reflected(poly, length):
+    """Coefficients in z of P(length - z) (mpmath)."""
+    out = [mpmath.mpf(0)] * len(poly)
+    for i, ci in enumerate(poly):
+        for j in range(i + 1):
+            out[j] += ci * mpmath.binomial(i, j) * length ** (i - j) * (-1) ** j
+    return out
+
+
+class _AlgebraicHalf:
+    """nu(x) = C P(x) (x (2b - x))^a on 0 < x <= b, zero beyond: one half of an I-Bessel term's
+    density (the left half with x = t - (s - b), the right one with x = (s + b) - t); the interface
+    of :class:`_Group` (the quadrature stops at x = b)."""
+
+    def __init__(self, s, b, c, poly, a):
+        self.s = float(s)
+        self.b = float(b)
+        self.a = float(a)
+        self.log_c = float(mpmath.log(abs(c)))
+        self.sign = 1.0 if c > 0 else -1.0
+        coeffs = [float(x) for x in poly]
+        while len(coeffs) > 1 and coeffs[-1] == 0:
+            coeffs.pop()
+        self.coeffs = np.array(coeffs)
+        nz = np.nonzero(self.coeffs)[0]
+        self.lead = self.a + float(nz[0] if nz.size else 0)
+        self.beta_min = self.lead + 1.0
+        self.beta_max = max(1.0, self.a + len(coeffs))
+        self.x_cut = self.b
+        self.p = np.array([1.0 / self.b])
+        self.p_min = float(self.p[0])
+
+    def log_nu(self, x):
+        vals = np.polynomial.polynomial.polyval(x, self.coeffs)
+        sizes = np.polynomial.polynomial.polyval(x, np.abs(self.coeffs))
+        inside = (x > 0) & (x <= self.x_cut)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lq = self.a * np.log(x * (2.0 * self.b - x))  # no cancellation for x <= b
+            log_abs = np.where(inside, self.log_c + np.log(np.abs(vals)) + lq, -np.inf)
+            log_size = np.where(inside, self.log_c + np.log(sizes) + lq, -np.inf)
+        return log_abs, self.sign * np.sign(vals), log_size, log_size
+
+
+class _EndIntegrator:
+    """The right half of an I-Bessel term's density, t = t_end - z, 0 < z <= b: panels of width at
+    most 4 b/(d + 1) (log g_d changes by at most (d + 1)/b per unit of t there, t >= b), at least 4;
+    the first, at the end z = 0 where nu ~ z^a, by Gauss-Jacobi with the weight z^a (exact for the
+    algebraic end), the others by Gauss-Legendre."""
+
+    def __init__(self, half, t_end, d):
+        self.h = half
+        self.t_end = float(t_end)
+        self.d = d
+        n_lin = max(4, int(math.ceil((d + 1) / 4.0)))
+        self.breaks = half.b * np.arange(n_lin + 1) / n_lin
+
+    def _nodes(self, refine, n):
+        br = self.breaks
+        if refine > 1:
+            br = np.sort(np.concatenate([br, 0.5 * (br[1:] + br[:-1])]))
+        x, w = gauss_legendre(n)
+        a, b = br[1:-1, None], br[2:, None]
+        z = (0.5 * (b - a) * x + 0.5 * (b + a)).ravel()
+        lw = np.log(0.5 * (b - a) * w).ravel()
+        # int_0^z1 nu(z) dz = (z1/2) sum w_j (1 + x_j)^-a nu(z_j): the weight (1 + x)^a is Jacobi's
+        xj, wj = sc.roots_jacobi(n, 0.0, self.h.a)
+        z1 = br[1]
+        zj = 0.5 * z1 * (1.0 + xj)
+        lwj = np.log(0.5 * z1 * wj) - self.h.a * np.log1p(xj)
+        return np.concatenate([zj, z]), np.concatenate([lwj, lw])
+
+    def log_integrals(self, rho, kind="mu", refine=1, n=_NODES):
+        rho = np.asarray(rho, dtype=np.float64)
+        z, lw = self._nodes(refine, n)
+        logs = (np.broadcast_to(v, (rho.size, z.size)) for v in self.h.log_nu(z))
+        lkw = _log_kernel(self.t_end - z[None, :], rho[:, None], self.d, kind) + lw[None, :]
+        return _scaled_sums(*logs, lkw)
+
+
+def _bessel_parts(w, nu, b, s, m, d):
+    """The left half (a group for :class:`_Integrator`) and the right half's integrator of
+    w r^(m - nu) I_nu(b r) exp(-s r)."""
+    c, poly, a = _bessel_density(w, nu, b, m)
+    left = _AlgebraicHalf(s - b, b, c, poly, a)
+    right = _AlgebraicHalf(s + b, b, c, _reflected(poly, 2 * b), a)
+    return left, _EndIntegrator(right, s + b, d)
 
 
 def _atoms_log(atoms, rho, d, kind="mu"):
     """The atoms' contributions w K(s, rho), as scaled pieces (see :func:`_combine`)."""
     out = []
-    log_c = math.lgamma(0.5 * (d + 1)) - 0.5 * (d + 1) * math.log(math.pi)
     for w, s in atoms:
         w, s = float(w), float(s)
-        with np.errstate(divide="ignore"):
-            if kind == "mu":
-                big, small = np.maximum(s, rho), np.minimum(s, rho)
-                lk = log_c + math.log(s) - 0.5 * (d + 1) * (2 * np.log(big) + np.log1p((small / big) ** 2))
-            elif kind == "cdf":
-                lk = np.log(sc.betainc(0.5 * d, 0.5, rho**2 / (rho**2 + s * s)))
-            else:
-                lk = np.log(sc.betainc(0.5, 0.5 * d, s * s / (rho**2 + s * s)))
+        lk = _log_kernel(s, rho, d, kind)
         la = lk + math.log(abs(w))
         one = np.ones(rho.shape)
         out.append(
@@ -597,6 +763,103 @@ def _atoms_log(atoms, rho, d, kind="mu"):
             )
         )
     return out
+
+
+def _odd_moments(terms, atoms, bessel, pieces, count):
+    """M_n = int t^n nu(dt) for n = 1, 3, ..., 2 count - 1 (mpmath, exact formulas per component:
+    Gamma moments of the shifted groups, the atoms' s^n, polynomial pieces, and for an I-Bessel term
+    (-1)^m n!/(n-m)! times the (n-m)-th moment of its m = 0 density, whose sigma-moments are Beta
+    functions: int sigma^(2i) (b^2 - sigma^2)^(nu - 1/2) d sigma = b^(2 nu + 2 i) B(i + 1/2, nu + 1/2))."""
+    out = []
+    for j in range(count):
+        n = 2 * j + 1
+        total = mpmath.mpf(0)
+        for w, beta, p, s in terms:
+            if p > 0 and s == 0:
+                total += w * mpmath.rf(beta, n) / p ** (beta + n)
+            elif p > 0:
+                total += w * mpmath.fsum(
+                    mpmath.binomial(n, k) * s ** (n - k) * mpmath.rf(beta, k) / p ** (beta + k)
+                    for k in range(n + 1)
+                )
+        total += mpmath.fsum(w * s**n for w, s in atoms)
+        for s_k, length, coeffs in pieces:
+            total += mpmath.fsum(
+                c * mpmath.binomial(n, k) * s_k ** (n - k) * length ** (i + k + 1) / (i + k + 1)
+                for i, c in enumerate(coeffs)
+                for k in range(n + 1)
+            )
+        for w, nu, b, s, m in bessel:
+            if n < m:
+                continue
+            q = n - m
+            c = w * b ** (-nu) / (2**nu * mpmath.sqrt(mpmath.pi) * mpmath.gamma(nu + mpmath.mpf(0.5)))
+            inner = mpmath.fsum(
+                mpmath.binomial(q, 2 * i)
+                * s ** (q - 2 * i)
+                * b ** (2 * nu + 2 * i)
+                * mpmath.beta(i + 0.5, nu + 0.5)
+                for i in range(q // 2 + 1)
+            )
+            total += (-1) ** m * mpmath.factorial(n) / mpmath.factorial(q) * c * inner
+        out.append(total)
+    return out
+
+
+_SERIES_TERMS_TAIL = 60
+
+
+def _tail_series(terms, atoms, bessel, pieces, d):
+    """(log|a_j|, sign a_j) of mu(rho) = sum_j a_j rho^-(2h + 2j), h = (d+1)/2: the expansion of
+    g_d(t, rho) = C_d t rho^-2h (1 + t^2/rho^2)^-h in powers of t^2/rho^2 integrated against nu, so
+    a_j = C_d binom(-h, j) M_(2j+1) with the odd moments M of nu (= -k^(2j+1)(0) / (2j+1)!
+    times (2j+1)!: the odd Taylor terms of k). Convergent for rho above nu's support, asymptotic
+    otherwise; used only where it converges numerically (:func:`_with_series`)."""
+    with mpmath.workdps(_DPS):
+        h = mpmath.mpf(d + 1) / 2
+        log_c = mpmath.loggamma(h) - h * mpmath.log(mpmath.pi)
+        logs, signs = [], []
+        for j, mom in enumerate(_odd_moments(terms, atoms, bessel, pieces, _SERIES_TERMS_TAIL)):
+            a = mpmath.binomial(-h, j) * mom
+            logs.append(float(log_c + mpmath.log(abs(a))) if a != 0 else -math.inf)
+            signs.append(float(mpmath.sign(a)))
+    return np.array(logs), np.array(signs), float(2 * h)
+
+
+def _with_series(series, rho, la, sg, ls):
+    """Replace (log|mu|, sign, log rounding size) by the tail series (``series()``: the coefficients
+    of :func:`_tail_series`, computed on first use) where the quadrature has lost
+    more than 3 digits to cancellation and the series has converged (its last three terms below
+    1e-17 of the sum and decreasing, the sum's own cancellation under 1e3)."""
+    bad = (ls - la > math.log(1e3)) | ~np.isfinite(la)
+    bad &= rho > 0
+    if not np.any(bad):
+        return la, sg, ls
+    logs, signs, two_h = series()
+    r = rho[bad]
+    j = np.arange(logs.size)
+    with np.errstate(invalid="ignore", over="ignore"):
+        lt = logs[None, :] - (two_h + 2.0 * j[None, :]) * np.log(r)[:, None]
+        peak = np.max(np.where(np.isfinite(lt), lt, -np.inf), axis=1)
+        peak = np.where(np.isfinite(peak), peak, 0.0)
+        t = signs[None, :] * np.exp(lt - peak[:, None])
+        total = np.sum(t, axis=1)
+        size = np.sum(np.abs(t), axis=1)
+        tail = np.abs(t[:, -3:])
+    ok = (
+        np.all(tail <= 1e-17 * np.abs(total)[:, None], axis=1)
+        & np.all(np.diff(tail, axis=1) <= 0, axis=1)
+        & (size <= 1e3 * np.abs(total))
+    )
+    if not np.any(ok):
+        return la, sg, ls
+    la, sg, ls = la.copy(), sg.copy(), ls.copy()
+    idx = np.flatnonzero(bad)[ok]
+    with np.errstate(divide="ignore"):
+        la[idx] = peak[ok] + np.log(np.abs(total[ok]))
+        sg[idx] = np.sign(total[ok])
+        ls[idx] = peak[ok] + np.log(size[ok])
+    return la, sg, ls
 
 
 def _combine(pieces):
@@ -613,7 +876,7 @@ def _combine(pieces):
 # the builder
 # ---------------------------------------------------------------------------------------------
 @builder("completely_monotone", rel_error=1e-12)  # per transform: measured (see the module docstring)
-def _completely_monotone(c0, terms, atoms, dim):
+def _completely_monotone(c0, terms, atoms, dim, bessel=()):
     d = dim
     by_s = {}
     for w, beta, p, s in terms:
@@ -623,11 +886,19 @@ def _completely_monotone(c0, terms, atoms, dim):
         groups = [_Group(s, members) for s, members in sorted(by_s.items())]
         pieces = _compact_pieces(terms) if any(p == 0 for _, _, p, _ in terms) else []
         groups += [_Piece(s_k, length, coeffs) for s_k, length, coeffs in pieces]
-    integrators = [_Integrator(g, d) for g in groups]
-    nonneg = all(w > 0 for w, *_ in terms) and all(w >= 0 for w, _ in atoms) and c0 >= 0
+        halves = [_bessel_parts(*term, d) for term in bessel]
+    groups += [left for left, _ in halves]
+    integrators = [_Integrator(g, d) for g in groups] + [right for _, right in halves]
+    nonneg = (
+        all(w > 0 for w, *_ in terms)
+        and all(w >= 0 for w, _ in atoms)
+        and all(w > 0 and m == 0 for w, *_, m in bessel)
+        and c0 >= 0
+    )
     with mpmath.workdps(_DPS):
         mass = sum(w * p ** (-beta) for w, beta, p, _ in terms if p > 0) + sum(w for w, _ in atoms)
         mass += sum(sum(c * L ** (i + 1) / (i + 1) for i, c in enumerate(cs)) for _, L, cs in pieces)
+        mass += sum(bessel_value(mpmath.mpf(0), *term) for term in bessel)  # r^m, m > 0: 0
     # mu(0) is infinite when a group at s = 0 decays like x^lead with lead + 1 <= d
     singular0 = any(g.s == 0 and g.lead + 1.0 <= d for g in groups)
     scale = float(min([g.p_min + g.s for g in groups] + [float(s) for _, s in atoms]))
@@ -637,22 +908,25 @@ def _completely_monotone(c0, terms, atoms, dim):
         pieces = [it.log_integrals(rho, kind, refine, n) for it in integrators]
         return _combine(pieces + _atoms_log(atoms, rho, d, kind))
 
+    @functools.cache
+    def series():  # only where the quadrature cancels (60 moments at 50 digits: ~0.5 s)
+        return _tail_series(terms, atoms, bessel, pieces, d)
+
     def direct(rho):
-        """(log|mu|, sign, log E, log err, mu / E) by quadrature at rho > 0 (E = int env g)."""
+        """(log|mu|, sign, log E, log err, mu / E) by quadrature at rho > 0 (E = int env g), by the
+        odd-moment series where the quadrature cancels and the series converges."""
         shift, tot, env, size = parts(rho)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return (
-                shift + np.log(np.abs(tot)),
-                np.sign(tot),
-                shift + np.log(env),
-                shift + np.log(size),
-                tot / env,
-            )
+            la, sg, ls = shift + np.log(np.abs(tot)), np.sign(tot), shift + np.log(size)
+            la, sg, ls = _with_series(series, rho, la, sg, ls)
+            le = shift + np.log(env)
+            return la, sg, le, ls, sg * np.exp(la - le)
 
     # mu is interpolated in u = log rho (adaptive piecewise Chebyshev with a measured error) on 42
     # decades, by quadrature beyond: log|mu| when mu keeps its sign, else log E and q = mu / E
     lo, hi = math.log(scale) + math.log(1e-30), math.log(scale) + math.log(1e12)
-    probe = direct(np.exp(np.linspace(lo, hi, 361)))
+    u_probe = np.linspace(lo, hi, 361)
+    probe = direct(np.exp(u_probe))
     one_signed = bool(np.all(probe[1] == probe[1][0]))
     sign_all = float(probe[1][0])
     fit = dict(n_init=16, degree=24, relative=False, fallback=True)
@@ -660,16 +934,37 @@ def _completely_monotone(c0, terms, atoms, dim):
     def noise(v):
         return 32 * np.finfo(float).eps * float(np.max(np.abs(v)))  # the rounding of log values
 
-    if one_signed:
-        log_env, _ = fit_adaptive(lambda u: direct(np.exp(u))[0], lo, hi, tol=1e-13, noise=noise, **fit)
-        ratio = None
-    else:
-        log_env, _ = fit_adaptive(lambda u: direct(np.exp(u))[2], lo, hi, tol=1e-13, noise=noise, **fit)
+    def fit_log_abs(a, b):
+        return fit_adaptive(lambda u: direct(np.exp(u))[0], a, b, tol=1e-13, noise=noise, **fit)[0]
 
+    # pieces (u_end, log_env, ratio, sign): log|mu| where mu keeps its sign, else log E and the ratio
+    # q = mu / E, whose fit has an absolute error: beyond the outermost sign changes (where |q| may
+    # become small: mu decays faster than E when k'(0) = 0) log|mu| is fitted again
+    if one_signed:
+        pieces_u = [(math.inf, fit_log_abs(lo, hi), None, sign_all)]
+    else:
+        flips = np.flatnonzero(probe[1][1:] != probe[1][:-1])
+        u_head, u_tail = u_probe[max(flips[0] - 2, 0)], u_probe[min(flips[-1] + 3, u_probe.size - 1)]
+        # where |q| stays above 1e-3 the ratio's absolute error is a small relative one: no split
+        if np.min(np.abs(probe[4][u_probe <= u_head])) > 1e-3:
+            u_head = lo
+        if np.min(np.abs(probe[4][u_probe >= u_tail])) > 1e-3:
+            u_tail = hi
+        log_env, _ = fit_adaptive(
+            lambda u: direct(np.exp(u))[2], u_head, u_tail, tol=1e-13, noise=noise, **fit
+        )
         # q = I / I_env carries the rounding of the logs of the nodes (~ eps |log|, large in high d)
         log_size = float(np.max(np.abs(probe[2])))
         tol_q = max(1e-14, 64 * np.finfo(float).eps * log_size)
-        ratio, _ = fit_adaptive(lambda u: direct(np.exp(u))[4], lo, hi, tol=tol_q, **fit)
+        ratio, _ = fit_adaptive(lambda u: direct(np.exp(u))[4], u_head, u_tail, tol=tol_q, **fit)
+        pieces_u = [(u_head, fit_log_abs(lo, u_head), None, float(probe[1][0]))] if u_head > lo else []
+        if u_tail < hi:
+            pieces_u += [
+                (u_tail, log_env, ratio, 0.0),
+                (math.inf, fit_log_abs(u_tail, hi), None, float(probe[1][-1])),
+            ]
+        else:
+            pieces_u.append((math.inf, log_env, ratio, 0.0))
 
     def log_abs_and_sign(rho):
         out = np.empty(rho.shape)
@@ -677,7 +972,15 @@ def _completely_monotone(c0, terms, atoms, dim):
         zero = rho == 0
         pos = ~zero
         if np.any(pos):
-            out[pos], sign[pos] = envelope_logs(log_env, ratio, np.log(rho[pos]), sign_all)
+            u = np.log(rho[pos])
+            vals, sgns = np.empty(u.shape), np.empty(u.shape)
+            start = -math.inf
+            for u_end, fn, q, sg in pieces_u:
+                sel = (u > start) & (u <= u_end)
+                if np.any(sel):
+                    vals[sel], sgns[sel] = envelope_logs(fn, q, u[sel], sg)
+                start = u_end
+            out[pos], sign[pos] = vals, sgns
         if np.any(zero):
             if singular0:
                 out[zero], sign[zero] = np.inf, sign0
@@ -687,9 +990,12 @@ def _completely_monotone(c0, terms, atoms, dim):
         return out, sign
 
     def direct_fine(rho):
-        shift, tot, _, _ = parts(rho, refine=2, n=_CHECK_NODES)
+        shift, tot, _, size = parts(rho, refine=2, n=_CHECK_NODES)
         with np.errstate(divide="ignore"):
-            return shift + np.log(np.abs(tot)), np.sign(tot)
+            la, sg, _ = _with_series(
+                series, rho, shift + np.log(np.abs(tot)), np.sign(tot), shift + np.log(size)
+            )
+            return la, sg
 
     sign0 = float(direct(np.array([1e-9 * scale]))[1][0])
     # measured error of what is returned: against a finer rule (halved panels, 24 nodes) at points

@@ -24,6 +24,7 @@ import mpmath
 import sympy
 
 from ..kernels._parse import R
+from ._monotone import kernel_value as monotone_value
 from ._rational import kernel_value
 from ._rational_oscillation import kernel_value as oscillation_value
 from ._registry import MATCH_FAILURES, MATCHERS, exact_rationals, matcher
@@ -126,7 +127,7 @@ def _scaled(kind, params, factor):
         def times(terms):
             return tuple((w * f_mp, *rest) for w, *rest in terms)
 
-        for key in ("terms", "atoms", "base"):
+        for key in ("terms", "atoms", "base", "bessel"):
             if key in p:
                 p[key] = times(p[key])
         for key in ("c0", "base_lead"):
@@ -163,12 +164,7 @@ def _family_value(kind, params, r):
         nu, x = mpmath.mpf(p["nu"]), r / mpmath.mpf(p["lengthscale"])
         return p["c"] * mpmath.gamma(nu + 1) * (2 / x) ** nu * mpmath.besselj(nu, x)
     if kind == "completely_monotone":
-        out = p["c0"]
-        for w, beta, pole, s in p["terms"]:
-            out += w * (r + pole) ** (-beta) * mpmath.exp(-s * r)
-        for w, s in p["atoms"]:
-            out += w * mpmath.exp(-s * r)
-        return out
+        return monotone_value(r, p["c0"], p["terms"], p["atoms"], p.get("bessel", ()))
     if kind == "rational_r2":
         return kernel_value(r, p["c0"], p["terms"])
     if kind == "rational_oscillation":

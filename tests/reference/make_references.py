@@ -61,6 +61,7 @@ MODULES = [
     "test_monotone_oscillation",
     "test_exp_power_indefinite",
     "test_gauss_poles",
+    "test_bessel_i",
 ]
 
 
