@@ -95,6 +95,9 @@ KERNELS = [
     ("2**(-r**2)", None, "Gaussian written as 2^(-r^2)"),
     ("r**0.7*besselk(0.7, 2*r)", None, "Matern written with besselk"),
     ("(1 - exp(-r))/r", None, "completely monotone: compact Bernstein density"),
+    ("exp(-r)*besseli(1, r)/r", None, "modified Bessel: Poisson's Bernstein density"),
+    ("exp(-2*r)*besseli(1, r)", None, "modified Bessel x r: derivative density (indefinite)"),
+    ("exp(-3*r)*besseli(2, 2*r)", None, "modified Bessel, k'(0) = 0: odd-moment tail series"),
     # oscillation under Gaussian and rational-quadratic envelopes (transforms/_oscillating.py)
     ("exp(-r**2)*sin(3*r)/r", None, "Gaussian x sin(b r)/r (Laguerre series)"),
     ("(1 + r**2)*exp(-r**2/2)*besselj(0, 2*r)", None, "polynomial x Gaussian x J0"),

@@ -148,8 +148,9 @@ print(rep.verdict, rep.mass_plus, abs(rep.mass_plus.value - 1.0) <= rep.mass_plu
 A kernel that is a mixture of exponentials, k(r) = int exp(-t r) nu(dt), has the mixture of their
 transforms as its measure in every dimension. (1 + r)^-1.5 (nu a Gamma density) decays slower than
 r^-d: mu is infinite at rho = 0 (an integrable singularity) and the masses are still exact;
-a difference of such kernels has a signed nu and may be indefinite.""",
-        """for formula in ("(1 + r)**-1.5", "(1 + r)**-2 - 0.5*(1 + 2*r)**-1"):
+a difference of such kernels has a signed nu and may be indefinite. A modified Bessel factor,
+exp(-r) I1(r)/r, is such a mixture too (Poisson's integral: nu is supported on [0, 2]).""",
+        """for formula in ("(1 + r)**-1.5", "(1 + r)**-2 - 0.5*(1 + 2*r)**-1", "exp(-r)*besseli(1, r)/r"):
     for d in (3, 256):
         report = sk.check_rkks(sk.RadialKernel.from_string(formula), dim=d)
         print(
