@@ -98,6 +98,12 @@ KERNELS = [
     ("exp(-r)*besseli(1, r)/r", None, "modified Bessel: Poisson's Bernstein density"),
     ("exp(-2*r)*besseli(1, r)", None, "modified Bessel x r: derivative density (indefinite)"),
     ("exp(-3*r)*besseli(2, 2*r)", None, "modified Bessel, k'(0) = 0: odd-moment tail series"),
+    ("1/(2 - exp(-r)) - 1/2", None, "rational function of exp(-r): atomic Bernstein measure"),
+    (
+        "cos(2*r)*exp(-r)/(3 - exp(-2*r))",
+        None,
+        "rational function of exp(-r) x cos: atoms of a damped oscillation",
+    ),
     # oscillation under Gaussian and rational-quadratic envelopes (transforms/_oscillating.py)
     ("exp(-r**2)*sin(3*r)/r", None, "Gaussian x sin(b r)/r (Laguerre series)"),
     ("(1 + r**2)*exp(-r**2/2)*besselj(0, 2*r)", None, "polynomial x Gaussian x J0"),

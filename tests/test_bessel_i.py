@@ -164,3 +164,13 @@ def test_not_matched_outside_the_valid_range():
 
     for text in ("exp(-r)*besseli(1,2*r)/r", "r**2*exp(-2*r)*besseli(0,r)", "exp(-r)*besseli(1,r)/(1+r)"):
         assert _match_monotone(F(text).expr, None) is None, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["2*r**(-2.7)*besseli(2.7, r)*exp(-1.0001*r)", "exp(-1.0001*r)/(1 + r)", "exp(-0.3*r)/(1 + 2.2*r)**0.7"],
+)
+def test_float_coefficients_are_matched(text):
+    """A float in the exponent is read at its binary value by the matcher and by its check alike."""
+    tr = closed_form(F(text), 16)
+    assert tr is not None and tr.method == METHOD

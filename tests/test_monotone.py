@@ -395,3 +395,61 @@ def test_compact_bernstein_density(dim):
         assert abs(rep.mass_plus.value - 1.0) <= max(1e-12, rep.mass_plus.error)
     # 1/r alone is unbounded, (1 - 2 exp(-r))/r does not cancel: no Bernstein closed form
     assert _recognise(F("(1 - 2*exp(-r))/r + 1/(1+r)")) is None
+
+
+# rational functions of exp(-a r) with poles outside the unit disc: atoms c_n at t = n a, the
+# coefficients written out by hand (geometric series), the measure summed in mpmath
+EXP_RATIONAL = {
+    "1/(2 - exp(-r)) - 1/2": lambda n: mpmath.mpf(2) ** (-n - 1) if n > 0 else 0,
+    "exp(-r)/(3 - exp(-2*r))": lambda n: mpmath.mpf(3) ** (-(n + 1) // 2) if n % 2 else 0,
+    "(1 - exp(-r))/(2 + exp(-r))": lambda n: mpmath.mpf(1.5) * (-mpmath.mpf(0.5)) ** n if n > 0 else 0,
+}
+
+
+def _atom_sum_mu(case, d, rho):
+    with mpmath.workdps(30):
+        half = mpmath.mpf(d + 1) / 2
+        c = mpmath.gamma(half) * mpmath.pi ** (-half)
+        rho = mpmath.mpf(rho)
+        return mpmath.fsum(
+            EXP_RATIONAL[case](n) * c * n * (n * n + rho * rho) ** (-half) for n in range(1, 200)
+        )
+
+
+@pytest.mark.parametrize("case", list(EXP_RATIONAL))
+@pytest.mark.parametrize("dim", [1, 3, 64, 256])
+def test_rational_functions_of_exp_as_atoms(case, dim):
+    tr = closed_form(F(case), dim)
+    assert tr is not None and tr.method == "closed-form:completely-monotone"
+    for rho in (0.3, 2.0, 40.0):
+        ref = _atom_sum_mu(case, dim, rho)
+        assert _log_error(tr, rho, ref) <= tr.rel_error, (rho, ref)
+    rep = check_rkks(F(case), dim)
+    k0 = float(F(case)(np.array([0.0]))[0])
+    assert abs(rep.mass_plus.value - rep.mass_minus.value - k0) <= rep.mass_plus.error + rep.mass_minus.error
+    if case.startswith("1/(2"):
+        assert rep.verdict == "PD"  # positive weights: completely monotone
+
+
+def test_rational_functions_of_exp_in_d1_against_the_fourier_integral():
+    """Independent of the atoms: (1/pi) int k cos(rho r) dr by quadosc."""
+    for case in EXP_RATIONAL:
+        tr = closed_form(F(case), 1)
+        kf = sympy.lambdify(R, F(case).expr, "mpmath")
+        with mpmath.workdps(20):
+            ref = (
+                mpmath.quadosc(lambda r, kf=kf: kf(r) * mpmath.cos(2 * r), [0, mpmath.inf], omega=2)
+                / mpmath.pi
+            )
+        assert _log_error(tr, 2.0, ref) <= max(tr.rel_error, 1e-12), case
+
+
+@pytest.mark.parametrize("text", ["sech(r)", "1 - tanh(r)", "1/(1.01 - exp(-r))", "1/(1 + exp(r - 2))"])
+def test_exp_rational_outside_the_class_is_not_read_as_atoms(text):
+    """Poles on (or, for the Fermi function, inside) the unit circle, or too close to it for a short
+    atom list: not an atomic Bernstein measure here."""
+    from spectralkit.transforms._monotone import _exp_rational_atoms
+    from spectralkit.transforms._registry import exact_rationals
+
+    with mpmath.workdps(50):
+        assert _exp_rational_atoms(exact_rationals(F(text).expr)) is None

@@ -20,6 +20,9 @@ g_d the transform of exp(-t r) (the Student t / Matérn 1/2 density). Recognised
                                  ->  nu(dt) = the m-th t-derivative of w w_nu (b^2 - (s - t)^2)^(nu - 1/2)
                                     on s - b < t < s + b (Poisson's integral; :func:`_bessel_term`)
 
+    R(exp(-a r)), R rational with poles outside |q| <= 1
+                                 ->  atoms c_n at t = n a (R's Taylor coefficients; :func:`_exp_rational_atoms`)
+
 and their sums: (a + b r)^(-beta) = b^(-beta) (r + a/b)^(-beta); rational functions of r whose poles
 are negative reals are split into partial fractions sum c_(k,n) (r + p_k)^(-n) (numerically at 50
 digits, then checked against the formula), times an optional exp(-s r). Terms with equal shift s
@@ -176,6 +179,9 @@ def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple, tuple] | None:
     expr = exact_rationals(expr)
     if expr.has(sympy.Piecewise, sympy.Abs, sympy.Min, sympy.Max):
         return None
+    series = _exp_rational_atoms(expr)
+    if series is not None:
+        return series[0], (), series[1], ()
     parts = _summands(expr)
     rational_by_s: dict[Any, Any] = {}
     terms, atoms, bessel = [], [], []
@@ -267,6 +273,75 @@ def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple, tuple] | None:
     return c0, tuple(terms), tuple(atoms), tuple(bessel)
 
 
+_Q = sympy.Symbol("q")
+_MAX_ATOMS = 600  # each atom is one more term per rho: |q_1| >= 1.1 fits
+
+
+def _exp_rational_atoms(expr):
+    """(c0, atoms) for k = R(exp(-a r)), R a rational function with a non-constant denominator whose
+    poles all lie outside the closed unit disc: k = sum_n c_n exp(-n a r) (R's Taylor series at
+    q = 0, convergent at q = 1 and geometric), an atomic Bernstein measure; e.g. 1/(2 - exp(-r)).
+
+    The atoms are cut where the remaining coefficients' bound c |q_1|^-n n^(mult-1) falls below
+    1e-24 of their largest (float64 sees none of the rest), at most ``_MAX_ATOMS``. None otherwise:
+    poles on the unit circle (sech(r), tanh(r): weights that do not decay), formulas that are not
+    such a function, plain sums of exponentials.
+    """
+    exps = [e for e in expr.atoms(sympy.exp) if e.args[0].has(R)]
+    if not exps:
+        return None
+    lins = [_linear(e.args[0]) for e in exps]
+    if any(lin is None or not lin[1].is_Rational or lin[1] == 0 for lin in lins):
+        return None
+    a = sympy.Integer(0)
+    for lin in lins:
+        a = sympy.gcd(a, abs(lin[1]))
+    sub = {e: sympy.exp(lin[0]) * _Q ** (-lin[1] / a) for e, lin in zip(exps, lins)}
+    ratio = sympy.together(expr.xreplace(sub))
+    if ratio.has(R) or not ratio.is_rational_function(_Q):
+        return None
+    num, den = sympy.fraction(ratio)
+    num, den = sympy.Poly(num, _Q), sympy.Poly(den, _Q)
+    if den.degree() < 1 or not all(c.is_number for c in num.all_coeffs() + den.all_coeffs()):
+        return None
+    dc = [_mpf(c) for c in reversed(den.all_coeffs())]  # ascending powers of q
+    nc = [_mpf(c) for c in reversed(num.all_coeffs())]
+    if dc[0] == 0:
+        return None
+    # roots of the square-free factors (polyroots does not converge on repeated roots)
+    moduli = []
+    try:
+        for factor, mult in sympy.sqf_list(den)[1]:
+            fc = [_mpf(c) for c in factor.all_coeffs()]
+            if len(fc) > 1:
+                roots = mpmath.polyroots(fc, maxsteps=200, extraprec=100)
+                moduli += [(abs(z), mult) for z in roots]
+    except mpmath.libmp.NoConvergence:
+        return None
+    smallest = min(m for m, _ in moduli)
+    if not smallest > 1 + mpmath.mpf(10) ** -6:
+        return None
+    mult = max(k for m, k in moduli if abs(m - smallest) < mpmath.mpf(10) ** -20)
+    # series division num / den; |c_n| <= C n^(mult-1) |q_1|^-n: cut when the bound is 1e-40 below
+    coeffs, cut = [], None
+    for n in range(_MAX_ATOMS):
+        acc = (nc[n] if n < len(nc) else 0) - mpmath.fsum(
+            dc[j] * coeffs[n - j] for j in range(1, min(n, len(dc) - 1) + 1)
+        )
+        coeffs.append(acc / dc[0])
+        if n >= 2 * len(dc) + 10 and cut is None:
+            peak = max(abs(c) for c in coeffs)
+            bound = max(abs(c) for c in coeffs[-len(dc) - 1 :]) * (n + 1) ** (mult - 1)
+            if bound < mpmath.mpf(10) ** -24 * peak:
+                cut = n
+                break
+    if cut is None:
+        return None
+    a_m = _mpf(a)
+    atoms = tuple((c, n * a_m) for n, c in enumerate(coeffs) if n > 0 and c != 0)
+    return coeffs[0], atoms
+
+
 def _bessel_term(w, nu, b, s, e):
     """(w, nu, b, s, m) for w r^e I_nu(b r) exp(-s r) = w r^(m - nu) I_nu(b r) exp(-s r), or None.
 
@@ -356,7 +431,9 @@ def kernel_value(r, c0, terms, atoms, bessel=()):
 
 
 def _reconstructs(expr, c0, terms, atoms, bessel=()):
-    """The Bernstein data reproduce the formula at 9 radii to 1e-20 of the terms' sizes."""
+    """The Bernstein data reproduce the formula at 9 radii to 1e-20 of the terms' sizes (the formula
+    read as :func:`bernstein_terms` reads it: a float's binary value, not its 15 digits)."""
+    expr = exact_rationals(expr)
     with mpmath.workdps(_DPS):
         for r in ("0", "0.125", "0.7", "1.5", "3.25", "10", "47", "300", "5000"):
             rv = mpmath.mpf(r)
@@ -945,17 +1022,18 @@ def _completely_monotone(c0, terms, atoms, dim, bessel=()):
     else:
         flips = np.flatnonzero(probe[1][1:] != probe[1][:-1])
         u_head, u_tail = u_probe[max(flips[0] - 2, 0)], u_probe[min(flips[-1] + 3, u_probe.size - 1)]
-        # where |q| stays above 1e-3 the ratio's absolute error is a small relative one: no split
-        if np.min(np.abs(probe[4][u_probe <= u_head])) > 1e-3:
+        # q = I / I_env carries the rounding of the logs of the nodes (~ eps |log|, large in high d)
+        log_size = float(np.max(np.abs(probe[2])))
+        tol_q = max(1e-14, 64 * np.finfo(float).eps * log_size)
+        # where |q| stays above 1e11 tol_q the ratio's absolute error is a relative one below 1e-11:
+        # no split there
+        if np.min(np.abs(probe[4][u_probe <= u_head])) > 1e11 * tol_q:
             u_head = lo
-        if np.min(np.abs(probe[4][u_probe >= u_tail])) > 1e-3:
+        if np.min(np.abs(probe[4][u_probe >= u_tail])) > 1e11 * tol_q:
             u_tail = hi
         log_env, _ = fit_adaptive(
             lambda u: direct(np.exp(u))[2], u_head, u_tail, tol=1e-13, noise=noise, **fit
         )
-        # q = I / I_env carries the rounding of the logs of the nodes (~ eps |log|, large in high d)
-        log_size = float(np.max(np.abs(probe[2])))
-        tol_q = max(1e-14, 64 * np.finfo(float).eps * log_size)
         ratio, _ = fit_adaptive(lambda u: direct(np.exp(u))[4], u_head, u_tail, tol=tol_q, **fit)
         pieces_u = [(u_head, fit_log_abs(lo, u_head), None, float(probe[1][0]))] if u_head > lo else []
         if u_tail < hi:
