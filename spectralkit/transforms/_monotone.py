@@ -169,7 +169,7 @@ def _partial_fractions(rational):
 
 
 def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple, tuple] | None:
-    """The Bernstein data of ``expr``: ``(c0, terms, atoms)`` or None.
+    """The Bernstein data of ``expr``: ``(c0, terms, atoms, bessel)`` or None.
 
     ``terms``: ((w, beta, p, s), ...) for w (r + p)^(-beta) exp(-s r), beta > 0, p > 0, s >= 0;
     ``atoms``: ((w, s), ...) for w exp(-s r), s > 0; ``bessel``: ((w, nu, b, s, m), ...) for
@@ -322,7 +322,8 @@ def _exp_rational_atoms(expr):
     if not smallest > 1 + mpmath.mpf(10) ** -6:
         return None
     mult = max(k for m, k in moduli if abs(m - smallest) < mpmath.mpf(10) ** -20)
-    # series division num / den; |c_n| <= C n^(mult-1) |q_1|^-n: cut when the bound is 1e-40 below
+    # series division num / den; |c_n| <= C n^(mult-1) |q_1|^-n (the window spans the recurrence's
+    # period, deg den + 1): cut when the bound is 1e-24 below the largest
     coeffs, cut = [], None
     for n in range(_MAX_ATOMS):
         acc = (nc[n] if n < len(nc) else 0) - mpmath.fsum(
