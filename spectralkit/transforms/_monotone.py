@@ -324,20 +324,18 @@ def _exp_rational_atoms(expr):
     mult = max(k for m, k in moduli if abs(m - smallest) < mpmath.mpf(10) ** -20)
     # series division num / den; |c_n| <= C n^(mult-1) |q_1|^-n (the window spans the recurrence's
     # period, deg den + 1): cut when the bound is 1e-24 below the largest
-    coeffs, cut = [], None
+    coeffs = []
     for n in range(_MAX_ATOMS):
         acc = (nc[n] if n < len(nc) else 0) - mpmath.fsum(
             dc[j] * coeffs[n - j] for j in range(1, min(n, len(dc) - 1) + 1)
         )
         coeffs.append(acc / dc[0])
-        if n >= 2 * len(dc) + 10 and cut is None:
-            peak = max(abs(c) for c in coeffs)
+        if n >= 2 * len(dc) + 10:
             bound = max(abs(c) for c in coeffs[-len(dc) - 1 :]) * (n + 1) ** (mult - 1)
-            if bound < mpmath.mpf(10) ** -24 * peak:
-                cut = n
+            if bound < mpmath.mpf(10) ** -24 * max(abs(c) for c in coeffs):
                 break
-    if cut is None:
-        return None
+    else:
+        return None  # |q_1| too close to 1 for _MAX_ATOMS atoms
     a_m = _mpf(a)
     atoms = tuple((c, n * a_m) for n, c in enumerate(coeffs) if n > 0 and c != 0)
     return coeffs[0], atoms
@@ -716,12 +714,18 @@ def _scaled_sums(ln, sg, lenv, lsize, lkw):
 # ---------------------------------------------------------------------------------------------
 # I-Bessel terms: compactly supported densities with algebraic ends
 # ---------------------------------------------------------------------------------------------
+def _poisson_weight(nu, b):
+    """w_nu = b^-nu / (2^nu sqrt(pi) Gamma(nu + 1/2)): I_nu(b r) / r^nu = w_nu int_(-b)^b
+    exp(sigma r) (b^2 - sigma^2)^(nu - 1/2) d sigma (mpmath)."""
+    return b ** (-nu) / (2**nu * mpmath.sqrt(mpmath.pi) * mpmath.gamma(nu + mpmath.mpf(0.5)))
+
+
 def _bessel_density(w, nu, b, m):
     """(C, P, a) with the Bernstein density of w r^(m - nu) I_nu(b r) exp(-s r) equal to
     C P(x) (x (2b - x))^a on 0 < x < 2b, x = t - (s - b): C = w w_nu, w_nu = b^-nu / (2^nu
-    sqrt(pi) Gamma(nu + 1/2)), P the polynomial (coefficients in x, mpmath) of the m-th derivative,
+    sqrt(pi) Gamma(nu + 1/2)) (:func:`_poisson_weight`), P the polynomial (coefficients in x, mpmath) of the m-th derivative,
     d/dx [P q^a] = (P' q + a P q') q^(a-1), q = 2 b x - x^2, and a = nu - 1/2 - m."""
-    c = w * b ** (-nu) / (2**nu * mpmath.sqrt(mpmath.pi) * mpmath.gamma(nu + mpmath.mpf(0.5)))
+    c = w * _poisson_weight(nu, b)
     poly, a = [mpmath.mpf(1)], nu - mpmath.mpf(0.5)
     for _ in range(m):
         dp = [i * poly[i] for i in range(1, len(poly))] or [mpmath.mpf(0)]
@@ -791,6 +795,13 @@ class _EndIntegrator:
         self.d = d
         n_lin = max(4, int(math.ceil((d + 1) / 4.0)))
         self.breaks = half.b * np.arange(n_lin + 1) / n_lin
+        self._rules = {}  # (refine, n) -> nodes, log weights and log_nu there: independent of rho
+
+    def _rule(self, refine, n):
+        if (refine, n) not in self._rules:
+            z, lw = self._nodes(refine, n)
+            self._rules[refine, n] = (z, lw, self.h.log_nu(z))
+        return self._rules[refine, n]
 
     def _nodes(self, refine, n):
         br = self.breaks
@@ -809,8 +820,8 @@ class _EndIntegrator:
 
     def log_integrals(self, rho, kind="mu", refine=1, n=_NODES):
         rho = np.asarray(rho, dtype=np.float64)
-        z, lw = self._nodes(refine, n)
-        logs = (np.broadcast_to(v, (rho.size, z.size)) for v in self.h.log_nu(z))
+        z, lw, log_nu = self._rule(refine, n)
+        logs = (np.broadcast_to(v, (rho.size, z.size)) for v in log_nu)
         lkw = _log_kernel(self.t_end - z[None, :], rho[:, None], self.d, kind) + lw[None, :]
         return _scaled_sums(*logs, lkw)
 
@@ -871,7 +882,7 @@ def _odd_moments(terms, atoms, bessel, pieces, count):
             if n < m:
                 continue
             q = n - m
-            c = w * b ** (-nu) / (2**nu * mpmath.sqrt(mpmath.pi) * mpmath.gamma(nu + mpmath.mpf(0.5)))
+            c = w * _poisson_weight(nu, b)
             inner = mpmath.fsum(
                 mpmath.binomial(q, 2 * i)
                 * s ** (q - 2 * i)
@@ -890,8 +901,8 @@ _SERIES_TERMS_TAIL = 60
 def _tail_series(terms, atoms, bessel, pieces, d):
     """(log|a_j|, sign a_j) of mu(rho) = sum_j a_j rho^-(2h + 2j), h = (d+1)/2: the expansion of
     g_d(t, rho) = C_d t rho^-2h (1 + t^2/rho^2)^-h in powers of t^2/rho^2 integrated against nu, so
-    a_j = C_d binom(-h, j) M_(2j+1) with the odd moments M of nu (= -k^(2j+1)(0) / (2j+1)!
-    times (2j+1)!: the odd Taylor terms of k). Convergent for rho above nu's support, asymptotic
+    a_j = C_d binom(-h, j) M_(2j+1) with the odd moments M_n = int t^n nu(dt) = -k^(n)(0) of nu (the
+    odd Taylor terms of k). Convergent for rho above nu's support, asymptotic
     otherwise; used only where it converges numerically (:func:`_with_series`)."""
     with mpmath.workdps(_DPS):
         h = mpmath.mpf(d + 1) / 2
