@@ -29,6 +29,24 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 # stored references (tests/reference/<name>.json, written by tests/reference/make_references.py)
 # ---------------------------------------------------------------------------------------------
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
+#: test modules that declare REFERENCE_SETS = {name: (function, digits, [params, ...])}; digits None:
+#: each case's own working precision params["dps"] (read by tests/reference/make_references.py and
+#: tests/test_references.py; tests/test_references.py checks that no declaring module is missing)
+REFERENCE_MODULES = (
+    "test_closed_forms",
+    "test_hankel",
+    "test_error_bars",
+    "test_monotone",
+    "test_oscillating",
+    "test_exp_poly",
+    "test_bandlimited",
+    "test_gauss_rational",
+    "test_bessel_mixture",
+    "test_monotone_oscillation",
+    "test_exp_power_indefinite",
+    "test_gauss_poles",
+    "test_bessel_i",
+)
 
 
 def reference_key(params):

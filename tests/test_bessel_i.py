@@ -13,11 +13,11 @@ integration by parts or its quadrature:
 import mpmath
 import numpy as np
 import pytest
-import sympy
+from test_monotone import hankel_k_mu
 
 from spectralkit import check_rkks, kernels
-from spectralkit.kernels._parse import R
 from spectralkit.transforms import closed_form
+from spectralkit.transforms._monotone import _match_monotone
 
 F = kernels.RadialKernel.from_string
 METHOD = "closed-form:completely-monotone"
@@ -72,19 +72,6 @@ def reference_mu(case, d, rho):
         return +total
 
 
-def hankel_k_mu(case, d, rho):
-    """mu_d(rho) from k itself, d = 1 or 3: (1/pi) int k cos(rho r) dr and int k r sin(rho r) dr /
-    (2 pi^2 rho), by mpmath's quadosc at 30 digits (no Bernstein representation involved)."""
-    kf = sympy.lambdify(R, F(case).expr, "mpmath")
-    with mpmath.workdps(30):
-        w = mpmath.mpf(rho)
-        if d == 1:
-            return +mpmath.quadosc(lambda r: kf(r) * mpmath.cos(w * r), [0, mpmath.inf], omega=w) / mpmath.pi
-        return mpmath.quadosc(lambda r: kf(r) * r * mpmath.sin(w * r), [0, mpmath.inf], omega=w) / (
-            2 * mpmath.pi**2 * w
-        )
-
-
 HANKEL_CASES = ("exp(-2*r)*besseli(1,r)", "exp(-r)*besseli(0,r/2)", "3*exp(-1.5*r)*besseli(2,r)/r**2")
 HANKEL_RHO = (0.5, 2.0)
 
@@ -114,7 +101,7 @@ def _within(tr, rho, ref):
 def test_density_against_the_poisson_integral(case, dim, stored_reference):
     tr = closed_form(F(case), dim)
     assert tr is not None and tr.method == METHOD
-    assert tr.rel_error <= 1e-9
+    assert tr.rel_error <= 1e-9  # the route's own acceptance bound (_MAX_REL_ERROR)
     refs = stored_reference("bessel_i_poisson")
     for rho in RHO:
         ref = mpmath.mpf(refs.text(case=case, d=dim, rho=rho))
@@ -160,8 +147,6 @@ def test_tail_follows_the_odd_taylor_terms():
 def test_not_matched_outside_the_valid_range():
     """A growing kernel (s < b), or a power of r whose integration by parts leaves boundary terms,
     is not read as a Bernstein mixture."""
-    from spectralkit.transforms._monotone import _match_monotone
-
     for text in ("exp(-r)*besseli(1,2*r)/r", "r**2*exp(-2*r)*besseli(0,r)", "exp(-r)*besseli(1,r)/(1+r)"):
         assert _match_monotone(F(text).expr, None) is None, text
 

@@ -25,7 +25,9 @@ from spectralkit import check_rkks, kernels
 from spectralkit.kernels._parse import R
 from spectralkit.transforms import closed_form
 from spectralkit.transforms._closed_forms import _recognise
+from spectralkit.transforms._monotone import _exp_rational_atoms
 from spectralkit.transforms._normalise import validate_match
+from spectralkit.transforms._registry import exact_rationals
 
 F = kernels.RadialKernel.from_string
 DIMS = [1, 2, 3, 16, 64, 256]
@@ -448,8 +450,5 @@ def test_rational_functions_of_exp_in_d1_against_the_fourier_integral():
 def test_exp_rational_outside_the_class_is_not_read_as_atoms(text):
     """Poles on (or, for the Fermi function, inside) the unit circle, or too close to it for a short
     atom list: not an atomic Bernstein measure here."""
-    from spectralkit.transforms._monotone import _exp_rational_atoms
-    from spectralkit.transforms._registry import exact_rationals
-
     with mpmath.workdps(50):
         assert _exp_rational_atoms(exact_rationals(F(text).expr)) is None

@@ -7,38 +7,14 @@ tolerances of the tests that read the files: a changed reference function or cas
 rather than as a silently stale reference).
 """
 
+import importlib
 import json
 
 import mpmath
 import pytest
-import test_bandlimited
-import test_bessel_mixture
-import test_closed_forms
-import test_error_bars
-import test_exp_poly
-import test_exp_power_indefinite
-import test_gauss_poles
-import test_gauss_rational
-import test_hankel
-import test_monotone
-import test_monotone_oscillation
-import test_oscillating
-from conftest import REFERENCE_DIR, reference_key
+from conftest import REFERENCE_DIR, REFERENCE_MODULES, reference_key
 
-MODULES = (
-    test_closed_forms,
-    test_hankel,
-    test_error_bars,
-    test_monotone,
-    test_oscillating,
-    test_exp_poly,
-    test_bandlimited,
-    test_gauss_rational,
-    test_bessel_mixture,
-    test_monotone_oscillation,
-    test_exp_power_indefinite,
-    test_gauss_poles,
-)
+MODULES = tuple(importlib.import_module(name) for name in REFERENCE_MODULES)
 SETS = {name: (mod, *spec) for mod in MODULES for name, spec in mod.REFERENCE_SETS.items()}
 LIVE_PER_SET = 2
 #: entries that took longer to compute are not recomputed on every run (a set whose entries all did,
@@ -77,3 +53,12 @@ def test_cheapest_stored_entries_are_reproduced_live(name):
         live = fn(**e["params"])
         stored = mpmath.mpf(e["value"])
         assert abs(live - stored) <= 1e-13 * abs(stored), (name, e["params"], str(live), e["value"])
+
+
+def test_every_module_that_declares_references_is_listed():
+    """A test module with REFERENCE_SETS outside conftest.REFERENCE_MODULES would have its stored
+    files neither regenerated nor checked."""
+    declaring = {
+        p.stem for p in REFERENCE_DIR.parent.glob("test_*.py") if "\nREFERENCE_SETS" in p.read_text()
+    }
+    assert declaring == set(REFERENCE_MODULES), declaring ^ set(REFERENCE_MODULES)

@@ -44,31 +44,13 @@ TESTS = HERE.parent
 sys.path.insert(0, str(TESTS))
 
 import mpmath  # noqa: E402
-from conftest import reference_key  # noqa: E402
-
-#: test modules that declare REFERENCE_SETS = {name: (function, digits, [params, ...])}; digits None:
-#: each case's own working precision params["dps"]
-MODULES = [
-    "test_closed_forms",
-    "test_hankel",
-    "test_error_bars",
-    "test_monotone",
-    "test_oscillating",
-    "test_exp_poly",
-    "test_bandlimited",
-    "test_gauss_rational",
-    "test_bessel_mixture",
-    "test_monotone_oscillation",
-    "test_exp_power_indefinite",
-    "test_gauss_poles",
-    "test_bessel_i",
-]
+from conftest import REFERENCE_MODULES, reference_key  # noqa: E402
 
 
 def reference_sets():
-    """{name: (module name, function, digits, [params dicts])} over all MODULES."""
+    """{name: (module name, function, digits, [params dicts])} over conftest.REFERENCE_MODULES."""
     out = {}
-    for modname in MODULES:
+    for modname in REFERENCE_MODULES:
         mod = importlib.import_module(modname)
         for name, (fn, digits, cases) in mod.REFERENCE_SETS.items():
             if name in out:
