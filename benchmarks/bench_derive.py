@@ -104,6 +104,9 @@ KERNELS = [
         None,
         "rational function of exp(-r) x cos: atoms of a damped oscillation",
     ),
+    # a Gaussian factor (explicit or hidden) under a power tail of psi (transforms/_mixture.py)
+    ("exp(-r**2)/(1 + r)", None, "Gaussian x 1/(1 + r): shifted mixture with a power tail"),
+    ("erfc(r)", None, "erfc: hidden Gaussian factor, erfcx on the contour"),
     # oscillation under Gaussian and rational-quadratic envelopes (transforms/_oscillating.py)
     ("exp(-r**2)*sin(3*r)/r", None, "Gaussian x sin(b r)/r (Laguerre series)"),
     ("(1 + r**2)*exp(-r**2/2)*besselj(0, 2*r)", None, "polynomial x Gaussian x J0"),

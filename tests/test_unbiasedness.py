@@ -184,6 +184,9 @@ CASES = [
     (kernels.RadialKernel.from_string("exp(-r**3)"), 16, "orf"),
     # a modified Bessel factor: Poisson's Bernstein density, its derivative for the factor r (signed)
     (kernels.RadialKernel.from_string("exp(-2*r)*besseli(1, r)"), 16, "orf"),
+    # a hidden Gaussian factor under a power tail of psi (erfc(r) = e^-r^2 erfcx(r)): the shifted
+    # Gaussian mixture, in d = 64 where the Hankel route was refused
+    (kernels.RadialKernel.from_string("erfc(r)"), 64, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]

@@ -122,6 +122,69 @@ def _gaussian_factor(expr):
     return a if a.is_positive else sympy.Integer(0)
 
 
+#: radii (units of the length scale) of the two fits of a Gaussian rate (the second doubles the first)
+_RATE_RADII = (40.0, 50.0, 60.0, 70.0, 80.0, 100.0)
+#: the two fits must agree to this (relative), and the rate must be a rational p/q (q <= 1000) as close
+_RATE_AGREE = 1e-7
+
+
+def _hidden_gaussian_factor(expr, length):
+    """a > 0 with k = exp(-a r^2) h, h decaying slower than any Gaussian, for a formula that does not
+    show the factor (erfc(r) ~ e^(-r^2) / (sqrt(pi) r), erfc(r)^2): log|k| = -a r^2 + e r + b log r + c
+    + c1 / r + c2 / r^2 + O(r^-3), fitted exactly at six radii in mpmath (k underflows float64 there) and again at twice the
+    radii; a rational number both fits agree on, else 0 (k decays like exp(-r^p) with p != 2, or the
+    fit is not converged). A wrong rate cannot pass: the caller's representation is then checked
+    against k itself."""
+    try:
+        kf = sympy.lambdify(R, expr, modules="mpmath")
+        fits = []
+        with mpmath.workdps(30):
+            for scale in (1.0, 2.0):
+                rows, rhs = [], []
+                for x in _RATE_RADII:
+                    r = mpmath.mpf(scale * x * length)
+                    v = kf(r)
+                    if not isinstance(v, mpmath.mpf) or v == 0:
+                        return sympy.Integer(0)
+                    rows.append([-(r**2), r, mpmath.log(r), 1, 1 / r, r**-2])
+                    rhs.append(mpmath.log(abs(v)))
+                fits.append(float(mpmath.lu_solve(mpmath.matrix(rows), mpmath.matrix(rhs))[0]))
+    except (TypeError, ValueError, ZeroDivisionError, ArithmeticError, NameError, AttributeError):
+        return sympy.Integer(0)
+    a0, a1 = fits
+    if not (a1 > 0 and abs(a1 - a0) <= _RATE_AGREE * a1):
+        return sympy.Integer(0)
+    frac = sympy.Rational(a1).limit_denominator(1000)
+    return frac if abs(float(frac) - a1) <= _RATE_AGREE * a1 else sympy.Integer(0)
+
+
+#: exp(z^2) erfc(z), bounded on the right half-plane where its two factors over- and underflow
+_ERFCX = sympy.Function("erfcx")
+_ERFCX_MPMATH = {"erfcx": lambda z: mpmath.exp(z * z) * mpmath.erfc(z)}
+
+
+def _scaled_erfc(expr):
+    """expr with each factor erfc(c r)^p (c > 0, p a positive integer) and p c^2 r^2 of the
+    exponential factors' exponent written as erfcx(c r)^p = (exp(c^2 r^2) erfc(c r))^p, so that
+    G(s) = F(s) e^(a s) is evaluated without overflow on Talbot's contour."""
+    factors = sympy.Mul.make_args(expr)
+    expo = sympy.Add(*[f.args[0] for f in factors if isinstance(f, sympy.exp)])
+    rest = [f for f in factors if not isinstance(f, sympy.exp)]
+    out = []
+    for f in rest:
+        base, p = f.as_base_exp()
+        if isinstance(base, sympy.erfc) and p.is_Integer and p > 0:
+            c = sympy.cancel(base.args[0] / R)
+            if c.is_number and c.is_positive:
+                cand = sympy.expand(expo - p * c**2 * R**2)
+                if cand.is_polynomial(R) and sympy.Poly(cand, R).coeff_monomial(R**2) <= 0:
+                    expo = cand
+                    out.append(_ERFCX(base.args[0]) ** p)
+                    continue
+        out.append(f)
+    return sympy.Mul(*out) * sympy.exp(expo)
+
+
 class _Mixture:
     """mu_d(rho) = sum_i w_i g_d(rho, t_i) + (power tail) + (low part) in logs, with the local
     amplitude and error sums. ``tail`` = (A, gamma, T, delta): the components A_j int_T^inf
@@ -692,14 +755,16 @@ def gaussian_mixture_transform(
         if tail_terms is None or not tail_terms[0][0] > 0:
             return None
     a = _gaussian_factor(atom.expr)
-    if tail_terms is not None and a != 0:
-        return None  # the tail integrals below are for t = u (no Gaussian shift)
+    if a == 0:
+        a = _hidden_gaussian_factor(atom.expr, length)
     low_terms = _low_terms(far_terms, dim) if a == 0 else None
     # b^p(r) as exp(p log b), so that the factor cancels symbolically (no e^(-a s) e^(a s) in floats)
     base_exp = [p for p in atom.expr.atoms(sympy.Pow) if p.exp.has(R) and not p.base.has(R)]
     expr = atom.expr.xreplace({p: sympy.exp(p.exp * sympy.log(p.base)) for p in base_exp})
     expr = _continued_cosh_powers(expr)
     g_expr = sympy.powsimp(expr * sympy.exp(a * R**2))
+    if g_expr.has(sympy.erfc):
+        g_expr = _scaled_erfc(g_expr)
     gz = complex_formula(g_expr)
     if gz is None:
         return None
@@ -713,7 +778,7 @@ def gaussian_mixture_transform(
         def log_g(s):
             return np.asarray(lg(np.sqrt(s)), dtype=np.complex128) * np.ones(s.shape)
 
-    gm = sympy.lambdify(R, g_expr, modules="mpmath")
+    gm = sympy.lambdify(R, g_expr, modules=[_ERFCX_MPMATH, "mpmath"])
 
     def G(s):
         z = np.sqrt(s)
@@ -773,7 +838,8 @@ def gaussian_mixture_transform(
         # t^-(gamma_4 - gamma_1)); beyond T the tail's error only falls
         A, gam = tail_terms
         with np.errstate(all="ignore"):
-            asym = _power_sum(A, -gam, u)
+            # psi(t) = psi_0(t - a): the expansion is in t
+            asym = _power_sum(A, -gam, float(a) + u)
             mis = np.where(asym > 0, (np.abs(psi - asym) + err + dropped) / asym, np.inf)
         per_panel = np.max(mis.reshape(-1, 24), axis=1)
         k_win = int(math.ceil(math.log(10.0) / (breaks[-1] - breaks[-2])))  # the panels at large t
@@ -783,7 +849,7 @@ def gaussian_mixture_transform(
         delta = float(windowed[p_join])
         if not delta <= _TAIL_FIT:
             return None
-        T = float(math.exp(breaks[p_join + 1]))
+        T = a + float(math.exp(breaks[p_join + 1]))
         n_keep, nc_keep = 24 * (p_join + 1), 16 * (p_join + 1)
         u, w, psi, err, dropped = u[:n_keep], w[:n_keep], psi[:n_keep], err[:n_keep], dropped[:n_keep]
         uc, wc, psic = uc[:nc_keep], wc[:nc_keep], psic[:nc_keep]
@@ -857,8 +923,9 @@ def gaussian_mixture_transform(
         # psi_0 may keep mass arbitrarily close to u = 0 (G ~ 1/log s: int_0^u psi_0 ~ 1/|log u|):
         # the mass below the rule, k(0) - sum W psi, is one Gaussian at t = a (each t in
         # [a, a + u_min] gives the same Gaussian to TV distance sqrt(d/8) u_min / a)
-        lump = k0 - float(np.sum(wpsi))
-        u_min = float(math.exp(lo))
+        # (with a power tail: the tail's mass is its own; the head's nodes, set to 0, join the lump)
+        lump = k0 - float(np.sum(wpsi)) - (tail_mass if tail is not None else 0.0)
+        u_min = float(math.exp(lo)) if tail is None else max(float(math.exp(lo)), t_head)
         lump_err = abs(lump) * math.sqrt(dim / 8.0) * u_min / a
         u, w, psi, err = np.r_[0.0, u], np.r_[1.0, w], np.r_[lump, psi], np.r_[0.0, err]
         wpsi, werr = w * psi, w * err
@@ -877,7 +944,8 @@ def gaussian_mixture_transform(
     t, tc = a + u, a + uc
     mix = _Mixture(t, wpsi, werr, dim, tail, low)
     if a > 0:
-        uc, wc, psic = np.r_[0.0, uc], np.r_[1.0, wc], np.r_[k0 - float(np.sum(wc * psic)), psic]
+        lump_c = k0 - float(np.sum(wc * psic)) - (tail_mass if tail is not None else 0.0)
+        uc, wc, psic = np.r_[0.0, uc], np.r_[1.0, wc], np.r_[lump_c, psic]
         tc = a + uc
     coarse = _Mixture(tc, wc * psic, np.ones(tc.size), dim, tail, low)
     # test frequencies: where the Gaussians of the mixture put their radial mass, sqrt(2 d t) for the
@@ -897,7 +965,7 @@ def gaussian_mixture_transform(
     extra_mass = 0.0 if low is None else low[3] * abs(low_mass)
     if tail is not None:
         extra_mass += tail[3] * abs(tail_mass)
-    if tail is not None and not joined_low:
+    if tail is not None and not joined_low and a == 0:
         # the head (u < t_head, set to 0) and the mass below the rule: at most m_head, the defect at
         # r = 0 plus what the other errors may hide in it, in Gaussians of t <= t_head, whose
         # density is at most m_head max_(t <= t_head) g_d(rho, t) (the maximum at t = rho^2 / (2 d))
@@ -925,7 +993,16 @@ def gaussian_mixture_transform(
     # of psi count everywhere there, as their total variation)
     lrad = la + (dim - 1) * np.log(rho)
     core = lrad >= float(np.max(lrad)) + math.log(1e-3)
-    rel_error = _MARGIN * max(float(np.max(rel[core])), 1e-14)
+    # rel is relative to the amplitude sum |W psi| g_d; where a signed psi cancels, |mu| is smaller:
+    # relative to |mu| except next to mu's zeros (cancelled by more than 10), where the absolute
+    # floor (psi's errors, in units of max |mu|) already covers it
+    max_log = float(np.max(lm[np.isfinite(lm)])) if np.any(np.isfinite(lm)) else -math.inf
+    abs_error = _MARGIN * max(_EPS, float(np.max(np.exp(le - max_log))))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        covered = (la - lm > math.log(10.0)) & (_MARGIN * rel * np.exp(la - max_log) <= abs_error)
+        counted = core & ~covered
+        rel_mu = rel[counted] * np.exp(la[counted] - lm[counted])
+    rel_error = _MARGIN * max(float(np.max(rel_mu)) if rel_mu.size else 0.0, 1e-14)
     if not rel_error <= max_rel_error:
         return None
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
@@ -941,7 +1018,6 @@ def gaussian_mixture_transform(
     mass_error = _MARGIN * (
         float(np.sum(werr)) + dropped_tv + float(defect[0]) + outside + lump_err + extra_mass
     )
-    max_log = float(np.max(lm))
 
     def log_abs_and_sign(x):
         return mix.values(x)
@@ -958,7 +1034,7 @@ def gaussian_mixture_transform(
         method="numeric:gaussian-mixture+"
         + ("kanter" if stable is not None else "poles" if rational is not None else "talbot"),
         rel_error=rel_error,
-        abs_error=float(_MARGIN * max(_EPS, float(np.max(np.exp(le - max_log))))),
+        abs_error=float(abs_error),
         scale=1.0 / length,
         tail_exponent=math.inf if tail is None else dim + 2.0 * float(np.min(gam)),
         log_abs_mu=log_abs_mu,

@@ -50,6 +50,7 @@ _MODULES = [
         "gamma": sc.gamma,
         "erf": sc.erf,
         "erfc": sc.erfc,
+        "erfcx": sc.erfcx,  # exp(z^2) erfc(z), written by the Gaussian-mixture route
         "erfi": sc.erfi,
         "Si": lambda x: sc.sici(x)[0],
         "Ci": lambda x: sc.sici(x)[1],
