@@ -22,9 +22,11 @@ import sympy
 
 import spectralkit as sk
 from spectralkit import kernels as K
+from spectralkit._numerics.special import log_sphere_area
 from spectralkit.kernels._analysis import analyze, origin_terms_to_order
 from spectralkit.kernels._parse import R
-from spectralkit.transforms._dispatch import _length_scale
+from spectralkit.transforms._closed_forms import closed_form
+from spectralkit.transforms._dispatch import _length_scale, numeric_transform
 from spectralkit.transforms._mixture import (
     _ERFCX,
     _hidden_gaussian_factor,
@@ -37,6 +39,7 @@ from spectralkit.transforms._mixture import (
     _tail_kernel,
     gaussian_mixture_transform,
 )
+from spectralkit.transforms._terms import _limit_at_infinity
 
 STABLE_15 = "exp(-r**1.5)"
 STABLE_05 = "exp(-sqrt(r))"
@@ -277,18 +280,38 @@ def test_tail_kernel_incomplete_gamma():
         assert abs(v - float(ref)) <= 1e-12 * abs(float(ref)), (x, v, ref)
 
 
-def test_declines_psi_negative_at_infinity():
-    # (1 + 2 r) e^-r = 1 + r - ...: the term +r gives psi ~ t^(-3/2) / Gamma(-1/2) < 0 at infinity,
-    # not a positive mixture: the route declines (the Hankel route answers)
+@pytest.mark.parametrize("d", [3, 64, 256])
+def test_psi_negative_at_infinity_against_the_exact_transform(d):
+    # (1 + 2 r) e^-r = 1 + r - ...: the term +r gives psi ~ t^(-3/2) / Gamma(-1/2) < 0 at infinity, a
+    # signed mixture; its density against the exact exponential-polynomial transform (closed form)
     k = K.RadialKernel.from_string("(1 + 2*r)*exp(-r)")
     info = analyze(k)
     assert info.origin_terms[0][1] == 1.0 and info.origin_terms[0][0] > 0
-    assert (
-        gaussian_mixture_transform(
-            k, 3, length=_length_scale(k), smooth_at_origin=False, origin_terms=info.origin_terms
-        )
-        is None
-    )
+    terms = origin_terms_to_order(k, 6, 5.0) or info.origin_terms
+    T = gaussian_mixture_transform(k, d, length=_length_scale(k), smooth_at_origin=False, origin_terms=terms)
+    exact = closed_form(k, d)
+    assert T is not None and exact is not None and T.rel_error <= 1e-6
+    rho = math.sqrt(d) * np.array([0.3, 1.0, 2.0])  # where the radial law lives
+    la, sg = T.log_abs_mu(rho)
+    ref = exact.mu(rho)
+    assert np.all(sg == np.sign(ref))
+    # in logs: in d = 256 the values underflow float64 only far out, not here
+    assert np.max(np.abs(la - np.log(np.abs(ref)))) <= T.rel_error + exact.rel_error
+
+
+def test_psi_negative_at_infinity_masses_agree_with_the_hankel_route():
+    # exp(-r) log(1 + r): k(0) = 0, indefinite; the mixture and the Hankel route (independent) in d = 16
+    k = K.RadialKernel.from_string("exp(-r)*log(1 + r)")
+    rep = sk.check_rkks(k, dim=16)
+    assert rep.verdict == "RKKS" and rep.method.startswith("numeric:gaussian-mixture")
+    # m+ = m- = int |f| / 2 (k(0) = 0), f = S_15 rho^15 mu the Hankel route's radial density, by the
+    # trapezoid rule in log rho (h = 1e-4) up to 1e8, then its tail f ~ C rho^-2 (mu ~ rho^-(d+1)) in
+    # closed form: f(R) R
+    hankel = numeric_transform(k, 16)
+    x = np.linspace(math.log(1e-4), math.log(1e8), 276_312)
+    f = np.abs(hankel.mu(np.exp(x))) * np.exp(log_sphere_area(16) + 16 * x)  # rho^15 d rho = rho^16 dx
+    half = 0.5 * (float(np.sum(0.5 * (f[1:] + f[:-1]) * np.diff(x))) + float(f[-1]))
+    assert abs(rep.mass_plus.value - half) <= 1e-6 and abs(rep.mass_minus.value - half) <= 1e-6
 
 
 def test_power_tail_coefficient():
@@ -350,3 +373,48 @@ def test_exponential_powers_beyond_the_series_are_pd_with_mass_k0(spec, d):
     rep = sk.check_rkks(k, d)
     assert rep.verdict == "PD" and rep.method == "numeric:gaussian-mixture+kanter"
     assert abs(rep.mass_plus.value - k0) <= rep.mass_plus.error <= 1e-9 * k0
+
+
+@pytest.mark.parametrize("d", [3, 64, 256])
+def test_a_constant_beside_a_part_without_closed_form_is_an_atom(d):
+    # 1 + exp(-r^1.5): from d = 64 the exponential power has no closed form, so the sum did not
+    # split and the whole was refused as "does not decay"; the constant is the atom delta_0 of mass 1
+    # and the rest its own kernel (mass 1: PD)
+    rep = sk.check_rkks(K.RadialKernel.from_string("1 + exp(-r**1.5)"), dim=d)
+    assert rep.verdict == "PD"
+    assert abs(rep.mass_plus.value - 2.0) <= max(rep.mass_plus.error, 1e-12)
+
+
+def test_a_limit_at_infinity_is_an_atom():
+    # 1/(1.5 - e^-r^2) -> 2/3: the atom (2/3) delta_0 and a decaying rest (a positive Gaussian
+    # mixture, sum (2/3)^(n+1) e^(-n r^2): PD, m+ = k(0) = 2); before, "does not decay" was the answer
+    rep = sk.check_rkks(K.RadialKernel.from_string("1/(1.5 - exp(-r**2))"), dim=3)
+    assert rep.verdict == "PD"
+    assert abs(rep.mass_plus.value - 2.0) <= rep.mass_plus.error
+    assert _limit_at_infinity(K.RadialKernel.from_string("1/(1.05 - exp(-r))").expr) == sympy.Rational(20, 21)
+    assert _limit_at_infinity(K.RadialKernel.from_string("atan(r**2)").expr) == sympy.pi / 2
+    # no limit, growth, zero, a limit approached too slowly to be read
+    for spec in ("cos(r)", "1 + r", "exp(-r)", "atan(r)"):
+        assert (
+            _limit_at_infinity(
+                K.RadialKernel.from_string(
+                    spec,
+                ).expr
+            )
+            is None
+        ), spec
+
+
+def test_psi_negative_at_infinity_under_a_gaussian_factor_is_declined():
+    # the lump at t = a would hold a signed head whose distance bound is poor (m+ = 1.43 +- 0.26 in
+    # d = 3): declined, and the Hankel route answers in low d
+    k = K.RadialKernel.from_string("exp(-r**2/2)*(2 - exp(-r))")
+    info = analyze(k)
+    terms = origin_terms_to_order(k, 6, 5.0) or info.origin_terms
+    assert (
+        gaussian_mixture_transform(k, 3, length=_length_scale(k), smooth_at_origin=False, origin_terms=terms)
+        is None
+    )
+    rep = sk.check_rkks(k, dim=3)
+    assert rep.verdict == "RKKS" and not rep.method.startswith("numeric:gaussian-mixture")
+    assert rep.mass_plus.error <= 1e-6

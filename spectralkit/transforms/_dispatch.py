@@ -181,8 +181,8 @@ def _mixture_route(atom, dim, budget):
     ):
         return None
     lead = _power_tail(info.origin_terms[:1])
-    if lead is None or not lead[0][0] > 0:
-        return None  # psi < 0 at infinity (or a log term): not a positive mixture; no series needed
+    if lead is None:
+        return None  # a log term at 0: no power tail of psi; no series needed
     terms = origin_terms_to_order(atom, _ORIGIN_ORDER, budget) or info.origin_terms
     far = ()
     if info.decay == "power" and math.isfinite(info.decay_rate):

@@ -274,7 +274,7 @@ def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple, tuple] | None:
 
 
 _Q = sympy.Symbol("q")
-_MAX_ATOMS = 600  # each atom is one more term per rho: |q_1| >= 1.1 fits
+_MAX_ATOMS = 6000  # each atom is one more term per rho: |q_1| >= 1.01 fits
 
 
 def _exp_rational_atoms(expr):
@@ -324,15 +324,16 @@ def _exp_rational_atoms(expr):
     mult = max(k for m, k in moduli if abs(m - smallest) < mpmath.mpf(10) ** -20)
     # series division num / den; |c_n| <= C n^(mult-1) |q_1|^-n (the window spans the recurrence's
     # period, deg den + 1): cut when the bound is 1e-24 below the largest
-    coeffs = []
+    coeffs, largest, cut = [], mpmath.mpf(0), mpmath.mpf(10) ** -24
     for n in range(_MAX_ATOMS):
         acc = (nc[n] if n < len(nc) else 0) - mpmath.fsum(
             dc[j] * coeffs[n - j] for j in range(1, min(n, len(dc) - 1) + 1)
         )
         coeffs.append(acc / dc[0])
+        largest = max(largest, abs(coeffs[-1]))
         if n >= 2 * len(dc) + 10:
             bound = max(abs(c) for c in coeffs[-len(dc) - 1 :]) * (n + 1) ** (mult - 1)
-            if bound < mpmath.mpf(10) ** -24 * max(abs(c) for c in coeffs):
+            if bound < cut * largest:
                 break
     else:
         return None  # |q_1| too close to 1 for _MAX_ATOMS atoms
@@ -422,11 +423,41 @@ def kernel_value(r, c0, terms, atoms, bessel=()):
     out = c0
     for w, beta, p, s in terms:
         out += w * (r + p) ** (-beta) * mpmath.exp(-s * r)
-    for w, s in atoms:
-        out += w * mpmath.exp(-s * r)
+    out += _atoms_value(r, atoms)
     for term in bessel:
         out += bessel_value(r, *term)
     return out
+
+
+def _atoms_value(r, atoms):
+    """sum w exp(-s r) (mpmath). Atoms on a lattice s = n s_1 (a rational function of exp(-a r) has
+    thousands) take exp(-n s_1 r) as a running product: one multiplication each, not one exp."""
+    lattice = _lattice(atoms) if len(atoms) > 16 else None
+    if lattice is None:
+        return mpmath.fsum(w * mpmath.exp(-s * r) for w, s in atoms)
+    s1, weights = lattice
+    base = mpmath.exp(-s1 * r)
+    power, out = mpmath.mpf(1), mpmath.mpf(0)
+    for w in weights:  # weights[n - 1] belongs to s = n s_1
+        power *= base
+        out += w * power
+    return out
+
+
+@functools.lru_cache(maxsize=32)
+def _lattice(atoms):
+    """(s_1, [w_1, w_2, ...]) when the atoms' s are n s_1, n = 1, 2, ... (zero weights filling the
+    gaps, at most 4 in a row), else None."""
+    s1 = atoms[0][1]
+    if not s1 > 0:
+        return None
+    weights = []
+    for w, s in atoms:
+        n = int(mpmath.nint(s / s1))
+        if n <= len(weights) or n - len(weights) > 5 or abs(s - n * s1) > 4 * mpmath.eps * s:
+            return None
+        weights += [mpmath.mpf(0)] * (n - len(weights) - 1) + [w]
+    return s1, weights
 
 
 def _reconstructs(expr, c0, terms, atoms, bessel=()):
@@ -835,23 +866,30 @@ def _bessel_parts(w, nu, b, s, m, d):
     return left, _EndIntegrator(right, s + b, d)
 
 
-def _atoms_log(atoms, rho, d, kind="mu"):
-    """The atoms' contributions w K(s, rho), as scaled pieces (see :func:`_combine`)."""
-    out = []
-    for w, s in atoms:
-        w, s = float(w), float(s)
-        lk = _log_kernel(s, rho, d, kind)
-        la = lk + math.log(abs(w))
-        one = np.ones(rho.shape)
-        out.append(
-            (
-                np.where(np.isfinite(la), la, 0.0),
-                np.where(np.isfinite(la), math.copysign(1.0, w), 0.0),
-                one,
-                one,
-            )
-        )
-    return out
+def _atoms_log(atoms, rho, d, kind="mu", block=256):
+    """The atoms' contributions sum w K(s, rho) as one scaled piece (see :func:`_combine`), summed in
+    blocks of atoms (a rational function of exp(-r) near its radius of convergence has thousands)."""
+    if not atoms:
+        return []
+    rho = np.asarray(rho, dtype=np.float64)
+    w = np.array([float(w_) for w_, _ in atoms])
+    s = np.array([float(s_) for _, s_ in atoms])
+    shape = rho.shape
+    flat = rho.reshape(1, -1)
+    parts = []
+    for i in range(0, w.size, block):
+        lk = _log_kernel(s[i : i + block, None], flat, d, kind)
+        la = np.where(np.isfinite(lk), lk + np.log(np.abs(w[i : i + block]))[:, None], -np.inf)
+        top = np.max(la, axis=0)
+        none = ~np.isfinite(top)  # K = 0 for every atom (the CDF at rho = 0): envelope 1, as one atom's
+        top = np.where(none, 0.0, top)
+        f = np.exp(la - top)
+        parts.append((top, np.sign(w[i : i + block]) @ f, np.where(none, 1.0, f.sum(axis=0))))
+    shift = np.max([p_[0] for p_ in parts], axis=0)
+    scale = [np.exp(p_[0] - shift) for p_ in parts]
+    value = sum(c * p_[1] for c, p_ in zip(scale, parts, strict=True))
+    size = sum(c * p_[2] for c, p_ in zip(scale, parts, strict=True))
+    return [(shift.reshape(shape), value.reshape(shape), size.reshape(shape), size.reshape(shape))]
 
 
 def _odd_moments(terms, atoms, bessel, pieces, count):

@@ -7,11 +7,13 @@ cancellation between numerically computed transforms of the whole expression in 
 
 from __future__ import annotations
 
+import mpmath
 import sympy
 
 from ..exceptions import KernelDefinitionError, TransformError
 from ..kernels import DensityKernel, RadialKernel
 from ..kernels._analysis import analysis_budget, analyze
+from ..kernels._parse import R
 from ._bandlimited import split_band_limited, split_bessel_rational, sum_of_frequencies
 from ._closed_forms import closed_form
 from ._dispatch import _mixture_route
@@ -111,8 +113,53 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
             # is more accurate than the sum of its parts' (whose masses partly cancel); a kernel
             # split at its poles oscillates and has no mixture (its analysis costs seconds)
             split = None
+        if not split and not band and not poles and atom.support is None:
+            # a constant summand beside parts that do not split (1 + exp(-r^1.5) in d = 64, where
+            # the exponential power has no closed form), or a limit at infinity (1/(1.05 - e^-r)):
+            # the atom c delta_0 and the rest as one kernel
+            # only for a kernel that does not decay (1 - tanh(r) decays: its parts -tanh(r) and 1 do not)
+            if not atom.family and analyze(atom, budget=analysis_budget(5.0)).decay == "none":
+                const = sympy.Add(*[p for p in parts if p.is_number])
+                split = _constant_and_rest(
+                    c, atom.expr, const if const != 0 else _limit_at_infinity(atom.expr)
+                )
         out.extend(split if split else [(c, atom)])
     return out
+
+
+def _constant_and_rest(c, expr, const):
+    """[(c * const, None), (c, expr - const)], or None (const zero or not a real number, or a rest
+    that does not decay either)."""
+    if const is None or const == 0 or not const.is_real:
+        return None
+    try:
+        rest = RadialKernel(sympy.expand(expr - const, deep=False))
+    except KernelDefinitionError:
+        return None
+    if not rest.expr.has(R) or analyze(rest, budget=analysis_budget(5.0)).decay in ("none", "growth"):
+        return None
+    return [(c * float(const), None), (c, rest)]
+
+
+#: radii where the limit of k at infinity is read (mpmath: k - L may underflow float64 long before)
+_LIMIT_RADII = (1e20, 1e30)
+
+
+def _limit_at_infinity(expr):
+    """lim k(r) as r -> inf as an exact number (a rational, or a rational multiple of pi or e), or None:
+    k at the radii in mpmath (40 digits) must agree to 1e-30 with each other and with the number."""
+    try:
+        kf = sympy.lambdify(R, expr, modules="mpmath")
+        with mpmath.workdps(40):
+            v1, v2 = (kf(mpmath.mpf(x)) for x in _LIMIT_RADII)
+            if not (isinstance(v1, mpmath.mpf) and isinstance(v2, mpmath.mpf) and abs(v1 - v2) <= 1e-30):
+                return None
+            limit = sympy.nsimplify(sympy.Float(str(v2), 40), [sympy.pi, sympy.E], tolerance=1e-28)
+            if abs(v2 - mpmath.mpf(sympy.N(limit, 40))) > 1e-30 * max(1, abs(v2)):
+                return None
+    except (TypeError, ValueError, ZeroDivisionError, ArithmeticError, NameError, AttributeError):
+        return None
+    return limit if limit.is_number and limit != 0 else None
 
 
 def _smooth_and_decaying(part):
