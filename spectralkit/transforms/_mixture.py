@@ -131,11 +131,12 @@ _RATE_AGREE = 1e-7
 
 def _hidden_gaussian_factor(expr, length):
     """a > 0 with k = exp(-a r^2) h, h decaying slower than any Gaussian, for a formula that does not
-    show the factor (erfc(r) ~ e^(-r^2) / (sqrt(pi) r), erfc(r)^2): log|k| = -a r^2 + e r + b log r + c
-    + c1 / r + c2 / r^2 + O(r^-3), fitted exactly at six radii in mpmath (k underflows float64 there) and again at twice the
-    radii; a rational number both fits agree on, else 0 (k decays like exp(-r^p) with p != 2, or the
-    fit is not converged). A wrong rate cannot pass: the caller's representation is then checked
-    against k itself."""
+    show the factor (erfc(r) ~ e^(-r^2) / (sqrt(pi) r), erfc(r)^2).
+
+    log|k| = -a r^2 + e r + b log r + c + c1 / r + c2 / r^2 + O(r^-3) is fitted exactly at six radii
+    in mpmath (k underflows float64 there), and again at twice the radii; the result is a rational
+    number both fits agree on, else 0 (k decays like exp(-r^p) with p != 2, or the fit has not
+    converged). A wrong rate cannot pass: the caller's representation is checked against k itself."""
     try:
         kf = sympy.lambdify(R, expr, modules="mpmath")
         fits = []

@@ -114,10 +114,10 @@ def closed_form_terms(kernel: RadialKernel | DensityKernel, dim: int) -> list[_T
             # split at its poles oscillates and has no mixture (its analysis costs seconds)
             split = None
         if not split and not band and not poles and atom.support is None:
-            # a constant summand beside parts that do not split (1 + exp(-r^1.5) in d = 64, where
-            # the exponential power has no closed form), or a limit at infinity (1/(1.05 - e^-r)):
-            # the atom c delta_0 and the rest as one kernel
-            # only for a kernel that does not decay (1 - tanh(r) decays: its parts -tanh(r) and 1 do not)
+            # a kernel that does not decay: a constant summand beside parts that do not split
+            # (1 + exp(-r^1.5) in d = 64, where the exponential power has no closed form) or a limit
+            # at infinity (1/(1.5 - e^(-r^2))) is the atom c delta_0, the rest one kernel (not for
+            # 1 - tanh(r), which decays while its parts -tanh(r) and 1 do not)
             if not atom.family and analyze(atom, budget=analysis_budget(5.0)).decay == "none":
                 const = sympy.Add(*[p for p in parts if p.is_number])
                 split = _constant_and_rest(
