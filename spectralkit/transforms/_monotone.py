@@ -892,14 +892,14 @@ def _atoms_log(atoms, rho, d, kind="mu", block=256):
     return [(shift.reshape(shape), value.reshape(shape), size.reshape(shape), size.reshape(shape))]
 
 
-def _odd_moments(terms, atoms, bessel, pieces, count):
-    """M_n = int t^n nu(dt) for n = 1, 3, ..., 2 count - 1 (mpmath, exact formulas per component:
-    Gamma moments of the shifted groups, the atoms' s^n, polynomial pieces, and for an I-Bessel term
-    (-1)^m n!/(n-m)! times the (n-m)-th moment of its m = 0 density, whose sigma-moments are Beta
-    functions: int sigma^(2i) (b^2 - sigma^2)^(nu - 1/2) d sigma = b^(2 nu + 2 i) B(i + 1/2, nu + 1/2))."""
+def _moments(terms, atoms, bessel, pieces, orders):
+    """M_n = int t^n nu(dt) for each n in ``orders`` (c0's atom at t = 0 excluded; M_0 is nu's mass)
+    (mpmath, exact formulas per component: Gamma moments of the shifted groups, the atoms' s^n,
+    polynomial pieces, and for an I-Bessel term (-1)^m n!/(n-m)! times the (n-m)-th moment of its
+    m = 0 density, whose sigma-moments are Beta functions: int sigma^(2i) (b^2 - sigma^2)^(nu - 1/2)
+    d sigma = b^(2 nu + 2 i) B(i + 1/2, nu + 1/2))."""
     out = []
-    for j in range(count):
-        n = 2 * j + 1
+    for n in orders:
         total = mpmath.mpf(0)
         for w, beta, p, s in terms:
             if p > 0 and s == 0:
@@ -946,7 +946,8 @@ def _tail_series(terms, atoms, bessel, pieces, d):
         h = mpmath.mpf(d + 1) / 2
         log_c = mpmath.loggamma(h) - h * mpmath.log(mpmath.pi)
         logs, signs = [], []
-        for j, mom in enumerate(_odd_moments(terms, atoms, bessel, pieces, _SERIES_TERMS_TAIL)):
+        odd = range(1, 2 * _SERIES_TERMS_TAIL, 2)
+        for j, mom in enumerate(_moments(terms, atoms, bessel, pieces, odd)):
             a = mpmath.binomial(-h, j) * mom
             logs.append(float(log_c + mpmath.log(abs(a))) if a != 0 else -math.inf)
             signs.append(float(mpmath.sign(a)))
@@ -1023,9 +1024,7 @@ def _completely_monotone(c0, terms, atoms, dim, bessel=()):
         and c0 >= 0
     )
     with mpmath.workdps(_DPS):
-        mass = sum(w * p ** (-beta) for w, beta, p, _ in terms if p > 0) + sum(w for w, _ in atoms)
-        mass += sum(sum(c * L ** (i + 1) / (i + 1) for i, c in enumerate(cs)) for _, L, cs in pieces)
-        mass += sum(bessel_value(mpmath.mpf(0), *term) for term in bessel)  # r^m, m > 0: 0
+        mass = _moments(terms, atoms, bessel, pieces, (0,))[0]
     # mu(0) is infinite when a group at s = 0 decays like x^lead with lead + 1 <= d
     singular0 = any(g.s == 0 and g.lead + 1.0 <= d for g in groups)
     scale = float(min([g.p_min + g.s for g in groups] + [float(s) for _, s in atoms]))
