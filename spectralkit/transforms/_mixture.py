@@ -25,10 +25,12 @@ cancels to e^(-rho^2/4) of its terms in the region that holds the mass.
   of int |psi| on a grid of r (a missed pole or an atom of psi fails here), and the defect at r = 0
   (the mass outside the rule's range, exact for a one-signed psi there) is added to the mass error.
   With a Gaussian factor, the mass of psi_0 below the rule's smallest u (it may decay like
-  1/|log u|) is one Gaussian at t = a: k(0) - sum_i W_i psi_0(u_i).
+  1/|log u|) is one Gaussian at t = a: k(0) - sum_i W_i psi_0(u_i) (less the power tail's mass).
   The density error is measured at test frequencies against a second rule (24 against 16 points
-  per panel) plus sum_i W_i |delta psi_i| g_d, relative to the local amplitude sum_i W_i |psi_i| g_d,
-  where the radial density is within 1e-3 of its peak; beyond, the rule difference is integrated
+  per panel) plus sum_i W_i |delta psi_i| g_d, relative to the local amplitude sum_i W_i |psi_i| g_d
+  and then to |mu| (times amplitude / |mu| where a signed psi cancels, except next to mu's zeros,
+  where the absolute floor covers it), where the radial density is within 1e-3 of its peak; beyond,
+  the rule difference is integrated
   with the radial weight S_(d-1) rho^(d-1) into the mass error. Values of psi_0 not above 10 times
   their error are noise and dropped (their bound counts in the mass error). Every component is
   reported with a margin of 10.
@@ -836,7 +838,7 @@ def gaussian_mixture_transform(
             psic, _, _, _ = _psi(G, uc, wc, log_g)
     if psi is None or psic is None:
         return None
-    tail = None
+    tail, tail_mass = None, 0.0
     if tail_terms is not None:
         # the join T: a panel end where Talbot's psi and the power tail agree best over the decade
         # below (Talbot's rounding grows like t^gamma_1, the tail's truncation error falls like
@@ -929,7 +931,7 @@ def gaussian_mixture_transform(
         # the mass below the rule, k(0) - sum W psi, is one Gaussian at t = a (each t in
         # [a, a + u_min] gives the same Gaussian to TV distance sqrt(d/8) u_min / a)
         # (with a power tail: the tail's mass is its own; the head's nodes, set to 0, join the lump)
-        lump = k0 - float(np.sum(wpsi)) - (tail_mass if tail is not None else 0.0)
+        lump = k0 - float(np.sum(wpsi)) - tail_mass
         u_min = float(math.exp(lo)) if tail is None else max(float(math.exp(lo)), t_head)
         lump_err = abs(lump) * math.sqrt(dim / 8.0) * u_min / a
         u, w, psi, err = np.r_[0.0, u], np.r_[1.0, w], np.r_[lump, psi], np.r_[0.0, err]
@@ -949,8 +951,7 @@ def gaussian_mixture_transform(
     t, tc = a + u, a + uc
     mix = _Mixture(t, wpsi, werr, dim, tail, low)
     if a > 0:
-        lump_c = k0 - float(np.sum(wc * psic)) - (tail_mass if tail is not None else 0.0)
-        uc, wc, psic = np.r_[0.0, uc], np.r_[1.0, wc], np.r_[lump_c, psic]
+        uc, wc, psic = np.r_[0.0, uc], np.r_[1.0, wc], np.r_[k0 - float(np.sum(wc * psic)) - tail_mass, psic]
         tc = a + uc
     coarse = _Mixture(tc, wc * psic, np.ones(tc.size), dim, tail, low)
     # test frequencies: where the Gaussians of the mixture put their radial mass, sqrt(2 d t) for the
