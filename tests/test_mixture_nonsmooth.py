@@ -287,8 +287,7 @@ def test_psi_negative_at_infinity_against_the_exact_transform(d):
     k = K.RadialKernel.from_string("(1 + 2*r)*exp(-r)")
     info = analyze(k)
     assert info.origin_terms[0][1] == 1.0 and info.origin_terms[0][0] > 0
-    terms = origin_terms_to_order(k, 6, 5.0) or info.origin_terms
-    T = gaussian_mixture_transform(k, d, length=_length_scale(k), smooth_at_origin=False, origin_terms=terms)
+    T = _transform("(1 + 2*r)*exp(-r)", d)
     exact = closed_form(k, d)
     assert T is not None and exact is not None and T.rel_error <= 1e-6
     rho = math.sqrt(d) * np.array([0.3, 1.0, 2.0])  # where the radial law lives
@@ -395,26 +394,14 @@ def test_a_limit_at_infinity_is_an_atom():
     assert _limit_at_infinity(K.RadialKernel.from_string("atan(r**2)").expr) == sympy.pi / 2
     # no limit, growth, zero, a limit approached too slowly to be read
     for spec in ("cos(r)", "1 + r", "exp(-r)", "atan(r)"):
-        assert (
-            _limit_at_infinity(
-                K.RadialKernel.from_string(
-                    spec,
-                ).expr
-            )
-            is None
-        ), spec
+        assert _limit_at_infinity(K.RadialKernel.from_string(spec).expr) is None, spec
 
 
 def test_psi_negative_at_infinity_under_a_gaussian_factor_is_declined():
     # the lump at t = a would hold a signed head whose distance bound is poor (m+ = 1.43 +- 0.26 in
     # d = 3): declined, and the Hankel route answers in low d
     k = K.RadialKernel.from_string("exp(-r**2/2)*(2 - exp(-r))")
-    info = analyze(k)
-    terms = origin_terms_to_order(k, 6, 5.0) or info.origin_terms
-    assert (
-        gaussian_mixture_transform(k, 3, length=_length_scale(k), smooth_at_origin=False, origin_terms=terms)
-        is None
-    )
+    assert _transform("exp(-r**2/2)*(2 - exp(-r))", 3) is None
     rep = sk.check_rkks(k, dim=3)
     assert rep.verdict == "RKKS" and not rep.method.startswith("numeric:gaussian-mixture")
     assert rep.mass_plus.error <= 1e-6
