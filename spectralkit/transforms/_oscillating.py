@@ -639,6 +639,7 @@ class _LaguerreSeries:
         """
         n_terms, log_trunc = self._cut_at(float(np.max(x)), 35 * math.log(10))
         c_hi, c_lo, c_abs = self._monomial_coeffs(n_terms)
+        n_terms = len(c_hi)  # at least the cut: more terms only shrink the truncation
         zero = np.zeros(x.size)
         p = (np.full(x.size, c_hi[-1]), np.full(x.size, c_lo[-1]))
         absum = np.full(x.size, c_abs[-1])
@@ -678,7 +679,14 @@ class _LaguerreSeries:
                 raise ArithmeticError("the Laguerre series of the Gaussian oscillation needs too many terms")
 
     def _monomial_coeffs(self, n_terms):
-        """c_k (k < n_terms) of the monomial form (:meth:`_monomial`) as double-double and |c_k|."""
+        """c_k of the monomial form (:meth:`_monomial`) as double-double and |c_k|, for a partial
+        sum of at least ``n_terms`` terms. The cut moves with max x; one table of the longest sum
+        asked for (in steps of 32 terms) serves every shorter cut, whose tail holds its own, instead
+        of an O(N^2) table at 120 digits for each cut (0.4 s each, 28 of them in d = 128)."""
+        longest = max(self._mono_cache, default=0)
+        if n_terms <= longest:
+            return self._mono_cache[longest]
+        n_terms = 32 * math.ceil(n_terms / 32)
         if n_terms not in self._mono_cache:
             with mpmath.workdps(120):
                 q = self._q_mp(120, n_terms)
