@@ -20,8 +20,10 @@ t^2)) at t = b come from its differential equation
 
 (from z g'' + (2 v + 1) g' - z g = 0 for g(z) = z^(-v) K_v(z), z = c sqrt(a^2 + t^2)), run forwards at
 two precisions 30 digits apart until they agree. Unlike the rational-quadratic envelope, F_n is smooth
-at t = 0: mu has no kink at rho = b (the walk declares b a singular point all the same: harmless).
-Even d: the projection of the odd (d+1)-dimensional density (:class:`._oscillating._RQHalfStep`;
+at t = 0: mu has no kink at rho = b, but the walk's form cancels near it (multiple precision within
+~1e-3 of b), so odd d too is tabulated in log|rho - b| (:class:`._oscillating._KinkTable`, a few
+hundred walk evaluations) and the sampler reads the table. Even d: the projection of the odd
+(d+1)-dimensional density (:class:`._oscillating._RQHalfStep`;
 the envelope decays exponentially, so mu_(d+1) is locally integrable everywhere), tabulated. The
 measure is finite in every d (k is smooth and decays exponentially). sin(b r)/r in d = 1 needs the
 antiderivative of F_1 and is left to the numeric routes.
@@ -37,7 +39,7 @@ import numpy as np
 import sympy
 
 from .._numerics.bigfloat import to_gmpy
-from .._numerics.special import log_besselk, log_sphere_area
+from .._numerics.special import log_besselk
 from ..exceptions import TransformError
 from ._bandlimited import sum_of_frequencies
 from ._exp_poly import _parse_term
@@ -45,16 +47,16 @@ from ._oscillating import (
     _RQ_FLOOR,
     HALF_LEVELS,
     _accurate,
+    _KinkTable,
     _number,
     _osc_factor,
     _RQHalfStep,
     _RQWalk,
     kink_table_transform,
-    kink_transform,
     leveled_table,
     radial_floor,
 )
-from ._registry import BUILDERS, builder, exact_rationals, matcher
+from ._registry import builder, exact_rationals, matcher
 
 __all__ = []  # private module
 
@@ -66,7 +68,7 @@ _METHOD = "closed-form:kbessel-oscillation"
 #: statement against 38-digit Hankel integrals and whose masses meet k(0) = m+ - m-; 3.5e-4 for
 #: exp(-sqrt(2 + r^2)) cos(2 r) in d = 64 (m+ = 651.37 +- 0.23, where m+ - m- meets k(0) to 2e-8:
 #: a loose bound, but a bound, is stated rather than no answer). Above 1e-3: refused.
-_ACCEPT_EVEN = 1e-3
+_ACCEPT = 1e-3
 
 
 @matcher(priority=29)
@@ -254,56 +256,42 @@ def _kbessel_oscillation(w, kind, b, a, c, e, dim):
     rho_max = b + (60.0 + 2.0 * d) / c
     scale = min(b, c)
     if d % 2 == 1:
-        walk = _KBesselWalk(w, kind, b, a, c, e, d)
-
-        def mu_at_offset(point, off):  # b: a singular point of the walk's form only
-            off = np.asarray(off, dtype=np.float64)
-            la, sg = walk.log_abs_and_sign(b + off, off)
-            with np.errstate(over="ignore", under="ignore"):
-                return sg * np.exp(la)
-
+        walk = _KBesselWalk(1.0, kind, b, a, c, e, d)
         # the float sums' accepted error, relative to the radial density where that is smaller (max|mu|
         # sits at rho ~ 0 in high d, 1e9 in d = 65: a floor relative to it alone let the float sums'
         # errors into the masses at rho ~ 3); measured with every grid point certified (floor 0)
         grid = np.linspace(0, rho_max, 401)[1:]
         grid = grid[grid != b]
         la, _ = walk.log_abs_and_sign(grid)
-        peak = float(np.exp(np.max(la)))
         log_radial = float(np.max(la + (d - 1) * np.log(grid)))
-        walk.floor = radial_floor(_RQ_FLOOR, peak, log_radial, d)
-        return kink_transform(
-            walk.log_abs_and_sign,
+        walk.floor = radial_floor(_RQ_FLOOR, float(np.exp(np.max(la))), log_radial, d)
+        # mu is analytic at b, but the walk's form cancels near it (multiple precision within ~1e-3
+        # of b): tabulated in log|rho - b| like the even d below, so that the sampler reads a table
+        # (evaluated pointwise, its tables took 159,000 multiple-precision points, 250 s in d = 17)
+        table = _KinkTable(_accurate(walk), b, rho_max, dim=d)
+    else:
+        walks = {}
+
+        def odd(n):
+            if n not in walks:
+                walks[n] = _accurate(_KBesselWalk(1.0, kind, b, a, c, e, n))
+            return walks[n]
+
+        half = _RQHalfStep(
+            kind,
             b,
-            method=_METHOD,
-            rel_error=BUILDERS["kbessel_oscillation"].rel_error,
-            abs_error=_RQ_FLOOR if peak > 0 else 0.0,
-            scale=scale,
-            mu_at_offset=mu_at_offset,
-            # the floor's radial mass: S_(d-1) int_0^rho_max _RQ_FLOOR max(t^(d-1) |mu|) drho
-            mass_error=_RQ_FLOOR * math.exp(log_radial + log_sphere_area(d)) * rho_max * abs(w),
+            0.0,
+            c * c,
+            d,
+            odd=odd,
+            p=math.inf,
+            noise=1e-13,
+            projection=True,
+            level=HALF_LEVELS[0],
+            sharpen=True,
         )
-    walks = {}
-
-    def odd(n):
-        if n not in walks:
-            walks[n] = _accurate(_KBesselWalk(1.0, kind, b, a, c, e, n))
-        return walks[n]
-
-    half = _RQHalfStep(
-        kind,
-        b,
-        0.0,
-        c * c,
-        d,
-        odd=odd,
-        p=math.inf,
-        noise=1e-13,
-        projection=True,
-        level=HALF_LEVELS[0],
-        sharpen=True,
-    )
-    table = leveled_table(half, [half], b, rho_max, d)
-    if not table.error <= _ACCEPT_EVEN:
+        table = leveled_table(half, [half], b, rho_max, d)
+    if not table.error <= _ACCEPT:
         raise TransformError(
             f"k = w {kind}({b:g} r) exp(-{a:g} sqrt({c * c:g} + r^2)) in d = {d}: its density's table reached "
             f"a relative accuracy of only {table.error:.1e}"
