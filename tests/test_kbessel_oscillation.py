@@ -8,11 +8,12 @@ import mpmath
 import numpy as np
 import pytest
 
-from spectralkit import check_rkks
+from spectralkit import RandomFeatures, check_rkks
 from spectralkit.kernels import RadialKernel
 from spectralkit.transforms import transform_atom
 from spectralkit.transforms._closed_forms import _recognise
 from spectralkit.transforms._kbessel_oscillation import _besselk_pair, _KBesselWalk
+from spectralkit.transforms._oscillating import _RQWalk
 
 # mu(rho) = (2 pi)^(-d/2) rho^(1 - d/2) int_0^inf k(r) r^(d/2) J_(d/2 - 1)(rho r) dr by mpmath's
 # quadosc at 30 + d digits: the real-axis Hankel integral, independent of the shift and the walk
@@ -170,3 +171,21 @@ def test_products_of_sines_and_cosines_split_into_single_frequencies():
         diff = rep.mass_plus.value - rep.mass_minus.value
         assert abs(diff - math.exp(-1)) <= rep.mass_plus.error + rep.mass_minus.error
     assert _recognise(RadialKernel("exp(-sqrt(1+r**2))*sin(r)*cos(r)/r"))[1]["b"] == 2.0
+
+
+def test_the_sampler_reads_the_odd_d_table_not_the_walk(monkeypatch):
+    """Odd d is tabulated in log|rho - b| (the walk's form cancels near b): fitting random features
+    evaluates the walk in multiple precision only while the table is built. Read pointwise, the
+    sampler's tables took 159,000 such points (250 s) for this kernel in d = 17."""
+    calls = []
+    real = _RQWalk._mp_point
+
+    def counted(self, *args, **kwargs):
+        calls.append(args[0])
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(_RQWalk, "_mp_point", counted)
+    kernel = RadialKernel.from_string("exp(-sqrt(1 + r**2))*cos(2*r)")
+    rf = RandomFeatures(kernel, dim=17, n_components=32, method="orf", random_state=0).fit()
+    assert rf.measure_.transforms[0][1].method == "closed-form:kbessel-oscillation"
+    assert len(calls) < 5000
