@@ -61,7 +61,7 @@ from ._registry import builder, exact_rationals, matcher
 __all__ = []  # private module
 
 _METHOD = "closed-form:kbessel-oscillation"
-#: the largest even-d table error stated rather than refused. Where the envelope's singularities
+#: the largest table error stated rather than refused (odd d: 1e-10 to 1e-9). Where the envelope's singularities
 #: t = +-i a lie close to the real axis against b, the projection's error estimate near the zeros of mu
 #: at small rho (|mu| ~ 1e-4 of its peak) is ~1e-6 relative, and the table states 6 times that:
 #: 4e-5 for exp(-sqrt(2 + r^2)/2) cos(5 r/2) in d = 8, whose densities are within 1e-3 of that
