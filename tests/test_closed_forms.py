@@ -21,7 +21,8 @@ from scipy import integrate, special
 
 from spectralkit import kernels
 from spectralkit.transforms import closed_form
-from spectralkit.transforms._exp_power import SERIES_MAX_DIM, _ExpPowerSeries, _log_interpolant
+from spectralkit.transforms._exp_power import SERIES_MAX_DIM, _ExpPowerSeries
+from spectralkit.transforms._forms import log_interpolant
 
 F = kernels.RadialKernel.from_string
 DIMS = [1, 2, 3, 5, 16, 64]
@@ -575,7 +576,7 @@ def test_log_chebyshev_falls_back_to_direct_evaluation_where_not_smooth():
         calls.append(np.size(rho))
         return kinked(rho)
 
-    interp, _ = _log_interpolant(counted, -3.0, 3.0)
+    interp, _ = log_interpolant(counted, -3.0, 3.0)
     rho = np.exp(np.linspace(-2.9, 2.9, 301))
     calls.clear()
     la, _ = interp(rho)

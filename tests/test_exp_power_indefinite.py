@@ -12,7 +12,8 @@ import pytest
 import spectralkit as sk
 from spectralkit.kernels import RadialKernel
 from spectralkit.transforms import transform_atom
-from spectralkit.transforms._exp_power import _ExpPowerSeries, _log_interpolant, exponential_power
+from spectralkit.transforms._exp_power import _ExpPowerSeries, exponential_power
+from spectralkit.transforms._forms import log_interpolant
 
 #: (alpha, dims) of the stored Hankel references; alpha = 3.5 is refused in d = 256 (digits budget)
 HANKEL_CASES = [(2.5, (1, 2, 3, 16, 64, 256)), (3.0, (1, 3, 16, 64)), (3.5, (2, 16, 64))]
@@ -133,7 +134,7 @@ def test_signed_log_interpolant_keeps_signs_and_interpolates_mu_at_zeros():
         calls.append(np.size(rho))
         return f(rho)
 
-    ev, mass_error = _log_interpolant(counted, -3.0, 3.0, signed=True, dim=2)
+    ev, mass_error = log_interpolant(counted, -3.0, 3.0, signed=True, dim=2)
     rho = np.exp(np.random.default_rng(3).uniform(-3, 3, 2000))
     calls.clear()
     la, sg = ev(rho)

@@ -10,7 +10,8 @@ import pytest
 
 from spectralkit import RandomFeatures, check_rkks
 from spectralkit.kernels import RadialKernel
-from spectralkit.transforms import transform_atom
+from spectralkit.measures import _cache
+from spectralkit.transforms import _closed_forms, transform_atom
 from spectralkit.transforms._closed_forms import _recognise
 from spectralkit.transforms._kbessel_oscillation import _besselk_pair, _KBesselWalk
 from spectralkit.transforms._oscillating import _RQWalk
@@ -185,6 +186,8 @@ def test_the_sampler_reads_the_odd_d_table_not_the_walk(monkeypatch):
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(_RQWalk, "_mp_point", counted)
+    _cache.clear_memory()  # an earlier test in this worker may have built it (and its samplers)
+    _closed_forms._closed_form_cached.cache_clear()
     kernel = RadialKernel.from_string("exp(-sqrt(1 + r**2))*cos(2*r)")
     rf = RandomFeatures(kernel, dim=17, n_components=32, method="orf", random_state=0).fit()
     assert rf.measure_.transforms[0][1].method == "closed-form:kbessel-oscillation"

@@ -11,7 +11,8 @@ import pytest
 import spectralkit as sk
 from spectralkit.exceptions import TransformError
 from spectralkit.kernels import RadialKernel
-from spectralkit.transforms import _monotone_oscillation, transform_atom
+from spectralkit.measures import _cache
+from spectralkit.transforms import _closed_forms, _monotone_oscillation, transform_atom
 
 #: (formula, kind, q, b, Bernstein density nu(t) in mpmath, envelope decay beta (E ~ r^-beta))
 CASES = [
@@ -276,6 +277,8 @@ def test_the_tail_beyond_the_table_is_interpolated_for_the_sampler(monkeypatch):
         return real(counted, rho_max, d)
 
     monkeypatch.setattr(_monotone_oscillation, "_tail_table", counting)
+    _cache.clear_memory()  # an earlier test in this worker may have built it (and its samplers)
+    _closed_forms._closed_form_cached.cache_clear()
     kernel = RadialKernel.from_string("exp(-sqrt(r))*cos(r)")
     rf = sk.RandomFeatures(kernel, dim=2, n_components=32, method="orf", random_state=0).fit()
     assert rf.measure_.transforms[0][1].method == "closed-form:monotone-oscillation"

@@ -45,8 +45,7 @@ import sympy
 from .._numerics.quadrature import gauss_legendre, panel_rule
 from ..exceptions import TransformError
 from ..kernels._parse import R
-from ._exp_power import _log_interpolant
-from ._forms import not_a_measure
+from ._forms import log_interpolant, not_a_measure
 from ._mixture import _kanter_log_density, _stable_form
 from ._monotone import _DPS, _compact_pieces, _Group, _Piece, _reconstructs, bernstein_terms
 from ._oscillating import _MIN_OFFSET, _KinkTable, _number, _osc_factor, kink_table_transform
@@ -314,7 +313,7 @@ class _Mixture:
 
 def _tail_table(direct, rho_max, d):
     """rho -> (log|mu|, sign) beyond the table's end ``rho_max``: a verified Chebyshev interpolant of
-    log|mu| in log rho (:func:`._exp_power._log_interpolant`, 2e-12) over ``_TAIL_DECADES`` natural
+    log|mu| in log rho (:func:`._forms.log_interpolant`, 2e-12) over ``_TAIL_DECADES`` natural
     log units, built on the first call, and ``direct`` (8 ms per rho) outside it. The sampler's last
     lobe reaches far into the power tail (rho = 5.9e5 for exp(-sqrt(r)) cos(r) in d = 2, 58 table
     ends): read pointwise its tables cost 14 s. Where the interpolant meets a zero of mu (none in the
@@ -323,7 +322,7 @@ def _tail_table(direct, rho_max, d):
 
     def evaluate(rho):
         if "fn" not in state:
-            fn, mass_error = _log_interpolant(
+            fn, mass_error = log_interpolant(
                 direct, math.log(rho_max), math.log(rho_max) + _TAIL_DECADES, signed=True, dim=d
             )
             state["fn"] = fn if mass_error == 0 else direct
