@@ -67,7 +67,7 @@ _MAX_REL_ERROR = 1e-8  # of the mixture on a probe grid
 _MAX_TABLE_ERROR = 1e-6
 _LOG_RANGE = 600.0
 _TABLE_END = 1e4  # the table covers rho <= _TABLE_END b; the mixture itself beyond
-_TAIL_DECADES = 12.0  # the tail interpolant spans rho_max .. e^12 rho_max (1.6e5 table ends)
+_TAIL_LOG_SPAN = 12.0  # the tail interpolant spans rho_max .. e^12 rho_max (1.6e5 table ends)
 _PROBE = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 61)])
 
 
@@ -313,7 +313,7 @@ class _Mixture:
 
 def _tail_table(direct, rho_max, d):
     """rho -> (log|mu|, sign) beyond the table's end ``rho_max``: a verified Chebyshev interpolant of
-    log|mu| in log rho (:func:`._forms.log_interpolant`, 2e-12) over ``_TAIL_DECADES`` natural
+    log|mu| in log rho (:func:`._forms.log_interpolant`, 2e-12) over ``_TAIL_LOG_SPAN`` natural
     log units, built on the first call, and ``direct`` (8 ms per rho) outside it. The sampler's last
     lobe reaches far into the power tail (rho = 5.9e5 for exp(-sqrt(r)) cos(r) in d = 2, 58 table
     ends): read pointwise its tables cost 14 s. Where the interpolant meets a zero of mu (none in the
@@ -323,7 +323,7 @@ def _tail_table(direct, rho_max, d):
     def evaluate(rho):
         if "fn" not in state:
             fn, mass_error = log_interpolant(
-                direct, math.log(rho_max), math.log(rho_max) + _TAIL_DECADES, signed=True, dim=d
+                direct, math.log(rho_max), math.log(rho_max) + _TAIL_LOG_SPAN, signed=True, dim=d
             )
             state["fn"] = fn if mass_error == 0 else direct
         return state["fn"](rho)
