@@ -80,17 +80,16 @@ _ZERO_TOL = 1e-13
 
 
 def log_interpolant(log_abs_and_sign, t_lo, t_hi, *, signed=False, dim=None):
-    """Piecewise Chebyshev interpolant of ``t -> log|mu(e^t)|``.
+    """Piecewise Chebyshev interpolant of ``t -> log|mu(e^t)|`` for a density that is costly to
+    evaluate (a series in mpmath, a mixture's node sums) and read at many points (a sampler's tables
+    read up to ~6e5). Panels of 21 points, initially 0.5 wide in t = log rho, are bisected until, at
+    the midpoints between nodes, the interpolant agrees with ``log_abs_and_sign`` to 2e-12 in
+    log|mu| (= relative error of mu) and the last three coefficients are below it too, both beyond
+    the rounding noise of the logs (8 eps |log mu|). Panels that do not converge down to a width of
+    0.02 and points outside [t_lo, t_hi] are evaluated by ``log_abs_and_sign`` directly. Users:
+    the exponential-power series, the Gaussian-mixture route, the monotone oscillation's tail.
 
-    The series cost 0.05-0.5 ms per rho (mpmath where they cancel); a table build evaluates mu at
-    ~5e5 points. Panels of 21 points, initially 0.5 wide in t = log rho, are bisected until, at the
-    midpoints between nodes, the interpolant agrees with the series to 1e-13 in log|mu| (= relative
-    error of mu) and the last three coefficients are below it too, both beyond the rounding noise
-    of the series' logs (8 eps |log mu|). Panels that do not converge down to a width of 0.02 (a
-    sign change, series noise) and points outside [t_lo, t_hi] (where the asymptotic series need
-    only a few terms) are evaluated by the series directly. Returns ``rho -> (log|mu|, sign)``.
-
-    ``signed``: mu may change sign (alpha > 2). The interpolated function is then the complex
+    ``signed``: mu may change sign (e.g. the exponential power with alpha > 2). The interpolated function is then the complex
     logarithm log|mu| + i pi [mu < 0]: its imaginary part is constant on a panel without a zero,
     and a panel holding a zero (where log|mu| has a logarithmic singularity) does not converge: it
     is not bisected below 1/8 in t once its values change sign. There rho^d mu, which is analytic

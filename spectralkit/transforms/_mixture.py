@@ -127,6 +127,10 @@ def _gaussian_factor(expr):
     return a if a.is_positive else sympy.Integer(0)
 
 
+#: what evaluating a lambdified formula in mpmath may raise (a special function outside its domain,
+#: an overflow, a name mpmath does not know)
+MP_EVAL_ERRORS = (TypeError, ValueError, ZeroDivisionError, ArithmeticError, NameError, AttributeError)
+
 #: radii (units of the length scale) of the two fits of a Gaussian rate (the second doubles the first)
 _RATE_RADII = (40.0, 50.0, 60.0, 70.0, 80.0, 100.0)
 #: the two fits must agree to this (relative), and the rate must be a rational p/q (q <= 1000) as close
@@ -155,7 +159,7 @@ def _hidden_gaussian_factor(expr, length):
                     rows.append([-(r**2), r, mpmath.log(r), 1, 1 / r, r**-2])
                     rhs.append(mpmath.log(abs(v)))
                 fits.append(float(mpmath.lu_solve(mpmath.matrix(rows), mpmath.matrix(rhs))[0]))
-    except (TypeError, ValueError, ZeroDivisionError, ArithmeticError, NameError, AttributeError):
+    except MP_EVAL_ERRORS:
         return sympy.Integer(0)
     a0, a1 = fits
     if not (a1 > 0 and abs(a1 - a0) <= _RATE_AGREE * a1):

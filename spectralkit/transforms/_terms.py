@@ -17,7 +17,7 @@ from ..kernels._parse import R
 from ._bandlimited import split_band_limited, split_bessel_rational, sum_of_frequencies
 from ._closed_forms import closed_form
 from ._dispatch import _mixture_route
-from ._mixture import FIRM_REL_ERROR
+from ._mixture import FIRM_REL_ERROR, MP_EVAL_ERRORS
 from ._oscillating import split_gaussian_poles
 
 __all__: list[str] = []  # private module
@@ -157,7 +157,7 @@ def _limit_at_infinity(expr):
             limit = sympy.nsimplify(sympy.Float(str(v2), 40), [sympy.pi, sympy.E], tolerance=1e-28)
             if abs(v2 - mpmath.mpf(sympy.N(limit, 40))) > 1e-30 * max(1, abs(v2)):
                 return None
-    except (TypeError, ValueError, ZeroDivisionError, ArithmeticError, NameError, AttributeError):
+    except MP_EVAL_ERRORS:
         return None
     return limit if limit.is_number and limit != 0 else None
 
