@@ -67,6 +67,14 @@ feature_map, chunk_rows=256) -> out``
     x_K). Measured (``benchmarks/bench_lookup.py``, K = 2000): ~150 M lookups per CPU-second
     with evenly spread knots, ~75 M with knots at log-spaced quantiles.
 
+``laguerre_bound_logs(x, nu, qa) -> (lt, lerr, lbsum)``
+
+    The float bookkeeping of the exact-integer Laguerre sums of the Gaussian oscillation
+    (:mod:`spectralkit.transforms._oscillating`): per term n, the logs of the bound term
+    qa_n L_n^nu(-x), of the running sum of qa_j times the rounding majorant e_j, and of the
+    running sum of the bound terms. They do not depend on the working precision, so a point
+    retried at more bits reuses them; the integer recurrence stays in Python (gmpy2).
+
 Polynomial sincos
 -----------------
 ``sincos(x, out_sin, out_cos)`` (elementwise, 1-D, float32 or float64) exposes the same scalar
@@ -123,6 +131,7 @@ __all__ = [
     "finite_max_abs",
     "fused_features",
     "inverse_cdf_lookup",
+    "laguerre_bound_logs",
     "sincos",
 ]
 
@@ -905,3 +914,49 @@ def inverse_cdf_lookup(u, u_knots, x_knots, slopes, out):
             out,
         )
     return out
+
+
+@njit(cache=True)
+def _laguerre_bound_kernel(x, nu, qa, lt, lerr, lbsum):
+    n_terms = qa.shape[0]
+    log2 = np.log(2.0)
+    ep, ec, bp, bc, err, bsum = 0.0, 0.0, 0.0, 1.0, 0.0, 0.0
+    scale = 0.0  # the floats are scaled by 2^-scale (exact) so that nothing overflows
+    for n in range(n_terms):
+        if n >= 1:
+            c2 = abs(n - 1 + nu)
+            e_new = (abs(2 * n - 1 + nu - x) * ec + c2 * ep) / n + 2.0 * 2.0**-scale
+            b_new = ((2 * n - 1 + nu + x) * bc + c2 * bp) / n
+            ep, ec, bp, bc = ec, e_new, bc, b_new
+            if bc > 2.0**600:
+                f = 2.0**-600
+                ep, ec, bp, bc, err, bsum = ep * f, ec * f, bp * f, bc * f, err * f, bsum * f
+                scale += 600.0
+        err += qa[n] * ec
+        bsum += qa[n] * bc
+        shift = scale * log2
+        t = qa[n] * bc
+        lt[n] = np.log(t) + shift if t > 0.0 else -np.inf
+        lerr[n] = np.log(err) + shift if err > 0.0 else -np.inf
+        lbsum[n] = np.log(bsum) + shift if bsum > 0.0 else -np.inf
+
+
+def laguerre_bound_logs(x, nu, qa):
+    """Bounds that carry the exact fixed-point Laguerre sums of the Gaussian oscillation.
+
+    For S(x) = sum_n q_n L_n^nu(x) computed by the three-term recurrence
+    n L_n = (2n - 1 + nu - x) L_(n-1) - (n - 1 + nu) L_(n-2) with two roundings of one unit per
+    step, returns, for n = 0 .. len(qa) - 1 (float64 arrays, natural logs):
+
+    * ``lt[n] = log(qa_n L_n^nu(-x))``, the bound term (|L_n^nu(x)| <= L_n^nu(-x));
+    * ``lerr[n] = log(sum_(j<=n) qa_j e_j)``, e_j the error majorant of L_j in units,
+      e_j = (|2j - 1 + nu - x| e_(j-1) + |j - 1 + nu| e_(j-2)) / j + 2, e_0 = 0;
+    * ``lbsum[n] = log(sum_(j<=n) qa_j L_j^nu(-x))``.
+
+    ``qa`` are upper bounds of |q_n| (float64, >= 0). These do not depend on the working
+    precision, so one call serves every precision a point is retried at.
+    """
+    qa = np.ascontiguousarray(qa, dtype=np.float64)
+    lt, lerr, lbsum = (np.empty(qa.shape[0]) for _ in range(3))
+    _laguerre_bound_kernel(float(x), float(nu), qa, lt, lerr, lbsum)
+    return lt, lerr, lbsum

@@ -402,6 +402,26 @@ def test_the_monomial_form_builds_one_table_for_growing_cuts():
     assert len(series._mono_cache) == 1
 
 
+def test_the_fixed_point_laguerre_sum_against_mpmath_where_digits_cancel():
+    """exp(-r^2/4) cos(4 r) in d = 128: the Laguerre series S(x) = sum_n q_n L_n^nu(x) cancels
+    about 40 digits where the measure lives. The exact-integer sum (its bounds from the compiled
+    loop, the integer recurrence in gmpy2) agrees with the sum at 200 digits to its 1e-13."""
+    series = _LaguerreSeries(sympy.Rational(1, 4), (((("cos", 4.0),), 0, 1.0),), 128)
+    xs = np.array([0.5, 20.0, 63.0, 90.0, 140.0, 260.0])
+    la, sg = series._fixed(xs, np.zeros(xs.size))
+    with mpmath.workdps(200):
+        q = series._q_mp(200, 1200)
+        nu = mpmath.mpf(63)
+        for x, l_, s_ in zip(xs, la, sg):
+            x = mpmath.mpf(x)
+            lp, lc, total = mpmath.mpf(0), mpmath.mpf(1), q[0]
+            for n in range(1, 1200):
+                lp, lc = lc, ((2 * n - 1 + nu - x) * lc - (n - 1 + nu) * lp) / n
+                total += q[n] * lc
+            ref = s_ * mpmath.exp(l_)
+            assert abs(ref / total - 1) <= 1e-13, (x, ref, total)
+
+
 # ---------------------------------------------------------------------------------------------
 # rational-quadratic envelopes
 # ---------------------------------------------------------------------------------------------
