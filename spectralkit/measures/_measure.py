@@ -561,16 +561,18 @@ class SpectralMeasure:
             _truncation=float(rho_max),
         )
 
-    def cumulative(self, rho: ArrayLike) -> NDArray[np.float64] | None:
+    def cumulative(self, rho: ArrayLike, *, fast: bool = False) -> NDArray[np.float64] | None:
         """The exact cumulative signed mass int_0^rho f of the absolutely continuous part, or None.
 
         Available when every term has an exact radial CDF (closed forms) and the measure is not
         truncated: sum_i c_i m_i F_i(rho), m_i the term's absolutely continuous mass. ``rho`` may hold inf.
+        ``fast=True`` reads each term's interpolated CDF where it has one (``fast_cdf``), within
+        :attr:`fast_cumulative_error`: what the samplers' tables use.
         """
         ts = self.transforms
         if self._truncation is not None or not all(t.radial_cdf is not None for _, t in ts):
             return None
-        masses = [t.ac_mass if t.ac_mass is not None else k0 for (_, t), k0 in zip(ts, self._term_k0)]
+        masses = self._ac_masses()
         if not all(math.isfinite(m) for m in masses):
             return None
         rho = np.asarray(rho, dtype=np.float64)
@@ -580,9 +582,23 @@ class SpectralMeasure:
             if m == 0.0:
                 continue
             cdf = np.ones(rho.shape)  # F(inf) = 1
-            cdf[finite] = np.asarray(t.radial_cdf(rho[finite]), dtype=np.float64)
+            read = t.fast_cdf if fast and t.fast_cdf is not None else t.radial_cdf
+            cdf[finite] = np.asarray(read(rho[finite]), dtype=np.float64)
             total += c * m * cdf
         return total
+
+    def _ac_masses(self):
+        return [
+            t.ac_mass if t.ac_mass is not None else k0 for (_, t), k0 in zip(self.transforms, self._term_k0)
+        ]
+
+    @property
+    def fast_cumulative_error(self) -> float:
+        """Absolute error of ``cumulative(rho, fast=True)``: sum_i |c_i m_i| times the error of
+        term i's interpolated CDF."""
+        return float(
+            sum(abs(c * m) * t.fast_cdf_error for (c, t), m in zip(self.transforms, self._ac_masses()))
+        )
 
     @property
     def singular_points(self) -> tuple[float, ...]:

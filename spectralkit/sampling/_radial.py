@@ -117,6 +117,18 @@ class _SurrogateCumulative:
         return self._prefix[idx] + self._panels(x)
 
 
+class _FastCumulative:
+    """The measure's cumulative mass as the tables read it: ``cumulative(rho, fast=True)``, whose
+    interpolated terms carry the absolute error ``abs_error``."""
+
+    def __init__(self, measure):
+        self._measure = measure
+        self.abs_error = measure.fast_cumulative_error
+
+    def __call__(self, rho):
+        return self._measure.cumulative(rho, fast=True)
+
+
 def _density_surrogate(density, lobes):
     """(surrogate, [uses it per lobe]) for the lobes [(a, b), ...] of one part, or (None, all False).
 
@@ -272,8 +284,10 @@ class _LobeTable:
         #: the smallest u-error float64 can reach at this lobe's singular end (0 without one)
         self.u_error_floor = float(np.max(4 * (yield from self._ulp_mass(x, g))) / i16.sum())
         self._finalize(x, g, i16, i8)
-        # masses from a fitted density (_SurrogateCumulative) carry its error over the lobe
+        # masses from a fitted density (_SurrogateCumulative) carry its error over the lobe, masses
+        # from an interpolated CDF (_FastCumulative) that of its two ends
         fit = getattr(self._cumulative, "error", 0.0) * (self.b - self.a)
+        fit += 2.0 * getattr(self._cumulative, "abs_error", 0.0)
         self.integration_error += fit
         self.u_error += 2.0 * fit / self.mass
         self.converged = self.u_error <= max(tol, self.u_error_floor)
@@ -537,7 +551,9 @@ class RadialSampler:
             if (m > 0) == (s > 0)
         ]
         scale += sum(m for _, m in shells)
-        cumulative = measure.cumulative if getattr(measure, "has_cumulative", False) else None
+        cumulative = None
+        if getattr(measure, "has_cumulative", False):
+            cumulative = _FastCumulative(measure)
         whole = lobes
         lobes, parent = self._split_doubly_singular(measure, lobes)
         # a half keeps its whole lobe's local tolerance (stricter than its own share would need)

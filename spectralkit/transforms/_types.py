@@ -35,6 +35,12 @@ class RadialTransform:
         True only when mu >= 0 is known analytically.
     radial_cdf : callable or None
         Exact CDF of the normalised radial law ``rho^(d-1) mu / int``, when known.
+    fast_cdf : callable or None
+        An interpolant of ``radial_cdf`` within ``fast_cdf_error`` (absolute), for callers that read
+        the CDF at tens of thousands of points (the samplers' tables) where ``radial_cdf`` costs a
+        sum over many atoms or a quadrature per point. None: ``radial_cdf`` is cheap.
+    fast_cdf_error : float
+        The absolute error of ``fast_cdf`` (0 without one).
     zeros : ndarray or None
         Exactly known sign changes of mu.
     log_abs_mu : callable or None
@@ -89,6 +95,8 @@ class RadialTransform:
     tail_oscillation: float = 0.0
     nonnegative: bool = False
     radial_cdf: Callable[[np.ndarray], np.ndarray] | None = None
+    fast_cdf: Callable[[np.ndarray], np.ndarray] | None = None
+    fast_cdf_error: float = 0.0
     zeros: np.ndarray | None = None
     log_abs_mu: Callable[[np.ndarray], tuple] | None = None
     tail_parts: Callable[[np.ndarray], tuple] | None = None
