@@ -575,6 +575,7 @@ class _LaguerreSeries:
         self._mp_cache = {}
         self._int_cache = {}
         self._mono_cache = {}
+        self._bits_hint = 0  # the bits of the last fixed-point sum that met its bound
         self._extend(64)
 
     def _extend(self, n_max):
@@ -808,6 +809,9 @@ class _LaguerreSeries:
         out_l, out_s = np.empty(x.size), np.empty(x.size)
         for i, xi in enumerate(x.tolist()):
             bits = 64 * math.ceil((3.33 * (min(lost[i], 600.0) + 20) + 32) / 64)
+            # neighbouring points (root searches, quadrature panels) lose about as many digits: start
+            # from what the last point needed rather than fail once more at fewer bits
+            bits = min(max(bits, self._bits_hint), _MAX_BITS)
             bounds = None
             while True:
                 if bits > _MAX_BITS:
@@ -818,6 +822,7 @@ class _LaguerreSeries:
                 res = self._fixed_point(xi, bits, n_cut, bounds)
                 if res is not None:
                     out_l[i], out_s[i] = res
+                    self._bits_hint = bits
                     break
                 bits *= 2
         return out_l, out_s
