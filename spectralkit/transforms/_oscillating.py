@@ -2047,7 +2047,13 @@ class _RQContour:
         off = rho - self.b if off is None else np.asarray(off, dtype=np.float64)
         val = np.zeros(rho.shape)
         err = np.full(rho.shape, np.inf)
-        for side, route in ((off > 0, self._cut), (off < 0, self._axis_below)):
+        routes = [(off > 0, self._cut), (off < 0, self._axis_below)]
+        if self.kind == "bessel" and 2 * self.nu >= self.d:
+            # W+ = H1_nu(b z)/2 is ~ z^-nu at 0, and the axis integrand ~ y^(d - 1 - 2 nu) is not
+            # integrable there: turning the path at the origin leaves out the arc round it (mu was
+            # 1/(2 pi) short below b for J_1(r)/r (1 + r^2)^-1 in d = 2). The real axis only.
+            routes = routes[:1]
+        for side, route in routes:
             if np.any(side):
                 val[side], err[side] = route(rho[side], off[side])
         redo = ~(err <= self._AXIS_GOOD * np.abs(val))
