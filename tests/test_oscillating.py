@@ -615,6 +615,23 @@ def test_rq_oscillation_under_a_high_power_in_even_d(formula, dim, refs):
     assert np.max(np.abs(mu / np.array(list(refs.values())) - 1)) <= transform.rel_error
 
 
+def test_rq_oscillation_passes_a_pole_below_the_kink_on_a_wide_arc():
+    """cos(3r)/(1 + r^2/10)^20 in d = 64 (|k| r^63 is not integrable: the contour must answer).
+    Below the kink the imaginary axis passes g's pole of order 20 at i sqrt(10); on an arc of radius
+    min(sqrt(s)/2, 1/(b - rho)) the pieces beside it were ~3e12 times the result (stated 4e-4 at
+    rho = 0.5: refused). On an arc of 0.9 sqrt(s) they are not; references: the ray
+    t e^(i pi/4) in mpmath at 50 digits."""
+    contour = _RQContour("cos", 3.0, 20.0, 10.0, 64)
+    rho = np.array([0.1, 0.5])
+    val, err = contour._axis_below(rho, rho - 3.0)
+    ref = np.array([-2.6245992123996634e-11, -2.6808254988040644e-11])
+    assert np.all(err <= 1e-12 * np.abs(val))
+    assert np.max(np.abs(val / ref - 1)) <= 1e-13
+    rep = sk.check_rkks("cos(3*r)/(1 + r**2/10)**20", 64)
+    assert rep.verdict == "RKKS"
+    assert abs(rep.mass_plus.value - rep.mass_minus.value - 1.0) <= rep.mass_plus.error + rep.mass_minus.error
+
+
 @pytest.mark.parametrize(
     "formula,dim,plus,minus",
     [

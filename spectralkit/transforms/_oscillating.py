@@ -1508,6 +1508,10 @@ _CONTOUR_MAX_D = 48
 _CONTOUR_MAX_D_POLE = 64
 
 
+#: the radius of the arc round a pole of g below the kink (:meth:`_RQContour._axis_below`), in sqrt(s)
+_POLE_ARC = 0.9
+
+
 def _integer_power(alpha):
     """True where the envelope (1 + r^2/s)^-alpha has a pole at r = i sqrt(s), no branch cut."""
     return abs(alpha - round(alpha)) < 1e-12
@@ -1911,7 +1915,11 @@ class _RQContour:
         b, m, sq, alpha, kind, pw = self.b, self.m, self.sq, self.alpha, self.kind, self.power
         r = np.maximum(rho, 1e-9 * b)[:, None]
         o = np.where(rho < r[:, 0], r[:, 0] - b, off)[:, None]  # (r - b) where rho is raised to r
-        eps = np.minimum(self._ARC * sq, 1.0 / -off)
+        pole = _integer_power(alpha)
+        # a pole of order alpha: the pieces next to it are ~ (2 eps / sqrt(s))^-alpha, so the arc
+        # is as wide as the origin allows (its e^((b - rho) eps) variation is resolved by panels)
+        eps = np.full(rho.shape, _POLE_ARC * sq) if pole else np.minimum(self._ARC * sq, 1.0 / -off)
+        arc_panels = 4 * max(1, math.ceil(float(np.max((b - rho) * eps)) / 2)) if pole else 4
         phase = np.exp(0.5j * math.pi * (m + pw)) * 1j
         if kind == "bessel":
             phase *= np.exp(-0.5j * math.pi * (self.nu + 1)) * 2 / math.pi
@@ -1954,7 +1962,7 @@ class _RQContour:
                 total = total + v
                 size = size + sz
             # the arc, with the functions of complex argument
-            x, w = panel_rule(np.linspace(0.0, 1.0, 5), n)
+            x, w = panel_rule(np.linspace(0.0, 1.0, arc_panels + 1), n)
             e_phi = np.exp(1j * math.pi * (x - 0.5))
             z = 1j * sq + eps[:, None] * e_phi[None, :]
             dz = 1j * math.pi * eps[:, None] * e_phi[None, :] * w[None, :]
