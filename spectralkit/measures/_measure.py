@@ -588,6 +588,7 @@ class SpectralMeasure:
         return total
 
     def _ac_masses(self):
+        """Each term's absolutely continuous mass (what its radial CDF is normalised by)."""
         return [
             t.ac_mass if t.ac_mass is not None else k0 for (_, t), k0 in zip(self.transforms, self._term_k0)
         ]

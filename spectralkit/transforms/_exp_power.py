@@ -312,7 +312,7 @@ def exponential_power(c: float, alpha: float, lengthscale: float, dim: int) -> R
     up to d = 16; alpha = 0.5 in d = 64 took 24 s, 1.5 in d = 256 58 s before giving up), and, for
     alpha < 2, for d > ``SERIES_MAX_DIM``: the Gaussian-mixture route answers those.
     On rho l in [1e-6, 1e8] mu is then evaluated through a :func:`._forms.log_interpolant` interpolant of
-    log mu verified against the series (relative error <= 1e-13 plus the series' own rounding;
+    log mu verified against the series (relative error <= 2e-12 plus the series' own rounding;
     measured <= 6e-13), outside it by the series directly. Tail: mu ~ rho^(-d-alpha).
 
     alpha > 2 (not PD: mu changes sign; every d, as no mixture exists; a budget of

@@ -276,7 +276,9 @@ def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple, tuple] | None:
 _Q = sympy.Symbol("q")
 _MAX_ATOMS = 6000  # each atom is one more term per rho: |q_1| >= 1.01 fits
 _CDF_FIT_ATOMS = 64  # with this many atoms or more (or any quadrature) the samplers read an interpolant
-_CDF_TOL = 1e-11  # of the radial CDF of this absolute accuracy (they ask 1e-10 of their inverse CDF)
+#: of the radial CDF of this absolute accuracy: they ask 1e-10 of their inverse CDF, and 1e-13 took
+#: 300,000 quadrature points for (1 + r)^-1/2 in d = 16 (the quadrature's own noise), 1e-11 2,800
+_CDF_TOL = 1e-11
 _CDF_SPAN = 30.0  # natural-log units either side of the scale that it covers
 
 
@@ -1170,25 +1172,26 @@ def _completely_monotone(c0, terms, atoms, dim, bessel=()):
         # a verified interpolant in log rho (absolute _CDF_TOL) built on first use, the exact CDF
         # outside it and on the panels it cannot resolve
         if integrators or len(atoms) >= _CDF_FIT_ATOMS:
-            cdf_fit = []
+
+            @functools.cache
+            def cdf_fit():
+                lo_t, hi_t = math.log(scale) - _CDF_SPAN, math.log(scale) + _CDF_SPAN
+                fn, _ = fit_adaptive(
+                    lambda t: exact_cdf(np.exp(t)),
+                    lo_t,
+                    hi_t,
+                    n_init=int(hi_t - lo_t),
+                    degree=24,
+                    tol=_CDF_TOL,
+                    relative=False,
+                    noise=lambda v: 8 * np.finfo(float).eps,
+                    max_panels=4096,
+                    fallback=True,
+                )
+                return fn
 
             def interpolated(flat):
-                if not cdf_fit:
-                    lo_t, hi_t = math.log(scale) - _CDF_SPAN, math.log(scale) + _CDF_SPAN
-                    fn, _ = fit_adaptive(
-                        lambda t: exact_cdf(np.exp(t)),
-                        lo_t,
-                        hi_t,
-                        n_init=int(hi_t - lo_t),
-                        degree=24,
-                        tol=_CDF_TOL,
-                        relative=False,
-                        noise=lambda v: 8 * np.finfo(float).eps,
-                        max_panels=4096,
-                        fallback=True,
-                    )
-                    cdf_fit.append(fn)
-                return np.clip(cdf_fit[0](np.log(flat)), 0.0, 1.0)
+                return np.clip(cdf_fit()(np.log(flat)), 0.0, 1.0)
 
             fast_cdf = functools.partial(radial_cdf, read=interpolated)
 

@@ -35,6 +35,7 @@ beyond float64 leave the kernel to the other routes.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import replace
 
@@ -318,15 +319,16 @@ def _tail_table(direct, rho_max, d):
     lobe reaches far into the power tail (rho = 5.9e5 for exp(-sqrt(r)) cos(r) in d = 2, 58 table
     ends): read pointwise its tables cost 14 s. Where the interpolant meets a zero of mu (none in the
     tail so far) the direct values are kept (its zero panels' mass error has no place to go)."""
-    state = {}
+
+    @functools.cache
+    def fitted():
+        fn, mass_error = log_interpolant(
+            direct, math.log(rho_max), math.log(rho_max) + _TAIL_LOG_SPAN, signed=True, dim=d
+        )
+        return fn if mass_error == 0 else direct
 
     def evaluate(rho):
-        if "fn" not in state:
-            fn, mass_error = log_interpolant(
-                direct, math.log(rho_max), math.log(rho_max) + _TAIL_LOG_SPAN, signed=True, dim=d
-            )
-            state["fn"] = fn if mass_error == 0 else direct
-        return state["fn"](rho)
+        return fitted()(rho)
 
     return evaluate
 

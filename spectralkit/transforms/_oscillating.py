@@ -1508,10 +1508,6 @@ _CONTOUR_MAX_D = 48
 _CONTOUR_MAX_D_POLE = 64
 
 
-#: the radius of the arc round a pole of g below the kink (:meth:`_RQContour._axis_below`), in sqrt(s)
-_POLE_ARC = 0.9
-
-
 def _integer_power(alpha):
     """True where the envelope (1 + r^2/s)^-alpha has a pole at r = i sqrt(s), no branch cut."""
     return abs(alpha - round(alpha)) < 1e-12
@@ -1754,6 +1750,7 @@ class _RQContour:
     _PANEL_NODES = 16
     _AXIS_GOOD = 1e-10  # the imaginary axis alone where it states this relative accuracy
     _ARC = 0.5  # the largest radius of the arc round the branch point, in sqrt(s)
+    _POLE_ARC = 0.9  # the radius of the arc round a pole of g below the kink, in sqrt(s)
 
     def __init__(self, kind, b, alpha, s, d, nu=0.0):
         """``kind``: "cos", "sin" (sin(b r)/r) or "bessel" (J_nu(b r)/r^nu)."""
@@ -1918,7 +1915,7 @@ class _RQContour:
         pole = _integer_power(alpha)
         # a pole of order alpha: the pieces next to it are ~ (2 eps / sqrt(s))^-alpha, so the arc
         # is as wide as the origin allows (its e^((b - rho) eps) variation is resolved by panels)
-        eps = np.full(rho.shape, _POLE_ARC * sq) if pole else np.minimum(self._ARC * sq, 1.0 / -off)
+        eps = np.full(rho.shape, self._POLE_ARC * sq) if pole else np.minimum(self._ARC * sq, 1.0 / -off)
         arc_panels = 4 * max(1, math.ceil(float(np.max((b - rho) * eps)) / 2)) if pole else 4
         phase = np.exp(0.5j * math.pi * (m + pw)) * 1j
         if kind == "bessel":
@@ -1979,6 +1976,7 @@ class _RQContour:
         (value, size), (coarse, _) = out
         return value, np.abs(value - coarse) + 1e-14 * size
 
+    @functools.cached_property
     def _plain_end(self):
         """(T, tail, M) for :meth:`_plain`, or None where |k| r^(d-1) is not integrable at infinity.
 
@@ -1986,32 +1984,29 @@ class _RQContour:
         bound the integrand by C t^q g(t), q = power + m, so that past T the integral is at most
         C s^alpha T^(q + 1 - 2 alpha) / (2 alpha - q - 1). T: where that is 1e-17 of
         C int_0^inf t^q g(t) dt = C s^((q+1)/2) B((q+1)/2, alpha - (q+1)/2) / 2, at least 4 sqrt(s)."""
-        if not hasattr(self, "_plain_cut"):
-            q = self.power + self.m
-            self._plain_cut = None
-            if 2 * self.alpha > q + 1 and q > -1:
-                log_c = -self.m * math.log(2.0) - math.lgamma(self.m + 1)
-                h = 0.5 * (q + 1)
-                log_total = log_c + h * math.log(self.s) + math.lgamma(h) + math.lgamma(self.alpha - h)
-                log_total -= math.lgamma(self.alpha) + math.log(2.0)
-                k = 2 * self.alpha - q - 1
-                # C s^alpha T^-k / k = 1e-17 total
-                log_t = (
-                    log_c + self.alpha * math.log(self.s) - math.log(k) - log_total + 17 * math.log(10)
-                ) / k
-                t_end = max(math.exp(log_t), 4 * self.sq)
-                tail = math.exp(log_c + self.alpha * math.log(self.s) - k * math.log(t_end) - math.log(k))
-                self._plain_cut = (t_end, tail, math.exp(log_total))
-        return self._plain_cut
+        q = self.power + self.m
+        if not (2 * self.alpha > q + 1 and q > -1):
+            return None
+        log_c = -self.m * math.log(2.0) - math.lgamma(self.m + 1)
+        h = 0.5 * (q + 1)
+        log_total = log_c + h * math.log(self.s) + math.lgamma(h) + math.lgamma(self.alpha - h)
+        log_total -= math.lgamma(self.alpha) + math.log(2.0)
+        k = 2 * self.alpha - q - 1
+        # C s^alpha T^-k / k = 1e-17 total
+        log_t = (log_c + self.alpha * math.log(self.s) - math.log(k) - log_total + 17 * math.log(10)) / k
+        t_end = max(math.exp(log_t), 4 * self.sq)
+        tail = math.exp(log_c + self.alpha * math.log(self.s) - k * math.log(t_end) - math.log(k))
+        return t_end, tail, math.exp(log_total)
 
-    def _plain(self, rho):
+    def _plain(self, rho, off=None):
         """mu_d(rho) / norm by Gauss-Legendre panels on the real segment [0, T] alone, the rest
         bounded (:meth:`_plain_end`): for envelopes that decay fast enough (cos(r) (1 + r^2)^-30 in
         d = 16), where the imaginary axis passes a pole of high order (its pieces, ~(1 - y^2/s)^-alpha,
         cancel by 1e10 below the kink) and the rays cancel too. No cancellation where the integrand
         keeps its sign over most of [0, T]; where it does not, the stated error (the difference of two
-        rules plus 1e-14 of the integral of the moduli) says so, and another route wins."""
-        t_end, tail, _ = self._plain_end()
+        rules plus 1e-14 of the integral of the moduli) says so, and another route wins. ``off`` is
+        not needed (the routes' common signature)."""
+        t_end, tail, _ = self._plain_end
         r1 = np.maximum(rho, 1e-9 * self.b)  # rho^-m J_m(rho t) -> (t/2)^m / m!: see _real_axis
         value = np.empty(r1.shape, dtype=np.complex128)
         err = np.empty(r1.shape)
@@ -2111,21 +2106,21 @@ class _RQContour:
         for side, route in routes:
             if np.any(side):
                 val[side], err[side] = route(rho[side], off[side])
-        redo = ~(err <= self._AXIS_GOOD * np.abs(val))
-        if np.any(redo):
-            rv, re = self._real_axis(rho[redo], off[redo])
-            better = re < err[redo]
-            val[redo] = np.where(better, rv, val[redo])
-            err[redo] = np.where(better, re, err[redo])
-        cut = self._plain_end()
-        # the segment alone states at least 1e-14 of the integral of the moduli, which is below the
-        # bound M of _plain_end: rows whose error is already below 1e-13 M are left as they are
-        redo = ~(err <= self._AXIS_GOOD * np.abs(val)) & (cut is not None and err > 1e-13 * cut[2])
-        if np.any(redo):
-            pv, pe = self._plain(rho[redo])
-            better = pe < err[redo]
-            val[redo] = np.where(better, pv, val[redo])
-            err[redo] = np.where(better, pe, err[redo])
+
+        def improve(redo, route):
+            """Where ``redo``, the value of ``route`` (rho, off) -> (value, error) whose error is smaller."""
+            if np.any(redo):
+                v, e = route(rho[redo], off[redo])
+                better = e < err[redo]
+                val[redo] = np.where(better, v, val[redo])
+                err[redo] = np.where(better, e, err[redo])
+
+        improve(~(err <= self._AXIS_GOOD * np.abs(val)), self._real_axis)
+        cut = self._plain_end
+        if cut is not None:
+            # the segment alone states at least 1e-14 of the integral of the moduli, which is below
+            # the bound M of _plain_end: rows whose error is already below 1e-13 M are left as they are
+            improve(~(err <= self._AXIS_GOOD * np.abs(val)) & (err > 1e-13 * cut[2]), self._plain)
         norm = (2 * math.pi) ** (-0.5 * self.d)
         return val * norm, err * norm
 
