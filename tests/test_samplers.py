@@ -527,20 +527,27 @@ def test_a_lobe_whose_mass_the_density_fit_steps_over_is_integrated_directly():
     assert sampler.mass_discrepancy <= 1e-6
 
 
+def _sampler_counting_density_points(formula, dim):
+    """(measure, the + part's RadialSampler, density points its build evaluated), the measure's
+    derivation done before counting."""
+    m = SpectralMeasure(RadialKernel.from_string(formula), dim)
+    _ = m.lobes
+    points = []
+    real = m.radial_density
+    m.radial_density = lambda rho: (points.append(np.size(rho)), real(rho))[1]
+    sampler = RadialSampler(m, +1)
+    return m, sampler, sum(points)
+
+
 def test_a_density_good_to_its_stated_error_only_is_still_fitted():
     """exp(-r) J_0(2 r) in d = 2: the route states 1e-9 and its values carry noise above the fit's
     1e-13, so no panel converged and the tables integrated the route itself (622,856 density points,
     30 s). The fit is retried allowing the values' stated error: fewer than 150,000 points, and the
     table's mass matches the lobe's."""
-    m = SpectralMeasure(RadialKernel.from_string("exp(-r)*besselj(0, 2*r)"), 2)
+    m, s, points = _sampler_counting_density_points("exp(-r)*besselj(0, 2*r)", 2)
     assert m.transforms[0][1].rel_error == 1e-9
-    _ = m.lobes
-    points = []
-    real = m.radial_density
-    m.radial_density = lambda rho: (points.append(np.size(rho)), real(rho))[1]
-    s = RadialSampler(m, +1)
     assert all(t._cumulative is not None for t in s._tables)
-    assert sum(points) < 150_000
+    assert points < 150_000
     assert s.u_error <= 1e-10 and s.mass_discrepancy < 1e-9
 
 
@@ -548,12 +555,7 @@ def test_tables_of_fitted_lobes_read_the_fit_as_their_density():
     """exp(-r^2) cos(2r) in d = 16: the lobes take their masses from the fitted surrogate; their
     knots and slopes read the same fit instead of the route (each value a multiple-precision
     Laguerre sum where it cancels): 399 density points in all, 1,808 before, and the same tables."""
-    m = SpectralMeasure(RadialKernel.from_string("exp(-r**2)*cos(2*r)"), 16)
-    _ = m.lobes
-    points = []
-    real = m.radial_density
-    m.radial_density = lambda rho: (points.append(np.size(rho)), real(rho))[1]
-    s = RadialSampler(m, +1)
+    _, s, points = _sampler_counting_density_points("exp(-r**2)*cos(2*r)", 16)
     assert all(t._cumulative is not None for t in s._tables)
-    assert sum(points) < 800
+    assert points < 800
     assert s.u_error <= 1e-10 and s.mass_discrepancy < 1e-12
