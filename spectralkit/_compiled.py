@@ -43,7 +43,7 @@ feature_map, chunk_rows=256) -> out``
     calls in which it sits at different positions (e.g. transforming X[5:6] alone).
 
     Range: the polynomial sincos is accurate for |argument| <= ``SINCOS_MAX_ARG[dtype]`` (1e12
-    in float64, 1e6 in float32; see below). The kernel counts the arguments beyond that bound at
+    in float64, 1e6 in float32; see below). The kernel flags arguments beyond that bound at
     no measurable cost; if there are any, the wrapper issues a ``RuntimeWarning`` and recomputes
     the whole output by an accurate fallback: float32 inputs are transformed in float64 and
     rounded to float32, float64 inputs use numpy's ``cos``/``sin`` (full-range argument
@@ -281,6 +281,38 @@ def _store_fence(typingctx):
 
 
 # ----------------------------------------------------------------------------------------------
+# Quadrant selection, in the argument's own float type
+# ----------------------------------------------------------------------------------------------
+
+
+_QUARTER = np.float32(0.25)
+_HALF = np.float32(0.5)
+_THREE_QUARTERS = np.float32(0.75)
+
+
+@njit(fastmath=_FASTMATH, cache=True)
+def _quadrant(k, s, c):
+    """(sin x, cos x) from the quadrant k (an integer-valued float, x = k pi/2 + r) and
+    (s, c) = (sin r, cos r): (s, c), (c, -s), (-s, -c), (-c, s) for k mod 4 = 0, 1, 2, 3.
+
+    The quadrant is read as t = k/4 - floor(k/4) in {0, 1/4, 1/2, 3/4} (exact: k is an integer
+    far below 2**mantissa bits) rather than from an integer k. numba widens integer arithmetic
+    to int64, and int64 lanes (with no vector int64 -> float conversion before AVX-512) held the
+    float32 loop to 4 lanes instead of 8 and scalarised part of the float64 one.
+    """
+    # float32 constants: exact, and they keep float32 arithmetic in float32 (a Python float
+    # would widen it to float64)
+    quarter = k * _QUARTER
+    t = quarter - np.floor(quarter)
+    odd = (t == _QUARTER) | (t == _THREE_QUARTERS)
+    sin_x = c if odd else s
+    cos_x = s if odd else c
+    sin_x = -sin_x if t >= _HALF else sin_x
+    cos_x = -cos_x if (t == _QUARTER) | (t == _HALF) else cos_x
+    return sin_x, cos_x
+
+
+# ----------------------------------------------------------------------------------------------
 # float64 sincos
 # ----------------------------------------------------------------------------------------------
 
@@ -309,7 +341,6 @@ _C6 = -1.13596475577881948265e-11
 def _sincos_f64(x):
     """(sin x, cos x) of a float64, error < 1 ulp measured for |x| <= 1e8 (see module doc)."""
     kd = (x * _TWO_OVER_PI + _SHIFT64) - _SHIFT64
-    q = np.int64(kd)
     # x - k*pi/2 as hi + lo: r1 exact; k*P2 = th + tl exactly; TwoSum(r1, -th).
     r1 = _fma(-kd, _PIO2_1, x)
     th = kd * _PIO2_2
@@ -331,13 +362,7 @@ def _sincos_f64(x):
     hz = 0.5 * z
     wc = 1.0 - hz
     c = wc + (((1.0 - wc) - hz) + (z * rc - hi * lo))
-    # Quadrant q mod 4: (sin, cos) = (s, c), (c, -s), (-s, -c), (-c, s).
-    odd = (q & 1) != 0
-    sgn_s = 1.0 - np.float64(q & 2)
-    sgn_c = 1.0 - np.float64((q + 1) & 2)
-    sin_x = sgn_s * (c if odd else s)
-    cos_x = sgn_c * (s if odd else c)
-    return sin_x, cos_x
+    return _quadrant(kd, s, c)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -364,19 +389,13 @@ _F32_HALF = np.float32(0.5)
 def _sincos_f32(x):
     """(sin x, cos x) of a float32, error <= 2 ulp for |x| <= 1e4 (see module doc)."""
     kf = (x * _F32_TWO_OVER_PI + _F32_SHIFT) - _F32_SHIFT
-    q = np.int32(kf)
     r = _fma(-kf, _F32_PIO2_1, x)
     r = _fma(-kf, _F32_PIO2_2, r)
     r = _fma(-kf, _F32_PIO2_3, r)
     z = r * r
     s = r + r * z * (_F32_S1 + z * (_F32_S2 + z * _F32_S3))
     c = (_F32_ONE - _F32_HALF * z) + z * z * (_F32_C1 + z * (_F32_C2 + z * _F32_C3))
-    odd = (q & 1) != 0
-    sgn_s = _F32_ONE - np.float32(q & 2)
-    sgn_c = _F32_ONE - np.float32((q + 1) & 2)
-    sin_x = sgn_s * (c if odd else s)
-    cos_x = sgn_c * (s if odd else c)
-    return sin_x, cos_x
+    return _quadrant(kf, s, c)
 
 
 def _sincos_scalar(x):  # pragma: no cover - dispatched by the overload below
@@ -399,27 +418,30 @@ def _sincos_scalar_overload(x):
 
 @njit(fastmath=_FASTMATH, cache=True)
 def _store_sincos(a, scale, out_cos, out_sin, limit):
-    """out_cos = scale cos(a), out_sin = scale sin(a); returns #(|a| > limit)."""
-    n_bad = 0
+    """out_cos = scale cos(a), out_sin = scale sin(a); returns whether any |a| > limit.
+
+    A flag, not a count: an integer counter would be int64 lanes, which halve the float32
+    vector width."""
+    bad = False
     for j in range(a.shape[0]):
         x = a[j]
-        n_bad += abs(x) > limit
+        bad |= abs(x) > limit
         s, c = _sincos_scalar(x)
         out_cos[j] = scale * c
         out_sin[j] = scale * s
-    return n_bad
+    return bad
 
 
 @njit(fastmath=_FASTMATH, cache=True)
 def _store_cos(a, offsets, scale, out_cos, limit):
-    """out_cos = scale cos(a + offsets); returns #(|a + offsets| > limit)."""
-    n_bad = 0
+    """out_cos = scale cos(a + offsets); returns whether any |a + offsets| > limit."""
+    bad = False
     for j in range(a.shape[0]):
         x = a[j] + offsets[j]
-        n_bad += abs(x) > limit
+        bad |= abs(x) > limit
         _, c = _sincos_scalar(x)
         out_cos[j] = scale * c
-    return n_bad
+    return bad
 
 
 @njit(fastmath=_FASTMATH, cache=True)
@@ -428,7 +450,7 @@ def _chunk_part(Xc, W, scale, offsets, buf, out, r0, col0, mode, limit, col_bloc
     (small enough to stay in the core's cache) then the fused sincos + scale + store."""
     m = Xc.shape[0]
     s = W.shape[0]
-    n_bad = 0
+    bad = False
     for c0 in range(0, s, col_block):
         c1 = min(s, c0 + col_block)
         sb = c1 - c0
@@ -438,12 +460,12 @@ def _chunk_part(Xc, W, scale, offsets, buf, out, r0, col0, mode, limit, col_bloc
         for i in range(m):
             row = out[r0 + i]
             if mode == 0:
-                n_bad += _store_sincos(
+                bad |= _store_sincos(
                     B[i], scale, row[col0 + c0 : col0 + c1], row[col0 + s + c0 : col0 + s + c1], limit
                 )
             else:
-                n_bad += _store_cos(B[i], offsets[c0:c1], scale, row[col0 + c0 : col0 + c1], limit)
-    return n_bad
+                bad |= _store_cos(B[i], offsets[c0:c1], scale, row[col0 + c0 : col0 + c1], limit)
+    return bad
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
@@ -462,7 +484,7 @@ def _fused_kernel(
     col_block,
     n_workers,
     limit,
-    n_bad,
+    any_bad,
 ):
     n = X.shape[0]
     s_plus = W_plus.shape[0]
@@ -476,7 +498,7 @@ def _fused_kernel(
     # of chunk_rows and of the worker that computes a block.
     for w in prange(n_workers):
         buf = np.empty(gemm_rows * col_block, dtype=X.dtype)
-        bad = 0
+        bad = False
         for c in range(w, n_chunks, n_workers):
             c1 = min(n, (c + 1) * chunk_rows)
             for r0 in range(c * chunk_rows, c1, gemm_rows):
@@ -484,7 +506,7 @@ def _fused_kernel(
                 for part in range(2):  # one call site: a single compiled _chunk_part
                     W = W_plus if part == 0 else W_minus
                     if W.shape[0] > 0:
-                        bad += _chunk_part(
+                        bad |= _chunk_part(
                             Xc,
                             W,
                             scale_plus if part == 0 else scale_minus,
@@ -497,7 +519,7 @@ def _fused_kernel(
                             limit,
                             col_block,
                         )
-        n_bad[w] = bad
+        any_bad[w] = bad
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
@@ -619,7 +641,7 @@ def fused_features(
         _check_shape("fused_features", "offsets_minus", off_m, (s_minus,))
     limit = dtype.type(SINCOS_MAX_ARG[np.dtype(dtype)])
     n_workers = numba.get_num_threads()
-    n_bad = np.zeros(n_workers, dtype=np.int64)
+    any_bad = np.zeros(n_workers, dtype=np.bool_)
     gemm_rows = GEMM_ROWS[np.dtype(dtype)]
     chunk_rows = -(-int(chunk_rows) // gemm_rows) * gemm_rows
     col_block = column_block(dtype, max(s_plus, s_minus))
@@ -639,9 +661,9 @@ def fused_features(
             col_block,
             n_workers,
             limit,
-            n_bad,
+            any_bad,
         )
-    if n_bad.sum():
+    if any_bad.any():
         _fallback(X, W_plus, W_minus, scale_plus, scale_minus, off_p, off_m, out, mode, chunk_rows)
     return out
 

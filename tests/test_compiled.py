@@ -7,6 +7,7 @@ Accuracy of the polynomial sincos is measured in ulps against exact references (
 within a rigorous GEMM rounding bound; determinism is tested bit for bit.
 """
 
+import re
 import warnings
 
 import mpmath
@@ -186,6 +187,23 @@ def test_sincos_exactly_odd_and_even(dtype):
     s_neg, c_neg = C.sincos(-x)
     assert np.array_equal(s_neg, -s) and np.array_equal(c_neg, c)
 
+
+
+@pytest.mark.parametrize("kernel", ["_store_sincos", "_store_cos"])
+def test_the_float32_row_loops_vectorise_without_int64_lanes(kernel):
+    # An int64 lane (numba widens integer arithmetic: a quadrant taken as an integer, a counter)
+    # held the float32 loop to half the vector width; the quadrant is read in float arithmetic
+    # and the range check is a flag. Compiled afresh: cached code cannot be inspected.
+    func = numba.njit(fastmath=C._FASTMATH)(getattr(C, kernel).py_func)
+    a = np.linspace(-3, 3, 64, dtype=np.float32)
+    out = np.empty_like(a)
+    if kernel == "_store_sincos":
+        func(a, np.float32(1), out, out.copy(), np.float32(1e6))
+    else:
+        func(a, np.zeros_like(a), np.float32(1), out, np.float32(1e6))
+    llvm = func.inspect_llvm(func.signatures[0])
+    assert re.search(r"<\d+ x float>", llvm), "the float32 row loop is not vectorised"
+    assert not re.search(r"<\d+ x i64>", llvm), re.findall(r"<\d+ x i64>", llvm)[:3]
 
 # ------------------------------------------------------------------------------------------
 # fused_features
