@@ -188,7 +188,6 @@ def test_sincos_exactly_odd_and_even(dtype):
     assert np.array_equal(s_neg, -s) and np.array_equal(c_neg, c)
 
 
-
 @pytest.mark.parametrize("kernel", ["_store_sincos", "_store_cos"])
 def test_the_float32_row_loops_vectorise_without_int64_lanes(kernel):
     # An int64 lane (numba widens integer arithmetic: a quadrant taken as an integer, a counter)
@@ -204,6 +203,7 @@ def test_the_float32_row_loops_vectorise_without_int64_lanes(kernel):
     llvm = func.inspect_llvm(func.signatures[0])
     assert re.search(r"<\d+ x float>", llvm), "the float32 row loop is not vectorised"
     assert not re.search(r"<\d+ x i64>", llvm), re.findall(r"<\d+ x i64>", llvm)[:3]
+
 
 # ------------------------------------------------------------------------------------------
 # fused_features
