@@ -191,6 +191,61 @@ def test_smooth_super_exponential_formulas(formula):
     assert a.decay == "super-exponential" and a.bounded and a.value_at_zero == 1.0
 
 
+# even and analytic at 0: the expansion is skipped, and must give what the expansion gives
+_EVEN_ANALYTIC = [
+    "exp(-r**2/2)*cos(3*r)/(1 + r**2)",
+    "cos(r)*(1 + r**2)**(-0.7)*(3 + r**2)**(-1.2)",
+    "exp(-sqrt(r**2 + 2))*cos(2*r)",
+    "r*sin(r)*exp(-r**2)",
+    "exp(-r**2)*r*atan(r)",
+    "tanh(1/(1 + r**2))",
+    "log(2 + r**2)*exp(-r**2)",
+    "besselj(1, r)*besselj(3, 2*r)*exp(-r**2)",
+    "besseli(0, r)*exp(-r**2)",
+    "exp(-r**2)*(1 - r**2)**3/(2 + cosh(r))",
+    "sech(r)*erf(r)/erf(1 + r**2)*sinh(r)",
+]
+# not shown even and analytic (each has a non-smooth term at 0, or a form the predicate declines)
+_NOT_SHOWN = [
+    "exp(-r)*(1 + r)",
+    "r*exp(-r)*sin(2*r)*besselj(1, r)",
+    "cos(sqrt(r))",
+    "exp(-r**2)*r",
+    "besselj(1/2, r)",
+    "exp(-r**2.5)",
+    "r**2*exp(-r**2)*log(r)",
+    "(1 + r)**(-1/2)",
+    "exp(-r**2)*erf(r)",
+    "sin(r)/r",  # analytic and even, but 0/0 at the origin: the expansion decides
+    "exp(-sqrt(r**2 + r))",
+    "log(r**2)*exp(-r**2)",
+]
+
+
+@pytest.mark.parametrize("formula", _EVEN_ANALYTIC)
+def test_even_analytic_kernels_skip_the_expansion_and_agree_with_it(formula, monkeypatch):
+    expr = F(formula).expr
+    assert _analysis._parity_if_analytic(expr) == _analysis._EVEN
+    fast = _analysis._symbolic_origin(expr, None)
+    monkeypatch.setattr(_analysis, "_parity_if_analytic", lambda e: None)
+    series = _analysis._symbolic_origin(expr, None)
+    assert fast == series and fast[1] == ()
+
+
+@pytest.mark.parametrize("formula", _NOT_SHOWN)
+def test_kernels_not_shown_even_and_analytic_are_expanded(formula):
+    assert _analysis._parity_if_analytic(F(formula).expr) != _analysis._EVEN
+
+
+def test_parity_of_odd_and_mixed_forms():
+    P = _analysis._parity_if_analytic
+    assert P(R) == P(sympy.sin(R) * sympy.cosh(R)) == P(sympy.besselj(3, R)) == _analysis._ODD
+    assert P(R**3 * sympy.exp(-(R**2))) == P(sympy.tanh(R**3)) == _analysis._ODD
+    assert P(R + R**2) is None and P(sympy.exp(R)) is None and P(sympy.besselj(0, R) + R) is None
+    assert P((R**2 - 1) ** sympy.Rational(1, 3)) is None  # a negative base under a cube root
+    assert P(1 / (R**2 - 1)) == _analysis._EVEN  # a pole at r = 1, not at the origin
+
+
 @pytest.mark.parametrize("formula", ["exp(-r**2)*cosh(r)", "exp(-r**2)*besseli(0, r)", "exp(-r**2/2)*exp(r)"])
 def test_float_overflow_of_a_factor_is_not_a_pole(formula):
     """cosh(r) overflows float64 beyond r = 710, and exp(-r^2) cosh(r) evaluates to inf * 0 there: a

@@ -168,23 +168,105 @@ def _is_smooth(exponent, log_power):
     return log_power == 0 and exponent >= 0 and exponent == 2 * round(exponent / 2)
 
 
+# Proven smooth without a series: k analytic at r = 0 and even in r has a Taylor series in r^2
+# alone, so no non-smooth term. The predicate is structural and conservative: None ("not shown")
+# sends the kernel to the series.
+_EVEN, _ODD = 0, 1
+_ENTIRE = (sympy.exp, sympy.sin, sympy.cos, sympy.sinh, sympy.cosh, sympy.erf, sympy.erfc)
+# analytic on the whole real line (their poles lie off it)
+_REAL_ANALYTIC = (*_ENTIRE, sympy.tanh, sympy.atan, sympy.sech)
+_EVEN_FUNCTIONS = (sympy.cos, sympy.cosh, sympy.sech)
+_ODD_FUNCTIONS = (sympy.sin, sympy.sinh, sympy.erf, sympy.tanh, sympy.atan)
+
+
+def _real_value_at_zero(expr):
+    """expr(0) as a float when it is a finite real number, else None."""
+    value = expr.xreplace({R: sympy.Integer(0)})
+    if not value.is_number or value.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+        return None
+    value = complex(sympy.N(value, 30))
+    if value.imag != 0 or not math.isfinite(value.real):
+        return None
+    return value.real
+
+
+def _parity_if_analytic(expr):
+    """``_EVEN`` or ``_ODD`` when ``expr`` is analytic at r = 0 and even or odd in r, else None.
+
+    Structural: numbers and r; sums and products; powers with an r-free exponent (a non-integer
+    or negative one only of a base that is even and positive at 0, or non-zero at 0); the
+    functions of ``_REAL_ANALYTIC`` and log (argument positive at 0); J_n and I_n of integer n
+    (entire, of parity n in their argument). Anything else: None.
+    """
+    if not expr.has(R):
+        return _EVEN if expr.is_number and _real_value_at_zero(expr) is not None else None
+    if expr == R:
+        return _ODD
+    if expr.is_Add:
+        parities = {_parity_if_analytic(a) for a in expr.args}
+        return parities.pop() if len(parities) == 1 else None
+    if expr.is_Mul:
+        total = 0
+        for factor in expr.args:
+            p = _parity_if_analytic(factor)
+            if p is None:
+                return None
+            total += p
+        return total % 2
+    if expr.is_Pow:
+        base, exponent = expr.args
+        if exponent.has(R):
+            return None
+        p = _parity_if_analytic(base)
+        if p is None:
+            return None
+        if exponent.is_Integer:
+            if exponent < 0 and not _real_value_at_zero(base):
+                return None
+            return (p * int(exponent)) % 2
+        b0 = _real_value_at_zero(base)
+        return _EVEN if p == _EVEN and b0 is not None and b0 > 0 and exponent.is_real else None
+    if isinstance(expr, (sympy.besselj, sympy.besseli)):
+        order, arg = expr.args
+        p = _parity_if_analytic(arg)
+        if order.has(R) or not order.is_Integer or p is None:
+            return None
+        return _EVEN if p == _EVEN else int(order) % 2
+    if isinstance(expr, sympy.log):
+        arg = expr.args[0]
+        a0 = _real_value_at_zero(arg)
+        return _EVEN if _parity_if_analytic(arg) == _EVEN and a0 is not None and a0 > 0 else None
+    if isinstance(expr, _REAL_ANALYTIC) and len(expr.args) == 1:
+        p = _parity_if_analytic(expr.args[0])
+        if p is None:
+            return None
+        if p == _EVEN or isinstance(expr, _EVEN_FUNCTIONS):
+            return _EVEN
+        return _ODD if isinstance(expr, _ODD_FUNCTIONS) else None
+    return None
+
+
 def _symbolic_origin(expr, support):
     """(value_at_zero, origin_terms, continuous) from sympy at r = 0+ (raising the order as needed).
 
     ``continuous`` is True when sympy's ``continuous_domain`` contains the open interval
     (0, R) (R = support or inf), False when it finds a singularity inside, None when it cannot tell.
     """
-    for order in _ORDERS:
-        terms = _series_terms(expr, R, order)
-        rough = [t for t in terms if not _is_smooth(t[1], t[2])]
-        if len(rough) >= _N_TERMS:
-            break
-    rough = tuple((float(c), float(e), int(lp)) for c, e, lp in rough[:_N_TERMS])
-    singular = [t for t in terms if t[1] < 0 or (t[1] == 0 and t[2] > 0)]
-    if singular:
-        value = math.copysign(math.inf, singular[0][0] * (-1.0 if singular[0][2] % 2 else 1.0))
+    value = _real_value_at_zero(expr) if _parity_if_analytic(expr) == _EVEN else None
+    if value is not None:
+        rough = ()  # a series in r^2: every term smooth (what the expansion below would find)
     else:
-        value = sum(c for c, e, lp in terms if e == 0 and lp == 0)
+        for order in _ORDERS:
+            terms = _series_terms(expr, R, order)
+            rough = [t for t in terms if not _is_smooth(t[1], t[2])]
+            if len(rough) >= _N_TERMS:
+                break
+        rough = tuple((float(c), float(e), int(lp)) for c, e, lp in rough[:_N_TERMS])
+        singular = [t for t in terms if t[1] < 0 or (t[1] == 0 and t[2] > 0)]
+        if singular:
+            value = math.copysign(math.inf, singular[0][0] * (-1.0 if singular[0][2] % 2 else 1.0))
+        else:
+            value = sum(c for c, e, lp in terms if e == 0 and lp == 0)
     top = sympy.oo if support is None else to_sympy_number(support)
     try:
         domain = continuous_domain(expr, R, sympy.Interval(0, top))
