@@ -131,6 +131,7 @@ __all__ = [
     "finite_max_abs",
     "fused_features",
     "inverse_cdf_lookup",
+    "exp_sums",
     "laguerre_bound_logs",
     "sincos",
 ]
@@ -936,6 +937,58 @@ def inverse_cdf_lookup(u, u_knots, x_knots, slopes, out):
             out,
         )
     return out
+
+
+@njit(cache=True)
+def _exp_sums_kernel(rho, base, inv, abs_base, abs_inv, total, amp, round_w, top):
+    m, k = rho.shape[0], base.shape[0]
+    for i in range(m):
+        r2 = rho[i] * rho[i]
+        peak = -np.inf
+        for j in range(k):
+            peak = max(peak, base[j].real + r2 * inv[j].real)
+        # the signed sum compensated (Kahan, per component): its rounding stays O(eps) sum |f|
+        # whatever k, below the callers' log2(k) allowance for numpy's pairwise sum
+        sr, si, cr, ci = 0.0, 0.0, 0.0, 0.0
+        acc_abs, acc_b, acc_i = 0.0, 0.0, 0.0
+        for j in range(k):
+            af = np.exp(base[j].real + r2 * inv[j].real - peak)  # |f|
+            phase = base[j].imag + r2 * inv[j].imag
+            y = af * np.cos(phase) - cr
+            t = sr + y
+            cr = (t - sr) - y
+            sr = t
+            y = af * np.sin(phase) - ci
+            t = si + y
+            ci = (t - si) - y
+            si = t
+            acc_abs += af
+            acc_b += af * abs_base[j]
+            acc_i += af * abs_inv[j]
+        total[i] = complex(sr, si)
+        amp[i], round_w[i], top[i] = acc_abs, acc_b + r2 * acc_i, peak
+
+
+def exp_sums(rho, base, inv, abs_base, abs_inv):
+    """Per frequency rho_i, with L_ij = base_j + rho_i^2 inv_j (complex) and top_i = max_j Re L_ij:
+    ``(sum_j f_ij, sum_j |f_ij|, sum_j |f_ij| (abs_base_j + rho_i^2 abs_inv_j), top)``,
+    f_ij = exp(L_ij - top_i). One pass per row, no m x k temporaries (float64 / complex128)."""
+    rho = np.ascontiguousarray(rho, dtype=np.float64)
+    base = np.ascontiguousarray(base, dtype=np.complex128)
+    inv = np.ascontiguousarray(inv, dtype=np.complex128)
+    abs_base = np.ascontiguousarray(abs_base, dtype=np.float64)
+    abs_inv = np.ascontiguousarray(abs_inv, dtype=np.float64)
+    if rho.ndim != 1 or base.ndim != 1 or base.shape != inv.shape or base.shape != abs_base.shape:
+        raise ValueError(
+            "exp_sums: rho, base, inv, abs_base and abs_inv must be 1-D, the last four of one length"
+        )
+    if abs_inv.shape != base.shape:
+        raise ValueError("exp_sums: abs_inv must have the length of base")
+    m = rho.shape[0]
+    total = np.empty(m, dtype=np.complex128)
+    amp, round_w, top = np.empty(m), np.empty(m), np.empty(m)
+    _exp_sums_kernel(rho, base, inv, abs_base, abs_inv, total, amp, round_w, top)
+    return total, amp, round_w, top
 
 
 @njit(cache=True)

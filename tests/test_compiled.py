@@ -668,3 +668,34 @@ def test_output_pool_advice_on_give_back(advice):
 def test_output_pool_rejects_an_unknown_advice():
     with pytest.raises(ValueError, match=r"advice must be one of \[.*'free'.*\], got 'sometimes'"):
         _runtime._OutputPool(1, 1, 1, advice="sometimes")
+
+
+# ------------------------------------------------------------------------------------------
+# exp_sums (the Gaussian-rational rays' panel sums)
+# ------------------------------------------------------------------------------------------
+
+
+def test_exp_sums_against_mpmath_and_the_numpy_formula():
+    rng = np.random.default_rng(5)
+    k = 3000
+    rho = np.array([0.0, 0.7, 3.0])
+    base = rng.normal(0, 3, k) + 1j * rng.normal(0, 40, k)  # wild phases: the sum cancels
+    inv = -rng.uniform(0.1, 1, k) + 1j * rng.normal(0, 1, k)
+    abs_base, abs_inv = np.abs(base) + 8.0, np.abs(inv)
+    total, amp, round_w, top = C.exp_sums(rho, base, inv, abs_base, abs_inv)
+    L = base[None, :] + (rho**2)[:, None] * inv[None, :]
+    assert np.array_equal(top, L.real.max(axis=1))
+    f = np.exp(L - top[:, None])
+    assert np.allclose(amp, np.abs(f).sum(axis=1), rtol=1e-13, atol=0)
+    assert np.allclose(round_w, np.abs(f) @ abs_base + rho**2 * (np.abs(f) @ abs_inv), rtol=1e-13, atol=0)
+    with mpmath.workdps(40):
+        for i in range(rho.size):
+            exact = mpmath.fsum(
+                mpmath.exp(mpmath.mpc(b) + mpmath.mpf(rho[i]) ** 2 * mpmath.mpc(v) - mpmath.mpf(top[i]))
+                for b, v in zip(base, inv)
+            )
+            # compensated: O(eps) of sum |f| whatever k (a plain sum allows ~k eps), plus the
+            # rounding of each term's exp, cos and sin (a few eps of |f| each)
+            assert abs(complex(exact) - total[i]) <= 8 * np.finfo(float).eps * amp[i], i
+    with pytest.raises(ValueError, match="abs_inv must have the length of base"):
+        C.exp_sums(rho, base, inv, abs_base, abs_inv[:-1])

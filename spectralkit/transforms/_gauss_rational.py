@@ -38,6 +38,7 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
+from .._compiled import exp_sums
 from .._numerics.quadrature import gauss_legendre
 from .._numerics.special import log_sphere_area
 from ..kernels import RadialKernel
@@ -185,13 +186,12 @@ class _Rays:
     @staticmethod
     def _sums(rho, base, inv, abs_base=None, abs_inv=None):
         """(sum f, sum |f|, the rounding weight sum |f| |log f|, top) with f = e^(log f - top) and
-        log f = base + rho^2 inv, per frequency (rows)."""
-        L = base[None, :] + (rho * rho)[:, None] * inv[None, :]
-        top = np.max(L.real, axis=1)
-        f = np.exp(L - top[:, None])
-        af = np.abs(f)
-        round_w = af @ abs_base + rho * rho * (af @ abs_inv) if abs_base is not None else None
-        return f.sum(axis=1), af.sum(axis=1), round_w, top
+        log f = base + rho^2 inv, per frequency (rows); compiled (the calls are many and small)."""
+        if abs_base is None:
+            abs_base = abs_inv = np.zeros(base.size)
+            total, amp, _, top = exp_sums(rho, base, inv, abs_base, abs_inv)
+            return total, amp, None, top
+        return exp_sums(rho, base, inv, abs_base, abs_inv)
 
     def _edges(self, b):
         """The frequency bin b: rho in (r0 e^((b-1)/_BINS), r0 e^(b/_BINS)], b = 0 for rho <= r0."""
