@@ -204,6 +204,9 @@ _EVEN_ANALYTIC = [
     "besseli(0, r)*exp(-r**2)",
     "exp(-r**2)*(1 - r**2)**3/(2 + cosh(r))",
     "sech(r)*erf(r)/erf(1 + r**2)*sinh(r)",
+    "sin(r)/r",  # removable at the origin: k(0) from a short expansion
+    "exp(-r**2)*sin(r)*sin(2*r)/r**2",
+    "besselj(1, r)**3/r**3 + exp(-sqrt(r**2 + 1))*sin(r)/r",
 ]
 # not shown even and analytic (each has a non-smooth term at 0, or a form the predicate declines)
 _NOT_SHOWN = [
@@ -216,7 +219,9 @@ _NOT_SHOWN = [
     "r**2*exp(-r**2)*log(r)",
     "(1 + r)**(-1/2)",
     "exp(-r**2)*erf(r)",
-    "sin(r)/r",  # analytic and even, but 0/0 at the origin: the expansion decides
+    "sin(r)/r**3",  # a pole of order 2 left
+    "sin(r)**2/r**3",
+    "(1 - exp(-r))**2/r**2",
     "exp(-sqrt(r**2 + r))",
     "log(r**2)*exp(-r**2)",
 ]
@@ -244,6 +249,8 @@ def test_parity_of_odd_and_mixed_forms():
     assert P(R + R**2) is None and P(sympy.exp(R)) is None and P(sympy.besselj(0, R) + R) is None
     assert P((R**2 - 1) ** sympy.Rational(1, 3)) is None  # a negative base under a cube root
     assert P(1 / (R**2 - 1)) == _analysis._EVEN  # a pole at r = 1, not at the origin
+    assert P(sympy.sin(R) ** 3 / R**2) == _analysis._ODD and P(sympy.besselj(3, R) / R) == _analysis._EVEN
+    assert P(sympy.sin(R) * sympy.cos(R) / R**2) is None  # vanishes to order 1 only
 
 
 @pytest.mark.parametrize("formula", ["exp(-r**2)*cosh(r)", "exp(-r**2)*besseli(0, r)", "exp(-r**2/2)*exp(r)"])

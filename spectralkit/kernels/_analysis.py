@@ -192,10 +192,22 @@ def _real_value_at_zero(expr):
     return value.real
 
 
+def _vanishing_order(expr):
+    """A lower bound on the order at which ``expr`` (analytic at 0, parity known) vanishes there:
+    an odd factor vanishes to order >= 1, a product to the sum of its factors' orders."""
+    base, exponent = expr.as_base_exp()
+    if exponent.is_Integer and exponent > 1:
+        return int(exponent) * _vanishing_order(base)
+    if expr.is_Mul:
+        return sum(_vanishing_order(f) for f in expr.args)
+    return 1 if _parity_if_analytic(expr) == _ODD else 0
+
+
 def _parity_if_analytic(expr):
     """``_EVEN`` or ``_ODD`` when ``expr`` is analytic at r = 0 and even or odd in r, else None.
 
-    Structural: numbers and r; sums and products; powers with an r-free exponent (a non-integer
+    Structural: numbers and r; sums and products (r^-n only beside factors that vanish to order
+    >= n at 0, :func:`_vanishing_order`); powers with an r-free exponent (a non-integer
     or negative one only of a base that is even and positive at 0, or non-zero at 0); the
     functions of ``_REAL_ANALYTIC`` and log (argument positive at 0); J_n and I_n of integer n
     (entire, of parity n in their argument). Anything else: None.
@@ -208,13 +220,19 @@ def _parity_if_analytic(expr):
         parities = {_parity_if_analytic(a) for a in expr.args}
         return parities.pop() if len(parities) == 1 else None
     if expr.is_Mul:
-        total = 0
+        # r^-n beside factors that vanish at 0 to order >= n is analytic (sin(r)/r)
+        total, pole, vanishing = 0, 0, 0
         for factor in expr.args:
+            base, exponent = factor.as_base_exp()
+            if base == R and exponent.is_Integer and exponent < 0:
+                pole -= int(exponent)
+                continue
             p = _parity_if_analytic(factor)
             if p is None:
                 return None
             total += p
-        return total % 2
+            vanishing += _vanishing_order(factor)
+        return (total + pole) % 2 if pole <= vanishing else None
     if expr.is_Pow:
         base, exponent = expr.args
         if exponent.has(R):
@@ -254,7 +272,13 @@ def _symbolic_origin(expr, support):
     ``continuous`` is True when sympy's ``continuous_domain`` contains the open interval
     (0, R) (R = support or inf), False when it finds a singularity inside, None when it cannot tell.
     """
-    value = _real_value_at_zero(expr) if _parity_if_analytic(expr) == _EVEN else None
+    value = None
+    if _parity_if_analytic(expr) == _EVEN:
+        value = _real_value_at_zero(expr)
+        if value is None:  # removable at 0 (sin(r)/r): the constant of a short expansion
+            terms = _series_terms(expr, R, 1)
+            if all(_is_smooth(e, lp) for _, e, lp in terms):
+                value = sum(c for c, e, lp in terms if e == 0 and lp == 0)
     if value is not None:
         rough = ()  # a series in r^2: every term smooth (what the expansion below would find)
     else:
