@@ -251,6 +251,10 @@ def test_parity_of_odd_and_mixed_forms():
     assert P(1 / (R**2 - 1)) == _analysis._EVEN  # a pole at r = 1, not at the origin
     assert P(sympy.sin(R) ** 3 / R**2) == _analysis._ODD and P(sympy.besselj(3, R) / R) == _analysis._EVEN
     assert P(sympy.sin(R) * sympy.cos(R) / R**2) is None  # vanishes to order 1 only
+    # sin(r)/r does not vanish at 0: its square leaves a pole beside r^-2 (kept unflattened)
+    nested = sympy.Mul(sympy.Pow(sympy.sin(R) / R, 2, evaluate=False), R**-2, evaluate=False)
+    assert P(nested) is None
+    assert P(sympy.Mul(sympy.Pow(sympy.sin(R) ** 2 / R, 2, evaluate=False), R**-2, evaluate=False)) == 0
 
 
 @pytest.mark.parametrize("formula", ["exp(-r**2)*cosh(r)", "exp(-r**2)*besseli(0, r)", "exp(-r**2/2)*exp(r)"])

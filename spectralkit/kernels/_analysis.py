@@ -194,8 +194,11 @@ def _real_value_at_zero(expr):
 
 def _vanishing_order(expr):
     """A lower bound on the order at which ``expr`` (analytic at 0, parity known) vanishes there:
-    an odd factor vanishes to order >= 1, a product to the sum of its factors' orders."""
+    r^n to order n (n < 0 too, inside a product), an odd factor to order >= 1, a product to the
+    sum of its factors' orders."""
     base, exponent = expr.as_base_exp()
+    if base == R and exponent.is_Integer:
+        return int(exponent)
     if exponent.is_Integer and exponent > 1:
         return int(exponent) * _vanishing_order(base)
     if expr.is_Mul:
