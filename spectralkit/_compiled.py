@@ -1,4 +1,5 @@
-"""Compiled (numba) hot loops: fused random-feature transform, polynomial sincos, inverse-CDF lookup.
+"""Compiled (numba) hot loops: fused random-feature transform, polynomial sincos, inverse-CDF lookup,
+and the float sums of two derivation routes.
 
 Every numba kernel of spectralkit lives here, with its thin wrapper. Every kernel is
 module-level, compiled with ``cache=True`` and works on explicit dtypes (float32 or float64; the dtype of the inputs is the
@@ -74,6 +75,14 @@ feature_map, chunk_rows=256) -> out``
     qa_n L_n^nu(-x), of the running sum of qa_j times the rounding majorant e_j, and of the
     running sum of the bound terms. They do not depend on the working precision, so a point
     retried at more bits reuses them; the integer recurrence stays in Python (gmpy2).
+
+``exp_sums(rho, base, inv, abs_base, abs_inv) -> (total, amp, round_w, top)``
+
+    The panel sums of the Gaussian-rational rays (:mod:`spectralkit.transforms._gauss_rational`):
+    per frequency rho_i, L_ij = base_j + rho_i^2 inv_j (complex128, length k), top_i = max_j Re L_ij,
+    f_ij = exp(L_ij - top_i); total_i = sum_j f_ij (compensated: its rounding is O(eps) sum_j |f_ij|
+    whatever k), amp_i = sum_j |f_ij|, round_w_i = sum_j |f_ij| (abs_base_j + rho_i^2 abs_inv_j).
+    The calls are many (thousands per kernel) and small (1-5 frequencies, 100-2000 nodes).
 
 Polynomial sincos
 -----------------
@@ -286,9 +295,9 @@ def _store_fence(typingctx):
 # ----------------------------------------------------------------------------------------------
 
 
-_QUARTER = np.float32(0.25)
-_HALF = np.float32(0.5)
-_THREE_QUARTERS = np.float32(0.75)
+_F32_QUARTER = np.float32(0.25)
+_F32_HALF = np.float32(0.5)
+_F32_THREE_QUARTERS = np.float32(0.75)
 
 
 @njit(fastmath=_FASTMATH, cache=True)
@@ -303,13 +312,13 @@ def _quadrant(k, s, c):
     """
     # float32 constants: exact, and they keep float32 arithmetic in float32 (a Python float
     # would widen it to float64)
-    quarter = k * _QUARTER
+    quarter = k * _F32_QUARTER
     t = quarter - np.floor(quarter)
-    odd = (t == _QUARTER) | (t == _THREE_QUARTERS)
+    odd = (t == _F32_QUARTER) | (t == _F32_THREE_QUARTERS)
     sin_x = c if odd else s
     cos_x = s if odd else c
-    sin_x = -sin_x if t >= _HALF else sin_x
-    cos_x = -cos_x if (t == _QUARTER) | (t == _HALF) else cos_x
+    sin_x = -sin_x if t >= _F32_HALF else sin_x
+    cos_x = -cos_x if (t == _F32_QUARTER) | (t == _F32_HALF) else cos_x
     return sin_x, cos_x
 
 
@@ -383,7 +392,6 @@ _F32_C1 = np.float32(4.166664568298827e-2)
 _F32_C2 = np.float32(-1.388731625493765e-3)
 _F32_C3 = np.float32(2.443315711809948e-5)
 _F32_ONE = np.float32(1.0)
-_F32_HALF = np.float32(0.5)
 
 
 @njit(fastmath=_FASTMATH, cache=True)
@@ -978,12 +986,10 @@ def exp_sums(rho, base, inv, abs_base, abs_inv):
     inv = np.ascontiguousarray(inv, dtype=np.complex128)
     abs_base = np.ascontiguousarray(abs_base, dtype=np.float64)
     abs_inv = np.ascontiguousarray(abs_inv, dtype=np.float64)
-    if rho.ndim != 1 or base.ndim != 1 or base.shape != inv.shape or base.shape != abs_base.shape:
-        raise ValueError(
-            "exp_sums: rho, base, inv, abs_base and abs_inv must be 1-D, the last four of one length"
-        )
-    if abs_inv.shape != base.shape:
-        raise ValueError("exp_sums: abs_inv must have the length of base")
+    _check_shape("exp_sums", "rho", rho, (rho.size,))
+    _check_shape("exp_sums", "base", base, (base.size,))
+    for name, a in (("inv", inv), ("abs_base", abs_base), ("abs_inv", abs_inv)):
+        _check_shape("exp_sums", name, a, base.shape)
     m = rho.shape[0]
     total = np.empty(m, dtype=np.complex128)
     amp, round_w, top = np.empty(m), np.empty(m), np.empty(m)
