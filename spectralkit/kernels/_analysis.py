@@ -206,6 +206,7 @@ def _vanishing_order(expr):
     return 1 if _parity_if_analytic(expr) == _ODD else 0
 
 
+@functools.lru_cache(maxsize=1024)  # _vanishing_order asks again for the same factors
 def _parity_if_analytic(expr):
     """``_EVEN`` or ``_ODD`` when ``expr`` is analytic at r = 0 and even or odd in r, else None.
 
