@@ -4,10 +4,10 @@ Some tests compare the library against independent references that cost minutes 
 (Hankel integrals of kernels with square-root edges up to rho = 1000, contours rotated into the
 complex plane at 60 digits, Gaussian scale mixtures in d = 64). Those values are computed here,
 once, and stored with all their digits; the tests read them. The reference code itself is not
-copied: it is the functions of the test modules, which also compute one or two small cases live
+copied: it is the functions of the test modules, which also compute small cases live
 on every run so that it stays exercised. tests/test_references.py checks on every run that each
 file holds exactly the cases its test module declares (``REFERENCE_SETS``) and recomputes the
-cheapest stored entries live.
+cheapest stored entry of each set live.
 
 Usage, from the repository root::
 
