@@ -22,11 +22,12 @@ def test_sklearn_estimator_checks_transformer(estimator, check):
     check(estimator)
 
 
+# The "cos" map through one of the two ridge estimators: they share SpectralFeatures' code path
+# (checked above with both maps) and differ only in their targets.
 @parametrize_with_checks(
     [
         KreinRidgeRegressor(),
         KreinRidgeClassifier(),
-        KreinRidgeRegressor(feature_map="cos"),
         KreinRidgeClassifier(feature_map="cos"),
     ]
 )
