@@ -3,6 +3,7 @@ signed density from the convergent small-rho series and, from where the two agre
 large-rho one. Against the Hankel integral by mpmath at 60 + d digits (stored), Bochner's identity in
 high d, and the saddle-point part that the asymptotic series misses."""
 
+import functools
 import math
 
 import mpmath
@@ -57,11 +58,18 @@ REFERENCE_SETS = {
 PARAMS = [(a, d) for a, dims in HANKEL_CASES for d in dims]
 
 
+@functools.cache
+def _unit_transform(alpha, dim):
+    """transform_atom of exp(-r^alpha) in d = dim, i.e. exponential_power(1, alpha, 1, dim), derived once
+    per module: the density test, the scaling test and the zeros test share it (0.5-2 s each)."""
+    return transform_atom(RadialKernel.from_string(f"exp(-r**{alpha})"), dim)
+
+
 @pytest.mark.parametrize("alpha,dim", PARAMS)
 def test_density_against_the_hankel_integral(alpha, dim, stored_reference):
     """log|mu| to the stated relative error and the sign, at rho from the small-rho series' range
     through the switch to the asymptotic one (values down to 1e-194: compared in logs)."""
-    tr = transform_atom(RadialKernel.from_string(f"exp(-r**{alpha})"), dim)
+    tr = _unit_transform(alpha, dim)
     assert tr.method == "series:exponential-power" and not tr.nonnegative
     refs = stored_reference("exp_power_indefinite_hankel")
     la, sg = tr.log_abs_mu(np.array(_rho(dim)))
@@ -100,7 +108,8 @@ def test_bochner_identity(formula, dim, k0):
 
 def test_lengthscale_scaling():
     """mu_l(rho) = c l^d mu_1(l rho), in logs (d = 16)."""
-    tr, tr1 = exponential_power(2.0, 3.0, 1.7, 16), exponential_power(1.0, 3.0, 1.0, 16)
+    tr, tr1 = exponential_power(2.0, 3.0, 1.7, 16), _unit_transform(3.0, 16)  # tr1: c = 1, l = 1
+    assert tr1.method == "series:exponential-power"
     rho = np.geomspace(0.05, 200, 9)
     la, sg = tr.log_abs_mu(rho)
     la1, sg1 = tr1.log_abs_mu(1.7 * rho)
@@ -154,7 +163,8 @@ def test_zeros_are_interpolated_and_their_error_is_a_mass_error(monkeypatch):
     mu itself is, so evaluating the density after the build never goes back to the series (those
     direct evaluations were 8 s of the 16 s in d = 256), and the error there, absolute rather than
     relative near a zero, is stated as a mass error (m+ = 63.8: about 1e-11 of it)."""
-    tr = exponential_power(1.0, 3.0, 1.0, 64)
+    tr = _unit_transform(3.0, 64)  # exponential_power(1, 3, 1, 64)
+    assert tr.method == "series:exponential-power"
     calls = []
     original = _ExpPowerSeries.log_abs_and_sign
     monkeypatch.setattr(
