@@ -5,14 +5,14 @@ import numpy as np
 import pytest
 import sympy
 
-from spectralkit import check_rkks
+from spectralkit import SpectralMeasure, check_rkks
 from spectralkit.kernels import RadialKernel
 from spectralkit.kernels._parse import R
-from spectralkit.transforms import transform_atom
 from spectralkit.transforms._symbolic import _continued, complex_evaluator, complex_formula
 
 # mu(rho) = (2 pi)^(-d/2) rho^(1 - d/2) int_0^inf k(r) r^(d/2) J_(d/2 - 1)(rho r) dr by mpmath's quadosc
-# at 30 digits (an independent route: the real-axis integral, no contour)
+# at 30 digits (an independent route: the real-axis integral, no contour); 1/sqrt(1 + r^4) in d = 1, 3
+# and 7, d = 2 by the second formula
 REFERENCES = [
     (
         "1/sqrt(1+r**4)",
@@ -23,17 +23,6 @@ REFERENCES = [
             (1.5, 0.11539171027125956),
             (3.0, -0.003156529408321145),
             (6.0, -0.002484388812348981),
-        ],
-    ),
-    (
-        "1/sqrt(1+r**4)",
-        2,
-        [
-            (0.1, 0.44027621767539654),
-            (0.7, 0.13950441379294043),
-            (1.5, 0.045370154905114264),
-            (3.0, 0.002414981602084864),
-            (6.0, -0.0005018083077158266),
         ],
     ),
     (
@@ -86,7 +75,10 @@ REFERENCES = [
 
 @pytest.mark.parametrize(("formula", "d", "points"), REFERENCES, ids=[f"{f}-d{d}" for f, d, _ in REFERENCES])
 def test_densities_against_quadrature_references(formula, d, points, assert_within_stated_error):
-    tr = transform_atom(RadialKernel(formula), d)
+    # the transform of the measure's one term (transform_atom, kept in memory for the process): the
+    # verdict test below derives the same kernel in d = 1 and 3
+    ((coef, tr),) = SpectralMeasure(RadialKernel(formula), d).transforms
+    assert coef == 1.0
     got, ref = assert_within_stated_error(tr, points, np.geomspace(0.25, 64, 60) * tr.scale)
     assert np.all(np.abs(got - ref) <= 1e-9 * np.abs(ref))  # and they are that accurate
 

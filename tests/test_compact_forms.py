@@ -155,8 +155,8 @@ def test_two_polynomial_pieces_against_quadrature(dim):
     assert abs(rep.mass_plus.value - rep.mass_minus.value - 1.0) <= 1e-8
     # the reference itself is negative somewhere: the kernel is indefinite
     assert rep.verdict == "RKKS"
-    rho_neg = [x for x in np.linspace(0.5, 12, 47) if hankel_reference(fn, dim, x, [0, 1, 2]) < -1e-8]
-    assert rho_neg
+    # (stops at the first negative value: rho ~ 3-4 here, not all 47 quadratures)
+    assert any(hankel_reference(fn, dim, x, [0, 1, 2]) < -1e-8 for x in np.linspace(0.5, 12, 47))
 
 
 def test_kink_in_a_non_polynomial_kernel():
@@ -195,7 +195,6 @@ def _wendland_moment(beta, dim):
     [
         ("(1 - r)**150", _askey_moment(150, 1), 1, "PD"),
         ("(1 - r)**150", _askey_moment(150, 3), 3, "PD"),
-        ("(1 - r)**150", _askey_moment(150, 16), 16, "PD"),
         # generalized Wendland psi_(99, 1): PD iff 99 >= (d + 1)/2 + 1
         ("(1 - r)**100 * (1 + 100*r)", _wendland_moment(100, 16), 16, "PD"),
         pytest.param("(1 - r)**150", _askey_moment(150, 256), 256, "PD", marks=pytest.mark.slow),

@@ -63,11 +63,6 @@ REFERENCES = {
         (11.0, "1.2352365009539376545e-49"),
         (16.0, "2.8400069826278042668e-60"),
     ],
-    (ERFC, 256): [
-        (16.0, "2.2457186744840756316e-170"),
-        (22.0, "8.9999231485421361296e-195"),
-        (30.0, "1.8486326773060719898e-229"),
-    ],
     (GAUSS_PRODUCT, 3): [
         (0.5, "0.010523607062893400592"),
         (3.0, "0.0018984030510739647684"),
@@ -88,32 +83,8 @@ REFERENCES = {
         (3.0, "0.00155673806470982352"),
         (30.0, "2.7682281654279293007e-8"),
     ],
-    (STABLE_05, 3): [
-        (0.5, "0.097564511661917745854"),
-        (3.0, "0.00052804595292009824496"),
-        (30.0, "2.6391283426873868209e-7"),
-    ],
-    (CAUCHY, 3): [
-        (0.5, "0.035870029054872337939"),
-        (3.0, "0.0014452151728745060743"),
-        (30.0, "5.9005222504073461696e-8"),
-    ],
-    (PRODUCT, 3): [
-        (0.5, "0.013357865677669147361"),
-        (3.0, "0.001467401102294515339"),
-        (30.0, "1.5372148497279373268e-7"),
-    ],
-    (STABLE_15, 256): [
-        (16.0, "2.1411767583740907679e-159"),
-        (30.0, "1.2419450715031817711e-229"),
-        (3000.0, "6.8022113441463982205e-745"),  # beyond the join T: the analytic power tail
-    ],
     (CAUCHY, 16): [
         (5.0, "8.120543161897800283e-13"),
-    ],
-    (CAUCHY, 256): [
-        (20.0, "1.3804572537062576131e-184"),
-        (3000.0, "1.3622735881785050305e-744"),
     ],
     (PRODUCT, 256): [
         (16.0, "6.7519490137670868747e-160"),
@@ -208,11 +179,13 @@ def test_scaled_erfc_rewrites_only_a_matching_exponential():
     assert _scaled_erfc(sympy.exp(r**2) * sympy.erfc(r + 1)).has(sympy.erfc)
 
 
-@pytest.mark.parametrize("spec", ["erfc(r)", "exp(-r)*erfc(r)", "erfc(2*r)/(1 + r**2)", GAUSS_PRODUCT])
-@pytest.mark.parametrize("d", [64, 256])
+@pytest.mark.parametrize(
+    ("spec", "d"),
+    [("erfc(r)", 64), ("exp(-r)*erfc(r)", 64), ("erfc(2*r)/(1 + r**2)", 256), (GAUSS_PRODUCT, 256)],
+)
 def test_gaussian_factor_with_a_power_tail_is_pd_with_mass_k0(spec, d):
     # positive mixtures (psi >= 0): PD in every d with m+ = k(0) = 1; the Hankel route refused
-    # these from d = 64 on
+    # these from d = 64 on (each kernel in one d, each of d = 64, 256 with two kernels)
     rep = sk.check_rkks(K.RadialKernel.from_string(spec), dim=d)
     assert rep.verdict == "PD" and rep.method.startswith("numeric:gaussian-mixture")
     assert abs(rep.mass_plus.value - 1.0) <= max(rep.mass_plus.error, 1e-12)
@@ -228,7 +201,13 @@ def _transform(spec, d):
     )
 
 
-@pytest.mark.parametrize(("spec", "d"), sorted(REFERENCES))
+#: each kernel in one or two d, each of d = 3, 64, 256 with two kernels: Kanter's psi in d = 3 and 256,
+#: Talbot's in d = 3, 16, 64, 256, beyond the join T in d = 256 (the d = 3 values of exp(-r^2)/(1 + r)
+#: serve the check of the references against the Hankel integral above)
+DENSITY_CASES = [key for key in sorted(REFERENCES) if key != (GAUSS_PRODUCT, 3)]
+
+
+@pytest.mark.parametrize(("spec", "d"), DENSITY_CASES)
 def test_density_within_stated_error(spec, d):
     T = _transform(spec, d)
     # exp(-c r^a): psi is the positive stable density, by Kanter's integral (no Talbot inversion)
