@@ -102,13 +102,16 @@ def test_irrational_frequencies_against_closed_forms(dim):
 
 
 # -- the Hankel integral (stored) ----------------------------------------------------------------
+#: each formula in two of d = 1, 2, 3 (not all three), each d in three to five formulas;
+#: sin(r)^2/(r^2 (1 + r^2)) in d = 2, where it is split (see
+#: test_a_split_whose_parts_have_no_measure_is_not_used), and in d = 3
 HANKEL_CASES = {
-    "sin(r)**4/r**4": (1, 2, 3),
-    "sin(r)*sin(2*r)/r**2": (1, 2, 3),
+    "sin(r)**4/r**4": (1, 3),
+    "sin(r)*sin(2*r)/r**2": (2, 3),
     "(sin(r) - r*cos(r))/r**3": (1, 3),
-    "2*sin(r)**2/r**2 - sin(r/2)**2/r**2": (1, 2, 3),
+    "2*sin(r)**2/r**2 - sin(r/2)**2/r**2": (1, 2),
     "sin(r)**2/(1 + r**2)": (1, 3),
-    "sin(r)**2/(r**2*(1 + r**2))": (1, 2, 3),
+    "sin(r)**2/(r**2*(1 + r**2))": (2, 3),
 }
 HANKEL_RHO = (0.3, 1.2, 2.6)
 

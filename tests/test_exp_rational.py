@@ -107,12 +107,36 @@ REFERENCES = [
 ]
 
 
+#: the references test_densities_against_the_hankel_integral derives (the rays are checked against all
+#: of them): every formula, every d (1, 2, 3, 4, 5, 8, 16, 17, 32, 64) and every case marked as refused
+#: before; left out are exp(-r)/(1+r**4) in d = 16, 17 (it stays in d = 2 by the walk and d = 64 by the
+#: rays; the walk with complex poles stays in d = 16 and 17 by two other formulas),
+#: exp(-r)*cos(2*r)/(1+r**2) in d = 2, exp(-2*r)*sin(r)/(r*(1+r**2)) in d = 8 and exp(-r)*(1+r)/(2+r**2)
+#: in d = 1 (each formula stays in one or two d)
+DENSITY_REFERENCES = [
+    ref
+    for ref in REFERENCES
+    if (ref[0], ref[1])
+    not in {
+        ("exp(-r)/(1+r**4)", 16),
+        ("exp(-r)/(1+r**4)", 17),
+        ("exp(-r)*cos(2*r)/(1+r**2)", 2),
+        ("exp(-2*r)*sin(r)/(r*(1+r**2))", 8),
+        ("exp(-r)*(1+r)/(2+r**2)", 1),
+    }
+]
+
+
 def _rays(formula, d):
     return _Rays(_pairs(_match(RadialKernel(formula).expr)[1]["groups"]), d)
 
 
-@pytest.mark.parametrize(("formula", "d", "points"), REFERENCES, ids=[f"{f}-d{d}" for f, d, _ in REFERENCES])
+@pytest.mark.parametrize(
+    ("formula", "d", "points"), DENSITY_REFERENCES, ids=[f"{f}-d{d}" for f, d, _ in DENSITY_REFERENCES]
+)
 def test_densities_against_the_hankel_integral(formula, d, points, assert_within_stated_error):
+    """The derived transform within its stated error of the Hankel integral: 12 of the 17 references
+    (DENSITY_REFERENCES: each formula and each d at least once, each refused-before case kept)."""
     tr = transform_atom(RadialKernel(formula), d)
     assert tr.method.startswith("closed-form:exp-rational")
     assert_within_stated_error(tr, points, np.linspace(0.0, 30.0, 601)[1:])

@@ -111,9 +111,9 @@ def test_not_matched(formula, why):
     assert match is None or match[0] != "rational_r2", why
 
 
-@pytest.mark.parametrize("formula", COMPLEX[:2] + REAL[:1])
-@pytest.mark.parametrize("dim", [1, 3])
+@pytest.mark.parametrize("formula,dim", [(COMPLEX[0], 1), (COMPLEX[1], 3), (REAL[0], 1), (REAL[0], 3)])
 def test_density_against_fourier_quadrature(formula, dim):
+    """Each of the three kernels in d = 1 or 3, each d with two of them (the real poles in both)."""
     t = closed_form(sk.RadialKernel.from_string(formula), dim)
     for rho in (0.05, 0.7, 2.3, 6.0):
         ref, err = _fourier(formula, dim, rho)
@@ -143,10 +143,11 @@ def test_density_against_fourier_quadrature(formula, dim):
 def test_density_against_the_closed_form_in_mpmath(formula, dim):
     """From rho = 1e-25 (below 1e-9: the expansion at 0; up to rho_s the terms cancel as a whole:
     the interpolated mpmath region) through the float64 region to the tail; in logs (the values span
-    10^+-3000 in high d)."""
+    10^+-3000 in high d). The tail is rho = 120 (the mpmath Bessel functions of complex argument there
+    cost seconds a point: rho = 25 on the way is left out)."""
     params = _terms_300(formula)
     t = closed_form(sk.RadialKernel.from_string(formula), dim)
-    rho = np.array([1e-25, 1e-12, 1e-7, 3e-4, 0.02, 0.4, 1.3, 4.0, 25.0, 120.0])
+    rho = np.array([1e-25, 1e-12, 1e-7, 3e-4, 0.02, 0.4, 1.3, 4.0, 120.0])
     la, sg = t.log_abs_mu(rho)
     for x, l_, s_ in zip(rho, la, sg):
         ref = _closed_form_mp(params, dim, x)
