@@ -227,13 +227,23 @@ def _f_stretched(t):
         )
 
 
-def test_stretched_exponential_against_the_shift_formula():
-    """exp(-sqrt(r)) cos(r) in d = 1: mu = (F(|rho - 1|) + F(rho + 1))/2 with F independent of Kanter;
-    below the frequency, next to it and beyond it (each F costs a second of mpmath)."""
+SHIFT_RHO = (0.3, 0.9, 3.0)  # below the frequency, next to it and beyond it
+
+REFERENCE_SETS["monotone_oscillation_stretched_f"] = (
+    _f_stretched,
+    30,
+    [{"t": t} for rho in SHIFT_RHO for t in (abs(rho - 1), rho + 1)],
+)
+
+
+def test_stretched_exponential_against_the_shift_formula(stored_reference):
+    """exp(-sqrt(r)) cos(r) in d = 1: mu = (F(|rho - 1|) + F(rho + 1))/2 with F independent of Kanter
+    (_f_stretched, stored: a second of mpmath per value), below the frequency, next to it and beyond it."""
     tr = transform_atom(RadialKernel.from_string("exp(-sqrt(r))*cos(r)"), 1)
     assert tr.method == "closed-form:monotone-oscillation"
-    for rho in (0.3, 0.9, 3.0):
-        ref = float((_f_stretched(abs(rho - 1)) + _f_stretched(rho + 1)) / 2)
+    F = stored_reference("monotone_oscillation_stretched_f")
+    for rho in SHIFT_RHO:
+        ref = (F(t=abs(rho - 1)) + F(t=rho + 1)) / 2
         assert abs(tr.mu(rho) - ref) <= tr.rel_error * abs(ref) + 1e-14, (rho, tr.mu(rho), ref)
 
 
@@ -267,22 +277,38 @@ def test_stretched_exponential_bochner(formula, dim, k0):
     _check_stretched_bochner(RadialKernel.from_string(formula), dim, k0)
 
 
-def test_stretched_exponential_against_the_hankel_integral_in_d3():
-    """exp(-sqrt(r)) cos(r/2) in d = 3: mu = 1/(2 pi^2 rho) int k r sin(rho r) dr with r = u^2 (a smooth
-    integrand decaying like e^-u), by mpmath.quad at 30 digits: independent of Kanter and Bernstein."""
+STRETCHED_D3_RHO = (0.3, 2.7)
+
+
+def stretched_hankel_reference(rho):
+    """mu_3(rho) of exp(-sqrt(r)) cos(r/2): 1/(2 pi^2 rho) int k r sin(rho r) dr with r = u^2 (a smooth
+    integrand decaying like e^-u), by mpmath.quad at 30 digits on 240 unit panels up to u = 120 and one
+    to infinity: independent of Kanter and Bernstein."""
+    with mpmath.workdps(30):
+        rho = mpmath.mpf(rho)
+        pieces = [*mpmath.linspace(0, 120, 241), mpmath.inf]
+        integral = mpmath.quad(
+            lambda u: mpmath.exp(-u) * u**3 * mpmath.cos(u * u / 2) * mpmath.sin(rho * u * u) * 2, pieces
+        )
+        return integral / (2 * mpmath.pi**2 * rho)
+
+
+REFERENCE_SETS["monotone_oscillation_stretched_hankel"] = (
+    stretched_hankel_reference,
+    30,
+    [{"rho": x} for x in STRETCHED_D3_RHO],
+)
+
+
+def test_stretched_exponential_against_the_hankel_integral_in_d3(stored_reference):
+    """exp(-sqrt(r)) cos(r/2) in d = 3 against the Hankel integral (stretched_hankel_reference, stored:
+    6 s of mpmath per point), one point on each side of the frequency."""
     tr = transform_atom(RadialKernel.from_string("exp(-r**0.5)*cos(0.5*r)"), 3)
     assert tr.method == "closed-form:monotone-oscillation"
-    with mpmath.workdps(30):
-        for rho in (0.3, 2.7):
-            pieces = [*mpmath.linspace(0, 120, 241), mpmath.inf]
-            integral = mpmath.quad(
-                lambda u, rho=rho: (
-                    mpmath.exp(-u) * u**3 * mpmath.cos(u * u / 2) * mpmath.sin(rho * u * u) * 2
-                ),
-                pieces,
-            )
-            ref = float(integral / (2 * mpmath.pi**2 * rho))
-            assert abs(tr.mu(rho) - ref) <= tr.rel_error * abs(ref), (rho, tr.mu(rho), ref)
+    refs = stored_reference("monotone_oscillation_stretched_hankel")
+    for rho in STRETCHED_D3_RHO:
+        ref = refs(rho=rho)
+        assert abs(tr.mu(rho) - ref) <= tr.rel_error * abs(ref), (rho, tr.mu(rho), ref)
 
 
 def test_the_tail_beyond_the_table_is_interpolated_for_the_sampler(monkeypatch):
