@@ -46,6 +46,7 @@ REFERENCE_MODULES = (
     "test_exp_power_indefinite",
     "test_gauss_poles",
     "test_bessel_i",
+    "test_rational",
 )
 
 

@@ -128,29 +128,45 @@ def test_density_against_fourier_quadrature(formula, dim):
         )
 
 
-@pytest.mark.parametrize(
-    "formula,dim",
-    [
-        ("1/(1 + r**4)", 2),
-        ("1/(1 + r**4)", 16),
-        ("1/((1 + r**2)*(4 + r**2))", 256),
-        ("1/(1 + r**4)**2", 5),  # mu(0) finite (2 delta = 8 > d), rho^3 next to it
-        ("1/(1 + r**4)**2", 7),
-        ("1/(1 + r**4)**2", 8),  # 2 delta = d: mu ~ log(1/rho)
-        ("1/(1 + r**4)**2", 64),
-    ],
-)
-def test_density_against_the_closed_form_in_mpmath(formula, dim):
-    """From rho = 1e-25 (below 1e-9: the expansion at 0; up to rho_s the terms cancel as a whole:
-    the interpolated mpmath region) through the float64 region to the tail; in logs (the values span
-    10^+-3000 in high d). The tail is rho = 120 (the mpmath Bessel functions of complex argument there
-    cost seconds a point: rho = 25 on the way is left out)."""
-    params = _terms_300(formula)
+CLOSED_FORM_CASES = [
+    ("1/(1 + r**4)", 2),
+    ("1/(1 + r**4)", 16),
+    ("1/((1 + r**2)*(4 + r**2))", 256),
+    ("1/(1 + r**4)**2", 5),  # mu(0) finite (2 delta = 8 > d), rho^3 next to it
+    ("1/(1 + r**4)**2", 7),
+    ("1/(1 + r**4)**2", 8),  # 2 delta = d: mu ~ log(1/rho)
+    ("1/(1 + r**4)**2", 64),
+]
+#: from rho = 1e-25 (below 1e-9: the expansion at 0; up to rho_s the terms cancel as a whole: the
+#: interpolated mpmath region) through the float64 region to the tail rho = 120
+CLOSED_FORM_RHO = (1e-25, 1e-12, 1e-7, 3e-4, 0.02, 0.4, 1.3, 4.0, 120.0)
+
+
+def closed_form_reference(formula, d, rho):
+    """mu_d(rho) of the rational kernel ``formula``: the closed form summed term by term in mpmath
+    (_closed_form_mp) from partial fractions recomputed at 300 digits (_terms_300)."""
+    return _closed_form_mp(_terms_300(formula), d, rho)
+
+
+REFERENCE_SETS = {
+    "rational_closed_form": (
+        closed_form_reference,
+        30,
+        [{"formula": f, "d": d, "rho": x} for f, d in CLOSED_FORM_CASES for x in CLOSED_FORM_RHO],
+    )
+}
+
+
+@pytest.mark.parametrize("formula,dim", CLOSED_FORM_CASES)
+def test_density_against_the_closed_form_in_mpmath(formula, dim, stored_reference):
+    """The expansion at 0, the interpolated mpmath region, the float64 region and the tail
+    (CLOSED_FORM_RHO), in logs: the values span 10^+-3000 in high d. The references are stored (the
+    mpmath Bessel functions of complex argument cost seconds a point in the tail)."""
     t = closed_form(sk.RadialKernel.from_string(formula), dim)
-    rho = np.array([1e-25, 1e-12, 1e-7, 3e-4, 0.02, 0.4, 1.3, 4.0, 120.0])
-    la, sg = t.log_abs_mu(rho)
-    for x, l_, s_ in zip(rho, la, sg):
-        ref = _closed_form_mp(params, dim, x)
+    refs = stored_reference("rational_closed_form")
+    la, sg = t.log_abs_mu(np.array(CLOSED_FORM_RHO))
+    for x, l_, s_ in zip(CLOSED_FORM_RHO, la, sg):
+        ref = mpmath.mpf(refs.text(formula=formula, d=dim, rho=x))
         assert s_ == mpmath.sign(ref), (x, s_)
         assert abs(l_ - float(mpmath.log(abs(ref)))) <= t.rel_error, (x, l_, ref)
 
