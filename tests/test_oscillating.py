@@ -298,7 +298,7 @@ GAUSS_PRODUCTS = [
 PRODUCT_RHO = (0.0, 1.0, 3.0, 6.0)
 #: the product cases checked by Bochner's identity in d = 256 (1-1.5 s each) rather than live in d = 3:
 #: the two named as refused there before (J0 cos, J0^2), a sine with k(0) = 0 (the masses cancel) and a
-#: hyperbolic series with zero coefficients (cosh cos); the other five are checked live in d = 3
+#: hyperbolic series with zero coefficients (cosh cos); the other five are checked in d = 3
 PRODUCTS_256 = (0, 1, 3, 7)
 
 
@@ -315,17 +315,14 @@ def test_products_of_oscillating_factors_under_a_gaussian(case, stored_reference
     J0(r)^2, ...: refused in d = 256 before, Hankel quadrature below): the Laguerre series of the
     factors' product, against the Hankel integral in d = 16, 64 (stored) for every case, and either
     Bochner's identity m+ - m- = k(0) in d = 256 (the four cases of PRODUCTS_256) or the Hankel
-    integral in d = 3 (live, the other five): each case in three dimensions, d = 3 in five cases and
+    integral in d = 3 (the other five; all references stored): each case in three dimensions, d = 3 in five cases and
     d = 256 in four, one per feature (the named refusals, k(0) = 0, a hyperbolic series)."""
-    formula, k_mp, k0 = GAUSS_PRODUCTS[case]
+    formula, _, k0 = GAUSS_PRODUCTS[case]
     kernel = RadialKernel.from_string(formula)
-    if case not in PRODUCTS_256:
-        tr = transform_atom(kernel, 3)
-        assert tr.method == "closed-form:gaussian-oscillation"
-        _check_against(tr, PRODUCT_RHO, [_hankel_quad(k_mp, 3, r) for r in PRODUCT_RHO])
     refs = stored_reference("oscillating_gauss_products")
-    for d in (16, 64):
+    for d in (16, 64) if case in PRODUCTS_256 else (3, 16, 64):
         tr = transform_atom(kernel, d)
+        assert tr.method == "closed-form:gaussian-oscillation"
         _check_against(tr, PRODUCT_RHO, [refs(formula=formula, d=d, rho=r) for r in PRODUCT_RHO])
     if case in PRODUCTS_256:
         rep = sk.check_rkks(kernel, 256)
@@ -882,7 +879,12 @@ REFERENCE_SETS = {
     "oscillating_gauss_products": (
         gauss_product_hankel_reference,
         30,
-        [{"formula": c[0], "d": d, "rho": r} for c in GAUSS_PRODUCTS for d in (16, 64) for r in PRODUCT_RHO],
+        [
+            {"formula": c[0], "d": d, "rho": r}
+            for i, c in enumerate(GAUSS_PRODUCTS)
+            for d in ((16, 64) if i in PRODUCTS_256 else (3, 16, 64))
+            for r in PRODUCT_RHO
+        ],
     ),
     "oscillating_gauss_d64_masses": (gauss_cos_d64_mass, 17, [{"part": "plus"}, {"part": "minus"}]),
     "oscillating_rq_quadosc": (
