@@ -525,7 +525,7 @@ def test_sharp_resonances_keep_every_lobe(eps, b, d):
 
 
 #: the Hankel quadratures are stored (tests/reference/exp_poly_hankel.json: about a minute of mpmath);
-#: tests/test_references.py recomputes the cheapest entries live
+#: tests/test_references.py recomputes the cheapest entry live
 REFERENCE_SETS = {
     "exp_poly_hankel": (
         hankel_reference,

@@ -118,7 +118,7 @@ BERNSTEIN_PARAMS = [
 ]
 
 #: the Bernstein integrals are stored (tests/reference/monotone_bernstein.json; about 20 s of mpmath);
-#: tests/test_references.py recomputes the cheapest entries live
+#: tests/test_references.py recomputes the cheapest entry live
 REFERENCE_SETS = {
     "monotone_bernstein": (
         reference_mu,

@@ -860,7 +860,7 @@ def test_rq_oscillation_threshold_and_unsupported_are_refused_with_the_reason():
 
 
 #: the mpmath references of this module are stored (tests/reference/oscillating_*.json: about 2 min of
-#: mpmath); tests/test_references.py recomputes the cheapest entries live
+#: mpmath); tests/test_references.py recomputes the cheapest entry live
 REFERENCE_SETS = {
     "oscillating_gauss_hankel": (
         gauss_hankel_reference,
