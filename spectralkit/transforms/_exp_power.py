@@ -33,6 +33,8 @@ _TINY = 1e-300
 _MAX_TERMS = 3000  # longest series we accept
 _MAX_DPS = 400  # largest working precision (digits) we accept
 _TARGET_DIGITS = 14  # relative accuracy aimed at for each evaluation
+_SHORT_TERMS = 24  # at most this many terms in _short_sums
+_SHORT_RATIO = 1e-3  # below rho_short the small-rho series' second term is under this of the first
 # at most this many exact coefficients times digits (~3 us each, mpmath.gamma): 6.3e5 (1.9 s) for
 # alpha = 1.5 in d = 64, 3.6e6 (24 s) for alpha = 0.5 in d = 64 and > 6e6 in d >= 128, where the
 # Gaussian-mixture route (_mixture) answers in 1-2 s instead; up to d = 16 twice as much (alpha =
@@ -89,6 +91,8 @@ class _ExpPowerSeries:
             )
         self.sb = np.where(k % 2 == 0, 1.0, -1.0) * -np.sign(sin_)
         self.log_q0 = -0.5 * d * math.log(math.pi)
+        # below rho_short the first terms of the small-rho series are summed at once (see _short_sums)
+        self.rho_short = math.sqrt(_SHORT_RATIO * math.exp(self.la[0] - self.la[1]))
         self._coef_cache = {}
         # alpha > 2 has no other route in high d: 2.5e6 for alpha = 3 in d = 256 (7 s)
         self._max_work = _MAX_WORK_INDEFINITE if alpha > 2 else _MAX_WORK_LOW_D if d <= 16 else _MAX_WORK
@@ -237,15 +241,38 @@ class _ExpPowerSeries:
                 return log_abs, (1.0 if acc > 0 else -1.0)
             lost = new_lost + 5
 
+    def _short_sums(self, r):
+        """log|mu| at small r (array) from the first terms of the small-rho series, or nan where more
+        than _SHORT_TERMS terms would be needed.
+
+        k > 0, so truncating cos inside mu = (2 pi)^-d int k(x) cos(rho . x) dx after its u^(2M-2)
+        term leaves at most |u|^(2M)/(2M)! there: the error of M terms is at most the magnitude of
+        term M, whatever alpha (asymptotic series included). M is the first term below e^-40 (4e-18)
+        of the first; below rho_short the second term is under 1e-3 of the first, so nothing cancels.
+        (A sampler's tables next to a shifted frequency ask for tens of thousands of such tiny offsets:
+        planned one by one over the 3,000-term table they took seconds.)
+        """
+        m = np.arange(_SHORT_TERMS)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lx = 2.0 * np.log(r)  # -inf at r = 0: every term after the first vanishes
+            rel = self.la[m] - self.la[0] + np.where(m == 0, 0.0, m * lx[:, None])
+        small = rel <= -40.0
+        n = np.where(small.any(axis=1), np.argmax(small, axis=1), _SHORT_TERMS)
+        used = m < n[:, None]
+        # every used term after the first below 1e-3 of it (an asymptotic series can turn upwards)
+        ok = (n < _SHORT_TERMS) & np.all(~used[:, 1:] | (rel[:, 1:] <= math.log(_SHORT_RATIO)), axis=1)
+        terms = np.where(used & ok[:, None], self.sa[m] * np.exp(np.where(used, rel, -np.inf)), 0.0)
+        return np.where(ok, self.log_p0 + self.la[0] + np.log(np.where(ok, terms.sum(axis=1), 1.0)), np.nan)
+
     def log_abs_and_sign(self, rho):
-        """log|mu| and sign for l = 1 (loop over rho)."""
-        log_abs = np.empty(rho.shape)
-        sign = np.empty(rho.shape)
-        for i, r in enumerate(rho):
-            if r == 0.0:
-                log_abs[i], sign[i] = self.log_p0 + self.la[0], 1.0
-            else:
-                log_abs[i], sign[i] = self._evaluate(float(r))
+        """log|mu| and sign for l = 1 (small rho at once, the others one by one)."""
+        log_abs = np.full(rho.shape, np.nan)
+        sign = np.ones(rho.shape)
+        short = rho <= self.rho_short
+        if np.any(short):
+            log_abs[short] = self._short_sums(rho[short])
+        for i in np.nonzero(np.isnan(log_abs))[0]:
+            log_abs[i], sign[i] = self._evaluate(float(rho[i]))
         return log_abs, sign
 
     def _series_value(self, which, r, retry=False):
