@@ -192,13 +192,20 @@ def _real_value_at_zero(expr):
     return value.real
 
 
+def _power_of_r(expr):
+    """n when ``expr`` is r^n with n an integer, else None."""
+    base, exponent = expr.as_base_exp()
+    return int(exponent) if base == R and exponent.is_Integer else None
+
+
 def _vanishing_order(expr):
     """A lower bound on the order at which ``expr`` (analytic at 0, parity known) vanishes there:
     r^n to order n (n < 0 too, inside a product), an odd factor to order >= 1, a product to the
     sum of its factors' orders."""
+    power = _power_of_r(expr)
+    if power is not None:
+        return power
     base, exponent = expr.as_base_exp()
-    if base == R and exponent.is_Integer:
-        return int(exponent)
     if exponent.is_Integer and exponent > 1:
         return int(exponent) * _vanishing_order(base)
     if expr.is_Mul:
@@ -227,9 +234,9 @@ def _parity_if_analytic(expr):
         # r^-n beside factors that vanish at 0 to order >= n is analytic (sin(r)/r)
         total, pole, vanishing = 0, 0, 0
         for factor in expr.args:
-            base, exponent = factor.as_base_exp()
-            if base == R and exponent.is_Integer and exponent < 0:
-                pole -= int(exponent)
+            power = _power_of_r(factor)
+            if power is not None and power < 0:
+                pole -= power
                 continue
             p = _parity_if_analytic(factor)
             if p is None:
