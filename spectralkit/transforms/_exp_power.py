@@ -261,8 +261,8 @@ class _ExpPowerSeries:
         used = m < n[:, None]
         # every used term after the first below 1e-3 of it (an asymptotic series can turn upwards)
         ok = (n < _SHORT_TERMS) & np.all(~used[:, 1:] | (rel[:, 1:] <= math.log(_SHORT_RATIO)), axis=1)
-        terms = np.where(used & ok[:, None], self.sa[m] * np.exp(np.where(used, rel, -np.inf)), 0.0)
-        return np.where(ok, self.log_p0 + self.la[0] + np.log(np.where(ok, terms.sum(axis=1), 1.0)), np.nan)
+        total = np.sum(self.sa[m] * np.exp(np.where(used, rel, -np.inf)), axis=1)
+        return np.where(ok, self.log_p0 + self.la[0] + np.log(np.where(ok, total, 1.0)), np.nan)
 
     def log_abs_and_sign(self, rho):
         """log|mu| and sign for l = 1 (small rho at once, the others one by one)."""
