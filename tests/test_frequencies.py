@@ -5,6 +5,7 @@ seeds: a coordinate x_1 of a uniform unit vector in R^d has x_1^2 ~ Beta(1/2, (d
 symmetric sign. Means are compared within 4 standard errors estimated from the same draws.
 """
 
+import importlib
 import math
 
 import numpy as np
@@ -27,6 +28,8 @@ from spectralkit.sampling.directions import (
 )
 
 ALPHA = 1e-3
+# the module (spectralkit.sampling's attribute of that name is the function directions)
+directions_module = importlib.import_module("spectralkit.sampling.directions")
 
 
 def _first_coordinate_ok(first, dim):
@@ -51,6 +54,16 @@ def test_without_sign_fix_qr_is_not_haar():
     rng = np.random.default_rng(0)
     first = np.array([np.linalg.qr(rng.standard_normal((4, 4)))[0][0, 0] for _ in range(4000)])
     assert abs(first.mean()) > 4 * first.std() / math.sqrt(len(first))
+
+
+@pytest.mark.parametrize("n,dim", [(32, 4), (32, 3), (5, 64), (700, 7)])
+def test_batched_blocks_equal_one_block_after_another(n, dim, monkeypatch):
+    """orthogonal_directions factorises its blocks in batches (chunks of a few here, so chunk ends are
+    crossed): the rows are bit for bit those of ceil(n/d) successive haar_orthogonal calls."""
+    monkeypatch.setattr(directions_module, "_BATCH_BYTES", 3 * 8 * dim * dim)
+    rng = np.random.default_rng(n + dim)
+    one_by_one = np.concatenate([haar_orthogonal(dim, rng) for _ in range(-(-n // dim))])[:n]
+    assert np.array_equal(orthogonal_directions(n, dim, np.random.default_rng(n + dim)), one_by_one)
 
 
 @pytest.mark.parametrize("dim", [1, 3, 16])
