@@ -417,6 +417,44 @@ def test_numeric_fallback(sympy_broken, kern, origin, edge, tol):
     assert a.value_at_zero == pytest.approx(kern.value_at_zero(), rel=1e-9)
 
 
+@pytest.fixture
+def counted_children(monkeypatch):
+    """The budget children that analyze starts, by step function name (the analysis cache cleared)."""
+    started = []
+    real = _analysis.run_with_budget
+
+    def counting(func, args=(), seconds=5.0):
+        started.append(func.__name__)
+        return real(func, args, seconds)
+
+    monkeypatch.setattr(_analysis, "run_with_budget", counting)
+    _analysis._analyze_cached.cache_clear()
+    yield started
+    _analysis._analyze_cached.cache_clear()
+
+
+@pytest.mark.parametrize("formula,support", [("exp(-r)*cos(2*r)/(1 + r**2)", None), ("(1 - r)**3", 1.0)])
+def test_one_child_for_the_expansion_and_the_decay_or_edge(counted_children, formula, support):
+    a = analyze(F(formula, support=support))
+    assert counted_children == ["_steps"] and a.method == "sympy-series"
+
+
+def _spin_forever(*args):
+    while True:
+        pass
+
+
+def test_a_step_out_of_time_falls_back_alone(counted_children, monkeypatch):
+    """The expansion at 0+ spins past its budget (interrupted by its timer, not by the child's limit):
+    numeric evidence for it, the decay still from the same child, no second child."""
+    monkeypatch.setattr(_analysis, "_symbolic_origin", _spin_forever)
+    a = analyze(kernels.laplacian(2.0), budget=1.0)
+    assert counted_children == ["_steps"]
+    assert a.method == "numeric" and a.decay == "exponential"
+    ((c, e, lp),) = a.origin_terms[:1]
+    assert (e, lp) == (1.0, 0) and c == pytest.approx(-0.5, rel=1e-9)
+
+
 # ---------------------------------------------------------------------------------------------
 # analyze: validation and caching
 # ---------------------------------------------------------------------------------------------

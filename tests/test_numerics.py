@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from spectralkit._numerics import budget
-from spectralkit._numerics.budget import BudgetExceeded, run_with_budget
+from spectralkit._numerics.budget import BudgetExceeded, cpu_time_limit, run_with_budget
 from spectralkit._numerics.chebyshev import fit_adaptive
 from spectralkit._numerics.quadrature import (
     exp_sinh,
@@ -184,6 +184,37 @@ def test_budget_propagates_exceptions_and_deaths():
         run_with_budget(lambda: lambda: 1, (), 10.0)
     with pytest.raises(ValueError, match="seconds"):
         run_with_budget(_die, (), -1.0)
+
+
+def _steps_under_limits(seconds):
+    """In a budget child: a spin that outlasts its limit, through a handler that catches Exception
+    (as library code trying another method does), then one that finishes within its own limit."""
+    out = []
+    for spin in (60.0, 0.05):
+        try:
+            with cpu_time_limit(seconds):
+                try:
+                    out.append(_spin(spin))
+                except Exception:  # noqa: BLE001 - must not swallow the timer
+                    out.append("swallowed")
+        except BudgetExceeded as exc:
+            out.append(str(exc))
+    return out
+
+
+def test_cpu_time_limit_stops_each_step_of_one_child():
+    t0 = time.monotonic()
+    first, second = run_with_budget(_steps_under_limits, (0.5,), 10.0)
+    assert first == "the step did not finish within its budget of 0.5 s of CPU time"
+    assert second == "done"  # the timer of the first step is spent: the next step runs under its own
+    assert time.monotonic() - t0 < 30.0  # the spin would take 60 s; the child's limit is 10 s
+
+
+def test_cpu_time_limit_rejects_a_bad_budget():
+    for bad in (0, -1.0, float("nan"), True, "1"):
+        with pytest.raises(ValueError, match=r"seconds must be a finite number > 0, got"):
+            with cpu_time_limit(bad):
+                pass
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")

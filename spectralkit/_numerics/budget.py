@@ -18,6 +18,7 @@ runs pure-Python sympy / mpmath code and exits. Without ``fork`` (Windows) the c
 without a limit.
 """
 
+import contextlib
 import ctypes
 import ctypes.util
 import math
@@ -34,7 +35,7 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     resource = None
 
-__all__ = ["run_with_budget", "BudgetExceeded"]
+__all__ = ["run_with_budget", "cpu_time_limit", "BudgetExceeded"]
 
 _PR_SET_PDEATHSIG = 1
 _monotonic = time.monotonic  # the parent's clock for the safety net (a seam for the tests)
@@ -42,6 +43,52 @@ _monotonic = time.monotonic  # the parent's clock for the safety net (a seam for
 
 class BudgetExceeded(TimeoutError):
     """The call did not finish within its CPU budget (or the wall-clock safety net)."""
+
+
+class _Expired(BaseException):
+    """The interval timer of :func:`cpu_time_limit` fired (a BaseException: library code that
+    catches Exception to try another method must not swallow it)."""
+
+
+@contextlib.contextmanager
+def cpu_time_limit(seconds):
+    """Raise :class:`BudgetExceeded` from the block once the process has used ``seconds`` more of
+    CPU time (a one-shot ``SIGPROF`` interval timer).
+
+    For several budgeted steps in one :func:`run_with_budget` child (one fork instead of one per
+    step: a fork of a large process costs tens of milliseconds). The timer interrupts Python code
+    between bytecodes, so a step stuck inside one long C call overruns it; the child's own
+    ``RLIMIT_CPU`` still stops that. Without interval timers (Windows), or outside the main thread,
+    the block runs without a limit.
+    """
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, (int, float))
+        or not math.isfinite(seconds)
+        or seconds <= 0
+    ):
+        raise ValueError(f"seconds must be a finite number > 0, got {seconds!r}")
+
+    def expired(signum, frame):
+        raise _Expired
+
+    try:
+        previous = signal.signal(signal.SIGPROF, expired)
+    except (AttributeError, ValueError):  # no SIGPROF (Windows) or not the main thread
+        yield
+        return
+    try:
+        try:
+            signal.setitimer(signal.ITIMER_PROF, float(seconds))
+            yield
+        finally:
+            # a one-shot timer: once it has fired it cannot fire again, wherever _Expired was raised
+            signal.setitimer(signal.ITIMER_PROF, 0.0)
+            signal.signal(signal.SIGPROF, previous)
+    except _Expired:
+        raise BudgetExceeded(
+            f"the step did not finish within its budget of {seconds:g} s of CPU time"
+        ) from None
 
 
 def _die_with_parent(parent_pid):

@@ -26,7 +26,7 @@ import sympy
 from sympy.calculus.util import continuous_domain
 from sympy.codegen.cfunctions import log1p
 
-from .._numerics.budget import BudgetExceeded, run_with_budget
+from .._numerics.budget import BudgetExceeded, cpu_time_limit, run_with_budget
 from ..exceptions import TransformError
 from ._kernel import RadialKernel
 from ._parse import R, to_sympy_number
@@ -609,35 +609,78 @@ def analyze(atom, *, budget=20.0):
     return _analyze_cached(atom, float(budget))
 
 
+def _steps(expr, support, budget):
+    """The symbolic steps of the analysis in one budget child, each under its own ``budget`` of CPU
+    time: the expansion at 0+, then the edge expansion (compact support) or the decay at infinity.
+
+    Returns ``[(status, value), ...]``, status "ok", "budget" (the step ran out of time) or "error"
+    (it raised: the expansions fall back to numeric evidence, the decay step is repeated alone to
+    raise its own exception).
+    """
+    steps = [(_symbolic_origin, (expr, support))]
+    steps.append((_symbolic_edge, (expr, support)) if support is not None else (_decay, (expr,)))
+    out = []
+    for func, args in steps:
+        try:
+            with cpu_time_limit(budget):
+                out.append(("ok", func(*args)))
+        except BudgetExceeded:
+            out.append(("budget", None))
+        except Exception:  # noqa: BLE001 - any sympy / mpmath failure is the caller's to handle
+            out.append(("error", None))
+    return out
+
+
+def _step_result(step, func, args, budget):
+    """A step's value from the joint child, or from a child of its own where the joint child died
+    ("retry"); None where the step failed or ran out of time (the caller's numeric fallback)."""
+    status, value = step
+    if status == "retry":
+        try:
+            return run_with_budget(func, args, budget)
+        except Exception:  # noqa: BLE001 - timeout or any sympy failure
+            return None
+    return value if status == "ok" else None
+
+
 @functools.lru_cache(maxsize=256)
 def _analyze_cached(atom, budget):
     expr = atom.expr
     method = "sympy-series"
     try:
-        value, origin, continuous = run_with_budget(_symbolic_origin, (expr, atom.support), budget)
-    except Exception:  # noqa: BLE001 - timeout or any sympy failure: numeric evidence instead
+        # one fork for both steps: a fork of a large process costs tens of milliseconds
+        steps = run_with_budget(_steps, (expr, atom.support, budget), 2 * budget + 1)
+    except Exception:  # noqa: BLE001 - the child died (a step stuck in one C call): each step alone
+        steps = [("retry", None), ("retry", None)]
+    result = _step_result(steps[0], _symbolic_origin, (expr, atom.support), budget)
+    if result is not None:
+        value, origin, continuous = result
+    else:  # timeout or any sympy failure: numeric evidence instead
         value, origin = _numeric_origin(expr)
         continuous = None
         method = "numeric"
     edge = ()
     if atom.support is not None:
-        try:
-            edge = run_with_budget(_symbolic_edge, (expr, atom.support), budget)
-        except Exception:  # noqa: BLE001
+        edge = _step_result(steps[1], _symbolic_edge, (expr, atom.support), budget)
+        if edge is None:
             edge = _numeric_edge(expr, atom.support)
             method = "numeric"
-    if atom.support is not None:
         decay, rate, oscillating, osc_rate = "compact", math.nan, False, math.nan
     else:
         # mpmath at 50 digits on r = 1e2..1e12: fast for the usual functions, minutes for special
         # functions of degenerate arguments (besselk(r, r), besselj(10**9, r)): under the budget
+        status, found = steps[1]
         try:
-            decay, rate, oscillating, osc_rate = run_with_budget(_decay, (expr,), budget)
+            if status == "budget":
+                raise BudgetExceeded
+            if status != "ok":  # the step's own exception (a kernel not finite at large r), or a retry
+                found = run_with_budget(_decay, (expr,), budget)
         except BudgetExceeded:
             raise TransformError(
                 f"the decay of {atom.name} at infinity could not be classified within {budget:g} CPU seconds "
                 "(its evaluation at r = 1e2 .. 1e12 is too slow)"
             ) from None
+        decay, rate, oscillating, osc_rate = found
     bounded = (
         math.isfinite(value)
         and decay != "growth"
