@@ -45,6 +45,16 @@ class BudgetExceeded(TimeoutError):
     """The call did not finish within its CPU budget (or the wall-clock safety net)."""
 
 
+def _check_seconds(seconds):
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, (int, float))
+        or not math.isfinite(seconds)
+        or seconds <= 0
+    ):
+        raise ValueError(f"seconds must be a finite number > 0, got {seconds!r}")
+
+
 class _Expired(BaseException):
     """The interval timer of :func:`cpu_time_limit` fired (a BaseException: library code that
     catches Exception to try another method must not swallow it)."""
@@ -61,13 +71,7 @@ def cpu_time_limit(seconds):
     ``RLIMIT_CPU`` still stops that. Without interval timers (Windows), or outside the main thread,
     the block runs without a limit.
     """
-    if (
-        isinstance(seconds, bool)
-        or not isinstance(seconds, (int, float))
-        or not math.isfinite(seconds)
-        or seconds <= 0
-    ):
-        raise ValueError(f"seconds must be a finite number > 0, got {seconds!r}")
+    _check_seconds(seconds)
 
     def expired(signum, frame):
         raise _Expired
@@ -175,13 +179,7 @@ def run_with_budget(func, args=(), seconds=5.0):
     ValueError
         For a bad ``seconds`` or a non-callable ``func``.
     """
-    if (
-        isinstance(seconds, bool)
-        or not isinstance(seconds, (int, float))
-        or not math.isfinite(seconds)
-        or seconds <= 0
-    ):
-        raise ValueError(f"seconds must be a finite number > 0, got {seconds!r}")
+    _check_seconds(seconds)
     if not callable(func):
         raise ValueError(f"func must be callable, got {func!r}")
     args = tuple(args)
