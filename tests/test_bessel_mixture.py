@@ -427,23 +427,29 @@ def test_exp_poly_bessel_tail_from_the_taylor_series():
     np.testing.assert_allclose(tr.mu(rho) * rho**6, k3 * f3, rtol=1e-7)  # next term: rho^-2 smaller
 
 
-def test_poly_over_r_beside_a_sine():
+def poly_over_r_sine_reference(rho):
+    """mu_3(rho) of (1 + r) exp(-r) sin(r) J0(r)/r: the Hankel integral int_0^80 (1 + r) exp(-r)
+    sin(r) J0(r) sin(rho r) dr / (2 pi^2 rho) by mpmath.quad at 30 digits on panels of 3/rho (the
+    integrand is below 1e-32 beyond r = 80)."""
+    with mpmath.workdps(30):
+        panels = mpmath.linspace(0, 80, int(80 * rho / 3) + 40)
+        integral = mpmath.quad(
+            lambda r: (1 + r) * mpmath.exp(-r) * mpmath.sin(r) * mpmath.besselj(0, r) * mpmath.sin(rho * r),
+            panels,
+        )
+        return integral / (2 * mpmath.pi**2 * rho)
+
+
+POLY_OVER_R_RHO = (0.5, 5.0, 20.0)
+
+
+def test_poly_over_r_beside_a_sine(stored_reference):
     """(1 + r) exp(-r) sin(r) J0(r)/r: p_0 exp(-A r)/r takes the closed form of exp(-A r)/r inside the
     node sum, r^j/r = r^(j-1) the derivatives. k = 1 + 0 r + ...: the tail is rho^-(d+3). Against
-    the Hankel integral in d = 3 (mpmath.quad, 30 digits), written as a product and as a sum (whose
-    two terms' rho^-(d+1) tails cancel: split, the Jordan split chased their rounding noise for
-    minutes in d = 16; the sum is now matched through its common factor)."""
-    refs = {}
-    for rho in (0.5, 5.0, 20.0):  # one reference per rho serves both spellings
-        with mpmath.workdps(30):
-            panels = mpmath.linspace(0, 80, int(80 * rho / 3) + 40)
-            integral = mpmath.quad(
-                lambda r, rho=rho: (
-                    (1 + r) * mpmath.exp(-r) * mpmath.sin(r) * mpmath.besselj(0, r) * mpmath.sin(rho * r)
-                ),
-                panels,
-            )
-            refs[rho] = float(integral / (2 * mpmath.pi**2 * rho))
+    the Hankel integral in d = 3 (stored: :func:`poly_over_r_sine_reference`), written as a product
+    and as a sum (whose two terms' rho^-(d+1) tails cancel: split, the Jordan split chased their
+    rounding noise for minutes in d = 16; the sum is now matched through its common factor)."""
+    refs = {rho: stored_reference("poly_over_r_sine_hankel")(rho=rho) for rho in POLY_OVER_R_RHO}
     for formula in ("(1 + r)*exp(-r)*sin(r)*besselj(0, r)/r", "exp(-r)*sin(r)*besselj(0, r)*(1/r + 1)"):
         tr = transform_atom(RadialKernel.from_string(formula), 3)
         assert tr.method == "closed-form:bessel-exp-mixture" and tr.tail_exponent == 6.0
@@ -468,6 +474,7 @@ def _hankel_cases(cases, rho_of):
 REFERENCE_SETS = {
     "exp_oscillation_hankel": (exp_oscillation_reference, 30, _hankel_cases(EXP_OSC, _exp_osc_rho)),
     "exp_poly_bessel_hankel": (exp_poly_reference, 30, _hankel_cases(EXP_POLY, _exp_poly_rho)),
+    "poly_over_r_sine_hankel": (poly_over_r_sine_reference, 30, [{"rho": r} for r in POLY_OVER_R_RHO]),
 }
 
 
