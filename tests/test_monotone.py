@@ -400,25 +400,39 @@ def test_indefinite_masses_against_mpmath(dim):
     assert abs(rep.mass_plus.value - 0.5 - float(m_minus)) <= rep.mass_plus.error + 1e-14
 
 
-@pytest.mark.parametrize("dim", [1, 3, 64])
-def test_radial_cdf_against_mpmath(dim):
-    """F(rho) = int nu(t) I_(rho^2/(rho^2+t^2))(d/2, 1/2) dt / k(0) for (1+r)^-1.5 (nu = t^(1/2) e^-t / Gamma(3/2))."""
-    tr = closed_form(F("(1+r)**-1.5"), dim)
+def radial_cdf_reference(d, rho):
+    """F(rho) of (1+r)^-1.5 in R^d: int nu(t) I_(rho^2/(rho^2+t^2))(d/2, 1/2) dt / k(0) with
+    nu = t^(1/2) e^-t / Gamma(3/2) (the cumulative mass of e^(-t r) is the Beta law of the Laplacian),
+    by mpmath.quad at 30 digits split at rho/sqrt(d + 1), rho, 1 and 10."""
     with mpmath.workdps(30):
-        half = mpmath.mpf(dim) / 2
-        for rho in (0.05, 1.0, 20.0):
-            rho_m = mpmath.mpf(rho)
-            ref = mpmath.quad(
-                lambda t, w=rho_m: (
-                    mpmath.sqrt(t)
-                    * mpmath.exp(-t)
-                    / mpmath.gamma(1.5)
-                    * mpmath.betainc(half, 0.5, 0, w**2 / (w**2 + t * t), regularized=True)
-                ),
-                [0, rho_m / mpmath.sqrt(dim + 1), rho_m, 1, 10, mpmath.inf],
-            )
-            got = tr.radial_cdf(np.array([rho]))[0]
-            assert abs(got - float(ref)) <= 1e-12 * min(float(ref), 1 - float(ref)) + 1e-15, (rho, got, ref)
+        half, w = mpmath.mpf(d) / 2, mpmath.mpf(rho)
+        return mpmath.quad(
+            lambda t: (
+                mpmath.sqrt(t)
+                * mpmath.exp(-t)
+                / mpmath.gamma(1.5)
+                * mpmath.betainc(half, 0.5, 0, w**2 / (w**2 + t * t), regularized=True)
+            ),
+            [0, w / mpmath.sqrt(d + 1), w, 1, 10, mpmath.inf],
+        )
+
+
+RADIAL_CDF_RHO = (0.05, 1.0, 20.0)
+REFERENCE_SETS["monotone_radial_cdf"] = (
+    radial_cdf_reference,
+    30,
+    [{"d": d, "rho": rho} for d in (1, 3, 64) for rho in RADIAL_CDF_RHO],
+)
+
+
+@pytest.mark.parametrize("dim", [1, 3, 64])
+def test_radial_cdf_against_mpmath(dim, stored_reference):
+    """F(rho) of (1+r)^-1.5 against :func:`radial_cdf_reference` (stored) to 1e-12 of min(F, 1 - F)."""
+    tr = closed_form(F("(1+r)**-1.5"), dim)
+    for rho in RADIAL_CDF_RHO:
+        ref = stored_reference("monotone_radial_cdf")(d=dim, rho=rho)
+        got = tr.radial_cdf(np.array([rho]))[0]
+        assert abs(got - ref) <= 1e-12 * min(ref, 1 - ref) + 1e-15, (rho, got, ref)
 
 
 @pytest.mark.parametrize("dim", DIMS)
