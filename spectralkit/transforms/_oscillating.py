@@ -1185,17 +1185,21 @@ class _RQWalk:
         return self._f_consts[key]
 
     def _gmpy_polys(self, dps):
-        """:meth:`polys` at ``dps`` digits with the coefficients as gmpy2 mpfr, and their absolute
-        values (cached per precision)."""
+        """:meth:`polys` at ``dps`` digits as flat gmpy2 object arrays, one per shift sigma:
+        ``(sigma, js, coef, abs_coef, power, row)`` with the nonzero coefficients only (about a
+        third: the recurrence fills every other power), the power of u and the index into ``js``
+        of each (cached per precision)."""
         key = ("gmpy", dps, gmpy2.get_context().precision)
         if key not in self._polys:
-            self._polys[key] = [
-                (
-                    sigma,
-                    {j: ([to_gmpy(c) for c in p], [abs(to_gmpy(c)) for c in p]) for j, p in state.items()},
-                )
-                for sigma, state in self.polys(dps)
-            ]
+            flat = []
+            for sigma, state in self.polys(dps):
+                js = sorted(state)
+                entries = [(c, i, n) for n, j in enumerate(js) for i, c in enumerate(state[j]) if c != 0]
+                coef = np.array([to_gmpy(c) for c, _, _ in entries] or [gmpy2.mpfr(0)], dtype=object)
+                power = np.array([i for _, i, _ in entries] or [0], dtype=np.intp)
+                row = np.array([n for _, _, n in entries] or [0], dtype=np.intp)
+                flat.append((sigma, js, coef, np.abs(coef), power, row))
+            self._polys[key] = flat
         return self._polys[key]
 
     def f_mp_all(self, js, t):
@@ -1361,21 +1365,22 @@ class _RQWalk:
                 r = mpmath.mpf(rho) if off is None else mpmath.mpf(self.b) + mpmath.mpf(off)
                 u = to_gmpy(1 / r)
                 total = absum = gmpy2.mpfr(0)
-                for sigma, state in self._gmpy_polys(dps):
+                for sigma, js, coef, abs_coef, power, row in self._gmpy_polys(dps):
                     # the exact offset itself at the kink (b + off rounds to b at this precision
                     # once |off| < b 10^-dps)
                     t = abs(mpmath.mpf(off)) if off is not None and sigma == self.b else abs(r - sigma)
-                    f_all = self.f_mp_all(sorted(state), t)
-                    for j, (p, p_abs) in state.items():
-                        # P_j(u) and sum_i |p_i| u^i by Horner's rule (u > 0): the digits lost are
-                        # measured on the sum of the terms' sizes
-                        val = size = gmpy2.mpfr(0)
-                        for coef, mag in zip(reversed(p), reversed(p_abs)):
-                            val = val * u + coef
-                            size = size * u + mag
-                        fj = to_gmpy(f_all[j])
-                        total += val * fj
-                        absum += size * abs(fj)
+                    f_all = self.f_mp_all(js, t)
+                    f = np.array([to_gmpy(f_all[j]) for j in js], dtype=object)
+                    # sum_j P_j(u) F_j as one dot product over the nonzero coefficients (numpy's
+                    # object loops, not the interpreter's); the sizes sum_i |p_i| u^i |F_j| (u > 0)
+                    # measure the digits lost
+                    upow = np.empty(int(power.max()) + 1, dtype=object)
+                    upow[0] = gmpy2.mpfr(1)
+                    for i in range(1, len(upow)):
+                        upow[i] = upow[i - 1] * u
+                    g = upow[power] * f[row]
+                    total += np.dot(coef, g)
+                    absum += np.dot(abs_coef, np.abs(g))
                 lost_mp = float(gmpy2.log10(absum / abs(total))) if total != 0 else math.inf
                 if dps >= lost_mp + 20:
                     return float(gmpy2.log(abs(total))), (1.0 if total > 0 else -1.0)
