@@ -254,6 +254,24 @@ def test_fused_features_detects_a_wrong_layout():
     assert not np.all(np.abs(swapped - ref) <= bound)
 
 
+def test_read_only_and_writeable_inputs_share_one_compiled_loop():
+    # A read-only input (a memory map) must not compile a second specialisation (~3 s per dtype),
+    # and gives the same output as a writeable one.
+    rng = np.random.default_rng(2)
+    X, Wp, Wm = rng.standard_normal((40, 3)), rng.standard_normal((5, 3)), rng.standard_normal((2, 3))
+    frozen = X.copy()
+    frozen.flags.writeable = False
+    out_w, out_r = np.empty((40, 14)), np.empty((40, 14))
+    C.fused_features(X, Wp, Wm, 1.0, 0.5, None, None, out_w, "sincos")
+    C.fused_features(frozen, Wp, Wm, 1.0, 0.5, None, None, out_r, "sincos")
+    np.testing.assert_array_equal(out_w, out_r)
+    assert C.finite_max_abs(X) == C.finite_max_abs(frozen)
+    for kernel in (C._fused_kernel, C._finite_max_abs_kernel):
+        f64 = [sig for sig in kernel.signatures if sig[0].dtype == numba.float64]
+        assert len(f64) == 1 and f64[0][0].mutable is False, kernel.signatures
+    assert X.flags.writeable  # the caller's array keeps its flags
+
+
 @settings(max_examples=15, deadline=None)
 @given(
     n=st.integers(1, 300),
