@@ -393,3 +393,85 @@ def test_complex_poles_in_r2_in_d256():
     assert abs(gap) <= rep.mass_plus.error + rep.mass_minus.error <= 1e-10
     # poles on the imaginary axis (1 + r^4: psi_0 = sin u does not decay) are not taken
     assert _rational_poles(K.RadialKernel.from_string("1/(1 + r**4)").expr) is None
+
+
+def _erf_mu(rho, d, terms, a):
+    """mu_d(rho) of exp(-a r^2) sum_j c_j erf(b_j r)/r in mpmath (30 digits), ``terms`` = [(c, b)]:
+    for a = 0 the closed form c pi^(-1/2) (4 pi)^(-d/2) (rho^2/4)^((1-d)/2) Gamma((d-1)/2,
+    rho^2/(4 b^2)) (E_1 for d = 1), else the mixture integral over s in [0, 1] of
+    2 b c / sqrt(pi) g_d(rho, a + b^2 s^2) (mpmath.quad on 40 panels: in d = 256 the integrand is a
+    narrow bump, and 2 panels miss it by 1e-4)."""
+    rho, total = mp.mpf(rho), mp.mpf(0)
+    for c, b in terms:
+        c, b = mp.mpf(c), mp.mpf(b)
+        if a == 0:
+            total += (
+                c
+                / mp.sqrt(mp.pi)
+                * (4 * mp.pi) ** (-mp.mpf(d) / 2)
+                * (rho**2 / 4) ** ((1 - mp.mpf(d)) / 2)
+                * mp.gammainc((mp.mpf(d) - 1) / 2, rho**2 / (4 * b**2))
+            )
+        else:
+            total += (
+                2
+                * b
+                * c
+                / mp.sqrt(mp.pi)
+                * mp.quad(lambda s, b=b: _g(rho, a + b**2 * s**2, d), mp.linspace(0, 1, 41))
+            )
+    return total
+
+
+def test_erf_closed_form_reference_is_the_hankel_integral_in_d3():
+    # the reference above is independent of the route's representation: in d = 3,
+    # mu = (2 pi^2 rho)^-1 int erf(r) sin(rho r) dr = e^(-rho^2/4) / (2 pi^2 rho^2)
+    for rho in (0.3, 1.0, 4.0):
+        exact = mp.exp(-(mp.mpf(rho) ** 2) / 4) / (2 * mp.pi**2 * mp.mpf(rho) ** 2)
+        assert abs(_erf_mu(rho, 3, [(1, 1)], 0) / exact - 1) < mp.mpf(10) ** -25
+
+
+ERF_CASES = [
+    ("erf(r)/r", 1, [(1, 1)], 0, [0.01, 1.0, 3.0]),
+    ("erf(r)/r", 3, [(1, 1)], 0, [0.1, 1.0, 4.0]),
+    ("2*erf(2*r)/r", 2, [(2, 2)], 0, [0.05, 2.0, 6.0]),
+    ("erf(r)/r", 64, [(1, 1)], 0, [1.0, 6.0, 11.0]),
+    ("exp(-r**2/2)*(erf(3*r) + 2*erf(r))/r", 16, [(1, 3), (2, 1)], 0.5, [1.0, 4.0, 8.0]),
+    ("exp(-r**2)*erf(r)/r", 256, [(1, 1)], 1, [20.0, 28.0, 36.0]),
+]
+
+
+@pytest.mark.parametrize("formula,d,terms,a,rhos", ERF_CASES)
+def test_erf_over_r_takes_its_exact_mixing_density(formula, d, terms, a, rhos, assert_within_stated_error):
+    # erf(b r)/r = pi^(-1/2) int_0^(b^2) u^(-1/2) e^(-u r^2) du: psi jumps at u = b^2, which Talbot's
+    # inversion could not hold (erf(r)/r was refused in every d, exp(-r^2) erf(r)/r in d = 256)
+    k = K.RadialKernel.from_string(formula)
+    T = transform_atom(k, d)
+    assert T.method == "numeric:gaussian-mixture+erf"
+    refs = [(rho, float(_erf_mu(rho, d, terms, a))) for rho in rhos]
+    assert_within_stated_error(T, refs, rhos)
+    rep = sk.check_rkks(k, d)
+    k0 = 2 * sum(c * b for c, b in terms) / math.sqrt(math.pi)
+    assert rep.verdict == "PD" and abs(rep.mass_plus.value - k0) <= rep.mass_plus.error <= 1e-9
+
+
+def test_erf_terms_are_recognised_only_as_sums_of_erf_over_r():
+    from spectralkit.transforms._mixture import _erf_terms
+
+    def terms(text):
+        return _erf_terms(K.RadialKernel.from_string(text).expr)
+
+    coefs, rates = terms("(3*erf(2*r) - erf(-r))/r")  # erf is odd
+    assert list(rates) == [1.0, 2.0] and list(coefs) == [1.0, 3.0]
+    for other in ("erf(r**2)/r", "erf(r)/r**2", "erf(r)", "erf(r)/r + exp(-r)", "erf(1 + r)/r"):
+        assert terms(other) is None, other
+
+
+def test_the_expansion_at_infinity_reads_erf_as_its_limit():
+    # sympy cannot expand erfc's exp(-1/x^2) at x = 0; erf(p(r)) differs from +-1 by less than any
+    # power of r: k ~ 1/r for erf(r)/r, and nothing is dropped that is not erf or erfc
+    from spectralkit.kernels._analysis import infinity_terms
+
+    assert infinity_terms(K.RadialKernel.from_string("erf(r)/r"), 5, 10.0) == ((1.0, 1.0),)
+    far = infinity_terms(K.RadialKernel.from_string("(erf(2*r) + erfc(r))/(1 + r**2)"), 5, 10.0)
+    assert far[0] == (1.0, 2.0) and far[1] == (-1.0, 4.0)

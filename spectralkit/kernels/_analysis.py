@@ -722,10 +722,27 @@ def origin_terms_to_order(atom, order, budget):
         return None
 
 
+def _erf_limits(expr):
+    """``expr`` with erf(p(r)) and erfc(p(r)) replaced by their limits at r = inf (+-1; 0 or 2), p a
+    polynomial of positive degree with a real leading coefficient: each differs from its limit by
+    O(exp(-p^2)), below every power of r, and sympy cannot expand exp(-1/x^2) at x = 0."""
+    repl = {}
+    for f in expr.atoms(sympy.erf, sympy.erfc):
+        arg = f.args[0]
+        if not arg.is_polynomial(R) or sympy.degree(arg, R) < 1:
+            continue
+        lead = sympy.Poly(arg, R).LC()
+        if not (lead.is_real and lead.is_number):
+            continue
+        up = bool(lead > 0)
+        repl[f] = (1 if up else -1) if isinstance(f, sympy.erf) else (0 if up else 2)
+    return expr.xreplace(repl)
+
+
 def _far_terms(expr, order):
     """The terms c r^-e of the expansion of ``expr`` at r = inf to O(r^-order) (budget child)."""
     x = sympy.Symbol("x", positive=True)
-    terms = _series_terms(expr.subs(R, 1 / x), x, order)
+    terms = _series_terms(_erf_limits(expr).subs(R, 1 / x), x, order)
     if any(lp != 0 or not e > 0 for _, e, lp in terms):
         return None  # logarithms or a constant limit: not a pure power expansion
     return tuple((float(c), float(e)) for c, e, _ in terms)

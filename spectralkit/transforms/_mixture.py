@@ -380,13 +380,17 @@ def _low_terms(far_terms, dim):
 
 
 def _log_upper_gamma(a, x):
-    """log Gamma(a, x) for a > 0, x >= 0 (arrays of one shape): scipy's regularised Q where x <= a + 1
-    (it does not underflow there), else Legendre's continued fraction for e^x x^-a Gamma(a, x)
-    (modified Lentz; it converges fast for x > a + 1)."""
+    """log Gamma(a, x) for a >= 0, x >= 0 (arrays of one shape): scipy's regularised Q where x <= a + 1
+    (it does not underflow there; E_1(x) for a = 0), else Legendre's continued fraction for
+    e^x x^-a Gamma(a, x) (modified Lentz; it converges fast for x > a + 1, a = 0 included)."""
     out = np.empty(x.shape)
     near = x <= a + 1.0
+    zero = near & (a == 0)
+    near &= a != 0
     with np.errstate(divide="ignore"):
         out[near] = sc.gammaln(a[near]) + np.log(sc.gammaincc(a[near], x[near]))
+        out[zero] = np.log(sc.exp1(x[zero]))
+    near |= zero
     if np.any(~near):
         aa, xx = a[~near], x[~near]
         tiny = 1e-300
@@ -415,14 +419,15 @@ def _log_upper_gamma(a, x):
 
 def _log_low_density(rho, dl, T, dim):
     """log int_0^T t^(delta-1) g_d(rho, t) dt for each rho (rows) and delta (columns): with
-    a = d/2 - delta > 0 and V = rho^2 / (4 T) it is (4 pi)^(-d/2) (rho^2/4)^(-a) Gamma(a, V) (v =
-    rho^2 / (4 t)); +inf at rho = 0 (mu ~ rho^(2 delta - d) there)."""
+    a = d/2 - delta >= 0 and V = rho^2 / (4 T) it is (4 pi)^(-d/2) (rho^2/4)^(-a) Gamma(a, V) (v =
+    rho^2 / (4 t)); +inf at rho = 0 (mu ~ rho^(2 delta - d) there, ~ log(1/rho) for a = 0)."""
     a = dim / 2.0 - dl[None, :]
     r2 = rho[:, None] ** 2 * np.ones_like(a)
     a = np.broadcast_to(a, r2.shape)
-    with np.errstate(divide="ignore", under="ignore"):
-        # log(rho^2 / 4) from log rho: rho^2 underflows for rho < 1e-154
-        out = -a * (2.0 * np.log(rho[:, None]) - math.log(4.0)) + _log_upper_gamma(a, r2 / (4.0 * T))
+    with np.errstate(divide="ignore", under="ignore", invalid="ignore"):
+        # log(rho^2 / 4) from log rho: rho^2 underflows for rho < 1e-154; no power for a = 0
+        power = np.where(a == 0, 0.0, -a * (2.0 * np.log(rho[:, None]) - math.log(4.0)))
+        out = power + _log_upper_gamma(a, r2 / (4.0 * T))
     return out - (dim / 2.0) * math.log(4.0 * math.pi)
 
 
@@ -453,6 +458,14 @@ def _rule(lo, hi, width, n, flat=-math.inf, flat_width=1.0):
     x, w = panel_rule(breaks, n)
     u = np.exp(x)
     return u, w * u, breaks
+
+
+def _rule_with_ends(lo, ends, width, n, flat=-math.inf, flat_width=1.0):
+    """:func:`_rule` on [lo, ends[-1]] with panel breaks at each of the ascending ``ends`` too (where
+    psi jumps: the rule integrates each smooth piece)."""
+    pieces = [_rule(a_, b_, width, n, flat, flat_width) for a_, b_ in zip([lo, *ends[:-1]], ends)]
+    breaks = np.concatenate([pieces[0][2]] + [b_[1:] for _, _, b_ in pieces[1:]])
+    return np.concatenate([p_[0] for p_ in pieces]), np.concatenate([p_[1] for p_ in pieces]), breaks
 
 
 def _mp_complex(fn, z, tiny=False):
@@ -615,6 +628,40 @@ def _rational_psi(coefs, orders, poles, u, with_error=True):
     return psi, err, np.zeros_like(psi), 0
 
 
+def _erf_terms(g_expr):
+    """(coefficients c_j, rates b_j > 0) when g(r) = sum c_j erf(b_j r)/r: then, from
+    erf(b r)/r = pi^(-1/2) int_0^(b^2) u^(-1/2) e^(-u r^2) du, psi_0(u) = pi^(-1/2) u^(-1/2)
+    sum_(b_j^2 > u) c_j exactly, with jumps at u = b_j^2 that Talbot's inversion cannot hold
+    (erf(r)/r in d = 3 was refused so). None otherwise."""
+    terms = {}
+    for term in sympy.Add.make_args(sympy.expand(g_expr * R)):
+        coef, rest = term.as_independent(R, as_Add=False)
+        if not isinstance(rest, sympy.erf):
+            return None
+        rate, lin = rest.args[0].as_independent(R, as_Add=False)
+        if lin != R or not rate.is_Number or not coef.is_Number or rate == 0:
+            return None
+        # erf is odd: c erf(-b r) = -c erf(b r)
+        b, c = abs(float(rate)), float(coef) * (1.0 if rate > 0 else -1.0)
+        terms[b] = terms.get(b, 0.0) + c
+    terms = {b: c for b, c in terms.items() if c != 0.0}
+    if not terms or not all(math.isfinite(b) and math.isfinite(c) for b, c in terms.items()):
+        return None
+    rates = np.array(sorted(terms))
+    return np.array([terms[b] for b in rates]), rates
+
+
+def _erf_psi(coefs, rates, u, with_error=True):
+    """psi_0(u) = pi^(-1/2) u^(-1/2) sum_(b_j^2 > u) c_j of :func:`_erf_terms` (a node never lies on a
+    jump: the rule has a break there), its rounding bound, as _psi returns them."""
+    live = u[:, None] < rates[None, :] ** 2
+    psi = (live * coefs[None, :]).sum(axis=1) / np.sqrt(math.pi * u)
+    err = np.zeros_like(psi)
+    if with_error:
+        err = 4.0 * _EPS * (live * np.abs(coefs)[None, :]).sum(axis=1) / np.sqrt(math.pi * u)
+    return psi, err, np.zeros_like(psi), 0
+
+
 def _stable_form(expr):
     """(C, c, beta) when ``expr`` is C exp(-c r^alpha) with C, c > 0 and 0 < alpha < 2 (beta =
     alpha/2): psi is then C times the positive beta-stable density at scale c^(1/beta), computed
@@ -764,7 +811,10 @@ def gaussian_mixture_transform(
         if tail_terms is None:  # a log term at 0
             return None
     a = _gaussian_factor(atom.expr)
-    if a == 0:
+    # psi_0 exact for sums of erf(b r)/r (its jumps would defeat Talbot); their compact psi_0 may
+    # start away from 0 (erf(r)/r - erf(r/2)/r, whose decay reads as a hidden factor e^(-r^2/4))
+    erf = None if tail_terms is not None else _erf_terms(sympy.powsimp(atom.expr * sympy.exp(a * R**2)))
+    if a == 0 and erf is None:
         a = _hidden_gaussian_factor(atom.expr, length)
     if tail_terms is not None and tail_terms[0][0] < 0 and a != 0:
         # psi < 0 at infinity under a Gaussian factor: the lump at t = a then holds a signed head
@@ -827,11 +877,21 @@ def gaussian_mixture_transform(
         lo = log_c - (1.0 - beta) / beta * math.log(800.0 / a0)  # below or above the default
         flat = min(hi, log_c + (1.0 - beta) / beta * math.log(a0) + 1.0)
         flat_width = min(width, 2.0 * (1.0 - beta) / beta)
-    u, w, breaks = _rule(lo, hi, width, 24, flat, flat_width)
-    uc, wc, _ = _rule(lo, hi, width, 16, flat, flat_width)
-    rational = _rational_poles(g_expr) if stable is None and tail_terms is None else None
+    if erf is not None:
+        # psi_0 = 0 beyond the largest b_j^2: the rule ends there, with a break at each jump
+        ends = 2.0 * np.log(erf[1])
+        lo = min(lo, float(ends[0]) - 2.0 * width)
+        u, w, breaks = _rule_with_ends(lo, ends, width, 24, flat, flat_width)
+        uc, wc, _ = _rule_with_ends(lo, ends, width, 16, flat, flat_width)
+    else:
+        u, w, breaks = _rule(lo, hi, width, 24, flat, flat_width)
+        uc, wc, _ = _rule(lo, hi, width, 16, flat, flat_width)
+    rational = _rational_poles(g_expr) if stable is None and erf is None and tail_terms is None else None
     with np.errstate(all="ignore"):
-        if stable is not None:
+        if erf is not None:
+            psi, err, dropped, head = _erf_psi(*erf, u)
+            psic, _, _, _ = _erf_psi(*erf, uc, with_error=False)
+        elif stable is not None:
             C, c, beta = stable
             psi, err, dropped, head = _kanter_psi(C, c, beta, u)
             psic, _, _, _ = _kanter_psi(C, c, beta, uc, with_error=False)
@@ -895,10 +955,10 @@ def gaussian_mixture_transform(
             u, w, psi, err, dropped = (v[24 * p_low :] for v in (u, w, psi, err, dropped))
             uc, wc, psic = (v[16 * p_low :] for v in (uc, wc, psic))
             err, dropped = err + dropped, np.zeros_like(dropped)
-            # terms with delta_j < d/2 (mu ~ rho^(2 delta_j - d) at 0) in closed form; the others
-            # (finite at 0) as nodes of the same rule below T_low, down to where they hold 1e-18 of
-            # the mass
-            closed = dl < dim / 2.0
+            # terms with delta_j <= d/2 (mu ~ rho^(2 delta_j - d) at 0, or log(1/rho) at equality) in
+            # closed form; the others (finite at 0) as nodes of the same rule below T_low, down to
+            # where they hold 1e-18 of the mass
+            closed = dl <= dim / 2.0
             if not np.all(closed):
                 tv = float(np.sum(np.abs(w * psi)))
                 Br, dr = B[~closed], dl[~closed]
@@ -1049,7 +1109,15 @@ def gaussian_mixture_transform(
     return RadialTransform(
         mu=mu,
         method="numeric:gaussian-mixture+"
-        + ("kanter" if stable is not None else "poles" if rational is not None else "talbot"),
+        + (
+            "kanter"
+            if stable is not None
+            else "poles"
+            if rational is not None
+            else "erf"
+            if erf is not None
+            else "talbot"
+        ),
         rel_error=rel_error,
         abs_error=float(abs_error),
         scale=1.0 / length,
