@@ -107,6 +107,8 @@ KERNELS = [
     # a Gaussian factor (explicit or hidden) under a power tail of psi (transforms/_mixture.py)
     ("exp(-r**2)/(1 + r)", None, "Gaussian x 1/(1 + r): shifted mixture with a power tail"),
     ("erfc(r)", None, "erfc: hidden Gaussian factor, erfcx on the contour"),
+    ("erf(r)/r", None, "erf over r: exact mixing density with a jump, power decay r^-1"),
+    ("exp(-r**2)*erf(2*r)/r", None, "Gaussian x erf over r: exact mixing density with a jump"),
     ("exp(-r)*log(1 + r)", None, "psi < 0 at infinity: signed mixture with a power tail"),
     ("1 + exp(-r**1.5)", None, "a constant beside a part without closed form: atom at 0"),
     ("1/(1.05 - exp(-r))", None, "rational function of exp(-r), pole near the unit circle: 1,150 atoms"),
