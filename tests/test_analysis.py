@@ -281,7 +281,13 @@ def test_one_over_r_is_unbounded():
 
 @pytest.mark.parametrize(
     ("formula", "rate"),
-    [("1 - tanh(r)", 2.0), ("log(1 + exp(-r))", 1.0), ("1 - erf(r)", None), ("(1 - tanh(r))*cos(r)", 2.0)],
+    [
+        ("1 - tanh(r)", 2.0),
+        ("log(1 + exp(-r))", 1.0),
+        ("1 - erf(r)", None),
+        ("(1 - tanh(r))*cos(r)", 2.0),
+        ("erf(r)/r - erf(r/2)/r", None),  # (1 - erfc(r))/r - (1 - erfc(r/2))/r: distributed first
+    ],
 )
 def test_cancellation_at_large_r_is_not_a_compact_support(formula, rate):
     """At r = 1e10 these formulas are 1 - 1 or log(1) at any fixed precision: they were called

@@ -344,7 +344,8 @@ def _without_cancellation(expr):
     fixed precision for r = 1e10) is 2/(e^(2r) + 1), log(1 + e^(-r)) is log1p(e^(-r)), 1 - erf(r) is
     erfc(r). The hyperbolic functions become exponentials over one denominator with the numerator
     expanded (the cancelling terms drop out symbolically)."""
-    e = expr.rewrite(sympy.erfc) if expr.has(sympy.erf) else expr
+    # erf(r)/r - erf(r/2)/r: the constants of 1 - erfc cancel once the products are distributed
+    e = sympy.expand_mul(expr.rewrite(sympy.erfc)) if expr.has(sympy.erf) else expr
     hyperbolic = e.atoms(*_HYPERBOLIC)
     if hyperbolic:
         e = e.xreplace({h: h.rewrite(sympy.exp) for h in hyperbolic})
