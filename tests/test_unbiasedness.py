@@ -187,6 +187,8 @@ CASES = [
     # a hidden Gaussian factor under a power tail of psi (erfc(r) = e^-r^2 erfcx(r)): the shifted
     # Gaussian mixture, in d = 64 where the Hankel route was refused
     (kernels.RadialKernel.from_string("erfc(r)"), 64, "orf"),
+    # erf(r)/r: the mixture's exact psi with a jump at u = 1, a density singular like rho^-2 at 0
+    (kernels.RadialKernel.from_string("erf(r)/r"), 3, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]
