@@ -299,3 +299,13 @@ def test_parser_piecewise_heaviside_and_sign():
     np.testing.assert_allclose(k(grid), want, rtol=1e-15, atol=1e-15)
     with pytest.raises(KernelDefinitionError, match="must be a"):
         K.RadialKernel.from_string("Piecewise((1 - r, r < 1), 0)")
+
+
+def test_parser_takes_sympys_spellings_of_abs_min_max():
+    # str() of a sympy expression prints Abs, Min, Max: a formula copied from sympy parses as the
+    # lower-case one does
+    for upper, lower in (
+        ("Max(1 - r, 0)**4*(1 + 4*r)", "max(1 - r, 0)**4*(1 + 4*r)"),
+        ("exp(-Abs(r - 1))*Min(1, 2 - r)", "exp(-abs(r - 1))*min(1, 2 - r)"),
+    ):
+        assert K.RadialKernel.from_string(upper).expr == K.RadialKernel.from_string(lower).expr

@@ -301,7 +301,8 @@ class RadialKernel:
         Allowed: numbers, ``r``, names declared in ``params``, ``+ - * / **`` (``^`` means
         power), unary minus, ``pi``, ``E`` and calls of ``exp, log, sqrt, cos, sin, tan, cosh,
         sinh, tanh, sech, sinc, acos, asin, atan, erf, erfc, gamma, besselj(nu, x), besselk(nu, x),
-        besseli(nu, x), abs, min, max, sign, Heaviside, Piecewise`` (``sech(x)`` is read as
+        besseli(nu, x), abs, min, max, sign, Heaviside, Piecewise`` (also ``Abs, Min, Max`` as
+        sympy prints them, and ``heaviside, piecewise``; ``sech(x)`` is read as
         ``1/cosh(x)``, ``sinc(x)`` as ``sin(x)/x``, the unnormalised sinc). Anything else (attribute access, subscripts, lambdas,
         comprehensions, unknown names or functions) raises :class:`KernelDefinitionError`
         before anything is built.

@@ -47,6 +47,10 @@ FUNCTIONS = {
     "abs": (sympy.Abs, 1),
     "min": (sympy.Min, None),
     "max": (sympy.Max, None),
+    # sympy's own spellings, as str(expr) prints them (like Heaviside and Piecewise below)
+    "Abs": (sympy.Abs, 1),
+    "Min": (sympy.Min, None),
+    "Max": (sympy.Max, None),
     "sign": (sympy.sign, 1),
     "heaviside": (sympy.Heaviside, 1),
     "Heaviside": (sympy.Heaviside, 1),
