@@ -576,3 +576,115 @@ def test_the_samplers_read_an_interpolated_radial_cdf(formula, exact_part, dims,
         t = closed_form(k, d)
         assert t.fast_cdf_error == 1e-11
         assert np.max(np.abs(t.fast_cdf(rho) - t.radial_cdf(rho))) <= t.fast_cdf_error
+
+
+# ---------------------------------------------------------------------------------------------
+# logarithmic terms: w log(1 + r/p) exp(-s r) / r, Bernstein density w E_1(p (t - s))
+# ---------------------------------------------------------------------------------------------
+def _log_mixture_mu(logs, d, rho):
+    """mu_d(rho) = C_d int nu(t) t (t^2 + rho^2)^(-(d+1)/2) dt with nu = sum w E_1(p (t - s)) on
+    t > s, by mpmath.quad at 30 digits on geometric break points (an implementation of the Bernstein
+    integral independent of the route's panels, logs and E_1)."""
+    with mpmath.workdps(30):
+        rho = mpmath.mpf(rho)
+        half = mpmath.mpf(d + 1) / 2
+        c = mpmath.gamma(half) * mpmath.pi ** (-half)
+        xs = sorted(
+            {mpmath.mpf(0), mpmath.inf} | {mpmath.mpf(10) ** (mpmath.mpf(k) / 8) for k in range(-64, 25)}
+        )
+        total = mpmath.mpf(0)
+        for w, p, s in logs:
+            w, p, s = mpmath.mpf(w), mpmath.mpf(p), mpmath.mpf(s)
+            total += c * mpmath.quad(
+                lambda x, w=w, p=p, s=s: w * mpmath.e1(p * x) * (s + x) * ((s + x) ** 2 + rho**2) ** (-half),
+                xs,
+            )
+        return total
+
+
+def _log_over_r_d3(rho):
+    """mu_3(rho) of log(1 + r)/r from the Hankel integral of k itself (no Bernstein representation):
+    (2 pi^2 rho)^-1 int log(1 + r) sin(rho r) dr = (-Ci(rho) cos(rho) - (Si(rho) - pi/2) sin(rho)) /
+    (2 pi^2 rho^2) (Abel summation; int_0^inf cos(rho r)/(1 + r) dr = -Ci cos - si sin)."""
+    with mpmath.workdps(30):
+        w = mpmath.mpf(rho)
+        val = -mpmath.ci(w) * mpmath.cos(w) - (mpmath.si(w) - mpmath.pi / 2) * mpmath.sin(w)
+        return val / (2 * mpmath.pi**2 * w**2)
+
+
+def test_log_over_r_references_agree_in_d3():
+    # the two references above are independent; they agree to 25 digits
+    for rho in (0.05, 1.0, 7.0):
+        assert abs(_log_mixture_mu([(1, 1, 0)], 3, rho) / _log_over_r_d3(rho) - 1) < mpmath.mpf(10) ** -25
+
+
+#: formula -> (dims, Bernstein log terms [(w, p, s)], k(0))
+LOG_CASES = {
+    "log(1 + r)/r": ((1, 3, 64), [(1, 1, 0)], 1.0),
+    "log(1 + 2*r)/r": ((256,), [(1, 0.5, 0)], 2.0),
+    "exp(-r)*log(1 + r)/r": ((16,), [(1, 1, 1)], 1.0),
+    "log(1 + r)/r - log(1 + r/2)/r": ((2, 16), [(1, 1, 0), (-1, 2, 0)], 0.5),
+    "log(2 + r)/r - log(2)/r": ((3,), [(1, 2, 0)], 0.5),
+}
+
+
+def _log_rhos(d):
+    scale = 1.0 if d < 64 else math.sqrt(d)
+    return (0.01 * scale, scale, 5.0 * scale)
+
+
+def log_terms_mu(formula, d, rho):
+    """The reference for LOG_CASES: the Hankel integral of k in d = 3 for log(1 + r)/r, else the
+    Bernstein integral (:func:`_log_mixture_mu`)."""
+    if formula == "log(1 + r)/r" and d == 3:
+        return _log_over_r_d3(rho)
+    return _log_mixture_mu(LOG_CASES[formula][1], d, rho)
+
+
+#: stored (about 15 s of mpmath); tests/test_references.py recomputes the cheapest entry live
+REFERENCE_SETS["monotone_log_terms"] = (
+    log_terms_mu,
+    30,
+    [
+        {"formula": f, "d": d, "rho": rho}
+        for f, (dims, _, _) in LOG_CASES.items()
+        for d in dims
+        for rho in _log_rhos(d)
+    ],
+)
+
+
+@pytest.mark.parametrize("formula", sorted(LOG_CASES))
+def test_log_over_r_terms_take_the_exponential_integral_density(formula, stored_reference):
+    # log(1 + r)/r = int exp(-t r) E_1(t) dt: completely monotone; it was refused in d = 64 ("not
+    # finite at rho = 2e-7": mu ~ rho^(1-d) log(1/rho) at 0) and took the numeric route below
+    dims, logs, k0 = LOG_CASES[formula]
+    refs = stored_reference("monotone_log_terms")
+    for dim in dims:
+        tr = closed_form(F(formula), dim)
+        assert tr is not None and tr.method == "closed-form:completely-monotone"
+        # k ~ log(r)/r decays slower than r^-d: mu(0) is infinite unless a factor exp(-s r) cuts it
+        assert tr.singular_points == ((0.0,) if all(s == 0 for *_, s in logs) else ())
+        for rho in _log_rhos(dim):
+            ref = mpmath.mpf(refs.text(formula=formula, d=dim, rho=rho))
+            assert _log_error(tr, rho, ref) <= max(tr.rel_error, 1e-12), (dim, rho)
+        rep = check_rkks(formula, dim)
+        assert rep.verdict == "PD" and abs(rep.mass_plus.value - k0) <= max(rep.mass_plus.error, 1e-13)
+
+
+def test_log_terms_are_read_only_as_log_of_a_linear_function_over_r():
+    def logs(text):
+        with mpmath.workdps(50):
+            data = _monotone.bernstein_terms(exact_rationals(F(text).expr))
+        return None if data is None else [tuple(float(v) for v in t) for t in data[4]]
+
+    assert logs("3*log(1 + r/4)*exp(-2*r)/r") == [(3.0, 4.0, 2.0)]
+    assert logs("log(3 + 6*r)/r - log(3)/r") == [(1.0, 0.5, 0.0)]
+    for other in (
+        "log(1 + r)",
+        "log(1 + r)/r**2",
+        "log(1 + r**2)/r",
+        "log(1 + r)**2/r",
+        "log(1 + r)/(1 + r)",
+    ):
+        assert logs(other) is None, other

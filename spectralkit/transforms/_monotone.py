@@ -23,6 +23,10 @@ g_d the transform of exp(-t r) (the Student t / Matérn 1/2 density). Recognised
     R(exp(-a r)), R rational with poles outside |q| <= 1
                                  ->  atoms c_n at t = n a (R's Taylor coefficients; :func:`_exp_rational_atoms`)
 
+    w log(1 + r/p) exp(-s r) / r ->  nu(dt) = w E_1(p (t - s)) dt, t > s (E_1's Laplace transform is
+                                    log(1 + r)/r; log(a + b r)/r less log(a)/r alike): logarithmic
+                                    at t = s, so mu(0) is infinite for s = 0 (k ~ log(r)/r)
+
 and their sums: (a + b r)^(-beta) = b^(-beta) (r + a/b)^(-beta); rational functions of r whose poles
 are negative reals are split into partial fractions sum c_(k,n) (r + p_k)^(-n) (numerically at 50
 digits, then checked against the formula), times an optional exp(-s r). Terms with equal shift s
@@ -168,24 +172,61 @@ def _partial_fractions(rational):
     return poly_part, [(c, n, -z) for c, n, z in fracs]
 
 
-def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple, tuple] | None:
-    """The Bernstein data of ``expr``: ``(c0, terms, atoms, bessel)`` or None.
+def _log_term(part):
+    """(w, p, s, rest) for part = w log(a + b r) exp(-s r) / r, a, b > 0: w log(1 + r/p) exp(-s r) / r
+    with p = a / b, and ``rest`` = w log(a) exp(-s r) / r (0 when a = 1), which the caller reads as an
+    ordinary term; None when ``part`` has no log factor, False when it has one of another form."""
+    logs = [f for f in sympy.Mul.make_args(part) if isinstance(f, sympy.log) and f.has(R)]
+    if not logs:
+        return None
+    lin = _linear(logs[0].args[0]) if len(logs) == 1 else None
+    if lin is None or not (lin[0] > 0 and lin[1] > 0):
+        return False
+    rest = part / logs[0]
+    split = _split_term(rest)
+    if split is None:
+        return False
+    coef, rational, factors, s, bes = split
+    rational *= sympy.Mul(*[base**g for base, g in factors])  # 1/r may come as a factor r^-1
+    if bes is not None or sympy.simplify(rational * R - 1) != 0 or not coef.is_number:
+        return False
+    if not s.is_number or _mpf(s) < 0 or sympy.im(sympy.N(coef, 30)) != 0:
+        return False
+    return _mpf(coef), _mpf(lin[0]) / _mpf(lin[1]), _mpf(s), rest * sympy.log(lin[0])
+
+
+def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple, tuple, tuple] | None:
+    """The Bernstein data of ``expr``: ``(c0, terms, atoms, bessel, logs)`` or None.
 
     ``terms``: ((w, beta, p, s), ...) for w (r + p)^(-beta) exp(-s r), beta > 0, p > 0, s >= 0;
     ``atoms``: ((w, s), ...) for w exp(-s r), s > 0; ``bessel``: ((w, nu, b, s, m), ...) for
-    w r^(m - nu) I_nu(b r) exp(-s r) (:func:`_bessel_term`); ``c0`` the constant (mpmath numbers).
-    Returns ``(c0, terms, atoms, bessel)``.
+    w r^(m - nu) I_nu(b r) exp(-s r) (:func:`_bessel_term`); ``logs``: ((w, p, s), ...) for
+    w log(1 + r/p) exp(-s r) / r, whose Bernstein density is w E_1(p (t - s)) on t > s; ``c0`` the
+    constant (mpmath numbers).
+    Returns ``(c0, terms, atoms, bessel, logs)``.
     """
     expr = exact_rationals(expr)
     if expr.has(sympy.Piecewise, sympy.Abs, sympy.Min, sympy.Max):
         return None
     series = _exp_rational_atoms(expr)
     if series is not None:
-        return series[0], (), series[1], ()
+        return series[0], (), series[1], (), ()
     parts = _summands(expr)
     rational_by_s: dict[Any, Any] = {}
-    terms, atoms, bessel = [], [], []
+    terms, atoms, bessel, logs = [], [], [], []
     c0 = mpmath.mpf(0)
+    todo = list(parts)
+    parts = []
+    for part in todo:
+        lg = _log_term(part)
+        if lg is False:
+            return None
+        if lg is None:
+            parts.append(part)
+            continue
+        logs.append(lg[:3])
+        if lg[3] != 0:
+            parts.append(lg[3])
     for part in parts:
         split = _split_term(part)
         if split is None:
@@ -266,11 +307,12 @@ def bernstein_terms(expr: sympy.Expr) -> tuple[Any, tuple, tuple, tuple] | None:
         terms.extend((w, mpmath.mpf(n), p, s_m) for w, n, p in fracs)
     terms = [t for t in terms if t[0] != 0]
     bessel = [t for t in bessel if t[0] != 0]
-    if not terms and not bessel:
+    logs = [t for t in logs if t[0] != 0]
+    if not terms and not bessel and not logs:
         return None  # sums of exponentials alone: the Matérn closed form, term by term
     if any(p == 0 for _, _, p, _ in terms) and _compact_pieces(terms) is None:
         return None  # r^-n terms whose Bernstein densities do not cancel beyond the last shift
-    return c0, tuple(terms), tuple(atoms), tuple(bessel)
+    return c0, tuple(terms), tuple(atoms), tuple(bessel), tuple(logs)
 
 
 _Q = sympy.Symbol("q")
@@ -408,12 +450,12 @@ def _match_monotone(expr, support):
             data = bernstein_terms(expr)
             if data is None:
                 return None
-            c0, terms, atoms, bessel = data
-            if not _reconstructs(expr, c0, terms, atoms, bessel):
+            c0, terms, atoms, bessel, logs = data
+            if not _reconstructs(expr, c0, terms, atoms, bessel, logs):
                 return None
     except MATCH_FAILURES:  # a formula this matcher cannot read is simply not matched
         return None
-    return "completely_monotone", {"c0": c0, "terms": terms, "atoms": atoms, "bessel": bessel}
+    return "completely_monotone", {"c0": c0, "terms": terms, "atoms": atoms, "bessel": bessel, "logs": logs}
 
 
 def bessel_value(r, w, nu, b, s, m):
@@ -423,7 +465,14 @@ def bessel_value(r, w, nu, b, s, m):
     return w * r ** (m - nu) * mpmath.besseli(nu, b * r) * mpmath.exp(-s * r)
 
 
-def kernel_value(r, c0, terms, atoms, bessel=()):
+def log_value(r, w, p, s):
+    """w log(1 + r/p) exp(-s r) / r (mpmath), its limit w / p at r = 0 included."""
+    if r == 0:
+        return w / p
+    return w * mpmath.log1p(r / p) * mpmath.exp(-s * r) / r
+
+
+def kernel_value(r, c0, terms, atoms, bessel=(), logs=()):
     """k(r) of the Bernstein data (mpmath)."""
     out = c0
     for w, beta, p, s in terms:
@@ -431,6 +480,8 @@ def kernel_value(r, c0, terms, atoms, bessel=()):
     out += _atoms_value(r, atoms)
     for term in bessel:
         out += bessel_value(r, *term)
+    for term in logs:
+        out += log_value(r, *term)
     return out
 
 
@@ -465,19 +516,20 @@ def _lattice(atoms):
     return s1, weights
 
 
-def _reconstructs(expr, c0, terms, atoms, bessel=()):
+def _reconstructs(expr, c0, terms, atoms, bessel=(), logs=()):
     """The Bernstein data reproduce the formula at 9 radii to 1e-20 of the terms' sizes (the formula
     read as :func:`bernstein_terms` reads it: a float's binary value, not its 15 digits)."""
     expr = exact_rationals(expr)
     with mpmath.workdps(_DPS):
         for r in ("0", "0.125", "0.7", "1.5", "3.25", "10", "47", "300", "5000"):
             rv = mpmath.mpf(r)
-            if rv == 0 and (bessel or any(p == 0 for _, _, p, _ in terms)):
-                continue  # r^-n exp(-s r) and I_nu(b r) / r^nu: 0 / 0 in the formula
-            val = kernel_value(rv, c0, terms, atoms, bessel)
+            if rv == 0 and (bessel or logs or any(p == 0 for _, _, p, _ in terms)):
+                continue  # r^-n exp(-s r), I_nu(b r) / r^nu, log(1 + r/p) / r: 0 / 0 in the formula
+            val = kernel_value(rv, c0, terms, atoms, bessel, logs)
             size = abs(c0) + sum(abs(w) * (rv + p) ** (-beta) for w, beta, p, _ in terms)
             size += sum(abs(w) for w, _ in atoms)
             size += sum(abs(bessel_value(rv, *t)) for t in bessel)
+            size += sum(abs(log_value(rv, *t)) for t in logs)
             ref = expr.subs(R, sympy.Rational(r)).evalf(_DPS)
             if not ref.is_real:
                 return False
@@ -601,6 +653,44 @@ class _Group:
 
     def _needs_series(self):
         return self._series_needed
+
+
+def _log_exp1(z):
+    """log E_1(z) for z > 0 (float arrays): scipy's exp1 up to z = 50, beyond it -z - log z +
+    log(sum_(k<20) (-1)^k k! z^-k) (the asymptotic series: its error, below 20! 50^-20 ~ 3e-16,
+    is under the rounding; E_1 underflows float64 from z ~ 700 on)."""
+    out = np.empty(z.shape)
+    near = z <= 50.0
+    out[near] = np.log(sc.exp1(z[near]))
+    far = z[~near]
+    series = np.zeros(far.shape)
+    term = np.ones(far.shape)
+    for k in range(20):
+        series += term
+        term = term * (-(k + 1) / far)
+    out[~near] = -far - np.log(far) + np.log(series)
+    return out
+
+
+class _ExpIntegralGroup:
+    """nu(x) = w E_1(p x), x = t - s > 0: the Bernstein density of w log(1 + r/p) exp(-s r) / r
+    (E_1's Laplace transform is log(1 + r)/r); the interface of :class:`_Group`. nu ~ w log(1/(p x))
+    at 0 (integrable; mu(0) is infinite when s = 0, as k ~ log(r)/r), ~ w exp(-p x)/(p x) beyond."""
+
+    def __init__(self, s, w, p):
+        self.s = float(s)
+        self.w = float(w)
+        self.p = np.array([float(p)])
+        self.p_min = float(p)
+        self.lead = 0.0  # a logarithm: below every x^e, e > 0
+        self.beta_min = self.beta_max = 1.0
+        # E_1(z) < e^-z / z < e^-60 E_1(1) beyond z = 60
+        self.x_cut = 60.0 / float(p)
+
+    def log_nu(self, x):
+        with np.errstate(divide="ignore"):
+            la = math.log(abs(self.w)) + _log_exp1(self.p[0] * x)
+        return la, np.full(x.shape, 1.0 if self.w > 0 else -1.0), la, la
 
 
 class _Piece:
@@ -897,7 +987,7 @@ def _atoms_log(atoms, rho, d, kind="mu", block=256):
     return [(shift.reshape(shape), value.reshape(shape), size.reshape(shape), size.reshape(shape))]
 
 
-def _moments(terms, atoms, bessel, pieces, orders):
+def _moments(terms, atoms, bessel, pieces, orders, logs=()):
     """M_n = int t^n nu(dt) for each n in ``orders`` (c0's atom at t = 0 excluded; M_0 is nu's mass)
     (mpmath, exact formulas per component: Gamma moments of the shifted groups, the atoms' s^n,
     polynomial pieces, and for an I-Bessel term (-1)^m n!/(n-m)! times the (n-m)-th moment of its
@@ -934,6 +1024,12 @@ def _moments(terms, atoms, bessel, pieces, orders):
                 for i in range(q // 2 + 1)
             )
             total += (-1) ** m * mpmath.factorial(n) / mpmath.factorial(q) * c * inner
+        # w E_1(p (t - s)): int x^k E_1(p x) dx = k! / ((k + 1) p^(k + 1))
+        for w, p, s in logs:
+            total += w * mpmath.fsum(
+                mpmath.binomial(n, k) * s ** (n - k) * mpmath.factorial(k) / ((k + 1) * p ** (k + 1))
+                for k in range(n + 1)
+            )
         out.append(total)
     return out
 
@@ -941,7 +1037,7 @@ def _moments(terms, atoms, bessel, pieces, orders):
 _SERIES_TERMS_TAIL = 60
 
 
-def _tail_series(terms, atoms, bessel, pieces, d):
+def _tail_series(terms, atoms, bessel, pieces, d, logs=()):
     """(log|a_j|, sign a_j) of mu(rho) = sum_j a_j rho^-(2h + 2j), h = (d+1)/2: the expansion of
     g_d(t, rho) = C_d t rho^-2h (1 + t^2/rho^2)^-h in powers of t^2/rho^2 integrated against nu, so
     a_j = C_d binom(-h, j) M_(2j+1) with the odd moments M_n = int t^n nu(dt) = -k^(n)(0) of nu (the
@@ -952,7 +1048,7 @@ def _tail_series(terms, atoms, bessel, pieces, d):
         log_c = mpmath.loggamma(h) - h * mpmath.log(mpmath.pi)
         logs, signs = [], []
         odd = range(1, 2 * _SERIES_TERMS_TAIL, 2)
-        for j, mom in enumerate(_moments(terms, atoms, bessel, pieces, odd)):
+        for j, mom in enumerate(_moments(terms, atoms, bessel, pieces, odd, logs)):
             a = mpmath.binomial(-h, j) * mom
             logs.append(float(log_c + mpmath.log(abs(a))) if a != 0 else -math.inf)
             signs.append(float(mpmath.sign(a)))
@@ -1009,7 +1105,7 @@ def _combine(pieces):
 # the builder
 # ---------------------------------------------------------------------------------------------
 @builder("completely_monotone", rel_error=1e-12)  # per transform: measured (see the module docstring)
-def _completely_monotone(c0, terms, atoms, dim, bessel=()):
+def _completely_monotone(c0, terms, atoms, dim, bessel=(), logs=()):
     d = dim
     by_s = {}
     for w, beta, p, s in terms:
@@ -1020,16 +1116,18 @@ def _completely_monotone(c0, terms, atoms, dim, bessel=()):
         pieces = _compact_pieces(terms) if any(p == 0 for _, _, p, _ in terms) else []
         groups += [_Piece(s_k, length, coeffs) for s_k, length, coeffs in pieces]
         halves = [_bessel_parts(*term, d) for term in bessel]
+        groups += [_ExpIntegralGroup(s, w, p) for w, p, s in logs]
     groups += [left for left, _ in halves]
     integrators = [_Integrator(g, d) for g in groups] + [right for _, right in halves]
     nonneg = (
         all(w > 0 for w, *_ in terms)
         and all(w >= 0 for w, _ in atoms)
         and all(w > 0 and m == 0 for w, *_, m in bessel)
+        and all(w > 0 for w, _, _ in logs)
         and c0 >= 0
     )
     with mpmath.workdps(_DPS):
-        mass = _moments(terms, atoms, bessel, pieces, (0,))[0]
+        mass = _moments(terms, atoms, bessel, pieces, (0,), logs)[0]
     # mu(0) is infinite when a group at s = 0 decays like x^lead with lead + 1 <= d
     singular0 = any(g.s == 0 and g.lead + 1.0 <= d for g in groups)
     scale = float(min([g.p_min + g.s for g in groups] + [float(s) for _, s in atoms]))
@@ -1041,7 +1139,7 @@ def _completely_monotone(c0, terms, atoms, dim, bessel=()):
 
     @functools.cache
     def series():  # only where the quadrature cancels (60 moments at 50 digits: ~0.5 s)
-        return _tail_series(terms, atoms, bessel, pieces, d)
+        return _tail_series(terms, atoms, bessel, pieces, d, logs)
 
     def direct(rho):
         """(log|mu|, sign, log E, log err, mu / E) by quadrature at rho > 0 (E = int env g), by the

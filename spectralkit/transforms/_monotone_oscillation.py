@@ -122,8 +122,8 @@ def _match_monotone_oscillation(expr, support):
                 data = bernstein_terms(envelope)
             if data is None:
                 return None
-            c0, terms, atoms, bessel = data
-            if c0 != 0 or bessel or not _reconstructs(envelope, c0, terms, atoms):
+            c0, terms, atoms, bessel, logs = data
+            if c0 != 0 or bessel or logs or not _reconstructs(envelope, c0, terms, atoms):
                 return None
     except (TypeError, *MATCH_FAILURES):
         return None

@@ -164,7 +164,7 @@ def _family_value(kind, params, r):
         nu, x = mpmath.mpf(p["nu"]), r / mpmath.mpf(p["lengthscale"])
         return p["c"] * mpmath.gamma(nu + 1) * (2 / x) ** nu * mpmath.besselj(nu, x)
     if kind == "completely_monotone":
-        return monotone_value(r, p["c0"], p["terms"], p["atoms"], p.get("bessel", ()))
+        return monotone_value(r, p["c0"], p["terms"], p["atoms"], p.get("bessel", ()), p.get("logs", ()))
     if kind == "rational_r2":
         return kernel_value(r, p["c0"], p["terms"])
     if kind == "rational_oscillation":
