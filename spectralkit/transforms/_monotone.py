@@ -1046,13 +1046,13 @@ def _tail_series(terms, atoms, bessel, pieces, d, logs=()):
     with mpmath.workdps(_DPS):
         h = mpmath.mpf(d + 1) / 2
         log_c = mpmath.loggamma(h) - h * mpmath.log(mpmath.pi)
-        logs, signs = [], []
+        log_a, signs = [], []
         odd = range(1, 2 * _SERIES_TERMS_TAIL, 2)
         for j, mom in enumerate(_moments(terms, atoms, bessel, pieces, odd, logs)):
             a = mpmath.binomial(-h, j) * mom
-            logs.append(float(log_c + mpmath.log(abs(a))) if a != 0 else -math.inf)
+            log_a.append(float(log_c + mpmath.log(abs(a))) if a != 0 else -math.inf)
             signs.append(float(mpmath.sign(a)))
-    return np.array(logs), np.array(signs), float(2 * h)
+    return np.array(log_a), np.array(signs), float(2 * h)
 
 
 def _with_series(series, rho, la, sg, ls):
