@@ -889,8 +889,9 @@ def gaussian_mixture_transform(
     rational = _rational_poles(g_expr) if stable is None and erf is None and tail_terms is None else None
     with np.errstate(all="ignore"):
         if erf is not None:
-            psi, err, dropped, head = _erf_psi(*erf, u)
-            psic, _, _, _ = _erf_psi(*erf, uc, with_error=False)
+            erf_coefs, erf_rates = erf
+            psi, err, dropped, head = _erf_psi(erf_coefs, erf_rates, u)
+            psic, _, _, _ = _erf_psi(erf_coefs, erf_rates, uc, with_error=False)
         elif stable is not None:
             C, c, beta = stable
             psi, err, dropped, head = _kanter_psi(C, c, beta, u)
