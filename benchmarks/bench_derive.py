@@ -109,6 +109,7 @@ KERNELS = [
     ("erfc(r)", None, "erfc: hidden Gaussian factor, erfcx on the contour"),
     ("erf(r)/r", None, "erf over r: exact mixing density with a jump, power decay r^-1"),
     ("log(1 + r)/r", None, "log over r: Bernstein density E_1, singular mu at 0 in every d"),
+    ("(1 + r)*exp(-r**2)", None, "odd polynomial x Gaussian: Weber-Kummer series, power tail"),
     ("exp(-r**2)*erf(2*r)/r", None, "Gaussian x erf over r: exact mixing density with a jump"),
     ("exp(-r)*log(1 + r)", None, "psi < 0 at infinity: signed mixture with a power tail"),
     ("1 + exp(-r**1.5)", None, "a constant beside a part without closed form: atom at 0"),

@@ -191,6 +191,8 @@ CASES = [
     (kernels.RadialKernel.from_string("erf(r)/r"), 3, "orf"),
     # log(1 + r)/r: the Bernstein density E_1(t) (logarithmic at 0), mu ~ rho^(1-d) log(1/rho) at 0
     (kernels.RadialKernel.from_string("log(1 + r)/r"), 16, "orf"),
+    # an odd power under a Gaussian: the Weber-Kummer density, signed, a power tail rho^-(d+1)
+    (kernels.RadialKernel.from_string("(1 + r)*exp(-r**2)"), 3, "orf"),
     # Askey truncated power of fractional order: a non-analytic support edge (transforms/_edge_power.py)
     (kernels.RadialKernel.from_string("(1 - r)**2.5", support=1), 3, "orf"),
 ]

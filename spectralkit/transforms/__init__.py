@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     _kbessel_oscillation,
     _monotone,
     _monotone_oscillation,
+    _odd_poly_gaussian,
     _oscillating,
     _rational,
     _rational_oscillation,

@@ -118,7 +118,7 @@ def _scaled(kind, params, factor):
     p = dict(params)
     if "c" in p:
         p["c"] = p["c"] * float(f_num)
-    elif kind in ("poly_gaussian", "compact_polynomial"):
+    elif kind in ("poly_gaussian", "compact_polynomial", "odd_poly_gaussian"):
         p["coeffs"] = [c * factor for c in p["coeffs"]]
     elif kind in ("completely_monotone", "rational_r2", "rational_oscillation"):
         # mpmath parameters: every coefficient (the first entry of each term tuple) times the factor
@@ -146,6 +146,10 @@ def _scaled(kind, params, factor):
 def _family_value(kind, params, r):
     """The matched family's k(r) (mpmath), or None for kinds checked elsewhere."""
     p = params
+    if kind == "odd_poly_gaussian":
+        return sum(mpmath.mpf(sympy.N(c, _DPS)) * r**m for m, c in enumerate(p["coeffs"])) * mpmath.exp(
+            -mpmath.mpf(p["b"]) * r * r
+        )
     if kind == "poly_gaussian":
         b = mpmath.mpf(sympy.N(p["b"], _DPS))
         return sum(
