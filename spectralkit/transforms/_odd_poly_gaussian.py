@@ -32,6 +32,7 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
+from .._numerics.special import log_sphere_area
 from ..kernels._parse import R
 from ._forms import log_form, log_interpolant, vectorised
 from ._registry import builder, matcher
@@ -43,6 +44,7 @@ _EPS = np.finfo(np.float64).eps
 _WINDOW = 45.0  # terms below e^-45 of the largest are dropped (1e-19 each, a few thousand at most)
 _REL_ERROR = 1e-11  # stated where the sum loses fewer than 2 digits (the rounding bound counts beyond)
 _BLOCK = 64  # rho values per vectorised block
+_ROUNDING = 4.0 * 4000 * _EPS  # 4 eps per term summed, at most ~4,000 terms (the window and head)
 
 
 def _log_poch_sign(a, n):
@@ -181,13 +183,19 @@ def _odd_poly_gaussian(coeffs, b, dim):
     lo, hi = math.log(1e-6 * scale), math.log(1e4 * scale)
     evaluate, mass_error = log_interpolant(direct_logs, lo, hi, signed=True, dim=d)
 
-    # the rounding of the sums, against |mu|: within _REL_ERROR where fewer than 2 digits cancel;
-    # elsewhere (next to mu's zeros) an absolute floor in units of the largest |mu|
-    probe = np.exp(np.linspace(lo, hi, 2001))
-    la, sg, ls = direct(probe)
+    # the rounding of the sums: _ROUNDING times the sum of the terms' moduli, absolute. It is
+    # within _REL_ERROR of |mu| where the terms do not cancel; where they do (next to mu's zeros,
+    # and across the bulk for high odd powers, r^9 exp(-r^2) in d = 256, whose alternating head
+    # cancels 8 digits there) it is stated as a floor in units of the largest |mu| and, weighted by
+    # the radial volume S_(d-1) rho^(d-1), as a mass error
+    t_probe = np.linspace(lo, hi, 4001)
+    la, sg, ls = direct(np.exp(t_probe))
     peak_log = float(np.max(la[np.isfinite(la)]))
-    bound = 4.0 * 4000 * _EPS * np.exp(ls - peak_log)  # 4 eps per term, at most ~4,000 terms
-    abs_error = max(float(np.max(bound)), 1e-300)
+    log_bound = math.log(_ROUNDING) + ls
+    abs_error = max(float(np.max(np.exp(log_bound - peak_log))), 1e-300)
+    with np.errstate(over="ignore", under="ignore"):
+        radial = np.exp(log_sphere_area(d) + d * t_probe + log_bound)  # drho = rho dt
+    rounding_mass = float(np.sum(0.5 * (radial[1:] + radial[:-1]) * np.diff(t_probe)))
     min_m = min(odd)
 
     def log_abs_and_sign(rho):
@@ -206,7 +214,7 @@ def _odd_poly_gaussian(coeffs, b, dim):
         nonnegative=False,
         radial_cdf=None,
         zeros=None,
-        mass_error=mass_error,
+        mass_error=mass_error + rounding_mass,
     )
 
 
