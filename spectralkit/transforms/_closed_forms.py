@@ -50,7 +50,7 @@ from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
 from ._forms import log_form, not_a_measure, vectorised
 from ._normalise import validate_match
-from ._registry import BUILDERS, MATCHERS, builder, coefficient_of_r, matcher
+from ._registry import BUILDERS, MATCHERS, builder, coefficient_of_r, exponential_factor, matcher
 from ._types import RadialTransform, check_atom_and_dim
 
 __all__ = ["closed_form", "constant_transform"]
@@ -196,28 +196,16 @@ def _match_poly_exp(expr, support):
     """P(r) exp(g(r)) with g = -b r^gamma; returns a match for the recognised cases, else None."""
     if support is not None:
         return None
-    expanded = sympy.expand(sympy.powsimp(sympy.expand(expr), combine="exp"))
-    exponent = None
-    parts = []
-    for term in sympy.Add.make_args(expanded):
-        exps = [f for f in sympy.Mul.make_args(term) if isinstance(f, sympy.exp)]
-        if len(exps) != 1:
-            return None
-        g = sympy.expand(exps[0].args[0])
-        if exponent is None:
-            exponent = g
-        elif sympy.expand(g - exponent) != 0:
-            return None
-        parts.append(term / exps[0])
-    if exponent is None:
+    split = exponential_factor(expr)
+    if split is None:
         return None
+    exponent, prefactor = split
     coef, power = exponent.as_coeff_exponent(R)
     if not coef.is_number or not power.is_number or sympy.expand(coef * R**power - exponent) != 0:
         return None
     b, gam = -_num(coef), _num(power)
     if not (b > 0 and gam > 0) or (gam > 2 and gam % 2 == 0):
         return None  # exp(-b r^4) and the like: the numeric route (see exponential_power)
-    prefactor = sympy.expand(sympy.Add(*parts))
     if gam == 2:
         coeffs = _even_poly_coeffs(prefactor)
         if coeffs is None or all(c == 0 for c in coeffs):

@@ -35,7 +35,7 @@ import sympy
 from .._numerics.special import log_sphere_area
 from ..kernels._parse import R
 from ._forms import log_form, log_interpolant, vectorised
-from ._registry import builder, matcher
+from ._registry import builder, exponential_factor, matcher
 from ._types import RadialTransform
 
 __all__ = []  # private module
@@ -237,22 +237,14 @@ def _match_odd_poly_gaussian(expr, support):
     """P(r) exp(-b r^2) with some odd power in P (the even ones: the poly_gaussian matcher)."""
     if support is not None or not expr.has(sympy.exp):
         return None
-    expanded = sympy.expand(sympy.powsimp(sympy.expand(expr), combine="exp"))
-    exponent, parts = None, []
-    for term in sympy.Add.make_args(expanded):
-        exps = [f for f in sympy.Mul.make_args(term) if isinstance(f, sympy.exp)]
-        if len(exps) != 1:
-            return None
-        g = sympy.expand(exps[0].args[0])
-        if exponent is None:
-            exponent = g
-        elif sympy.expand(g - exponent) != 0:
-            return None
-        parts.append(term / exps[0])
+    split = exponential_factor(expr)
+    if split is None:
+        return None
+    exponent, prefactor = split
     coef, power = exponent.as_coeff_exponent(R)
     if power != 2 or not coef.is_number or sympy.expand(coef * R**2 - exponent) != 0 or not coef < 0:
         return None
-    coeffs = odd_poly_coeffs(sympy.expand(sympy.Add(*parts)))
+    coeffs = odd_poly_coeffs(prefactor)
     if coeffs is None or len(coeffs) > 40:
         return None
     return "odd_poly_gaussian", {"coeffs": [float(c) for c in coeffs], "b": float(-coef)}

@@ -98,3 +98,25 @@ def coefficient_of_r(arg: sympy.Expr) -> sympy.Expr | None:
     None: the frequency of cos(b r), sin(b r), besselj(nu, b r) or the rate of exp(-b r)."""
     b = sympy.cancel(arg / R)
     return b if b.is_number else None
+
+
+def exponential_factor(expr: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr] | None:
+    """(g, P) with ``expr`` = P(r) exp(g(r)), one exponential common to every term (products of
+    exponentials combined first), or None. The matchers of polynomials times exp(-b r^gamma) read
+    their forms from it."""
+    expanded = sympy.expand(sympy.powsimp(sympy.expand(expr), combine="exp"))
+    exponent = None
+    parts = []
+    for term in sympy.Add.make_args(expanded):
+        exps = [f for f in sympy.Mul.make_args(term) if isinstance(f, sympy.exp)]
+        if len(exps) != 1:
+            return None
+        g = sympy.expand(exps[0].args[0])
+        if exponent is None:
+            exponent = g
+        elif sympy.expand(g - exponent) != 0:
+            return None
+        parts.append(term / exps[0])
+    if exponent is None:
+        return None
+    return exponent, sympy.expand(sympy.Add(*parts))
