@@ -50,6 +50,7 @@ from ._exp_power import REL_ERROR as EXP_POWER_REL_ERROR
 from ._exp_power import exponential_power
 from ._forms import log_form, not_a_measure, vectorised
 from ._normalise import validate_match
+from ._odd_poly_gaussian import odd_poly_coeffs
 from ._registry import BUILDERS, MATCHERS, builder, coefficient_of_r, exponential_factor, matcher
 from ._types import RadialTransform, check_atom_and_dim
 
@@ -208,7 +209,13 @@ def _match_poly_exp(expr, support):
         return None  # exp(-b r^4) and the like: the numeric route (see exponential_power)
     if gam == 2:
         coeffs = _even_poly_coeffs(prefactor)
-        if coeffs is None or all(c == 0 for c in coeffs):
+        if coeffs is None:
+            # odd powers too: the Weber-Kummer series (transforms/_odd_poly_gaussian.py)
+            odd = odd_poly_coeffs(prefactor)
+            if odd is None or len(odd) > 40:
+                return None
+            return "odd_poly_gaussian", {"coeffs": [float(c) for c in odd], "b": float(b)}
+        if all(c == 0 for c in coeffs):
             return None
         family = "gaussian" if len(coeffs) == 1 else "polynomial-gaussian"
         return "poly_gaussian", {"coeffs": coeffs, "b": -coef, "family": family}

@@ -188,7 +188,7 @@ def _log_term(part):
         return False
     coef, rational, factors, s, bes = split
     rational *= sympy.Mul(*[base**g for base, g in factors])  # 1/r may come as a factor r^-1
-    if bes is not None or sympy.simplify(rational * R - 1) != 0 or not coef.is_number:
+    if bes is not None or sympy.cancel(rational * R) != 1 or not coef.is_number:
         return False
     if not s.is_number or _mpf(s) < 0 or sympy.im(sympy.N(coef, 30)) != 0:
         return False

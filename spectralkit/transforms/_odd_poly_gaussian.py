@@ -35,7 +35,7 @@ import sympy
 from .._numerics.special import log_sphere_area
 from ..kernels._parse import R
 from ._forms import log_form, log_interpolant, vectorised
-from ._registry import builder, exponential_factor, matcher
+from ._registry import builder
 from ._types import RadialTransform
 
 __all__ = []  # private module
@@ -57,31 +57,40 @@ def _log_poch_sign(a, n):
     return lp, sp
 
 
-class _OddTerm:
-    """exp(-x) M(-m/2, B, x) for one odd m, in logs (series below x_a, asymptotic above)."""
+class _Term:
+    """exp(-x) M(-m/2, B, x) for one power m, in logs: for even m the finite alternating sum k <= m/2;
+    for odd m the series below x_a, the asymptotic expansion above."""
 
     def __init__(self, m, half_d):
         self.m, self.B = m, half_d
         self.a = -0.5 * m
-        self.x_a = max(16.0 * (half_d + m) * (1.0 + m), 400.0)
-        # Gamma(-m/2) for odd m: log|.| and sign
-        self.log_ga = float(sc.gammaln(self.a))
-        self.sign_ga = float(sc.gammasgn(self.a))
+        self.even = m % 2 == 0
+        self.x_a = math.inf if self.even else max(16.0 * (half_d + m) * (1.0 + m), 400.0)
+        if not self.even:  # Gamma(-m/2): log|.| and sign
+            self.log_ga = float(sc.gammaln(self.a))
+            self.sign_ga = float(sc.gammasgn(self.a))
 
     def series(self, x):
         """(log|S|, sign, log of the sum of moduli) for x < x_a (flat arrays): blocks of sorted x, each
-        summing the alternating head k <= (m+1)/2 and the window of k around the peak k* ~ x - B
-        (the terms outside are below e^-45 of the peak: a Poisson-like spread of 12 sqrt(x + B))."""
+        summing the alternating head k <= (m+1)/2 and, for odd m, the window of k around the peak
+        k* ~ x - B (the terms outside are below e^-45 of the peak: a Poisson-like spread of
+        12 sqrt(x + B)); for even m the head k <= m/2 is the whole (finite) sum."""
         out = [np.empty(x.shape) for _ in range(3)]
         order = np.argsort(x, kind="stable")
-        head = (self.m + 1) // 2
+        head = self.m // 2 if self.even else (self.m + 1) // 2
         for s in range(0, x.size, _BLOCK):
             idx = order[s : s + _BLOCK]
             xb = x[idx]
-            width = 12.0 * math.sqrt(float(xb[-1]) + self.B) + 60.0
-            k_lo = max(0, int(float(xb[0]) - self.B - width))
-            k_hi = int(max(float(xb[-1]) - self.B, 0.0) + width)
-            k = np.unique(np.concatenate([np.arange(head + 1), np.arange(k_lo, k_hi + 1)])).astype(np.float64)
+            if self.even:
+                k_hi = head
+                k = np.arange(head + 1, dtype=np.float64)
+            else:
+                width = 12.0 * math.sqrt(float(xb[-1]) + self.B) + 60.0
+                k_lo = max(0, int(float(xb[0]) - self.B - width))
+                k_hi = int(max(float(xb[-1]) - self.B, 0.0) + width)
+                k = np.unique(np.concatenate([np.arange(head + 1), np.arange(k_lo, k_hi + 1)])).astype(
+                    np.float64
+                )
             lp_all, sp_all = _log_poch_sign(self.a, k_hi)
             lp, sp = lp_all[k.astype(np.intp)], sp_all[k.astype(np.intp)]
             lb = sc.gammaln(self.B + k) - sc.gammaln(self.B) + sc.gammaln(k + 1.0)
@@ -129,9 +138,9 @@ def _odd_poly_gaussian(coeffs, b, dim):
     half_d = 0.5 * d
     b = float(b)
     cs = [(m, float(c)) for m, c in enumerate(coeffs) if c != 0]
-    odd = {m: _OddTerm(m, half_d) for m, _ in cs if m % 2}
-    if not odd:
+    if not any(m % 2 for m, _ in cs):
         return None
+    series = {m: _Term(m, half_d) for m, _ in cs}
     log_pre = -half_d * math.log(4.0 * math.pi)
 
     def log_km(m):
@@ -146,24 +155,7 @@ def _odd_poly_gaussian(coeffs, b, dim):
         for m, c in cs:
             lk = log_km(m) + math.log(abs(c))
             sgn = 1.0 if c > 0 else -1.0
-            if m % 2:
-                la, sg, ls = odd[m](x)
-            else:
-                # the finite series k <= m/2 of M(-m/2, B, x), exact terms (alternating)
-                j = m // 2
-                k = np.arange(j + 1, dtype=np.float64)
-                lp, sp = _log_poch_sign(-0.5 * m, j)
-                lb = sc.gammaln(half_d + k) - sc.gammaln(half_d) + sc.gammaln(k + 1.0)
-                with np.errstate(divide="ignore"):
-                    lt = lp[None, :] - lb[None, :] + k[None, :] * np.log(x)[:, None]
-                lt[:, 0] = 0.0
-                peak = np.max(lt, axis=1)
-                e = np.exp(lt - peak[:, None])
-                total = e @ sp
-                with np.errstate(divide="ignore"):
-                    la = peak + np.log(np.abs(total)) - x
-                sg = np.sign(total)
-                ls = peak + np.log(e.sum(axis=1)) - x
+            la, sg, ls = series[m](x)
             parts.append((la + lk, sg * sgn, ls + lk))
         la = np.stack([p[0] for p in parts])
         sg = np.stack([p[1] for p in parts])
@@ -196,15 +188,10 @@ def _odd_poly_gaussian(coeffs, b, dim):
     with np.errstate(over="ignore", under="ignore"):
         radial = np.exp(log_sphere_area(d) + d * t_probe + log_bound)  # drho = rho dt
     rounding_mass = float(np.sum(0.5 * (radial[1:] + radial[:-1]) * np.diff(t_probe)))
-    min_m = min(odd)
-
-    def log_abs_and_sign(rho):
-        return evaluate(rho)
-
-    mu = vectorised(log_abs_and_sign)
+    min_m = min(m for m, _ in cs if m % 2)
     return RadialTransform(
-        mu=mu,
-        log_abs_mu=log_form(log_abs_and_sign),
+        mu=vectorised(evaluate),
+        log_abs_mu=log_form(evaluate),
         method="closed-form:odd-polynomial-gaussian",
         rel_error=_REL_ERROR + 2e-12,
         abs_error=min(1.0, abs_error),
@@ -230,21 +217,3 @@ def odd_poly_coeffs(prefactor):
     if not any(c != 0 for c in coeffs[1::2]):
         return None
     return coeffs
-
-
-@matcher(priority=9)
-def _match_odd_poly_gaussian(expr, support):
-    """P(r) exp(-b r^2) with some odd power in P (the even ones: the poly_gaussian matcher)."""
-    if support is not None or not expr.has(sympy.exp):
-        return None
-    split = exponential_factor(expr)
-    if split is None:
-        return None
-    exponent, prefactor = split
-    coef, power = exponent.as_coeff_exponent(R)
-    if power != 2 or not coef.is_number or sympy.expand(coef * R**2 - exponent) != 0 or not coef < 0:
-        return None
-    coeffs = odd_poly_coeffs(prefactor)
-    if coeffs is None or len(coeffs) > 40:
-        return None
-    return "odd_poly_gaussian", {"coeffs": [float(c) for c in coeffs], "b": float(-coef)}
