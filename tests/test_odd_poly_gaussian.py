@@ -87,7 +87,7 @@ def test_odd_powers_under_a_gaussian_in_every_d(formula, coeffs, b, dims, assert
         # signed in general; (1 - r + r^2) exp(-2 r^2) is PD in d = 5 (its reference is > 0 on a grid)
         assert rep.verdict in ("PD", "RKKS")
         gap = rep.mass_plus.value - rep.mass_minus.value - k0
-        assert abs(gap) <= rep.mass_plus.error + rep.mass_minus.error <= 1e-7, (d, gap)
+        assert abs(gap) <= rep.mass_plus.error + rep.mass_minus.error <= 1e-8, (d, gap)
 
 
 def test_the_tail_is_the_smallest_odd_power():

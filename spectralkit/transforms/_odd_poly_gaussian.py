@@ -44,7 +44,7 @@ _EPS = np.finfo(np.float64).eps
 _WINDOW = 45.0  # terms below e^-45 of the largest are dropped (1e-19 each, a few thousand at most)
 _REL_ERROR = 1e-11  # stated where the sum loses fewer than 2 digits (the rounding bound counts beyond)
 _BLOCK = 64  # rho values per vectorised block
-_ROUNDING = 4.0 * 4000 * _EPS  # 4 eps per term summed, at most ~4,000 terms (the window and head)
+_ROUNDING = 4.0 * _EPS  # per term summed, times the number of terms and the sum of their moduli
 
 
 def _log_poch_sign(a, n):
@@ -71,7 +71,7 @@ class _Term:
             self.sign_ga = float(sc.gammasgn(self.a))
 
     def series(self, x):
-        """(log|S|, sign, log of the sum of moduli) for x < x_a (flat arrays): blocks of sorted x, each
+        """(log|S|, sign, log of the sum of moduli times the number of terms) for x < x_a: blocks of sorted x, each
         summing the alternating head k <= (m+1)/2 and, for odd m, the window of k around the peak
         k* ~ x - B (the terms outside are below e^-45 of the peak: a Poisson-like spread of
         12 sqrt(x + B)); for even m the head k <= m/2 is the whole (finite) sum."""
@@ -106,11 +106,12 @@ class _Term:
             with np.errstate(divide="ignore"):
                 out[0][idx] = peak + np.log(np.abs(total))
             out[1][idx] = np.sign(total)
-            out[2][idx] = peak + np.log(size)
+            # rounding size: the moduli's sum times the number of terms summed
+            out[2][idx] = peak + np.log(size) + np.log(keep.sum(axis=1))
         return out
 
     def asymptotic(self, x):
-        """(log|S|, sign, log size) for x >= x_a."""
+        """(log|S|, sign, log rounding size) for x >= x_a (the terms fall: the sum, times their number)."""
         lx = np.log(x)
         total = np.ones(x.shape)
         term = np.ones(x.shape)
@@ -120,7 +121,7 @@ class _Term:
             if np.all(np.abs(term) <= 1e-17 * np.abs(total)):
                 break
         la = math.lgamma(self.B) - self.log_ga + (self.a - self.B) * lx + np.log(np.abs(total))
-        return la, np.full(x.shape, self.sign_ga) * np.sign(total), la
+        return la, np.full(x.shape, self.sign_ga) * np.sign(total), la + math.log(j + 2.0)
 
     def __call__(self, x):
         la, sg, ls = (np.empty(x.shape) for _ in range(3))
@@ -165,7 +166,12 @@ def _odd_poly_gaussian(coeffs, b, dim):
             total = np.sum(sg * np.exp(la - top), axis=0)
             size = np.sum(np.exp(ls - top), axis=0)
         with np.errstate(divide="ignore"):
-            return top + np.log(np.abs(total)), np.sign(total), top + np.log(size)
+            # the sum over the powers adds one rounding per part
+            return (
+                top + np.log(np.abs(total)),
+                np.sign(total),
+                top + np.log(size) + math.log(1.0 + len(parts)),
+            )
 
     def direct_logs(rho):
         la, sg, _ = direct(np.asarray(rho, dtype=np.float64).ravel())
@@ -175,7 +181,7 @@ def _odd_poly_gaussian(coeffs, b, dim):
     lo, hi = math.log(1e-6 * scale), math.log(1e4 * scale)
     evaluate, mass_error = log_interpolant(direct_logs, lo, hi, signed=True, dim=d)
 
-    # the rounding of the sums: _ROUNDING times the sum of the terms' moduli, absolute. It is
+    # the rounding of the sums: 4 eps per term times the sum of the terms' moduli, absolute. It is
     # within _REL_ERROR of |mu| where the terms do not cancel; where they do (next to mu's zeros,
     # and across the bulk for high odd powers, r^9 exp(-r^2) in d = 256, whose alternating head
     # cancels 8 digits there) it is stated as a floor in units of the largest |mu| and, weighted by
