@@ -1190,9 +1190,9 @@ class _RQWalk:
 
     def _gmpy_polys(self, dps):
         """:meth:`polys` at ``dps`` digits as flat gmpy2 object arrays, one per shift sigma:
-        ``(sigma, js, coef, abs_coef, power, row)`` with the nonzero coefficients only (about a
-        third: the recurrence fills every other power), the power of u and the index into ``js``
-        of each (cached per precision)."""
+        ``(sigma, js, coef, abs_coef, power, row)`` with the nonzero coefficients only (a third of
+        them in d = 64: 529 of 1,617), the power of u and the index into ``js`` of each (cached per
+        precision)."""
         key = ("gmpy", dps, gmpy2.get_context().precision)
         if key not in self._polys:
             flat = []
